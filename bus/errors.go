@@ -1,0 +1,165 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// commError is the type of the package's sentinels. Every sentinel matches
+// ErrCommunication with errors.Is, mirroring RT-011's exception hierarchy in
+// which every error derives from MultiAgentCommunicationError.
+type commError struct{ msg string }
+
+func (e *commError) Error() string { return e.msg }
+
+// Is reports whether target is the root of the hierarchy.
+func (e *commError) Is(target error) bool { return target == ErrCommunication }
+
+// Sentinels of RT-011's exception types and of the bus's own failure modes.
+// Match them with errors.Is; the typed errors below carry the details.
+var (
+	// ErrCommunication is the root every other error of this package matches
+	// (RT-011 MultiAgentCommunicationError).
+	ErrCommunication = errors.New("bus: communication error")
+	// ErrValidation marks a message or argument that breaks the format
+	// standard (RT-011 MessageValidationError).
+	ErrValidation error = &commError{"bus: invalid message"}
+	// ErrQueueFull marks a send refused because a mailbox or the bus is at
+	// capacity (RT-011 MessageQueueFullError).
+	ErrQueueFull error = &commError{"bus: queue full"}
+	// ErrRouting marks a message that cannot be routed to a receiver
+	// (RT-011 RoutingError).
+	ErrRouting error = &commError{"bus: routing failed"}
+	// ErrUnknownAgent marks a receiver or agent id that is not registered.
+	ErrUnknownAgent error = &commError{"bus: unknown agent"}
+	// ErrHandoff marks a failed hand-off between agents (RT-011 HandoffError).
+	ErrHandoff error = &commError{"bus: hand-off failed"}
+	// ErrConflictResolution marks a conflict between agents that cannot be
+	// resolved (RT-011 ConflictResolutionError).
+	ErrConflictResolution error = &commError{"bus: conflict resolution failed"}
+	// ErrTimeout marks an operation that did not complete in time, such as a
+	// request without a response.
+	ErrTimeout error = &commError{"bus: timeout"}
+	// ErrClosed is returned by every operation on a closed bus.
+	ErrClosed error = &commError{"bus: closed"}
+	// ErrDuplicateAgent is returned when an agent id is registered twice.
+	ErrDuplicateAgent error = &commError{"bus: agent already registered"}
+	// ErrDeadLetterNotFound is returned by Requeue and Discard for an id that
+	// is not in the dead-letter queue.
+	ErrDeadLetterNotFound error = &commError{"bus: dead letter not found"}
+)
+
+// ValidationError reports a message field that breaks the format standard.
+// Its text names the field, for example "bus: content is required".
+type ValidationError struct {
+	// Field is the JSON name of the offending field ("content.action").
+	Field string
+	// Reason says what is wrong with it ("is required").
+	Reason string
+}
+
+func (e *ValidationError) Error() string { return "bus: " + e.Field + " " + e.Reason }
+
+// Unwrap makes the error match ErrValidation.
+func (e *ValidationError) Unwrap() error { return ErrValidation }
+
+// QueueFullError reports a send refused for lack of room. Its text names the
+// receiving agent, for example "bus: PaymentAgent queue full".
+type QueueFullError struct {
+	// Agent is the receiver whose mailbox could not take the message.
+	Agent string
+	// Capacity is the limit that was reached.
+	Capacity int
+	// BusWide is true when the bus-wide capacity, not the agent's, was reached.
+	BusWide bool
+}
+
+func (e *QueueFullError) Error() string {
+	if e.BusWide {
+		return fmt.Sprintf("bus: %s queue full (bus capacity %d reached)", e.Agent, e.Capacity)
+	}
+	return fmt.Sprintf("bus: %s queue full (capacity %d)", e.Agent, e.Capacity)
+}
+
+// Unwrap makes the error match ErrQueueFull.
+func (e *QueueFullError) Unwrap() error { return ErrQueueFull }
+
+// RoutingError reports a message that could not be routed.
+type RoutingError struct {
+	// To is the destination that could not be resolved.
+	To string
+	// Reason explains why ("receiver_not_found").
+	Reason string
+	// Err is the underlying sentinel, such as ErrUnknownAgent; may be nil.
+	Err error
+}
+
+func (e *RoutingError) Error() string {
+	return fmt.Sprintf("bus: cannot route to %q: %s", e.To, e.Reason)
+}
+
+// Unwrap makes the error match ErrRouting and its cause.
+func (e *RoutingError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrRouting}
+	}
+	return []error{ErrRouting, e.Err}
+}
+
+// UnknownAgentError reports an operation on an agent id that is not
+// registered.
+type UnknownAgentError struct {
+	// Agent is the id that was not found.
+	Agent string
+}
+
+func (e *UnknownAgentError) Error() string { return fmt.Sprintf("bus: unknown agent %q", e.Agent) }
+
+// Unwrap makes the error match ErrUnknownAgent.
+func (e *UnknownAgentError) Unwrap() error { return ErrUnknownAgent }
+
+// HandoffError reports a hand-off that failed.
+type HandoffError struct {
+	// From and To are the agents of the hand-off.
+	From, To string
+	// Reason explains the failure.
+	Reason string
+	// Err is the underlying cause; may be nil.
+	Err error
+}
+
+func (e *HandoffError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("bus: hand-off %s -> %s failed: %s: %v", e.From, e.To, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("bus: hand-off %s -> %s failed: %s", e.From, e.To, e.Reason)
+}
+
+// Unwrap makes the error match ErrHandoff and its cause.
+func (e *HandoffError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrHandoff}
+	}
+	return []error{ErrHandoff, e.Err}
+}
+
+// TimeoutError reports an operation that ran out of time.
+type TimeoutError struct {
+	// Op is the operation ("request").
+	Op string
+	// MessageID is the message that was waited on.
+	MessageID string
+	// After is how long the operation waited, when known.
+	After time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	if e.After > 0 {
+		return fmt.Sprintf("bus: %s %s timed out after %s", e.Op, e.MessageID, e.After)
+	}
+	return fmt.Sprintf("bus: %s %s timed out", e.Op, e.MessageID)
+}
+
+// Unwrap makes the error match ErrTimeout.
+func (e *TimeoutError) Unwrap() error { return ErrTimeout }

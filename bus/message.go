@@ -1,0 +1,201 @@
+package bus
+
+import (
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MessageType says what kind of traffic a message is.
+type MessageType string
+
+// The message types of SPEC §4.
+const (
+	// MessageRequest asks the receiver to act; a RESPONSE is expected.
+	MessageRequest MessageType = "REQUEST"
+	// MessageResponse answers a REQUEST; it carries the request's id in
+	// correlation_id and in_reply_to.
+	MessageResponse MessageType = "RESPONSE"
+	// MessageNotification informs; no reply is expected.
+	MessageNotification MessageType = "NOTIFICATION"
+	// MessageQuery asks for information; a RESPONSE is expected.
+	MessageQuery MessageType = "QUERY"
+	// MessageBroadcast goes to many agents at once.
+	MessageBroadcast MessageType = "BROADCAST"
+	// MessageHandoff transfers a task; its content holds task_description,
+	// context, previous_result and constraints.
+	MessageHandoff MessageType = "HANDOFF"
+	// MessageAck acknowledges receipt of a message that required it.
+	MessageAck MessageType = "ACK"
+	// MessageError reports a failure to the sender.
+	MessageError MessageType = "ERROR"
+)
+
+// Valid reports whether t is one of the eight message types.
+func (t MessageType) Valid() bool {
+	switch t {
+	case MessageRequest, MessageResponse, MessageNotification, MessageQuery,
+		MessageBroadcast, MessageHandoff, MessageAck, MessageError:
+		return true
+	}
+	return false
+}
+
+// Limits and defaults of the message format.
+const (
+	// DefaultTTL is the time to live of a message that does not set one.
+	DefaultTTL = time.Hour
+	// MaxTTL is the longest time to live a message may ask for.
+	MaxTTL = 24 * time.Hour
+	// MaxPayloadBytes bounds the JSON size of content plus metadata (1 MiB).
+	MaxPayloadBytes = 1 << 20
+	// BroadcastAll is the to_agent of a message addressed to every agent.
+	BroadcastAll = "*"
+	// TopicPrefix starts the to_agent of a message published on a topic.
+	TopicPrefix = "topic:"
+)
+
+// Message is the one envelope for every kind of traffic between agents
+// (SPEC §4). The bus fills MessageID, ConversationID, Timestamp and the TTL
+// when a send leaves them empty. A message belongs to the bus from the
+// moment it is sent until it is received: the sender must not modify it, and
+// the receiver owns it afterwards.
+type Message struct {
+	// MessageID is a UUID v4 set by the bus.
+	MessageID string `json:"message_id"`
+	// ConversationID groups the messages of a thread; set by the bus when
+	// empty, and inherited by replies.
+	ConversationID string `json:"conversation_id,omitempty"`
+	// CorrelationID ties a RESPONSE or ACK to the message it answers.
+	CorrelationID string `json:"correlation_id,omitempty"`
+	// InReplyTo is the message_id this message answers.
+	InReplyTo string `json:"in_reply_to,omitempty"`
+	// Type is the kind of message.
+	Type MessageType `json:"message_type"`
+	// From is the sending agent's id.
+	From string `json:"from_agent"`
+	// To is an agent id, "topic:<name>", or "*" for every agent.
+	To string `json:"to_agent"`
+	// Priority orders delivery; the zero value is NORMAL.
+	Priority Priority `json:"priority"`
+	// Content is the payload; it must hold a string "action".
+	Content map[string]any `json:"content"`
+	// Metadata carries optional context such as workflow_id.
+	Metadata map[string]any `json:"metadata,omitempty"`
+	// TTL is how long the message may wait in a mailbox; zero means
+	// DefaultTTL. In JSON it is a number of seconds (fractions allowed).
+	TTL time.Duration `json:"ttl,omitempty"`
+	// RequiresAck asks the receiver to acknowledge receipt with Bus.Ack.
+	RequiresAck bool `json:"requires_ack,omitempty"`
+	// Sequence is an optional sender-assigned ordering number.
+	Sequence int64 `json:"sequence,omitempty"`
+	// Timestamp is when the bus accepted the message, in UTC; ISO 8601 in
+	// JSON.
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// Topic returns the topic name of a message addressed to "topic:<name>" and
+// whether it is such a message.
+func (m *Message) Topic() (string, bool) {
+	if strings.HasPrefix(m.To, TopicPrefix) {
+		return m.To[len(TopicPrefix):], true
+	}
+	return "", false
+}
+
+// Action returns content.action, or "" when it is missing or not a string.
+func (m *Message) Action() string {
+	s, _ := m.Content["action"].(string)
+	return s
+}
+
+// ExpiresAt returns when the message expires: its timestamp plus its TTL (or
+// DefaultTTL when the TTL is zero).
+func (m *Message) ExpiresAt() time.Time {
+	ttl := m.TTL
+	if ttl == 0 {
+		ttl = DefaultTTL
+	}
+	return m.Timestamp.Add(ttl)
+}
+
+// Clone returns a copy of m whose Content and Metadata maps are new maps
+// holding the same values (a shallow copy of each map).
+func (m *Message) Clone() *Message {
+	c := *m
+	c.Content = maps.Clone(m.Content)
+	c.Metadata = maps.Clone(m.Metadata)
+	return &c
+}
+
+// Validate checks the message against the format standard of SPEC §4 and
+// returns the first problem as a *ValidationError naming the field. It does
+// not require the fields the bus fills on send (id, timestamp). It does not
+// allocate for a valid message with plain JSON-like content.
+func (m *Message) Validate() error {
+	if m == nil {
+		return &ValidationError{Field: "message", Reason: "is required"}
+	}
+	if m.From == "" {
+		return &ValidationError{Field: "from_agent", Reason: "is required"}
+	}
+	if m.To == "" {
+		return &ValidationError{Field: "to_agent", Reason: "is required"}
+	}
+	if m.To == TopicPrefix {
+		return &ValidationError{Field: "to_agent", Reason: "names no topic"}
+	}
+	if m.Type == "" {
+		return &ValidationError{Field: "message_type", Reason: "is required"}
+	}
+	if !m.Type.Valid() {
+		return &ValidationError{Field: "message_type", Reason: "is unknown: " + strconv.Quote(string(m.Type))}
+	}
+	if !m.Priority.Valid() {
+		return &ValidationError{Field: "priority", Reason: "is unknown: " + strconv.Itoa(int(m.Priority))}
+	}
+	if m.Content == nil {
+		return &ValidationError{Field: "content", Reason: "is required"}
+	}
+	switch a := m.Content["action"].(type) {
+	case nil:
+		return &ValidationError{Field: "content.action", Reason: "is required"}
+	case string:
+		if a == "" {
+			return &ValidationError{Field: "content.action", Reason: "is required"}
+		}
+	default:
+		return &ValidationError{Field: "content.action", Reason: "must be a string"}
+	}
+	if (m.Type == MessageResponse || m.Type == MessageAck) && m.InReplyTo == "" {
+		return &ValidationError{Field: "in_reply_to", Reason: "is required for " + string(m.Type)}
+	}
+	if m.TTL < 0 {
+		return &ValidationError{Field: "ttl", Reason: "must not be negative"}
+	}
+	if m.TTL > MaxTTL {
+		return &ValidationError{Field: "ttl", Reason: "exceeds the maximum of 24h"}
+	}
+	return validatePayload(m.Content, m.Metadata)
+}
+
+// validatePayload refuses content and metadata that cannot be encoded as
+// JSON or whose combined size passes MaxPayloadBytes.
+func validatePayload(content, metadata map[string]any) error {
+	n, ok := payloadSize(content, MaxPayloadBytes)
+	if !ok {
+		return &ValidationError{Field: "content", Reason: "cannot be encoded as JSON"}
+	}
+	if metadata != nil {
+		k, ok := payloadSize(metadata, MaxPayloadBytes-n)
+		if !ok {
+			return &ValidationError{Field: "metadata", Reason: "cannot be encoded as JSON"}
+		}
+		n += k
+	}
+	if n > MaxPayloadBytes {
+		return &ValidationError{Field: "content", Reason: "exceeds the 1 MiB payload limit"}
+	}
+	return nil
+}

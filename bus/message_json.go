@@ -1,0 +1,208 @@
+package bus
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// messageWire is the JSON shape of a Message: the same fields, with the TTL
+// as seconds and the timestamp as ISO 8601 text.
+type messageWire struct {
+	MessageID      string          `json:"message_id"`
+	ConversationID string          `json:"conversation_id,omitempty"`
+	CorrelationID  string          `json:"correlation_id,omitempty"`
+	InReplyTo      string          `json:"in_reply_to,omitempty"`
+	Type           MessageType     `json:"message_type"`
+	From           string          `json:"from_agent"`
+	To             string          `json:"to_agent"`
+	Priority       Priority        `json:"priority"`
+	Content        map[string]any  `json:"content"`
+	Metadata       map[string]any  `json:"metadata,omitempty"`
+	TTL            json.RawMessage `json:"ttl,omitempty"`
+	RequiresAck    bool            `json:"requires_ack,omitempty"`
+	Sequence       int64           `json:"sequence,omitempty"`
+	Timestamp      string          `json:"timestamp"`
+}
+
+// timestampLayoutNoZone is accepted on input for timestamps written without
+// an offset (as the seeds do); they are read as UTC.
+const timestampLayoutNoZone = "2006-01-02T15:04:05.999999999"
+
+// MarshalJSON encodes the message with its timestamp in UTC ISO 8601
+// (RFC 3339 with nanoseconds) and its TTL as a number of seconds, exact to
+// the nanosecond ("ttl": 60, "ttl": 0.25).
+func (m Message) MarshalJSON() ([]byte, error) {
+	w := messageWire{
+		MessageID:      m.MessageID,
+		ConversationID: m.ConversationID,
+		CorrelationID:  m.CorrelationID,
+		InReplyTo:      m.InReplyTo,
+		Type:           m.Type,
+		From:           m.From,
+		To:             m.To,
+		Priority:       m.Priority,
+		Content:        m.Content,
+		Metadata:       m.Metadata,
+		RequiresAck:    m.RequiresAck,
+		Sequence:       m.Sequence,
+		Timestamp:      m.Timestamp.UTC().Format(time.RFC3339Nano),
+	}
+	if m.TTL != 0 {
+		w.TTL = json.RawMessage(formatSeconds(m.TTL))
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes a message. The TTL may be a number of seconds or a
+// Go duration string ("90s"); the timestamp may carry any offset (it is
+// converted to UTC) or none (it is read as UTC). Content numbers decode as
+// float64, as encoding/json does for map[string]any. Decoding does not
+// validate: call Validate, or let Send do it.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var w messageWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	ttl, err := parseTTL(w.TTL)
+	if err != nil {
+		return err
+	}
+	ts, err := parseTimestamp(w.Timestamp)
+	if err != nil {
+		return err
+	}
+	*m = Message{
+		MessageID:      w.MessageID,
+		ConversationID: w.ConversationID,
+		CorrelationID:  w.CorrelationID,
+		InReplyTo:      w.InReplyTo,
+		Type:           w.Type,
+		From:           w.From,
+		To:             w.To,
+		Priority:       w.Priority,
+		Content:        w.Content,
+		Metadata:       w.Metadata,
+		TTL:            ttl,
+		RequiresAck:    w.RequiresAck,
+		Sequence:       w.Sequence,
+		Timestamp:      ts,
+	}
+	return nil
+}
+
+// formatSeconds writes d as exact decimal seconds: 60, 0.5, 1.000000001.
+func formatSeconds(d time.Duration) string {
+	neg := d < 0
+	u := uint64(d)
+	if neg {
+		u = -u
+	}
+	sec, frac := u/uint64(time.Second), u%uint64(time.Second)
+	var buf []byte
+	if neg {
+		buf = append(buf, '-')
+	}
+	buf = strconv.AppendUint(buf, sec, 10)
+	if frac != 0 {
+		f := strconv.AppendUint(nil, frac+uint64(time.Second), 10)[1:] // 9 digits, zero-padded
+		buf = append(buf, '.')
+		buf = append(buf, bytes.TrimRight(f, "0")...)
+	}
+	return string(buf)
+}
+
+func ttlError(reason string) error { return &ValidationError{Field: "ttl", Reason: reason} }
+
+// parseTTL reads the ttl field: absent or null is zero, a string is a Go
+// duration, a number is seconds (exact to the nanosecond when written
+// without an exponent).
+func parseTTL(raw json.RawMessage) (time.Duration, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, ttlError("must be seconds or a duration string")
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, ttlError("is not a duration: " + strconv.Quote(s))
+		}
+		return d, nil
+	}
+	s := string(raw)
+	if strings.ContainsAny(s, "eE") {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, ttlError("must be seconds or a duration string")
+		}
+		ns := math.Round(f * float64(time.Second))
+		if math.IsNaN(ns) || ns > math.MaxInt64 || ns < math.MinInt64 {
+			return 0, ttlError("is out of range")
+		}
+		return time.Duration(ns), nil
+	}
+	return parseDecimalSeconds(s)
+}
+
+// parseDecimalSeconds parses [-]digits[.digits] seconds exactly; digits past
+// the ninth decimal are refused rather than rounded.
+func parseDecimalSeconds(s string) (time.Duration, error) {
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	if whole == "" || (hasFrac && frac == "") || !allDigits(whole) || !allDigits(frac) {
+		return 0, ttlError("must be seconds or a duration string")
+	}
+	if len(frac) > 9 {
+		return 0, ttlError("is finer than a nanosecond")
+	}
+	sec, err := strconv.ParseUint(whole, 10, 64)
+	if err != nil || sec > uint64(math.MaxInt64/int64(time.Second)) {
+		return 0, ttlError("is out of range")
+	}
+	var ns uint64
+	if frac != "" {
+		ns, _ = strconv.ParseUint(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+	}
+	d := time.Duration(sec)*time.Second + time.Duration(ns)
+	if d < 0 {
+		return 0, ttlError("is out of range")
+	}
+	if neg {
+		d = -d
+	}
+	return d, nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseTimestamp reads an ISO 8601 timestamp; empty means "not set".
+func parseTimestamp(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t, err = time.Parse(timestampLayoutNoZone, s)
+		if err != nil {
+			return time.Time{}, &ValidationError{Field: "timestamp", Reason: "is not ISO 8601: " + strconv.Quote(s)}
+		}
+	}
+	return t.UTC(), nil
+}
