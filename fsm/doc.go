@@ -1,0 +1,23 @@
+// Package fsm turns a compiled workflow into the state machine that guards
+// every transition of a workflow instance.
+//
+// A [Definition] is compiled once per workflow: each rule becomes one event
+// (named after the rule id) whose sources are the rule's source states and
+// whose destination is its next state, and the workflow's on_limit state adds
+// the implicit event [LimitEvent] from every other state. The definition is
+// immutable and shared by every instance.
+//
+// A [Machine] is one instance's view of the definition: it holds nothing but
+// the current state's name, so an idle instance costs a few dozen bytes. To
+// fire an event, the machine borrows a pooled looplab/fsm machine from its
+// definition, positions it on the current state, fires the event there and
+// returns it; the looplab machine therefore validates every transition, and
+// no looplab type leaves this package. Machines are safe for concurrent use.
+//
+// Two looplab traps are handled here so that callers never meet them: a
+// same-state transition (looplab's NoTransitionError) is a success, and no
+// looplab callback is ever registered, so nothing can fire an event from
+// inside a callback and deadlock.
+//
+// [Mermaid] and [DOT] draw a workflow's state diagram.
+package fsm
