@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrUnknownInstance means no instance has the given id.
+	ErrUnknownInstance = errors.New("engine: unknown instance")
+	// ErrInstanceFinished means the instance has already completed, failed or
+	// been cancelled.
+	ErrInstanceFinished = errors.New("engine: instance finished")
+	// ErrStaleReport means an outcome was reported for a run that is not the
+	// instance's current run (a late reply after a timeout, say). It is
+	// recorded in the history and otherwise ignored.
+	ErrStaleReport = errors.New("engine: stale report")
+	// ErrReservedTrigger means an agent reported one of the outcomes only the
+	// engine may produce (error, timeout, rejected, joined, partial, conflict).
+	ErrReservedTrigger = errors.New("engine: reserved trigger")
+	// ErrLimit means an instance hit one of its workflow's limits.
+	ErrLimit = errors.New("engine: limit exceeded")
+	// ErrTimeout means an agent's run exceeded its state's timeout.
+	ErrTimeout = errors.New("engine: run timed out")
+	// ErrClosed means the engine has been closed.
+	ErrClosed = errors.New("engine: closed")
+	// ErrCanceled means the instance was cancelled.
+	ErrCanceled = errors.New("engine: instance cancelled")
+)
+
+// LimitError says which limit an instance hit, in which state, with which count.
+type LimitError struct {
+	Limit string // "max_visits" or "max_steps"
+	State string // the state that would have been entered
+	Count int    // the count the transition would have reached
+	Max   int
+}
+
+func (e *LimitError) Error() string {
+	if e.Limit == "max_steps" {
+		return fmt.Sprintf("engine: limit max_steps exceeded: entering %s would make step %d (max %d)", e.State, e.Count, e.Max)
+	}
+	return fmt.Sprintf("engine: limit max_visits exceeded: state %s would be visited %d times (max %d)", e.State, e.Count, e.Max)
+}
+
+// Unwrap returns ErrLimit.
+func (e *LimitError) Unwrap() error { return ErrLimit }
+
+// FailedError is why an instance failed.
+type FailedError struct {
+	InstanceID string
+	State      string
+	Err        error
+}
+
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("engine: instance %s failed in state %s: %v", e.InstanceID, e.State, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *FailedError) Unwrap() error { return e.Err }

@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+	"maps"
+)
+
+// Instance is the handle of one workflow instance.
+type Instance struct{ inst *instance }
+
+// Result is how an instance ended (or where it is, while it runs).
+type Result struct {
+	ID      string
+	Status  Status
+	State   string         // the current state; the terminal state once completed
+	Outcome string         // the terminal state reached, when completed
+	Steps   int            // agent runs so far
+	Context map[string]any // the instance context
+	Err     error          // why it failed or was cancelled
+}
+
+// ID returns the instance id.
+func (h *Instance) ID() string { return h.inst.id }
+
+// Done is closed when the instance completes, fails or is cancelled.
+func (h *Instance) Done() <-chan struct{} { return h.inst.done }
+
+// Wait blocks until the instance finishes or ctx ends, and returns its result.
+func (h *Instance) Wait(ctx context.Context) (Result, error) {
+	select {
+	case <-h.inst.done:
+		return h.Result(), nil
+	case <-ctx.Done():
+		return h.Result(), ctx.Err()
+	}
+}
+
+// Result returns the instance's current result.
+func (h *Instance) Result() Result {
+	i := h.inst
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return Result{
+		ID: i.id, Status: i.status, State: i.state.Name, Outcome: i.outcome,
+		Steps: i.step, Context: maps.Clone(i.context), Err: i.err,
+	}
+}
+
+// History returns the instance's committed history.
+func (h *Instance) History(ctx context.Context) ([]Entry, error) {
+	return h.inst.e.store.History(ctx, h.inst.id)
+}
+
+// Cancel stops the instance where it is. A handler still running is
+// cancelled through its context; its reply will be recorded as late.
+func (h *Instance) Cancel(ctx context.Context) error { return h.inst.cancel(ctx) }

@@ -1,0 +1,83 @@
+package engine
+
+import "time"
+
+// Kind names an entry of an instance's history.
+type Kind string
+
+// History entry kinds.
+const (
+	KindStarted     Kind = "started"      // the instance was created
+	KindDispatch    Kind = "dispatch"     // the engine dispatched a run itself (initial run, retry, re-entry)
+	KindHandoff     Kind = "handoff"      // an agent-to-agent hand-off was sent
+	KindFinalNotice Kind = "final_notice" // a hand-off into a terminal state (no run)
+	KindAgentRun    Kind = "agent_run"    // an agent finished a run (successfully or not)
+	KindOutcome     Kind = "outcome"      // the outcome the rules are matched on
+	KindCondition   Kind = "condition"    // a condition that failed at run time (counted false)
+	KindRuleFired   Kind = "rule_fired"   // the rule chosen, with its priority and condition
+	KindTransition  Kind = "transition"   // the state machine moved
+	KindRetry       Kind = "retry"        // a failed run will be retried after a backoff
+	KindLimitHit    Kind = "limit_hit"    // a limit refused a transition
+	KindLateReply   Kind = "late_reply"   // a reply for a run that had already ended
+	KindCompleted   Kind = "completed"    // a terminal state was entered
+	KindFailed      Kind = "failed"       // the instance failed
+	KindCanceled    Kind = "canceled"     // the instance was cancelled
+)
+
+// Entry is one line of an instance's history. Fields that do not apply to a
+// kind are empty.
+type Entry struct {
+	Seq       int            `json:"seq"`
+	Time      time.Time      `json:"time"`
+	Kind      Kind           `json:"kind"`
+	Step      int            `json:"step,omitempty"`
+	Attempt   int            `json:"attempt,omitempty"`
+	State     string         `json:"state,omitempty"`
+	Agent     string         `json:"agent,omitempty"`
+	Trigger   string         `json:"trigger,omitempty"`
+	Rule      string         `json:"rule,omitempty"`
+	Priority  int            `json:"priority,omitempty"`
+	Condition string         `json:"condition,omitempty"`
+	From      string         `json:"from,omitempty"`
+	To        string         `json:"to,omitempty"`
+	Next      string         `json:"next,omitempty"`
+	HandoffID string         `json:"handoff_id,omitempty"`
+	Result    map[string]any `json:"result,omitempty"`
+	Error     string         `json:"error,omitempty"`
+	Detail    string         `json:"detail,omitempty"`
+	Delay     time.Duration  `json:"delay,omitempty"`
+}
+
+// Status is an instance's life-cycle status.
+type Status string
+
+// Instance statuses.
+const (
+	StatusRunning   Status = "running"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusCanceled  Status = "canceled"
+)
+
+// Finished reports whether the status is final.
+func (s Status) Finished() bool { return s != StatusRunning }
+
+// Snapshot is an instance's state after its last committed step.
+type Snapshot struct {
+	ID          string         `json:"id"`
+	Workflow    string         `json:"workflow"`
+	Version     int            `json:"version"`
+	Hash        string         `json:"hash"`
+	Status      Status         `json:"status"`
+	State       string         `json:"state"`
+	Outcome     string         `json:"outcome,omitempty"`
+	Error       string         `json:"error,omitempty"`
+	Step        int            `json:"step"`
+	Attempt     int            `json:"attempt"`
+	Visits      map[string]int `json:"visits"`
+	Input       map[string]any `json:"input"`
+	Context     map[string]any `json:"context"`
+	Created     time.Time      `json:"created"`
+	Updated     time.Time      `json:"updated"`
+	Commits     int            `json:"commits"`
+}

@@ -1,0 +1,538 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/batonhq/baton/fsm"
+	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
+)
+
+// instance is the engine's record of one workflow instance. Every field is
+// guarded by mu; a step (an outcome processed, a retry, a timeout) holds mu
+// from start to commit, so the steps of one instance are serial while
+// different instances never share a lock.
+type instance struct {
+	e  *Engine
+	id string
+
+	mu      sync.Mutex
+	machine *fsm.Machine
+	status  Status
+	state   *rules.State
+	step    int
+	visits  map[string]int // copy-on-write: committed snapshots share it
+	input   map[string]any
+	context map[string]any // copy-on-write
+	run     *run
+	outcome string
+	err     error
+	created time.Time
+	commits int
+	seq     int
+	pending []Entry
+	events  []Event
+	retry   clock.Timer
+	notices map[string]bool // hand-off ids of final notices not yet taken
+	done    chan struct{}
+}
+
+// run is one run of an agent: a step.
+type run struct {
+	step, attempt int
+	state         *rules.State
+	agent         string
+	from          string // the agent that handed off; "" for the engine's own dispatches
+	handoffID     string
+	accepted      bool
+	taken         bool
+	ended         bool
+	description   string
+	reason        string
+	priority      int
+	previous      map[string]any
+	constraints   map[string]any
+	handler       registry.Handler
+	timer         clock.Timer
+	cancel        context.CancelFunc
+}
+
+var emptyMap = map[string]any{}
+
+func newInstance(e *Engine, id string, input map[string]any) *instance {
+	st, _ := e.wf.State(e.wf.Initial)
+	return &instance{
+		e: e, id: id, machine: e.def.New(), status: StatusRunning, state: st,
+		visits: map[string]int{}, input: input, context: map[string]any{},
+		created: e.clock.Now(), done: make(chan struct{}),
+	}
+}
+
+// note appends a history entry to the step being built.
+func (i *instance) note(en Entry) {
+	i.seq++
+	en.Seq = i.seq
+	en.Time = i.e.clock.Now()
+	if en.Step == 0 {
+		en.Step = i.step
+	}
+	i.pending = append(i.pending, en)
+}
+
+// commit writes the step being built through the store, then tells the
+// observers. It is called once at the end of every step.
+func (i *instance) commit(ctx context.Context) {
+	if len(i.pending) == 0 && len(i.events) == 0 {
+		return
+	}
+	i.commits++
+	snap := Snapshot{
+		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
+		Status: i.status, State: i.state.Name, Outcome: i.outcome, Step: i.step,
+		Visits: i.visits, Input: i.input, Context: i.context,
+		Created: i.created, Updated: i.e.clock.Now(), Commits: i.commits,
+	}
+	if i.run != nil {
+		snap.Attempt = i.run.attempt
+	}
+	if i.err != nil {
+		snap.Error = i.err.Error()
+	}
+	if err := i.e.store.Commit(ctx, StepRecord{Snapshot: snap, Entries: i.pending}); err != nil {
+		i.e.log.Error("engine: commit failed; the instance keeps running in memory")
+	}
+	i.pending = nil
+	for _, ev := range i.events {
+		i.e.emit(ev)
+	}
+	i.events = i.events[:0]
+}
+
+func (i *instance) event(ev Event) {
+	ev.InstanceID, ev.Workflow, ev.Time = i.id, i.e.wf.Name, i.e.clock.Now()
+	if ev.Step == 0 {
+		ev.Step = i.step
+	}
+	i.events = append(i.events, ev)
+}
+
+// begin enters the initial state and dispatches its first run.
+func (i *instance) begin(ctx context.Context) {
+	i.note(Entry{Kind: KindStarted, State: i.state.Name, Detail: i.e.wf.Name})
+	i.visits = map[string]int{i.state.Name: 1}
+	i.event(Event{Type: EventStateChanged, To: i.state.Name})
+	i.startRun(ctx, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
+	i.commit(ctx)
+}
+
+// dispatch says how a new run comes about.
+type dispatch struct {
+	rule        *rules.Rule // the rule that entered the state; nil for engine dispatches
+	from        string      // the agent handing off; "" for engine dispatches
+	attempt     int
+	description string
+	reason      string
+	priority    int
+	previous    map[string]any
+	constraints map[string]any
+}
+
+// startRun starts the next step in the current state: it sends the work to
+// the state's agent and arms the state's timeout.
+func (i *instance) startRun(ctx context.Context, d dispatch) {
+	st := i.state
+	i.step++
+	agent, _ := i.e.reg.Get(st.Agent)
+	r := &run{
+		step: i.step, attempt: d.attempt, state: st, agent: st.Agent, from: d.from,
+		description: d.description, reason: d.reason, priority: d.priority,
+		previous: d.previous, constraints: d.constraints, handler: agent.Handler,
+	}
+	if r.from == st.Agent {
+		r.from = "" // the same agent continues: the engine dispatches, no hand-off
+	}
+	i.run = r
+	var err error
+	if r.from != "" {
+		r.handoffID, err = i.e.sendHandoff(ctx, i, r, false)
+		if err == nil {
+			i.note(Entry{Kind: KindHandoff, State: st.Name, Agent: st.Agent, From: r.from, To: st.Agent, Rule: ruleID(d.rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description})
+			i.event(Event{Type: EventAgentHandoff, From: r.from, To: st.Agent, Rule: ruleID(d.rule)})
+		}
+	} else {
+		err = i.e.sendDispatch(ctx, i, r)
+		if err == nil {
+			i.note(Entry{Kind: KindDispatch, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Detail: r.reason})
+		}
+	}
+	if err != nil {
+		// The bus refused the work (a full mailbox, say) and dead-lettered
+		// it: the run has failed before it began, and the retry policy
+		// decides what happens next.
+		r.ended = true
+		i.note(Entry{Kind: KindAgentRun, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Error: err.Error()})
+		i.runFailed(ctx, r, err, false, true)
+		return
+	}
+	if st.Timeout > 0 {
+		step := r.step
+		r.timer = i.e.clock.AfterFunc(st.Timeout, func() {
+			i.e.exec.Submit(func() {
+				_ = i.finishRun(i.e.ctx, step, registry.Outcome{}, ErrTimeout, true)
+			})
+		})
+	}
+	if r.handler != nil {
+		i.e.exec.Submit(func() { i.e.deliver(st.Agent) })
+	}
+}
+
+// takeRun marks the run of step as taken by a worker and returns what the
+// handler needs, or ok=false if that run is no longer current.
+func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, ctx context.Context, timeout time.Duration, ok bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	r := i.run
+	if i.status.Finished() || r == nil || r.step != step || r.ended || r.taken || r.handler == nil {
+		return nil, nil, nil, 0, false
+	}
+	r.taken = true
+	ctx, r.cancel = context.WithCancel(i.e.ctx)
+	task = &registry.Task{
+		WorkflowID: i.e.wf.Name, InstanceID: i.id, State: r.state.Name, From: r.from, Reason: r.reason,
+		Description: r.description, IdempotencyKey: idempotencyKey(i.id, r.step), Step: r.step, Attempt: r.attempt,
+		Input: i.input, Context: i.context, PreviousResult: orEmpty(r.previous), Constraints: orEmpty(r.constraints),
+	}
+	return task, r.handler, ctx, r.state.Timeout, true
+}
+
+// finishRun ends the run of step with the agent's outcome or error.
+func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome, runErr error, timedOut bool) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	r := i.run
+	if i.status.Finished() || r == nil || r.step != step || r.ended {
+		if !errors.Is(runErr, ErrTimeout) || !timedOut {
+			// A timer that fires after its run ended is not a reply; anything else is.
+			i.note(Entry{Kind: KindLateReply, Step: step, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
+			i.commit(ctx)
+		}
+		return ErrStaleReport
+	}
+	r.ended = true
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	if r.cancel != nil {
+		r.cancel()
+	}
+	var reject *registry.RejectError
+	isReject := errors.As(runErr, &reject)
+	if r.handoffID != "" && !r.accepted {
+		if isReject {
+			_ = i.e.handoffs.Reject(ctx, r.handoffID, reject.Reason)
+		} else {
+			_ = i.e.handoffs.Accept(ctx, r.handoffID)
+		}
+		r.accepted = true
+	}
+	if timedOut {
+		runErr = fmt.Errorf("%w: %s did not finish within %s", ErrTimeout, r.agent, r.state.Timeout)
+	}
+	i.note(Entry{Kind: KindAgentRun, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
+	switch {
+	case isReject:
+		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: reject.Reason, Kind: "rejected"})
+	case timedOut:
+		i.runFailed(ctx, r, runErr, true, true)
+	case runErr != nil:
+		i.runFailed(ctx, r, runErr, false, registry.IsRetryable(runErr))
+	case reserved(out.Trigger):
+		i.runFailed(ctx, r, fmt.Errorf("%w: agent %s reported %q", ErrReservedTrigger, r.agent, out.Trigger), false, false)
+	case out.Trigger == "":
+		i.runFailed(ctx, r, fmt.Errorf("engine: agent %s reported no trigger", r.agent), false, false)
+	default:
+		i.decide(ctx, out.Trigger, out.Result, rules.ErrorInfo{})
+	}
+	i.commit(ctx)
+	return nil
+}
+
+// runFailed applies the state's retry policy to a failed run, or produces
+// the outcome error (timeout) when no retry is left.
+func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, retryable bool) {
+	st := r.state
+	if retryable && r.attempt-1 < st.Retry.Max {
+		delay := st.Retry.Delay(r.attempt)
+		i.note(Entry{Kind: KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error()})
+		step := r.step
+		i.retry = i.e.clock.AfterFunc(delay, func() {
+			i.e.exec.Submit(func() { i.retryRun(i.e.ctx, step) })
+		})
+		return
+	}
+	trigger := "error"
+	if timedOut {
+		trigger = "timeout"
+	}
+	i.decide(ctx, trigger, nil, rules.ErrorInfo{Message: err.Error(), Retryable: retryable, Kind: trigger})
+}
+
+// retryRun dispatches the retry of the run of step once its backoff is over.
+func (i *instance) retryRun(ctx context.Context, step int) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	r := i.run
+	if i.status.Finished() || r == nil || r.step != step {
+		return
+	}
+	i.retry = nil
+	if i.step+1 > i.e.wf.Limits.MaxSteps {
+		i.limitHit(ctx, &LimitError{Limit: "max_steps", State: i.state.Name, Count: i.step + 1, Max: i.e.wf.Limits.MaxSteps})
+	} else {
+		i.startRun(ctx, dispatch{
+			attempt: r.attempt + 1, description: r.description, reason: "retry",
+			priority: r.priority, previous: r.previous, constraints: r.constraints,
+		})
+	}
+	i.commit(ctx)
+}
+
+// decide matches the outcome against the rules and takes the transition.
+func (i *instance) decide(ctx context.Context, trigger string, result map[string]any, errInfo rules.ErrorInfo) {
+	st := i.state
+	owner := i.e.wf.Owner(st.Name)
+	attempt := 0
+	if i.run != nil {
+		attempt = i.run.attempt
+	}
+	env := rules.Env{
+		Result: orEmpty(result), Input: i.input, Context: i.context, Error: errInfo,
+		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
+	}
+	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Error: errInfo.Message})
+	m, err := i.e.wf.Match(st.Name, owner, trigger, &env)
+	for _, ev := range m.Tried {
+		if ev.Err != nil {
+			i.note(Entry{Kind: KindCondition, State: st.Name, Rule: ev.Rule.ID, Condition: ev.Rule.Condition.Source, Error: ev.Err.Error()})
+		}
+	}
+	if err != nil {
+		var nm *rules.NoMatchError
+		if errors.As(err, &nm) {
+			nm.AgentError = errInfo.Message
+		}
+		i.fail(err)
+		return
+	}
+	rule := m.Rule
+	fired := Entry{Kind: KindRuleFired, State: st.Name, Agent: owner, Trigger: trigger, Rule: rule.ID, Priority: rule.Priority, Next: rule.Next, To: rule.To}
+	if rule.Condition != nil {
+		fired.Condition = rule.Condition.Source
+	}
+	i.note(fired)
+	next, _ := i.e.wf.State(rule.Next)
+	if lim := i.checkLimits(next); lim != nil {
+		i.limitHit(ctx, lim)
+		return
+	}
+	desc, err := rule.TaskDescription(&env)
+	if err != nil {
+		i.fail(fmt.Errorf("engine: rule %s: task: %w", rule.ID, err))
+		return
+	}
+	values, err := rule.EvalContext(&env)
+	if err != nil {
+		i.fail(fmt.Errorf("engine: rule %s: %w", rule.ID, err))
+		return
+	}
+	if len(values) > 0 {
+		merged := maps.Clone(i.context)
+		maps.Copy(merged, values)
+		i.context = merged
+	}
+	if !i.enter(ctx, rule.ID, next) {
+		return
+	}
+	if next.Terminal {
+		if rule.To != "" {
+			i.finalNotice(ctx, rule, owner, desc, result)
+		}
+		i.complete(next.Name)
+		return
+	}
+	i.startRun(ctx, dispatch{
+		rule: rule, from: owner, attempt: 1, description: desc, reason: rule.Reason,
+		priority: rule.Priority, previous: result, constraints: rule.Constraints,
+	})
+}
+
+// checkLimits reports the limit that entering next would break, if any.
+func (i *instance) checkLimits(next *rules.State) *LimitError {
+	if next.Terminal {
+		return nil
+	}
+	if v := i.visits[next.Name] + 1; v > next.MaxVisits {
+		return &LimitError{Limit: "max_visits", State: next.Name, Count: v, Max: next.MaxVisits}
+	}
+	if s := i.step + 1; s > i.e.wf.Limits.MaxSteps {
+		return &LimitError{Limit: "max_steps", State: next.Name, Count: s, Max: i.e.wf.Limits.MaxSteps}
+	}
+	return nil
+}
+
+// limitHit records a limit hit and enters on_limit, or fails the instance.
+func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
+	i.note(Entry{Kind: KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error()})
+	onLimit := i.e.wf.Limits.OnLimit
+	if onLimit == "" || i.state.Name == onLimit {
+		i.fail(lim)
+		return
+	}
+	target, _ := i.e.wf.State(onLimit)
+	if second := i.checkLimits(target); second != nil {
+		i.fail(lim)
+		return
+	}
+	if !i.enter(ctx, fsm.LimitEvent, target) {
+		return
+	}
+	if target.Terminal {
+		i.complete(target.Name)
+		return
+	}
+	i.startRun(ctx, dispatch{attempt: 1, description: "limit hit: " + lim.Error(), reason: "on_limit", priority: 1})
+}
+
+// enter fires the transition event into next and records the new visit.
+func (i *instance) enter(ctx context.Context, event string, next *rules.State) bool {
+	from := i.state.Name
+	if _, err := i.machine.Fire(ctx, event); err != nil {
+		i.fail(err)
+		return false
+	}
+	visits := maps.Clone(i.visits)
+	visits[next.Name]++
+	i.visits = visits
+	i.state = next
+	i.note(Entry{Kind: KindTransition, State: from, Next: next.Name, Rule: event})
+	i.event(Event{Type: EventStateChanged, From: from, To: next.Name, Rule: event})
+	if !next.Terminal && next.Agent != "" {
+		if prev := i.e.wf.Owner(from); prev != next.Agent {
+			i.event(Event{Type: EventAgentChanged, From: prev, To: next.Agent})
+		}
+	}
+	return true
+}
+
+func (i *instance) finalNotice(ctx context.Context, rule *rules.Rule, from, desc string, result map[string]any) {
+	r := &run{step: i.step + 1, state: i.state, agent: rule.To, from: from, description: desc, reason: rule.Reason, priority: rule.Priority, previous: result, constraints: rule.Constraints}
+	id, err := i.e.sendHandoff(ctx, i, r, true)
+	en := Entry{Kind: KindFinalNotice, State: i.state.Name, From: from, To: rule.To, Rule: rule.ID, HandoffID: id, Priority: rule.Priority, Detail: desc}
+	if err != nil {
+		en.Error = err.Error() // dead-lettered by the bus; the instance still completes
+	} else {
+		if i.notices == nil {
+			i.notices = map[string]bool{}
+		}
+		i.notices[id] = true
+		if agent, _ := i.e.reg.Get(rule.To); agent.Handler != nil {
+			i.e.exec.Submit(func() { i.e.deliver(rule.To) })
+		}
+	}
+	i.note(en)
+	i.event(Event{Type: EventAgentHandoff, From: from, To: rule.To, Rule: rule.ID})
+}
+
+func (i *instance) complete(outcome string) {
+	i.status = StatusCompleted
+	i.outcome = outcome
+	i.note(Entry{Kind: KindCompleted, State: outcome})
+	i.event(Event{Type: EventCompleted, Outcome: outcome})
+	i.finish()
+}
+
+func (i *instance) fail(err error) {
+	i.status = StatusFailed
+	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: err}
+	i.note(Entry{Kind: KindFailed, State: i.state.Name, Error: err.Error()})
+	i.event(Event{Type: EventFailed, Err: i.err})
+	i.finish()
+}
+
+func (i *instance) finish() {
+	if i.run != nil && i.run.cancel != nil {
+		i.run.cancel()
+	}
+	i.stopTimersLocked()
+	close(i.done)
+}
+
+func (i *instance) stopTimers() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.stopTimersLocked()
+}
+
+func (i *instance) stopTimersLocked() {
+	if i.retry != nil {
+		i.retry.Stop()
+		i.retry = nil
+	}
+	if i.run != nil && i.run.timer != nil {
+		i.run.timer.Stop()
+	}
+}
+
+// cancel stops the instance where it is.
+func (i *instance) cancel(ctx context.Context) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.status.Finished() {
+		return ErrInstanceFinished
+	}
+	i.status = StatusCanceled
+	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: ErrCanceled}
+	i.note(Entry{Kind: KindCanceled, State: i.state.Name})
+	i.event(Event{Type: EventFailed, Err: i.err})
+	i.finish()
+	i.commit(ctx)
+	return nil
+}
+
+func reserved(trigger string) bool {
+	switch trigger {
+	case "error", "timeout", "rejected", "joined", "partial", "conflict":
+		return true
+	}
+	return false
+}
+
+func ruleID(r *rules.Rule) string {
+	if r == nil {
+		return ""
+	}
+	return r.ID
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return emptyMap
+	}
+	return m
+}
+
+func idempotencyKey(id string, step int) string { return fmt.Sprintf("%s:%d", id, step) }

@@ -1,0 +1,331 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Scenario is one scripted run of a workflow: every agent's replies and what
+// must happen.
+type Scenario struct {
+	File     string // the scenario file's path as given
+	Name     string
+	Workflow string // the workflow file's path, resolved against File's folder
+	Input    map[string]any
+	Agents   map[string][]Reply
+	Expect   Expect
+}
+
+// Reply is one scripted run of an agent: exactly one of a trigger, an error
+// or a rejection.
+type Reply struct {
+	Trigger   string
+	Result    map[string]any
+	Error     string // the run fails with this message
+	Retryable bool   // with Error: whether the failure may be retried (default true)
+	Reject    string // the agent rejects the hand-off with this reason
+	Delay     time.Duration
+	Line, Col int
+}
+
+// Expect is what the scenario asserts. A nil slice is not checked.
+type Expect struct {
+	Status   string // completed (default) or failed
+	Outcome  string
+	States   []string
+	Handoffs []string
+	Error    string
+}
+
+// Error is a problem in a scenario file, with its position.
+type Error struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg) }
+
+// Load reads and checks a scenario file. Every problem is reported, each with
+// its position, joined with errors.Join.
+func Load(path string) (*Scenario, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	return Parse(path, src)
+}
+
+// Parse checks a scenario held in memory; file is used in positions and to
+// resolve the workflow path.
+func Parse(file string, src []byte) (*Scenario, error) {
+	p := &parser{file: file}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, &Error{File: file, Line: yamlErrLine(err), Col: 1, Msg: "malformed YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	s := &Scenario{File: file, Agents: map[string][]Reply{}, Input: map[string]any{}}
+	if len(doc.Content) == 0 {
+		return nil, &Error{File: file, Line: 1, Col: 1, Msg: "empty scenario"}
+	}
+	root := doc.Content[0]
+	fields := p.mapping(root, "scenario", []string{"scenario", "workflow"}, []string{"input", "agents", "expect"})
+	if n := fields["scenario"]; n != nil {
+		s.Name = p.str(n, "scenario")
+	}
+	if n := fields["workflow"]; n != nil {
+		if wf := p.str(n, "workflow"); wf != "" {
+			s.Workflow = filepath.Join(filepath.Dir(file), wf)
+		}
+	}
+	if n := fields["input"]; n != nil {
+		s.Input = p.object(n, "input")
+	}
+	if n := fields["agents"]; n != nil {
+		p.agents(n, s)
+	}
+	s.Expect.Status = "completed"
+	if n := fields["expect"]; n != nil {
+		p.expect(n, &s.Expect)
+	}
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	return s, nil
+}
+
+type parser struct {
+	file string
+	errs []error
+}
+
+func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
+	line, col := 1, 1
+	if n != nil && n.Line > 0 {
+		line, col = n.Line, n.Column
+	}
+	p.errs = append(p.errs, &Error{File: p.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)})
+}
+
+// mapping returns a mapping's values by key, reporting unknown and missing keys.
+func (p *parser) mapping(n *yaml.Node, what string, required, optional []string) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "%s must be a mapping", what)
+		return out
+	}
+	allowed := append(slices.Clone(required), optional...)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch {
+		case !slices.Contains(allowed, k.Value):
+			if s := nearest(k.Value, allowed); s != "" {
+				p.errorf(k, "unknown key %q in %s (did you mean %q?)", k.Value, what, s)
+			} else {
+				p.errorf(k, "unknown key %q in %s", k.Value, what)
+			}
+		case out[k.Value] != nil:
+			p.errorf(k, "duplicate key %q in %s", k.Value, what)
+		default:
+			out[k.Value] = v
+		}
+	}
+	for _, r := range required {
+		if out[r] == nil {
+			p.errorf(n, "missing required key %q in %s", r, what)
+		}
+	}
+	return out
+}
+
+func (p *parser) str(n *yaml.Node, what string) string {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		p.errorf(n, "%s must be a string", what)
+		return ""
+	}
+	return n.Value
+}
+
+func (p *parser) strs(n *yaml.Node, what string) []string {
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(n, "%s must be a list", what)
+		return nil
+	}
+	out := []string{}
+	for _, c := range n.Content {
+		out = append(out, p.str(c, what+" item"))
+	}
+	return out
+}
+
+func (p *parser) object(n *yaml.Node, what string) map[string]any {
+	if n.Tag == "!!null" {
+		return map[string]any{}
+	}
+	var m map[string]any
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "%s must be a mapping", what)
+		return map[string]any{}
+	}
+	if err := n.Decode(&m); err != nil {
+		p.errorf(n, "%s: %v", what, err)
+		return map[string]any{}
+	}
+	return normalize(m).(map[string]any)
+}
+
+func (p *parser) agents(n *yaml.Node, s *Scenario) {
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "agents must be a mapping of agent id to a list of replies")
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if _, dup := s.Agents[k.Value]; dup {
+			p.errorf(k, "duplicate agent %q", k.Value)
+			continue
+		}
+		if v.Kind != yaml.SequenceNode {
+			p.errorf(v, "agent %s: replies must be a list", k.Value)
+			continue
+		}
+		replies := []Reply{}
+		for _, rn := range v.Content {
+			replies = append(replies, p.reply(rn, k.Value))
+		}
+		s.Agents[k.Value] = replies
+	}
+}
+
+func (p *parser) reply(n *yaml.Node, agent string) Reply {
+	r := Reply{Line: n.Line, Col: n.Column, Retryable: true}
+	f := p.mapping(n, "reply of "+agent, nil, []string{"trigger", "result", "error", "retryable", "reject", "delay"})
+	kinds := 0
+	if v := f["trigger"]; v != nil {
+		r.Trigger = p.str(v, "trigger")
+		kinds++
+	}
+	if v := f["error"]; v != nil {
+		r.Error = p.str(v, "error")
+		kinds++
+	}
+	if v := f["reject"]; v != nil {
+		r.Reject = p.str(v, "reject")
+		kinds++
+	}
+	if kinds != 1 {
+		p.errorf(n, "reply of %s needs exactly one of trigger, error or reject", agent)
+	}
+	if v := f["result"]; v != nil {
+		r.Result = p.object(v, "result")
+	}
+	if v := f["retryable"]; v != nil {
+		if err := v.Decode(&r.Retryable); err != nil {
+			p.errorf(v, "retryable must be true or false")
+		}
+		if r.Error == "" {
+			p.errorf(v, "retryable goes with error")
+		}
+	}
+	if v := f["delay"]; v != nil {
+		d, err := time.ParseDuration(p.str(v, "delay"))
+		if err != nil || d < 0 {
+			p.errorf(v, "delay %q is not a duration (100ms, 2s, 1h)", v.Value)
+		}
+		r.Delay = d
+	}
+	return r
+}
+
+func (p *parser) expect(n *yaml.Node, e *Expect) {
+	f := p.mapping(n, "expect", nil, []string{"status", "outcome", "states", "handoffs", "error"})
+	if v := f["status"]; v != nil {
+		e.Status = p.str(v, "status")
+		if e.Status != "completed" && e.Status != "failed" {
+			p.errorf(v, "status must be completed or failed, got %q", e.Status)
+		}
+	}
+	if v := f["outcome"]; v != nil {
+		e.Outcome = p.str(v, "outcome")
+	}
+	if v := f["states"]; v != nil {
+		e.States = p.strs(v, "states")
+	}
+	if v := f["handoffs"]; v != nil {
+		e.Handoffs = p.strs(v, "handoffs")
+	}
+	if v := f["error"]; v != nil {
+		e.Error = p.str(v, "error")
+	}
+}
+
+// normalize turns YAML-decoded values into the plain JSON-like values the
+// rules see: map[string]any, []any, string, int, float64, bool.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = normalize(x)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[fmt.Sprint(k)] = normalize(x)
+		}
+		return m
+	case []any:
+		for i, x := range t {
+			t[i] = normalize(x)
+		}
+		return t
+	default:
+		return v
+	}
+}
+
+func yamlErrLine(err error) int {
+	var line int
+	if _, scanErr := fmt.Sscanf(strings.TrimPrefix(err.Error(), "yaml: "), "line %d:", &line); scanErr == nil && line > 0 {
+		return line
+	}
+	return 1
+}
+
+// nearest returns the allowed name closest to name, if it is close enough.
+func nearest(name string, allowed []string) string {
+	best, bestD := "", 3
+	for _, a := range allowed {
+		if d := distance(name, a); d < bestD {
+			best, bestD = a, d
+		}
+	}
+	return best
+}
+
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
