@@ -3,6 +3,7 @@ package bus
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -73,13 +74,19 @@ type QueueFullError struct {
 	Capacity int
 	// BusWide is true when the bus-wide capacity, not the agent's, was reached.
 	BusWide bool
+	// Attempts is how many times the send tried, when it retried.
+	Attempts int
 }
 
 func (e *QueueFullError) Error() string {
+	scope := "capacity"
 	if e.BusWide {
-		return fmt.Sprintf("bus: %s queue full (bus capacity %d reached)", e.Agent, e.Capacity)
+		scope = "bus capacity"
 	}
-	return fmt.Sprintf("bus: %s queue full (capacity %d)", e.Agent, e.Capacity)
+	if e.Attempts > 1 {
+		return fmt.Sprintf("bus: %s queue full (%s %d, %d attempts)", e.Agent, scope, e.Capacity, e.Attempts)
+	}
+	return fmt.Sprintf("bus: %s queue full (%s %d)", e.Agent, scope, e.Capacity)
 }
 
 // Unwrap makes the error match ErrQueueFull.
@@ -150,16 +157,48 @@ type TimeoutError struct {
 	Op string
 	// MessageID is the message that was waited on.
 	MessageID string
-	// After is how long the operation waited, when known.
+	// After is how long the operation waited.
 	After time.Duration
+	// Cause is the context error when a context deadline ended the wait.
+	Cause error
 }
 
 func (e *TimeoutError) Error() string {
-	if e.After > 0 {
-		return fmt.Sprintf("bus: %s %s timed out after %s", e.Op, e.MessageID, e.After)
-	}
-	return fmt.Sprintf("bus: %s %s timed out", e.Op, e.MessageID)
+	return fmt.Sprintf("bus: %s %s timed out after %s", e.Op, e.MessageID, e.After)
 }
 
-// Unwrap makes the error match ErrTimeout.
-func (e *TimeoutError) Unwrap() error { return ErrTimeout }
+// Unwrap makes the error match ErrTimeout and its cause.
+func (e *TimeoutError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{ErrTimeout}
+	}
+	return []error{ErrTimeout, e.Cause}
+}
+
+// DeadLetterNotFoundError reports a Requeue or Discard of a message id that
+// is not in the dead-letter queue.
+type DeadLetterNotFoundError struct {
+	// MessageID is the id that was not found.
+	MessageID string
+}
+
+func (e *DeadLetterNotFoundError) Error() string {
+	return "bus: dead letter " + strconv.Quote(e.MessageID) + " not found"
+}
+
+// Unwrap makes the error match ErrDeadLetterNotFound.
+func (e *DeadLetterNotFoundError) Unwrap() error { return ErrDeadLetterNotFound }
+
+// DuplicateAgentError reports a Register of an agent id that already has a
+// mailbox.
+type DuplicateAgentError struct {
+	// Agent is the id registered twice.
+	Agent string
+}
+
+func (e *DuplicateAgentError) Error() string {
+	return "bus: agent " + strconv.Quote(e.Agent) + " already registered"
+}
+
+// Unwrap makes the error match ErrDuplicateAgent.
+func (e *DuplicateAgentError) Unwrap() error { return ErrDuplicateAgent }

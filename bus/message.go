@@ -54,6 +54,9 @@ const (
 	BroadcastAll = "*"
 	// TopicPrefix starts the to_agent of a message published on a topic.
 	TopicPrefix = "topic:"
+	// MetadataTopic is the metadata key that names the topic of the copy of
+	// a publication delivered to a subscriber.
+	MetadataTopic = "topic"
 )
 
 // Message is the one envelope for every kind of traffic between agents
@@ -96,12 +99,23 @@ type Message struct {
 }
 
 // Topic returns the topic name of a message addressed to "topic:<name>" and
-// whether it is such a message.
+// whether it is such a message. The copy a subscriber receives is addressed
+// to the subscriber and names its topic in metadata; use TopicOf for it.
 func (m *Message) Topic() (string, bool) {
 	if strings.HasPrefix(m.To, TopicPrefix) {
 		return m.To[len(TopicPrefix):], true
 	}
 	return "", false
+}
+
+// TopicOf returns the topic a received message was published on, or "" for
+// a message that was not published on a topic.
+func (m *Message) TopicOf() string {
+	if name, ok := m.Topic(); ok {
+		return name
+	}
+	s, _ := m.Metadata[MetadataTopic].(string)
+	return s
 }
 
 // Action returns content.action, or "" when it is missing or not a string.

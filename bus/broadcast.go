@@ -1,0 +1,138 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Delivery is the outcome of one copy of a broadcast or a publication.
+type Delivery struct {
+	// To is the receiving agent.
+	To string
+	// MessageID is the id of the copy sent to To.
+	MessageID string
+	// Err is nil when the copy was queued; otherwise the send error.
+	Err error
+}
+
+// Broadcast sends a copy of m to every registered agent except its sender
+// (RF-009 scenario 3), in agent-id order. It sets to_agent to "*" and, when
+// empty, message_type to BROADCAST. Every copy is identical except for its
+// to_agent and message_id, and shares the conversation_id of m; its content
+// and metadata maps are copies of the top level of m's. It returns one
+// Delivery per recipient and the errors of the failed ones joined.
+func (b *Bus) Broadcast(ctx context.Context, m *Message, opts ...SendOption) ([]Delivery, error) {
+	return b.broadcastTo(ctx, m, opts, b.recipientsExcept)
+}
+
+// BroadcastToTypes is Broadcast restricted to the agents registered with
+// one of types (WithAgentType), RF-009 scenario 17. An empty types is a
+// *ValidationError on field "agent_types".
+func (b *Bus) BroadcastToTypes(ctx context.Context, types []string, m *Message, opts ...SendOption) ([]Delivery, error) {
+	if len(types) == 0 {
+		return nil, &ValidationError{Field: "agent_types", Reason: "is required"}
+	}
+	return b.broadcastTo(ctx, m, opts, func(from string) []*mailbox {
+		return b.recipients(func(mb *mailbox) bool {
+			return mb.id != from && slices.Contains(types, mb.agentType)
+		})
+	})
+}
+
+func (b *Bus) broadcastTo(ctx context.Context, m *Message, opts []SendOption, pick func(from string) []*mailbox) ([]Delivery, error) {
+	start := b.clock.Now()
+	if m != nil {
+		m.To = BroadcastAll
+		if m.Type == "" {
+			m.Type = MessageBroadcast
+		}
+	}
+	if err := b.admit(ctx, m); err != nil {
+		return nil, err
+	}
+	var sc sendConfig
+	if len(opts) > 0 {
+		sc = b.sendOptions(opts)
+	}
+	return b.fanOut(ctx, m, start, sc, pick(m.From), "")
+}
+
+// recipientsExcept returns every mailbox but from's, in id order.
+func (b *Bus) recipientsExcept(from string) []*mailbox {
+	return b.recipients(func(mb *mailbox) bool { return mb.id != from })
+}
+
+func (b *Bus) recipients(keep func(*mailbox) bool) []*mailbox {
+	dir := b.dir.Load()
+	out := make([]*mailbox, 0, len(dir.ids))
+	for _, id := range dir.ids {
+		if mb := dir.byID[id]; keep(mb) {
+			out = append(out, mb)
+		}
+	}
+	return out
+}
+
+// fanOut queues a copy of tmpl for each mailbox of to. topic is the topic
+// name for a publication, "" for a broadcast.
+func (b *Bus) fanOut(ctx context.Context, tmpl *Message, start time.Time, sc sendConfig, to []*mailbox, topic string) ([]Delivery, error) {
+	b.fill(tmpl, start)
+	out := make([]Delivery, len(to))
+	var pend []pendingSend
+	for i, mb := range to {
+		c := b.copyFor(tmpl, mb.id, topic)
+		out[i] = Delivery{To: mb.id, MessageID: c.MessageID}
+		err := b.enqueue(mb, c, start, sc.retry)
+		switch {
+		case err == errGone:
+			err = b.unroutable(c, start)
+		case err != nil && sc.retry:
+			pend = append(pend, pendingSend{mb: mb, m: c, start: start, err: err, idx: i})
+			err = nil
+		}
+		out[i].Err = err
+	}
+	if len(pend) > 0 {
+		b.retry(ctx, pend, sc.schedule)
+		for _, p := range pend {
+			out[p.idx].Err = p.err
+		}
+	}
+	errs := make([]error, 0, len(out))
+	for _, d := range out {
+		if d.Err != nil {
+			errs = append(errs, d.Err)
+		}
+	}
+	d := b.clock.Now().Sub(start)
+	category := "broadcast"
+	if topic != "" {
+		category = "publish"
+	} else {
+		b.broadcasts.Add(1)
+		b.broadcastLatency.record(d)
+	}
+	if ce := b.log.Check(zap.InfoLevel, category); ce != nil {
+		ce.Write(zap.String("category", category), messageFields(tmpl), zap.String("topic", topic),
+			zap.Int("recipients", len(out)), zap.Int("failed", len(errs)), zap.Duration("latency", d))
+	}
+	return out, errors.Join(errs...)
+}
+
+// copyFor returns the copy of tmpl addressed to agent, with its own id.
+func (b *Bus) copyFor(tmpl *Message, agent, topic string) *Message {
+	c := tmpl.Clone()
+	c.MessageID = b.cfg.ids()
+	c.To = agent
+	if topic != "" {
+		if c.Metadata == nil {
+			c.Metadata = make(map[string]any, 1)
+		}
+		c.Metadata[MetadataTopic] = topic
+	}
+	return c
+}

@@ -1,0 +1,144 @@
+package bus
+
+import "sync"
+
+// entry is a queued message with the bus's bookkeeping, stored by value in
+// the rings so that queueing a message allocates nothing.
+type entry struct {
+	m   *Message
+	enq int64 // bus-clock unix nanoseconds when enqueued
+	exp int64 // bus-clock unix nanoseconds when the TTL runs out
+}
+
+// ring is a FIFO of entries on a power-of-two circular buffer.
+type ring struct {
+	buf  []entry
+	head int
+	n    int
+}
+
+func (r *ring) push(e entry) {
+	if r.n == len(r.buf) {
+		r.grow()
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = e
+	r.n++
+}
+
+func (r *ring) pop() entry {
+	e := r.buf[r.head]
+	r.buf[r.head] = entry{}
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
+	return e
+}
+
+func (r *ring) grow() {
+	size := max(8, 2*len(r.buf))
+	buf := make([]entry, size)
+	for i := 0; i < r.n; i++ {
+		buf[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+	}
+	r.buf, r.head = buf, 0
+}
+
+// removeIf drops, in order, every entry for which drop returns true.
+func (r *ring) removeIf(drop func(entry) bool) {
+	kept := 0
+	for i := 0; i < r.n; i++ {
+		e := r.buf[(r.head+i)&(len(r.buf)-1)]
+		if drop(e) {
+			continue
+		}
+		r.buf[(r.head+kept)&(len(r.buf)-1)] = e
+		kept++
+	}
+	for i := kept; i < r.n; i++ {
+		r.buf[(r.head+i)&(len(r.buf)-1)] = entry{}
+	}
+	r.n = kept
+}
+
+// counts are one mailbox's accounting figures. They change only under the
+// mailbox's lock, each transition keeping
+// accepted = delivered + dead + depth + retrying.
+type counts struct {
+	accepted  uint64
+	delivered uint64
+	dead      uint64
+	deadBy    [numReasons]uint64
+	expired   uint64
+	handoffs  uint64
+	depth     int
+	retrying  int
+}
+
+func (c *counts) add(o *counts) {
+	c.accepted += o.accepted
+	c.delivered += o.delivered
+	c.dead += o.dead
+	for i := range c.deadBy {
+		c.deadBy[i] += o.deadBy[i]
+	}
+	c.expired += o.expired
+	c.handoffs += o.handoffs
+	c.depth += o.depth
+	c.retrying += o.retrying
+}
+
+// mailbox is one agent's queue: a FIFO ring per priority.
+type mailbox struct {
+	id        string
+	agentType string
+	capacity  int
+	shard     *shard
+	ready     chan struct{} // cap 1: signalled when the mailbox becomes non-empty
+	gone      chan struct{} // closed at Unregister
+
+	mu       sync.Mutex
+	closed   bool
+	rings    [numPriorities]ring
+	c        counts
+	inflight map[string]*Message // received, requires_ack, not yet acked
+}
+
+func newMailbox(id, agentType string, capacity int, sh *shard) *mailbox {
+	return &mailbox{
+		id:        id,
+		agentType: agentType,
+		capacity:  capacity,
+		shard:     sh,
+		ready:     make(chan struct{}, 1),
+		gone:      make(chan struct{}),
+	}
+}
+
+// pushLocked queues e at its priority and wakes a waiter if the mailbox was
+// empty.
+func (mb *mailbox) pushLocked(e entry) {
+	mb.rings[e.m.Priority.index()].push(e)
+	mb.c.depth++
+	if mb.c.depth == 1 {
+		mb.signal()
+	}
+}
+
+// popLocked takes the oldest entry of the highest non-empty priority.
+func (mb *mailbox) popLocked() (entry, bool) {
+	for p := numPriorities - 1; p >= 0; p-- {
+		if mb.rings[p].n > 0 {
+			mb.c.depth--
+			return mb.rings[p].pop(), true
+		}
+	}
+	return entry{}, false
+}
+
+// signal marks the mailbox ready without blocking; a pending signal is
+// enough for any number of messages.
+func (mb *mailbox) signal() {
+	select {
+	case mb.ready <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,262 @@
+package bus_test
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/bus"
+)
+
+func validMessage() *bus.Message {
+	return &bus.Message{
+		Type:    bus.MessageRequest,
+		From:    "FlightAgent",
+		To:      "PaymentAgent",
+		Content: map[string]any{"action": "process_payment", "parameters": map[string]any{"amount": 450.0}},
+	}
+}
+
+func TestMessage_Validate(t *testing.T) {
+	tests := []struct {
+		name   string
+		edit   func(m *bus.Message)
+		field  string
+		reason string // substring of the error text; "" when valid
+	}{
+		{"valid", func(m *bus.Message) {}, "", ""},
+		{"missing content", func(m *bus.Message) { m.Content = nil }, "content", "bus: content is required"},
+		{"missing action", func(m *bus.Message) { delete(m.Content, "action") }, "content.action", "bus: content.action is required"},
+		{"empty action", func(m *bus.Message) { m.Content["action"] = "" }, "content.action", "bus: content.action is required"},
+		{"action not a string", func(m *bus.Message) { m.Content["action"] = 3 }, "content.action", "bus: content.action must be a string"},
+		{"missing to", func(m *bus.Message) { m.To = "" }, "to_agent", "bus: to_agent is required"},
+		{"topic without name", func(m *bus.Message) { m.To = "topic:" }, "to_agent", "bus: to_agent names no topic"},
+		{"missing from", func(m *bus.Message) { m.From = "" }, "from_agent", "bus: from_agent is required"},
+		{"missing type", func(m *bus.Message) { m.Type = "" }, "message_type", "bus: message_type is required"},
+		{"unknown type", func(m *bus.Message) { m.Type = "SHOUT" }, "message_type", `bus: message_type is unknown: "SHOUT"`},
+		{"unknown priority", func(m *bus.Message) { m.Priority = 9 }, "priority", "bus: priority is unknown: 9"},
+		{"response without in_reply_to", func(m *bus.Message) { m.Type = bus.MessageResponse }, "in_reply_to", "bus: in_reply_to is required for RESPONSE"},
+		{"ack without in_reply_to", func(m *bus.Message) { m.Type = bus.MessageAck }, "in_reply_to", "bus: in_reply_to is required for ACK"},
+		{"response with in_reply_to", func(m *bus.Message) { m.Type = bus.MessageResponse; m.InReplyTo = "x" }, "", ""},
+		{"negative ttl", func(m *bus.Message) { m.TTL = -time.Second }, "ttl", "bus: ttl must not be negative"},
+		{"ttl over 24h", func(m *bus.Message) { m.TTL = 25 * time.Hour }, "ttl", "bus: ttl exceeds the maximum of 24h"},
+		{"ttl of 24h", func(m *bus.Message) { m.TTL = 24 * time.Hour }, "", ""},
+		{"payload over 1 MiB", func(m *bus.Message) { m.Content["blob"] = strings.Repeat("x", 1<<20) }, "content", "bus: content exceeds the 1 MiB payload limit"},
+		{"metadata pushes over 1 MiB", func(m *bus.Message) {
+			m.Content["blob"] = strings.Repeat("x", 600<<10)
+			m.Metadata = map[string]any{"blob": strings.Repeat("y", 600<<10)}
+		}, "content", "exceeds the 1 MiB payload limit"},
+		{"payload just under 1 MiB", func(m *bus.Message) { m.Content["blob"] = strings.Repeat("x", 1<<19) }, "", ""},
+		{"NaN in content", func(m *bus.Message) { m.Content["x"] = math.NaN() }, "content", "bus: content cannot be encoded as JSON"},
+		{"channel in metadata", func(m *bus.Message) { m.Metadata = map[string]any{"c": make(chan int)} }, "metadata", "bus: metadata cannot be encoded as JSON"},
+		{"struct in content", func(m *bus.Message) { m.Content["s"] = struct{ A int }{1} }, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := validMessage()
+			tc.edit(m)
+			err := m.Validate()
+			if tc.reason == "" {
+				if err != nil {
+					t.Fatalf("got %v, want nil", err)
+				}
+				return
+			}
+			var ve *bus.ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("got %v, want a *ValidationError", err)
+			}
+			if ve.Field != tc.field {
+				t.Errorf("got field %q, want %q", ve.Field, tc.field)
+			}
+			if !strings.Contains(err.Error(), tc.reason) {
+				t.Errorf("got %q, want it to contain %q", err, tc.reason)
+			}
+			if !errors.Is(err, bus.ErrValidation) || !errors.Is(err, bus.ErrCommunication) {
+				t.Errorf("got %v, want it to match ErrValidation and ErrCommunication", err)
+			}
+		})
+	}
+}
+
+func TestMessage_ValidateNil(t *testing.T) {
+	var m *bus.Message
+	if err := m.Validate(); !errors.Is(err, bus.ErrValidation) {
+		t.Fatalf("got %v, want ErrValidation", err)
+	}
+}
+
+func TestParsePriority(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bus.Priority
+		err  bool
+	}{
+		{"CRITICAL", bus.PriorityCritical, false},
+		{"urgent", bus.PriorityCritical, false},
+		{"High", bus.PriorityHigh, false},
+		{"NORMAL", bus.PriorityNormal, false},
+		{"medium", bus.PriorityNormal, false},
+		{" low ", bus.PriorityLow, false},
+		{"BLOCKER", bus.PriorityNormal, true},
+		{"", bus.PriorityNormal, true},
+	}
+	for _, tc := range tests {
+		got, err := bus.ParsePriority(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("ParsePriority(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+		if err != nil && !errors.Is(err, bus.ErrValidation) {
+			t.Errorf("ParsePriority(%q) error %v does not match ErrValidation", tc.in, err)
+		}
+	}
+}
+
+func TestPriority_OrderAndStrings(t *testing.T) {
+	if !(bus.PriorityLow < bus.PriorityNormal && bus.PriorityNormal < bus.PriorityHigh && bus.PriorityHigh < bus.PriorityCritical) {
+		t.Fatal("got priorities out of order, want LOW < NORMAL < HIGH < CRITICAL")
+	}
+	var zero bus.Priority
+	if zero != bus.PriorityNormal {
+		t.Errorf("got zero value %v, want NORMAL", zero)
+	}
+	for p, want := range map[bus.Priority]string{bus.PriorityLow: "LOW", bus.PriorityNormal: "NORMAL", bus.PriorityHigh: "HIGH", bus.PriorityCritical: "CRITICAL", 7: "Priority(7)"} {
+		if got := p.String(); got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+}
+
+func TestPriorityFromRank(t *testing.T) {
+	tests := map[int]bus.Priority{-3: bus.PriorityCritical, 1: bus.PriorityCritical, 2: bus.PriorityHigh, 4: bus.PriorityHigh,
+		5: bus.PriorityNormal, 9: bus.PriorityNormal, 10: bus.PriorityLow, 100: bus.PriorityLow}
+	for rank, want := range tests {
+		if got := bus.PriorityFromRank(rank); got != want {
+			t.Errorf("PriorityFromRank(%d) = %v, want %v", rank, got, want)
+		}
+	}
+}
+
+func TestMessage_JSONRoundTrip(t *testing.T) {
+	m := &bus.Message{
+		MessageID:      "6f1c0d4e-8a7b-4c1e-9f00-1234567890ab",
+		ConversationID: "conv-1",
+		CorrelationID:  "cor_123",
+		InReplyTo:      "req-1",
+		Type:           bus.MessageResponse,
+		From:           "PaymentAgent",
+		To:             "HotelAgent",
+		Priority:       bus.PriorityHigh,
+		Content:        map[string]any{"action": "payment_done", "amount": 450.5, "ok": true, "items": []any{"a", 1.0, nil}},
+		Metadata:       map[string]any{"workflow_id": "wf_refund_123"},
+		TTL:            90*time.Second + 250*time.Millisecond + 1,
+		RequiresAck:    true,
+		Sequence:       42,
+		Timestamp:      time.Date(2025, 11, 16, 10, 0, 5, 123456789, time.FixedZone("CET", 3600)),
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"timestamp":"2025-11-16T09:00:05.123456789Z"`, `"ttl":90.250000001`, `"priority":"HIGH"`, `"message_type":"RESPONSE"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("got %s, want it to contain %s", data, want)
+		}
+	}
+	var got bus.Message
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := *m
+	want.Timestamp = m.Timestamp.UTC()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	again, err := json.Marshal(&got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(data) {
+		t.Errorf("got %s, want %s", again, data)
+	}
+}
+
+func TestMessage_UnmarshalJSONForms(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		ttl     time.Duration
+		ts      time.Time
+		prio    bus.Priority
+		errText string
+	}{
+		{"seconds", `{"ttl":60}`, time.Minute, time.Time{}, bus.PriorityNormal, ""},
+		{"fraction", `{"ttl":0.5}`, 500 * time.Millisecond, time.Time{}, bus.PriorityNormal, ""},
+		{"exponent", `{"ttl":1e2}`, 100 * time.Second, time.Time{}, bus.PriorityNormal, ""},
+		{"duration string", `{"ttl":"1m30s"}`, 90 * time.Second, time.Time{}, bus.PriorityNormal, ""},
+		{"null ttl", `{"ttl":null}`, 0, time.Time{}, bus.PriorityNormal, ""},
+		{"negative", `{"ttl":-5}`, -5 * time.Second, time.Time{}, bus.PriorityNormal, ""},
+		{"too precise", `{"ttl":1.0000000001}`, 0, time.Time{}, bus.PriorityNormal, "bus: ttl is finer than a nanosecond"},
+		{"huge", `{"ttl":99999999999999999999}`, 0, time.Time{}, bus.PriorityNormal, "bus: ttl is out of range"},
+		{"bad string", `{"ttl":"soon"}`, 0, time.Time{}, bus.PriorityNormal, `bus: ttl is not a duration: "soon"`},
+		{"timestamp without zone", `{"timestamp":"2025-11-16T10:00:00"}`, 0, time.Date(2025, 11, 16, 10, 0, 0, 0, time.UTC), bus.PriorityNormal, ""},
+		{"timestamp with offset", `{"timestamp":"2025-11-16T10:00:00+02:00"}`, 0, time.Date(2025, 11, 16, 8, 0, 0, 0, time.UTC), bus.PriorityNormal, ""},
+		{"bad timestamp", `{"timestamp":"yesterday"}`, 0, time.Time{}, bus.PriorityNormal, `bus: timestamp is not ISO 8601: "yesterday"`},
+		{"alias priority", `{"priority":"MEDIUM"}`, 0, time.Time{}, bus.PriorityNormal, ""},
+		{"urgent priority", `{"priority":"urgent"}`, 0, time.Time{}, bus.PriorityCritical, ""},
+		{"numeric priority", `{"priority":1}`, 0, time.Time{}, bus.PriorityNormal, "bus: priority must be a priority name string"},
+		{"unknown priority", `{"priority":"BLOCKER"}`, 0, time.Time{}, bus.PriorityNormal, `bus: priority is unknown: "BLOCKER"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var m bus.Message
+			err := json.Unmarshal([]byte(tc.in), &m)
+			if tc.errText != "" {
+				if err == nil || err.Error() != tc.errText {
+					t.Fatalf("got %v, want %q", err, tc.errText)
+				}
+				if !errors.Is(err, bus.ErrValidation) {
+					t.Errorf("got %v, want it to match ErrValidation", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.TTL != tc.ttl || !m.Timestamp.Equal(tc.ts) || m.Priority != tc.prio {
+				t.Errorf("got ttl %v ts %v prio %v, want %v %v %v", m.TTL, m.Timestamp, m.Priority, tc.ttl, tc.ts, tc.prio)
+			}
+		})
+	}
+}
+
+func TestMessage_MarshalInvalidPriority(t *testing.T) {
+	m := validMessage()
+	m.Priority = 12
+	if _, err := json.Marshal(m); err == nil || !errors.Is(err, bus.ErrValidation) {
+		t.Fatalf("got %v, want an error matching ErrValidation", err)
+	}
+}
+
+func TestMessage_CloneAndHelpers(t *testing.T) {
+	m := validMessage()
+	m.Metadata = map[string]any{"k": "v"}
+	c := m.Clone()
+	c.Content["action"] = "changed"
+	c.Metadata["k"] = "changed"
+	if m.Action() != "process_payment" || m.Metadata["k"] != "v" {
+		t.Errorf("got original %v %v, want it untouched by edits of the clone", m.Content, m.Metadata)
+	}
+	m.To = "topic:orders"
+	if name, ok := m.Topic(); !ok || name != "orders" || m.TopicOf() != "orders" {
+		t.Errorf("got topic %q %v, want orders true", name, ok)
+	}
+	m.Timestamp = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got, want := m.ExpiresAt(), m.Timestamp.Add(bus.DefaultTTL); !got.Equal(want) {
+		t.Errorf("got expiry %v, want %v", got, want)
+	}
+}

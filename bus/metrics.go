@@ -1,0 +1,165 @@
+package bus
+
+import "slices"
+
+// Snapshot is a consistent reading of the bus's metrics (RT-011's list).
+// Counters are cumulative since New. The accounting invariant of SPEC §4
+// holds in every snapshot:
+//
+//	Accepted == Delivered + DeadLettered + Queued
+//
+// where Queued counts the messages waiting in mailboxes and those waiting
+// for a retry (Retrying).
+type Snapshot struct {
+	// Accepted counts messages the bus took responsibility for: valid,
+	// addressed copies, whether they were then queued, delivered or
+	// dead-lettered. It is RF-009's messages_sent_count.
+	Accepted uint64
+	// Delivered counts messages handed to a receiver (messages_received_count).
+	Delivered uint64
+	// DeadLettered counts messages moved to the dead-letter queue, including
+	// those later discarded or requeued.
+	DeadLettered uint64
+	// Queued is the number of accepted messages not yet delivered nor
+	// dead-lettered: in a mailbox or waiting for a retry.
+	Queued int
+	// Retrying is the part of Queued waiting for a retry of a full mailbox.
+	Retrying int
+	// Expired counts messages whose TTL ran out before delivery.
+	Expired uint64
+	// DeadLettersByReason splits DeadLettered by reason.
+	DeadLettersByReason map[DeadLetterReason]uint64
+	// DeadLettersHeld is the current length of the dead-letter queue.
+	DeadLettersHeld int
+	// ValidationErrors counts messages refused as invalid.
+	ValidationErrors uint64
+	// Broadcasts counts Broadcast and BroadcastToTypes calls that reached
+	// the fan-out.
+	Broadcasts uint64
+	// Published counts publications on topics.
+	Published uint64
+	// Handoffs counts HANDOFF messages queued.
+	Handoffs uint64
+	// Retries counts retry attempts of sends to full mailboxes.
+	Retries uint64
+	// Requeued and Discarded count dead-letter operations.
+	Requeued, Discarded uint64
+	// Acks counts acknowledgements sent with Ack.
+	Acks uint64
+	// Agents has one entry per registered agent, sorted by id.
+	Agents []AgentStats
+	// Send is the time from entering a send to the message being queued.
+	Send LatencySummary
+	// Receive is the time a receive call takes.
+	Receive LatencySummary
+	// Wait is the time delivered messages spent in their mailbox.
+	Wait LatencySummary
+	// Handoff is Wait for HANDOFF messages: from send to receipt.
+	Handoff LatencySummary
+	// RoundTrip is the time from Request to its response.
+	RoundTrip LatencySummary
+	// Broadcast is the time a broadcast takes to queue every copy.
+	Broadcast LatencySummary
+	// Ack is the time from a message's timestamp to its acknowledgement.
+	Ack LatencySummary
+}
+
+// AgentStats are one mailbox's figures.
+type AgentStats struct {
+	// Agent and Type identify the mailbox's owner.
+	Agent, Type string
+	// Depth is the number of messages queued; Capacity its limit.
+	Depth, Capacity int
+	// AwaitingAck counts received requires_ack messages not yet acked.
+	AwaitingAck int
+	// Accepted, Delivered and DeadLettered are the mailbox's counters.
+	Accepted, Delivered, DeadLettered uint64
+}
+
+// Balanced reports whether the accounting invariant holds.
+func (s Snapshot) Balanced() bool {
+	return s.Queued >= 0 && s.Accepted == s.Delivered+s.DeadLettered+uint64(s.Queued)
+}
+
+// DropRate is the share of accepted messages that were dead-lettered
+// (RT-011's message drop rate), zero when nothing was accepted.
+func (s Snapshot) DropRate() float64 {
+	if s.Accepted == 0 {
+		return 0
+	}
+	return float64(s.DeadLettered) / float64(s.Accepted)
+}
+
+// Metrics returns a snapshot of the bus's metrics. It briefly locks each
+// mailbox in turn; it is meant for scrapes and tests, not for a hot path.
+func (b *Bus) Metrics() Snapshot {
+	var s Snapshot
+	var total counts
+	b.mu.Lock()
+	dir := b.dir.Load()
+	s.Agents = make([]AgentStats, 0, len(dir.ids))
+	for _, id := range dir.ids {
+		mb := dir.byID[id]
+		mb.mu.Lock()
+		c := mb.c
+		awaiting := len(mb.inflight)
+		mb.mu.Unlock()
+		total.add(&c)
+		s.Agents = append(s.Agents, AgentStats{
+			Agent: id, Type: mb.agentType, Depth: c.depth, Capacity: mb.capacity, AwaitingAck: awaiting,
+			Accepted: c.accepted, Delivered: c.delivered, DeadLettered: c.dead,
+		})
+	}
+	b.retiredBoxes = slices.DeleteFunc(b.retiredBoxes, func(mb *mailbox) bool {
+		mb.mu.Lock()
+		defer mb.mu.Unlock()
+		if mb.c.retrying == 0 {
+			b.extra.add(&mb.c)
+			mb.c = counts{}
+			return true
+		}
+		total.add(&mb.c)
+		return false
+	})
+	total.add(&b.extra)
+	b.mu.Unlock()
+
+	s.Accepted, s.Delivered, s.DeadLettered = total.accepted, total.delivered, total.dead
+	s.Queued = total.depth + total.retrying
+	s.Retrying = total.retrying
+	s.Expired = total.expired
+	s.Handoffs = total.handoffs
+	s.DeadLettersByReason = make(map[DeadLetterReason]uint64, numReasons)
+	for i, r := range reasons {
+		s.DeadLettersByReason[r] = total.deadBy[i]
+	}
+	b.dlq.mu.Lock()
+	s.DeadLettersHeld = len(b.dlq.items)
+	b.dlq.mu.Unlock()
+	s.ValidationErrors = b.validationErrors.Load()
+	s.Broadcasts = b.broadcasts.Load()
+	s.Published = b.published.Load()
+	s.Retries = b.retries.Load()
+	s.Requeued = b.requeued.Load()
+	s.Discarded = b.discarded.Load()
+	s.Acks = b.acks.Load()
+
+	var send, receive, wait, handoff histCounts
+	for i := range b.shards {
+		send.add(&b.shards[i].send)
+		receive.add(&b.shards[i].receive)
+		wait.add(&b.shards[i].wait)
+		handoff.add(&b.shards[i].handoff)
+	}
+	s.Send, s.Receive, s.Wait, s.Handoff = send.summary(), receive.summary(), wait.summary(), handoff.summary()
+	s.RoundTrip = summarize(&b.roundTrip)
+	s.Broadcast = summarize(&b.broadcastLatency)
+	s.Ack = summarize(&b.ackLatency)
+	return s
+}
+
+func summarize(h *histogram) LatencySummary {
+	var c histCounts
+	c.add(h)
+	return c.summary()
+}

@@ -1,0 +1,223 @@
+package bus
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/internal/clock"
+)
+
+// Defaults of the bus configuration (RT-011 §6).
+const (
+	// DefaultMailboxCapacity is the number of messages one agent's mailbox
+	// holds before sends to it are refused.
+	DefaultMailboxCapacity = 1000
+	// DefaultCapacity is the number of messages all mailboxes hold together.
+	DefaultCapacity = 10000
+	// DefaultRequestTimeout bounds Request when its context has no earlier
+	// deadline.
+	DefaultRequestTimeout = 30 * time.Second
+	// DefaultTopicRetention is how long a topic keeps its messages for late
+	// subscribers.
+	DefaultTopicRetention = time.Hour
+	// DefaultTopicRetainMax bounds the number of messages a topic retains.
+	DefaultTopicRetainMax = 1000
+	// DefaultDeadLetterLimit bounds the dead letters the bus holds; the
+	// oldest are dropped first (they stay counted in the metrics).
+	DefaultDeadLetterLimit = 10000
+)
+
+// DefaultRetrySchedule is RT-011's backoff for a send to a full mailbox:
+// retry after 100ms, then 500ms, then 2s.
+func DefaultRetrySchedule() []time.Duration {
+	return []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}
+}
+
+// config is the bus configuration after options and defaults.
+type config struct {
+	logger          *zap.Logger
+	clock           clock.Clock
+	ids             func() string
+	capacity        int
+	mailboxCapacity int
+	retrySchedule   []time.Duration
+	requestTimeout  time.Duration
+	topicRetention  time.Duration
+	topicRetainMax  int
+	deadLetterLimit int
+	sweepInterval   time.Duration
+}
+
+func defaultConfig() config {
+	return config{
+		logger:          zap.NewNop(),
+		clock:           clock.Real(),
+		ids:             uuid.NewString,
+		capacity:        DefaultCapacity,
+		mailboxCapacity: DefaultMailboxCapacity,
+		retrySchedule:   DefaultRetrySchedule(),
+		requestTimeout:  DefaultRequestTimeout,
+		topicRetention:  DefaultTopicRetention,
+		topicRetainMax:  DefaultTopicRetainMax,
+		deadLetterLimit: DefaultDeadLetterLimit,
+	}
+}
+
+// Option configures a Bus.
+type Option func(*config)
+
+// WithLogger sets the logger for sends, broadcasts, expiries and dead
+// letters; nil keeps the default zap.NewNop().
+func WithLogger(l *zap.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// WithClock sets the clock used for timestamps, TTLs, latencies, retries and
+// timeouts; nil keeps clock.Real().
+func WithClock(cl clock.Clock) Option {
+	return func(c *config) {
+		if cl != nil {
+			c.clock = cl
+		}
+	}
+}
+
+// WithIDs sets the generator of message ids (UUID v4 by default); a
+// deterministic generator makes replays byte-identical. nil keeps the
+// default.
+func WithIDs(next func() string) Option {
+	return func(c *config) {
+		if next != nil {
+			c.ids = next
+		}
+	}
+}
+
+// WithCapacity sets how many messages all mailboxes may hold together;
+// n <= 0 keeps DefaultCapacity.
+func WithCapacity(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.capacity = n
+		}
+	}
+}
+
+// WithDefaultMailboxCapacity sets the capacity of mailboxes registered
+// without WithMailboxCapacity; n <= 0 keeps DefaultMailboxCapacity.
+func WithDefaultMailboxCapacity(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.mailboxCapacity = n
+		}
+	}
+}
+
+// WithRetrySchedule sets the waits between attempts of a send made with
+// WithRetry() and no schedule of its own. Non-positive waits are dropped; an
+// empty schedule means such sends are not retried.
+func WithRetrySchedule(waits ...time.Duration) Option {
+	return func(c *config) { c.retrySchedule = positive(waits) }
+}
+
+// WithRequestTimeout sets how long Request waits for a response when its
+// context has no earlier deadline; d <= 0 keeps DefaultRequestTimeout.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.requestTimeout = d
+		}
+	}
+}
+
+// WithTopicRetention sets how long, and how many, messages a topic keeps to
+// replay to late subscribers. window <= 0 disables retention; max <= 0 keeps
+// DefaultTopicRetainMax.
+func WithTopicRetention(window time.Duration, max int) Option {
+	return func(c *config) {
+		c.topicRetention = window
+		if max > 0 {
+			c.topicRetainMax = max
+		}
+	}
+}
+
+// WithDeadLetterLimit bounds how many dead letters the bus holds; n <= 0
+// keeps DefaultDeadLetterLimit.
+func WithDeadLetterLimit(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.deadLetterLimit = n
+		}
+	}
+}
+
+// WithExpirySweep makes the bus purge expired messages from every mailbox
+// every interval, on a timer it owns and Close stops. Without it (the
+// default) expiry is checked when a message would be delivered and when a
+// full mailbox needs room.
+func WithExpirySweep(interval time.Duration) Option {
+	return func(c *config) { c.sweepInterval = interval }
+}
+
+// MailboxOption configures one agent's mailbox at Register.
+type MailboxOption func(*mailboxConfig)
+
+type mailboxConfig struct {
+	agentType string
+	capacity  int
+}
+
+// WithAgentType records the agent's type, used by BroadcastToTypes.
+func WithAgentType(t string) MailboxOption {
+	return func(c *mailboxConfig) { c.agentType = t }
+}
+
+// WithMailboxCapacity overrides the capacity of this agent's mailbox. A
+// value below 1 makes Register fail with a *ValidationError.
+func WithMailboxCapacity(n int) MailboxOption {
+	return func(c *mailboxConfig) { c.capacity = n }
+}
+
+// SendOption configures one send (Send, SendAll, Broadcast, Publish...).
+type SendOption func(*sendConfig)
+
+type sendConfig struct {
+	retry    bool
+	schedule []time.Duration
+	timeout  time.Duration
+}
+
+// WithRetry makes a send to a full mailbox retry instead of failing at
+// once: it waits for each duration of waits in turn (the bus's schedule,
+// 100ms, 500ms, 2s by default, when waits is empty) and tries again. The
+// call blocks until the message fits, the schedule is exhausted (the message
+// is dead-lettered "max_retries"), ctx is done or the bus closes.
+func WithRetry(waits ...time.Duration) SendOption {
+	return func(c *sendConfig) {
+		c.retry = true
+		c.schedule = positive(waits)
+	}
+}
+
+// WithTimeout bounds how long Request waits for its response, overriding
+// the bus's request timeout.
+func WithTimeout(d time.Duration) SendOption {
+	return func(c *sendConfig) { c.timeout = d }
+}
+
+func positive(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, 0, len(ds))
+	for _, d := range ds {
+		if d > 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}

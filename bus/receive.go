@@ -1,0 +1,202 @@
+package bus
+
+import (
+	"context"
+	"time"
+)
+
+// Receive removes and returns up to max messages from agentID's mailbox (all
+// of them when max <= 0): the highest priority first and, within a priority,
+// in send order. Expired messages are never returned: they are dead-lettered
+// "ttl_expired" on the way. An empty mailbox returns an empty slice.
+func (b *Bus) Receive(agentID string, max int) ([]*Message, error) {
+	mb, err := b.mailboxFor(agentID)
+	if err != nil {
+		return nil, err
+	}
+	start := b.clock.Now()
+	now := start.UnixNano()
+	var expired []*Message
+	mb.mu.Lock()
+	n := mb.c.depth
+	if max > 0 && max < n {
+		n = max
+	}
+	out := make([]*Message, 0, n)
+	for len(out) < n {
+		m, ok := b.takeLocked(mb, now, start, &expired)
+		if !ok {
+			break
+		}
+		out = append(out, m)
+	}
+	if mb.c.depth > 0 {
+		mb.signal()
+	}
+	mb.mu.Unlock()
+	b.logExpired(expired)
+	mb.shard.receive.record(b.clock.Now().Sub(start))
+	return out, nil
+}
+
+// TryReceive removes and returns the next message of agentID's mailbox, if
+// there is one, without blocking and without allocating. ok is false when
+// the mailbox is empty.
+func (b *Bus) TryReceive(agentID string) (m *Message, ok bool, err error) {
+	mb, err := b.mailboxFor(agentID)
+	if err != nil {
+		return nil, false, err
+	}
+	m, ok, err = b.takeOne(mb)
+	return m, ok, err
+}
+
+// ReceiveWait removes and returns the next message of agentID's mailbox,
+// waiting until one arrives, ctx is done (ctx.Err() is returned), the bus
+// closes (ErrClosed) or the agent is unregistered (ErrUnknownAgent).
+func (b *Bus) ReceiveWait(ctx context.Context, agentID string) (*Message, error) {
+	mb, err := b.mailboxFor(agentID)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		m, ok, err := b.takeOne(mb)
+		if err != nil || ok {
+			return m, err
+		}
+		select {
+		case <-mb.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-b.done:
+			return nil, ErrClosed
+		case <-mb.gone:
+			return nil, &UnknownAgentError{Agent: agentID}
+		}
+	}
+}
+
+// Ready returns a channel that receives a value when agentID's mailbox
+// becomes non-empty, so that one event loop can wait on many mailboxes with
+// a select and then call TryReceive or Receive. A signal may be stale (the
+// mailbox was emptied meanwhile): treat it as a hint. A receive that leaves
+// messages behind signals again. Ready returns nil, which blocks forever in
+// a select, for an agent that is not registered.
+func (b *Bus) Ready(agentID string) <-chan struct{} {
+	if mb := b.lookup(agentID); mb != nil {
+		return mb.ready
+	}
+	return nil
+}
+
+func (b *Bus) mailboxFor(agentID string) (*mailbox, error) {
+	if b.isClosed() {
+		return nil, ErrClosed
+	}
+	mb := b.lookup(agentID)
+	if mb == nil {
+		return nil, &UnknownAgentError{Agent: agentID}
+	}
+	return mb, nil
+}
+
+// takeOne is the receive hot path: one lock, no allocation.
+func (b *Bus) takeOne(mb *mailbox) (*Message, bool, error) {
+	start := b.clock.Now()
+	var expired []*Message
+	mb.mu.Lock()
+	if mb.closed {
+		mb.mu.Unlock()
+		return nil, false, &UnknownAgentError{Agent: mb.id}
+	}
+	m, ok := b.takeLocked(mb, start.UnixNano(), start, &expired)
+	if ok && mb.c.depth > 0 {
+		mb.signal()
+	}
+	mb.mu.Unlock()
+	b.logExpired(expired)
+	if ok {
+		mb.shard.receive.record(b.clock.Now().Sub(start))
+	}
+	return m, ok, nil
+}
+
+// takeLocked pops the next deliverable message, dead-lettering the expired
+// ones it meets on the way.
+func (b *Bus) takeLocked(mb *mailbox, now int64, at time.Time, expired *[]*Message) (*Message, bool) {
+	for {
+		e, ok := mb.popLocked()
+		if !ok {
+			return nil, false
+		}
+		b.total.Add(-1)
+		if e.exp <= now {
+			b.deadLetterLocked(&mb.c, e.m, ReasonTTLExpired, 1, "bus: ttl expired before delivery", at)
+			*expired = append(*expired, e.m)
+			continue
+		}
+		mb.c.delivered++
+		wait := time.Duration(now - e.enq)
+		mb.shard.wait.record(wait)
+		if e.m.Type == MessageHandoff {
+			mb.shard.handoff.record(wait)
+		}
+		if e.m.RequiresAck {
+			if mb.inflight == nil {
+				mb.inflight = make(map[string]*Message)
+			}
+			mb.inflight[e.m.MessageID] = e.m
+		}
+		return e.m, true
+	}
+}
+
+// purgeExpiredLocked dead-letters every expired message of mb and returns
+// how many there were.
+func (b *Bus) purgeExpiredLocked(mb *mailbox, now int64, at time.Time, expired *[]*Message) int {
+	n := 0
+	for p := range mb.rings {
+		mb.rings[p].removeIf(func(e entry) bool {
+			if e.exp > now {
+				return false
+			}
+			b.deadLetterLocked(&mb.c, e.m, ReasonTTLExpired, 1, "bus: ttl expired before delivery", at)
+			*expired = append(*expired, e.m)
+			n++
+			return true
+		})
+	}
+	mb.c.depth -= n
+	b.total.Add(int64(-n))
+	return n
+}
+
+// PurgeExpired dead-letters every expired message in every mailbox now,
+// instead of when each would be delivered, and returns how many there
+// were. WithExpirySweep runs it periodically.
+func (b *Bus) PurgeExpired() int {
+	at := b.clock.Now()
+	now := at.UnixNano()
+	total := 0
+	for _, id := range b.dir.Load().ids {
+		mb := b.lookup(id)
+		if mb == nil {
+			continue
+		}
+		var expired []*Message
+		mb.mu.Lock()
+		if !mb.closed {
+			total += b.purgeExpiredLocked(mb, now, at, &expired)
+		}
+		mb.mu.Unlock()
+		b.logExpired(expired)
+	}
+	return total
+}
+
+func (b *Bus) scheduleSweep() {
+	b.timers.after(b.cfg.sweepInterval, func() {
+		b.PurgeExpired()
+		b.scheduleSweep()
+	})
+}

@@ -1,0 +1,199 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// waiter is a Request blocked on its response.
+type waiter struct {
+	ch   chan *Message // cap 1; receives the response exactly once
+	from string        // the requester, who the response must be addressed to
+}
+
+// Request sends m (a REQUEST when message_type is empty) and waits for the
+// RESPONSE or ERROR whose in_reply_to is m's id and whose to_agent is m's
+// sender, as Reply builds it (RF-009 scenario 4). The response goes straight
+// to the waiting caller, not through the requester's mailbox, so the
+// requester need not be registered. Request gives up after the bus's
+// request timeout (30s by default, WithTimeout overrides it) or when ctx
+// ends, with a *TimeoutError matching ErrTimeout (and ctx.Err() when the
+// context's deadline passed); a cancelled ctx returns ctx.Err(). A response
+// that arrives later is delivered to the requester's mailbox like any other
+// message.
+func (b *Bus) Request(ctx context.Context, m *Message, opts ...SendOption) (*Message, error) {
+	start := b.clock.Now()
+	if m != nil && m.Type == "" {
+		m.Type = MessageRequest
+	}
+	if err := b.admit(ctx, m); err != nil {
+		return nil, err
+	}
+	if _, isTopic := m.Topic(); isTopic || m.To == BroadcastAll {
+		return nil, &ValidationError{Field: "to_agent", Reason: "must name one agent for a request"}
+	}
+	sc := sendConfig{}
+	if len(opts) > 0 {
+		sc = b.sendOptions(opts)
+	}
+	b.fill(m, start)
+	w := waiter{ch: make(chan *Message, 1), from: m.From}
+	b.reqMu.Lock()
+	if _, dup := b.pending[m.MessageID]; dup {
+		b.reqMu.Unlock()
+		return nil, &ValidationError{Field: "message_id", Reason: "is already awaiting a response"}
+	}
+	b.pending[m.MessageID] = w
+	b.npending.Add(1)
+	b.reqMu.Unlock()
+
+	var pend []pendingSend
+	err := b.sendOne(m, start, sc.retry, &pend, 0)
+	if len(pend) > 0 {
+		b.retry(ctx, pend, sc.schedule)
+		err = pend[0].err
+	}
+	if err != nil {
+		b.forget(m.MessageID)
+		return nil, err
+	}
+
+	timeout := sc.timeout
+	if timeout <= 0 {
+		timeout = b.cfg.requestTimeout
+	}
+	expired := make(chan struct{})
+	t := b.timers.after(timeout, func() { close(expired) })
+	defer t.stop()
+	select {
+	case resp := <-w.ch:
+		return b.answered(m, resp, start), nil
+	case <-expired:
+		err = &TimeoutError{Op: "request", MessageID: m.MessageID, After: timeout}
+	case <-ctx.Done():
+		err = ctx.Err()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = &TimeoutError{Op: "request", MessageID: m.MessageID, After: b.clock.Now().Sub(start), Cause: err}
+		}
+	case <-b.done:
+		err = ErrClosed
+	}
+	if !b.forget(m.MessageID) {
+		// The response was handed over while we gave up: take it.
+		return b.answered(m, <-w.ch, start), nil
+	}
+	return nil, err
+}
+
+// forget removes a waiter and reports whether it was still waiting.
+func (b *Bus) forget(id string) bool {
+	b.reqMu.Lock()
+	defer b.reqMu.Unlock()
+	if _, ok := b.pending[id]; !ok {
+		return false
+	}
+	delete(b.pending, id)
+	b.npending.Add(-1)
+	return true
+}
+
+func (b *Bus) answered(req, resp *Message, start time.Time) *Message {
+	d := b.clock.Now().Sub(start)
+	b.roundTrip.record(d)
+	if ce := b.log.Check(zap.DebugLevel, "request answered"); ce != nil {
+		ce.Write(zap.String("category", "request"), messageFields(resp),
+			zap.String("in_reply_to", req.MessageID), zap.Duration("latency", d))
+	}
+	return resp
+}
+
+// handToWaiter gives a response to the Request waiting for it, if any. The
+// response counts as accepted and delivered.
+func (b *Bus) handToWaiter(m *Message, start time.Time) bool {
+	b.reqMu.Lock()
+	w, ok := b.pending[m.InReplyTo]
+	if !ok || w.from != m.To {
+		b.reqMu.Unlock()
+		return false
+	}
+	delete(b.pending, m.InReplyTo)
+	b.npending.Add(-1)
+	b.reqMu.Unlock()
+	b.mu.Lock()
+	b.extra.accepted++
+	b.extra.delivered++
+	b.mu.Unlock()
+	w.ch <- m
+	if ce := b.log.Check(zap.DebugLevel, "message sent"); ce != nil {
+		ce.Write(zap.String("category", "message"), messageFields(m), zap.Duration("latency", b.clock.Now().Sub(start)))
+	}
+	return true
+}
+
+// Reply sends resp as the answer to req: it sets to_agent to req's sender,
+// in_reply_to to req's id, correlation_id to req's correlation_id (or its id
+// when it has none), conversation_id to req's, message_type to RESPONSE
+// when empty, and from_agent to req's receiver when empty.
+func (b *Bus) Reply(ctx context.Context, req, resp *Message, opts ...SendOption) error {
+	if req == nil {
+		return &ValidationError{Field: "request", Reason: "is required"}
+	}
+	if resp == nil {
+		return &ValidationError{Field: "message", Reason: "is required"}
+	}
+	if resp.Type == "" {
+		resp.Type = MessageResponse
+	}
+	if resp.From == "" {
+		resp.From = req.To
+	}
+	resp.To = req.From
+	resp.InReplyTo = req.MessageID
+	resp.CorrelationID = req.CorrelationID
+	if resp.CorrelationID == "" {
+		resp.CorrelationID = req.MessageID
+	}
+	resp.ConversationID = req.ConversationID
+	return b.Send(ctx, resp, opts...)
+}
+
+// Ack acknowledges a received message that has requires_ack set (RF-009
+// scenario 13): it sends its sender an ACK from its receiver whose
+// correlation_id and in_reply_to are the message's id. A message that does
+// not require an acknowledgement, or was already acknowledged, is a
+// *ValidationError.
+func (b *Bus) Ack(ctx context.Context, m *Message) error {
+	if m == nil {
+		return &ValidationError{Field: "message", Reason: "is required"}
+	}
+	if !m.RequiresAck {
+		return &ValidationError{Field: "requires_ack", Reason: "is false: nothing to acknowledge"}
+	}
+	mb, err := b.mailboxFor(m.To)
+	if err != nil {
+		return err
+	}
+	mb.mu.Lock()
+	_, inFlight := mb.inflight[m.MessageID]
+	delete(mb.inflight, m.MessageID)
+	mb.mu.Unlock()
+	if !inFlight {
+		return &ValidationError{Field: "message_id", Reason: "is not awaiting an acknowledgement: " + m.MessageID}
+	}
+	ack := &Message{
+		Type:           MessageAck,
+		From:           m.To,
+		To:             m.From,
+		CorrelationID:  m.MessageID,
+		InReplyTo:      m.MessageID,
+		ConversationID: m.ConversationID,
+		Priority:       m.Priority,
+		Content:        map[string]any{"action": "ack", "status": "received"},
+	}
+	b.acks.Add(1)
+	b.ackLatency.record(b.clock.Now().Sub(m.Timestamp))
+	return b.Send(ctx, ack)
+}

@@ -1,0 +1,355 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// errGone is returned internally when a mailbox was unregistered between
+// its look-up and its lock.
+var errGone = errors.New("bus: mailbox gone")
+
+// pendingSend is a send waiting for a retry of a full mailbox.
+type pendingSend struct {
+	mb    *mailbox
+	m     *Message
+	start time.Time
+	err   error
+	idx   int // position in the caller's batch
+}
+
+// Send validates m, fills what the bus owns (message_id when empty,
+// conversation_id, timestamp, TTL) and queues it for m.To. A to_agent of "*"
+// broadcasts (see Broadcast) and "topic:<name>" publishes (see Publish).
+//
+// Send never blocks unless WithRetry is given. Outcomes:
+//   - invalid message, done ctx, or closed bus: an error, and the message is
+//     not accepted (a *ValidationError is counted in the metrics);
+//   - unknown receiver: the message is accepted, dead-lettered
+//     "receiver_not_found", and a *RoutingError matching ErrRouting and
+//     ErrUnknownAgent is returned;
+//   - full mailbox (or bus): a *QueueFullError naming the agent; the message
+//     is dead-lettered "queue_overflow", or, with WithRetry, retried on the
+//     schedule and dead-lettered "max_retries" if it never fits.
+//
+// The bus owns m from this call until it is received: do not modify it.
+func (b *Bus) Send(ctx context.Context, m *Message, opts ...SendOption) error {
+	start := b.clock.Now()
+	if err := b.admit(ctx, m); err != nil {
+		return err
+	}
+	var sc sendConfig
+	if len(opts) > 0 {
+		sc = b.sendOptions(opts)
+	}
+	if m.To == BroadcastAll {
+		_, err := b.fanOut(ctx, m, start, sc, b.recipientsExcept(m.From), "")
+		return err
+	}
+	if name, ok := m.Topic(); ok {
+		_, err := b.publish(ctx, name, m, start, sc)
+		return err
+	}
+	var pend []pendingSend
+	err := b.sendOne(m, start, sc.retry, &pend, 0)
+	if len(pend) > 0 {
+		b.retry(ctx, pend, sc.schedule)
+		err = pend[0].err
+	}
+	return err
+}
+
+// SendAll sends every message of msgs in one call and reports each result
+// at the same index (nil for success). Messages that meet a full mailbox
+// retry together (with WithRetry), so the call takes as long as the slowest
+// message, not the sum of all of them.
+func (b *Bus) SendAll(ctx context.Context, msgs []*Message, opts ...SendOption) []error {
+	start := b.clock.Now()
+	var sc sendConfig
+	if len(opts) > 0 {
+		sc = b.sendOptions(opts)
+	}
+	errs := make([]error, len(msgs))
+	var pend []pendingSend
+	for i, m := range msgs {
+		if err := b.admit(ctx, m); err != nil {
+			errs[i] = err
+			continue
+		}
+		switch name, isTopic := m.Topic(); {
+		case m.To == BroadcastAll:
+			_, errs[i] = b.fanOut(ctx, m, start, sc, b.recipientsExcept(m.From), "")
+		case isTopic:
+			_, errs[i] = b.publish(ctx, name, m, start, sc)
+		default:
+			errs[i] = b.sendOne(m, start, sc.retry, &pend, i)
+		}
+	}
+	if len(pend) > 0 {
+		b.retry(ctx, pend, sc.schedule)
+		for _, p := range pend {
+			errs[p.idx] = p.err
+		}
+	}
+	if ce := b.log.Check(zap.InfoLevel, "parallel send"); ce != nil {
+		failed := 0
+		for _, err := range errs {
+			if err != nil {
+				failed++
+			}
+		}
+		ce.Write(zap.String("category", "parallel_send"), zap.Int("messages", len(msgs)),
+			zap.Int("failed", failed), zap.Duration("latency", b.clock.Now().Sub(start)))
+	}
+	return errs
+}
+
+func (b *Bus) sendOptions(opts []SendOption) sendConfig {
+	var sc sendConfig
+	for _, o := range opts {
+		o(&sc)
+	}
+	if sc.retry && len(sc.schedule) == 0 {
+		sc.schedule = b.cfg.retrySchedule
+	}
+	sc.retry = sc.retry && len(sc.schedule) > 0
+	return sc
+}
+
+// admit refuses what must not be accepted: a closed bus, a done context, an
+// invalid message.
+func (b *Bus) admit(ctx context.Context, m *Message) error {
+	if b.isClosed() {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := m.Validate(); err != nil {
+		b.validationErrors.Add(1)
+		if ce := b.log.Check(zap.WarnLevel, "message refused"); ce != nil {
+			ce.Write(zap.String("category", "validation"), messageFields(m), zap.Error(err))
+		}
+		return err
+	}
+	return nil
+}
+
+// fill sets the fields the bus owns when the sender left them empty.
+func (b *Bus) fill(m *Message, now time.Time) {
+	if m.MessageID == "" {
+		m.MessageID = b.cfg.ids()
+	}
+	if m.ConversationID == "" {
+		m.ConversationID = m.MessageID
+	}
+	if m.Timestamp.IsZero() {
+		m.Timestamp = now.UTC()
+	}
+	if m.TTL == 0 {
+		m.TTL = DefaultTTL
+	}
+}
+
+// sendOne fills and routes one point-to-point message. When the mailbox is
+// full and retrying is set, it appends the send to pend and returns nil.
+func (b *Bus) sendOne(m *Message, start time.Time, retrying bool, pend *[]pendingSend, idx int) error {
+	b.fill(m, start)
+	if (m.Type == MessageResponse || m.Type == MessageError) && b.npending.Load() > 0 && b.handToWaiter(m, start) {
+		return nil
+	}
+	mb := b.lookup(m.To)
+	if mb == nil {
+		return b.unroutable(m, start)
+	}
+	err := b.enqueue(mb, m, start, retrying)
+	switch {
+	case err == errGone:
+		return b.unroutable(m, start)
+	case err != nil && retrying:
+		*pend = append(*pend, pendingSend{mb: mb, m: m, start: start, err: err, idx: idx})
+		return nil
+	}
+	return err
+}
+
+// enqueue is the hot path: one lock of the receiver's mailbox, no
+// allocation. A full mailbox counts the message as accepted and either
+// dead-letters it or, when retrying, marks it as waiting for a retry.
+func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, retrying bool) error {
+	now := start.UnixNano()
+	e := entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}
+	mb.mu.Lock()
+	if mb.closed {
+		mb.mu.Unlock()
+		return errGone
+	}
+	var expired []*Message
+	if err := b.reserveLocked(mb, now, start, &expired); err != nil {
+		mb.c.accepted++
+		if retrying {
+			mb.c.retrying++
+		} else {
+			b.deadLetterLocked(&mb.c, m, ReasonQueueOverflow, 1, err.Error(), start)
+		}
+		mb.mu.Unlock()
+		b.logExpired(expired)
+		if !retrying {
+			b.logDeadLetter(m, ReasonQueueOverflow, err.Error())
+		}
+		return err
+	}
+	mb.c.accepted++
+	if m.Type == MessageHandoff {
+		mb.c.handoffs++
+	}
+	mb.pushLocked(e)
+	mb.mu.Unlock()
+	b.logExpired(expired)
+	b.recordSent(mb, m, start)
+	return nil
+}
+
+// reserveLocked makes room for one message in mb and in the bus, purging
+// expired messages from mb first when it is full.
+func (b *Bus) reserveLocked(mb *mailbox, now int64, at time.Time, expired *[]*Message) error {
+	if mb.c.depth >= mb.capacity {
+		b.purgeExpiredLocked(mb, now, at, expired)
+		if mb.c.depth >= mb.capacity {
+			return &QueueFullError{Agent: mb.id, Capacity: mb.capacity}
+		}
+	}
+	capacity := int64(b.cfg.capacity)
+	if b.total.Add(1) <= capacity {
+		return nil
+	}
+	b.total.Add(-1)
+	if b.purgeExpiredLocked(mb, now, at, expired) > 0 {
+		if b.total.Add(1) <= capacity {
+			return nil
+		}
+		b.total.Add(-1)
+	}
+	return &QueueFullError{Agent: mb.id, Capacity: b.cfg.capacity, BusWide: true}
+}
+
+func (b *Bus) recordSent(mb *mailbox, m *Message, start time.Time) {
+	d := b.clock.Now().Sub(start)
+	mb.shard.send.record(d)
+	if ce := b.log.Check(zap.DebugLevel, "message sent"); ce != nil {
+		ce.Write(zap.String("category", "message"), messageFields(m), zap.Duration("latency", d))
+	}
+}
+
+// unroutable accepts a message for an unknown receiver and dead-letters it.
+func (b *Bus) unroutable(m *Message, at time.Time) error {
+	err := &RoutingError{To: m.To, Reason: "receiver not found", Err: ErrUnknownAgent}
+	b.mu.Lock()
+	b.extra.accepted++
+	b.deadLetterLocked(&b.extra, m, ReasonReceiverNotFound, 1, err.Error(), at)
+	b.mu.Unlock()
+	b.logDeadLetter(m, ReasonReceiverNotFound, err.Error())
+	return err
+}
+
+// deadLetterLocked moves an accepted message to the dead-letter queue; the
+// caller holds the lock that guards c.
+func (b *Bus) deadLetterLocked(c *counts, m *Message, reason DeadLetterReason, attempts int, lastErr string, at time.Time) {
+	c.dead++
+	c.deadBy[reason.index()]++
+	if reason == ReasonTTLExpired {
+		c.expired++
+	}
+	b.dlq.add(DeadLetter{Message: m, Reason: reason, At: at.UTC(), Attempts: attempts, LastError: lastErr})
+}
+
+// retry runs the retry schedule for sends that met a full mailbox. All of
+// them wait on the same schedule in the calling goroutine, so a batch
+// retries concurrently without a goroutine per message.
+func (b *Bus) retry(ctx context.Context, pend []pendingSend, schedule []time.Duration) {
+	waiting := make([]*pendingSend, len(pend))
+	for i := range pend {
+		waiting[i] = &pend[i]
+	}
+	attempts := 1
+	for _, wait := range schedule {
+		if err := b.timers.sleep(ctx, b.done, wait); err != nil {
+			now := b.clock.Now()
+			for _, p := range waiting {
+				p.err = fmt.Errorf("%w (stopped retrying: %w)", p.err, err)
+				b.giveUp(p, ReasonQueueOverflow, attempts, now)
+			}
+			return
+		}
+		attempts++
+		now := b.clock.Now()
+		still := waiting[:0]
+		for _, p := range waiting {
+			b.retries.Add(1)
+			if ce := b.log.Check(zap.DebugLevel, "send retry"); ce != nil {
+				ce.Write(zap.String("category", "retry"), messageFields(p.m),
+					zap.Int("attempt", attempts), zap.Duration("wait", wait))
+			}
+			p.err = b.retryEnqueue(p, now)
+			if errors.Is(p.err, ErrQueueFull) {
+				still = append(still, p)
+			}
+		}
+		waiting = still
+		if len(waiting) == 0 {
+			return
+		}
+	}
+	now := b.clock.Now()
+	for _, p := range waiting {
+		var full *QueueFullError
+		if errors.As(p.err, &full) {
+			full.Attempts = attempts
+		}
+		b.giveUp(p, ReasonMaxRetries, attempts, now)
+	}
+}
+
+// retryEnqueue tries a waiting send again; the message is already counted
+// as accepted and retrying in its mailbox.
+func (b *Bus) retryEnqueue(p *pendingSend, at time.Time) error {
+	mb, m := p.mb, p.m
+	now := at.UnixNano()
+	var expired []*Message
+	mb.mu.Lock()
+	if mb.closed {
+		mb.c.retrying--
+		err := &RoutingError{To: m.To, Reason: "receiver not found", Err: ErrUnknownAgent}
+		b.deadLetterLocked(&mb.c, m, ReasonReceiverNotFound, 1, err.Error(), at)
+		mb.mu.Unlock()
+		b.logDeadLetter(m, ReasonReceiverNotFound, err.Error())
+		return err
+	}
+	if err := b.reserveLocked(mb, now, at, &expired); err != nil {
+		mb.mu.Unlock()
+		b.logExpired(expired)
+		return err
+	}
+	mb.c.retrying--
+	if m.Type == MessageHandoff {
+		mb.c.handoffs++
+	}
+	mb.pushLocked(entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()})
+	mb.mu.Unlock()
+	b.logExpired(expired)
+	b.recordSent(mb, m, p.start)
+	return nil
+}
+
+// giveUp dead-letters a send that stopped retrying.
+func (b *Bus) giveUp(p *pendingSend, reason DeadLetterReason, attempts int, at time.Time) {
+	p.mb.mu.Lock()
+	p.mb.c.retrying--
+	b.deadLetterLocked(&p.mb.c, p.m, reason, attempts, p.err.Error(), at)
+	p.mb.mu.Unlock()
+	b.logDeadLetter(p.m, reason, p.err.Error())
+}
