@@ -434,7 +434,7 @@ func (i *instance) enter(ctx context.Context, event string, next *rules.State) b
 func (i *instance) finalNotice(ctx context.Context, rule *rules.Rule, from, desc string, result map[string]any) {
 	r := &run{step: i.step + 1, state: i.state, agent: rule.To, from: from, description: desc, reason: rule.Reason, priority: rule.Priority, previous: result, constraints: rule.Constraints}
 	id, err := i.e.sendHandoff(ctx, i, r, true)
-	en := Entry{Kind: KindFinalNotice, State: i.state.Name, From: from, To: rule.To, Rule: rule.ID, HandoffID: id, Priority: rule.Priority, Detail: desc}
+	en := Entry{Kind: KindFinalNotice, Step: r.step, State: i.state.Name, From: from, To: rule.To, Rule: rule.ID, HandoffID: id, Priority: rule.Priority, Detail: desc}
 	if err != nil {
 		en.Error = err.Error() // dead-lettered by the bus; the instance still completes
 	} else {

@@ -158,6 +158,9 @@ func (r *Report) build() {
 		case engine.KindOutcome:
 			if rw, ok := rows[en.Step]; ok {
 				rw.Trigger = en.Trigger
+				if en.Error != "" {
+					rw.Trigger += ": " + en.Error
+				}
 			}
 		case engine.KindRetry:
 			if rw, ok := rows[en.Step]; ok {

@@ -69,7 +69,8 @@ func Parse(file string, src []byte) (*Scenario, error) {
 	p := &parser{file: file}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, &Error{File: file, Line: yamlErrLine(err), Col: 1, Msg: "malformed YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+		line, msg := yamlErr(err)
+		return nil, &Error{File: file, Line: line, Col: 1, Msg: "malformed YAML: " + msg}
 	}
 	s := &Scenario{File: file, Agents: map[string][]Reply{}, Input: map[string]any{}}
 	if len(doc.Content) == 0 {
@@ -291,12 +292,16 @@ func normalize(v any) any {
 	}
 }
 
-func yamlErrLine(err error) int {
+// yamlErr splits a yaml.v3 error into its line (1 when it names none) and
+// its message.
+func yamlErr(err error) (int, string) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	var line int
-	if _, scanErr := fmt.Sscanf(strings.TrimPrefix(err.Error(), "yaml: "), "line %d:", &line); scanErr == nil && line > 0 {
-		return line
+	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil && line > 0 {
+		_, rest, _ := strings.Cut(msg, ": ")
+		return line, rest
 	}
-	return 1
+	return 1, msg
 }
 
 // nearest returns the allowed name closest to name, if it is close enough.
