@@ -86,6 +86,11 @@ func (b *Bus) fanOut(ctx context.Context, tmpl *Message, start time.Time, sc sen
 	for i, mb := range to {
 		c := b.copyFor(tmpl, mb.id, topic)
 		out[i] = Delivery{To: mb.id, MessageID: c.MessageID}
+		if err := mb.checkContent(c); err != nil {
+			b.refuse(c, err)
+			out[i].Err = err
+			continue
+		}
 		err := b.enqueue(mb, c, start, sc.retry)
 		switch {
 		case err == errGone:

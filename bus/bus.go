@@ -136,7 +136,7 @@ func (b *Bus) Register(agentID string, opts ...MailboxOption) error {
 	for id, mb := range old.byID {
 		next.byID[id] = mb
 	}
-	next.byID[agentID] = newMailbox(agentID, mc.agentType, mc.capacity, sh)
+	next.byID[agentID] = newMailbox(agentID, mc, sh)
 	i, _ := slices.BinarySearch(old.ids, agentID)
 	next.ids = slices.Insert(slices.Clone(old.ids), i, agentID)
 	b.dir.Store(next)

@@ -40,3 +40,12 @@ func (b *Bus) logExpired(ms []*Message) {
 		}
 	}
 }
+
+// sendCategory is the RT-012 category of a send: "handoff" for a HANDOFF,
+// "message" for everything else.
+func sendCategory(m *Message) string {
+	if m.Type == MessageHandoff {
+		return "handoff"
+	}
+	return "message"
+}

@@ -1,6 +1,9 @@
 package bus
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // entry is a queued message with the bus's bookkeeping, stored by value in
 // the rings so that queueing a message allocates nothing.
@@ -91,6 +94,7 @@ type mailbox struct {
 	id        string
 	agentType string
 	capacity  int
+	required  []string // content keys every message must carry
 	shard     *shard
 	ready     chan struct{} // cap 1: signalled when the mailbox becomes non-empty
 	gone      chan struct{} // closed at Unregister
@@ -102,11 +106,12 @@ type mailbox struct {
 	inflight map[string]*Message // received, requires_ack, not yet acked
 }
 
-func newMailbox(id, agentType string, capacity int, sh *shard) *mailbox {
+func newMailbox(id string, mc mailboxConfig, sh *shard) *mailbox {
 	return &mailbox{
 		id:        id,
-		agentType: agentType,
-		capacity:  capacity,
+		agentType: mc.agentType,
+		capacity:  mc.capacity,
+		required:  slices.Clone(mc.required),
 		shard:     sh,
 		ready:     make(chan struct{}, 1),
 		gone:      make(chan struct{}),
@@ -141,4 +146,14 @@ func (mb *mailbox) signal() {
 	case mb.ready <- struct{}{}:
 	default:
 	}
+}
+
+// checkContent refuses content that lacks a key the mailbox requires.
+func (mb *mailbox) checkContent(m *Message) error {
+	for _, k := range mb.required {
+		if _, ok := m.Content[k]; !ok {
+			return &ValidationError{Field: "content." + k, Reason: "is required by " + mb.id}
+		}
+	}
+	return nil
 }

@@ -172,6 +172,7 @@ type MailboxOption func(*mailboxConfig)
 type mailboxConfig struct {
 	agentType string
 	capacity  int
+	required  []string
 }
 
 // WithAgentType records the agent's type, used by BroadcastToTypes.
@@ -183,6 +184,14 @@ func WithAgentType(t string) MailboxOption {
 // value below 1 makes Register fail with a *ValidationError.
 func WithMailboxCapacity(n int) MailboxOption {
 	return func(c *mailboxConfig) { c.capacity = n }
+}
+
+// WithRequiredContent makes the mailbox refuse messages whose content lacks
+// one of keys (RF-009 scenario 18): such a send fails with a
+// *ValidationError naming the field ("content.parameters") and the message
+// is not accepted.
+func WithRequiredContent(keys ...string) MailboxOption {
+	return func(c *mailboxConfig) { c.required = append(c.required, keys...) }
 }
 
 // SendOption configures one send (Send, SendAll, Broadcast, Publish...).

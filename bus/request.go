@@ -128,7 +128,7 @@ func (b *Bus) handToWaiter(m *Message, start time.Time) bool {
 	b.mu.Unlock()
 	w.ch <- m
 	if ce := b.log.Check(zap.DebugLevel, "message sent"); ce != nil {
-		ce.Write(zap.String("category", "message"), messageFields(m), zap.Duration("latency", b.clock.Now().Sub(start)))
+		ce.Write(zap.String("category", sendCategory(m)), messageFields(m), zap.Duration("latency", b.clock.Now().Sub(start)))
 	}
 	return true
 }

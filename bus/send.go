@@ -130,13 +130,22 @@ func (b *Bus) admit(ctx context.Context, m *Message) error {
 		return err
 	}
 	if err := m.Validate(); err != nil {
-		b.validationErrors.Add(1)
-		if ce := b.log.Check(zap.WarnLevel, "message refused"); ce != nil {
-			ce.Write(zap.String("category", "validation"), messageFields(m), zap.Error(err))
-		}
+		b.refuse(m, err)
 		return err
 	}
 	return nil
+}
+
+// refuse counts and logs a message refused as invalid.
+func (b *Bus) refuse(m *Message, err error) {
+	b.validationErrors.Add(1)
+	if ce := b.log.Check(zap.WarnLevel, "message refused"); ce != nil {
+		if m == nil {
+			ce.Write(zap.String("category", "validation"), zap.Error(err))
+			return
+		}
+		ce.Write(zap.String("category", "validation"), messageFields(m), zap.Error(err))
+	}
 }
 
 // fill sets the fields the bus owns when the sender left them empty.
@@ -165,6 +174,12 @@ func (b *Bus) sendOne(m *Message, start time.Time, retrying bool, pend *[]pendin
 	mb := b.lookup(m.To)
 	if mb == nil {
 		return b.unroutable(m, start)
+	}
+	if len(mb.required) > 0 {
+		if err := mb.checkContent(m); err != nil {
+			b.refuse(m, err)
+			return err
+		}
 	}
 	err := b.enqueue(mb, m, start, retrying)
 	switch {
@@ -241,7 +256,7 @@ func (b *Bus) recordSent(mb *mailbox, m *Message, start time.Time) {
 	d := b.clock.Now().Sub(start)
 	mb.shard.send.record(d)
 	if ce := b.log.Check(zap.DebugLevel, "message sent"); ce != nil {
-		ce.Write(zap.String("category", "message"), messageFields(m), zap.Duration("latency", d))
+		ce.Write(zap.String("category", sendCategory(m)), messageFields(m), zap.Duration("latency", d))
 	}
 }
 
