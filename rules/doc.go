@@ -1,0 +1,43 @@
+// Package rules loads Baton's YAML workflow language (SPEC §2) into a
+// compiled, immutable Workflow and selects the rule that fires on an agent's
+// outcome.
+//
+// A workflow file declares agents, states (owned by one agent, by several
+// agents in parallel, or terminal), limits, and rules. A rule reads the
+// outcome (`trigger`) of the agent named in `from` — or of a parallel state
+// named in `from` — in any state that agent owns, and when its `condition`
+// holds it moves the instance to `next`, handing off to the agent that owns
+// `next` (or, for a terminal `next`, to an optional `to` as a final notice):
+//
+//	rules:
+//	  - id: approved
+//	    from: seller
+//	    trigger: reviewed
+//	    condition: result.approval == "APPROVED"
+//	    priority: high
+//	    next: REFUNDING
+//	    task: '"Refund order " + result.order_id'
+//	    context: {order_id: result.order_id}
+//	    constraints: {refund_method: original_payment}
+//
+// Conditions, tasks and context values are expr-lang expressions
+// (https://expr-lang.org), compiled once at load against Env — result,
+// input, context, error, state, agent, trigger, step, visits, attempt —
+// so that unknown names and conditions that cannot be bool are load
+// errors. The `now()` builtin is disabled so that replaying a history
+// evaluates every expression the same way.
+//
+// Load and Parse report every problem at once as a *LoadError whose
+// Diagnostics read "file:line:col: message", sorted, with the column inside
+// the expression for expression errors and "did you mean" suggestions for
+// near-miss names. A workflow that loads carries lint warnings (unreachable
+// states, rules that can never fire, ambiguous rules, outcomes without an
+// unconditional fallback, cycles bound only by the default limits) in
+// Workflow.Warnings.
+//
+// Workflow.Match takes a state, the `from` key (Workflow.Owner), a trigger
+// and an Env; it tries the candidate rules in priority then file order and
+// returns the first whose condition holds, or a *NoMatchError naming every
+// condition tried. A condition that fails at run time counts as false and
+// is recorded. A loaded Workflow is safe for concurrent use.
+package rules

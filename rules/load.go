@@ -1,0 +1,223 @@
+package rules
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Load reads, compiles and validates the workflow file at path. Every
+// problem is reported at once in a *LoadError whose diagnostics carry path
+// as given; a workflow that loads has its lint findings in Warnings.
+func Load(path string) (*Workflow, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("rules: load workflow: %w", err)
+	}
+	return Parse(path, src)
+}
+
+// Parse compiles and validates a workflow from its source; filename is used
+// in diagnostics only. It never panics, whatever src holds.
+func Parse(filename string, src []byte) (*Workflow, error) {
+	l := &loader{
+		file:          filename,
+		src:           newSource(src),
+		vms:           newVMPool(),
+		mergeBudget:   maxLiteralSize,
+		literalBudget: maxLiteralSize,
+	}
+	sum := sha256.Sum256(src)
+	w := l.load(src)
+	if l.hasErrors() {
+		return nil, &LoadError{Diagnostics: sortDiagnostics(l.diags)}
+	}
+	w.Hash = hex.EncodeToString(sum[:])
+	w.Warnings = sortDiagnostics(lint(w, l))
+	return w, nil
+}
+
+// loader holds the state of one Parse.
+type loader struct {
+	file          string
+	src           *source
+	diags         []Diagnostic
+	vms           *sync.Pool
+	mergeBudget   int
+	literalBudget int
+
+	w             *Workflow
+	pendingVisits []visitRef
+	explicitLimit bool // limits.max_visits or max_steps was set
+	stateNodes    map[string]*yaml.Node
+	agentNodes    map[string]*yaml.Node
+	ruleNodes     map[*Rule]*ruleNodes
+	stateAgent    map[*State]*yaml.Node
+	parallelNodes []parallelRef
+	initialNode   *yaml.Node
+	onLimitNode   *yaml.Node
+}
+
+func (l *loader) errorf(n *yaml.Node, format string, args ...any) {
+	p := Pos{Line: 1, Col: 1}
+	if n != nil {
+		p = posOf(n)
+	}
+	l.errorAt(p, format, args...)
+}
+
+func (l *loader) errorAt(p Pos, format string, args ...any) {
+	l.diags = append(l.diags, Diagnostic{File: l.file, Line: max(p.Line, 1), Col: max(p.Col, 1), Severity: SeverityError, Message: fmt.Sprintf(format, args...)})
+}
+
+func (l *loader) hasErrors() bool {
+	for _, d := range l.diags {
+		if d.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+var topKeys = keySpec{
+	required: []string{"workflow", "initial", "agents", "states"},
+	optional: []string{"version", "description", "limits", "rules"},
+}
+
+// load decodes the document, then resolves and checks every reference.
+func (l *loader) load(src []byte) *Workflow {
+	root, ok := l.parseYAML(src)
+	if !ok {
+		return nil
+	}
+	w := &Workflow{
+		File:    l.file,
+		Version: 1,
+		Limits:  Limits{MaxSteps: DefaultMaxSteps, MaxVisits: DefaultMaxVisits, HandoffWindow: DefaultHandoffWindow, HandoffRepeats: DefaultHandoffRepeats},
+		agents:  map[string]*Agent{},
+		states:  map[string]*State{},
+		rules:   map[string]*Rule{},
+		cands:   map[candKey][]*Rule{},
+		vms:     l.vms,
+	}
+	l.w = w
+	l.stateNodes = map[string]*yaml.Node{}
+	l.agentNodes = map[string]*yaml.Node{}
+	l.ruleNodes = map[*Rule]*ruleNodes{}
+	l.stateAgent = map[*State]*yaml.Node{}
+
+	fs, ok := l.mapping(root, "workflow file")
+	if !ok {
+		return nil
+	}
+	if len(fs.ordered) == 0 {
+		l.errorf(root, "empty workflow file")
+		return nil
+	}
+	l.checkKeys(fs, topKeys, "")
+	if f, ok := fs.get("workflow"); ok {
+		w.Name, _ = l.name(f.val, "workflow name", workflowName)
+	}
+	if f, ok := fs.get("version"); ok {
+		if v, ok := l.integer(f.val, "version", 1); ok {
+			w.Version = v
+		}
+	}
+	if f, ok := fs.get("description"); ok && !isNull(f.val) {
+		w.Description, _ = l.scalar(f.val, "description")
+	}
+	if f, ok := fs.get("agents"); ok {
+		l.agents(f.val)
+	}
+	if f, ok := fs.get("limits"); ok {
+		l.limits(f.val)
+	}
+	if f, ok := fs.get("states"); ok {
+		l.states(f.val)
+	}
+	if f, ok := fs.get("initial"); ok {
+		if s, ok := l.scalar(f.val, "initial"); ok {
+			w.Initial = s
+			l.initialNode = f.val
+		}
+	}
+	if f, ok := fs.get("rules"); ok {
+		l.rules(f.val)
+	}
+	l.resolve()
+	return w
+}
+
+var (
+	yamlLine      = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
+	unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+)
+
+// parserProblems are the messages of the YAML parser proper, whose line
+// numbers go-yaml reports 0-based; the scanner's are already 1-based.
+var parserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %YAML directive":        true,
+	"found duplicate %TAG directive":         true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
+// parseYAML decodes src into a node tree. Malformed YAML stops the load
+// with one error at the line the parser reports (column 1: the parser does
+// not tell the column).
+func (l *loader) parseYAML(src []byte) (root *yaml.Node, ok bool) {
+	var doc yaml.Node
+	err := safeUnmarshal(src, &doc)
+	if err != nil {
+		msg := err.Error()
+		pos := Pos{Line: 1, Col: 1}
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			msg = msg[len(m[0]):]
+			if n, convErr := strconv.Atoi(m[1]); convErr == nil && n >= 0 {
+				pos.Line = max(n, 1)
+				if parserProblems[msg] {
+					// The parser (unlike the scanner) reports 0-based lines.
+					pos.Line = n + 1
+				}
+			}
+		}
+		if first, _, cut := strings.Cut(msg, "\n"); cut {
+			msg = first
+		}
+		if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
+			pos = l.src.find("*" + m[1])
+		}
+		l.errorAt(pos, "malformed yaml: %s", msg)
+		return nil, false
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		l.errorAt(Pos{Line: 1, Col: 1}, "empty workflow file")
+		return nil, false
+	}
+	return doc.Content[0], true
+}
+
+// safeUnmarshal turns a panic in the YAML parser into an error: loading
+// must never panic.
+func safeUnmarshal(src []byte, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: %v", r)
+		}
+	}()
+	return yaml.Unmarshal(src, n)
+}

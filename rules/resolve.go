@@ -1,0 +1,239 @@
+package rules
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// resolve checks every cross reference once all names are known, computes
+// owners, sources, effective targets and the candidate index.
+func (l *loader) resolve() {
+	w := l.w
+	l.checkNamespace()
+	l.resolveStates()
+	if l.initialNode != nil && w.states[w.Initial] == nil {
+		l.errorf(l.initialNode, "unknown initial state %q%s", w.Initial, didYouMean(w.Initial, l.stateNames()))
+	}
+	if l.onLimitNode != nil && w.states[w.Limits.OnLimit] == nil {
+		l.errorf(l.onLimitNode, "unknown on_limit state %q%s", w.Limits.OnLimit, didYouMean(w.Limits.OnLimit, l.stateNames()))
+	}
+	for _, ref := range l.pendingVisits {
+		if w.states[ref.state] == nil {
+			l.errorAt(ref.pos, "unknown state %q in visits%s", ref.state, didYouMean(ref.state, l.stateNames()))
+		}
+	}
+	l.resolveRules()
+	l.checkOutgoing()
+}
+
+func (l *loader) stateNames() []string {
+	out := make([]string, 0, len(l.w.States))
+	for _, s := range l.w.States {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func (l *loader) agentIDs() []string {
+	out := make([]string, 0, len(l.w.Agents))
+	for _, a := range l.w.Agents {
+		out = append(out, a.ID)
+	}
+	return out
+}
+
+// checkNamespace refuses a name that is both an agent and a state, at the
+// later of the two declarations.
+func (l *loader) checkNamespace() {
+	for _, s := range l.w.States {
+		a, ok := l.w.agents[s.Name]
+		if !ok {
+			continue
+		}
+		if before(a.Pos, s.Pos) {
+			l.errorAt(s.Pos, "state %q has the name of agent %q (at %s): agents and states share one namespace", s.Name, a.ID, a.Pos)
+		} else {
+			l.errorAt(a.Pos, "agent %q has the name of state %q (at %s): agents and states share one namespace", a.ID, s.Name, s.Pos)
+		}
+	}
+}
+
+func before(a, b Pos) bool {
+	return a.Line < b.Line || (a.Line == b.Line && a.Col < b.Col)
+}
+
+func (l *loader) resolveStates() {
+	w := l.w
+	for _, s := range w.States {
+		if !s.explicitMaxVisits {
+			s.MaxVisits = w.Limits.MaxVisits
+		}
+		known := true
+		if n, ok := l.stateAgent[s]; ok && s.Agent != "" && w.agents[s.Agent] == nil {
+			l.errorf(n, "unknown agent %q%s", s.Agent, didYouMean(s.Agent, l.agentIDs()))
+			known = false
+		}
+		switch {
+		case s.Terminal:
+		case s.Parallel():
+			s.owner = s.Name
+		case s.Agent != "" && known:
+			s.owner = s.Agent
+		}
+	}
+	for _, p := range l.parallelNodes {
+		for _, n := range p.nodes {
+			id := deref(n).Value
+			if w.agents[id] == nil && identName.match(id) {
+				l.errorf(n, "unknown agent %q%s", id, didYouMean(id, l.agentIDs()))
+			}
+		}
+	}
+}
+
+func (l *loader) resolveRules() {
+	w := l.w
+	firstID := map[string]*Rule{}
+	for _, r := range w.Rules {
+		rn := l.ruleNodes[r]
+		if r.ID != "" {
+			if prev, dup := firstID[r.ID]; dup {
+				l.errorf(rn.id, "duplicate rule id %q (first at %s)", r.ID, posOf(l.ruleNodes[prev].id))
+			} else {
+				firstID[r.ID] = r
+				w.rules[r.ID] = r
+			}
+		}
+		parallel := l.resolveFrom(r, rn)
+		l.checkTriggers(r, rn, parallel)
+		l.resolveNext(r, rn)
+		if cond := r.Condition; cond != nil {
+			r.alone = []Evaluation{{Rule: r, Result: true}}
+		}
+	}
+	for _, r := range w.Rules {
+		if len(r.Sources) == 0 {
+			continue
+		}
+		for _, t := range r.Triggers {
+			k := candKey{r.From, t}
+			w.cands[k] = append(w.cands[k], r)
+		}
+	}
+	for _, c := range w.cands {
+		slices.SortStableFunc(c, func(a, b *Rule) int {
+			return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Index, b.Index))
+		})
+	}
+}
+
+// resolveFrom fills the rule's sources and reports whether it leaves a
+// parallel state.
+func (l *loader) resolveFrom(r *Rule, rn *ruleNodes) (parallel bool) {
+	w := l.w
+	if rn.from == nil {
+		return false
+	}
+	if s, ok := w.states[r.From]; ok {
+		switch {
+		case s.Terminal:
+			l.errorf(rn.from, "terminal state %q has outgoing rule %q", s.Name, r.ID)
+		case s.Parallel():
+			r.Sources = []string{s.Name}
+			return true
+		case s.Agent != "":
+			l.errorf(rn.from, "from names state %q, which agent %q owns: use from: %s", s.Name, s.Agent, s.Agent)
+		}
+		return false
+	}
+	if _, ok := w.agents[r.From]; !ok {
+		cands := l.agentIDs()
+		for _, s := range w.States {
+			if s.Parallel() {
+				cands = append(cands, s.Name)
+			}
+		}
+		l.errorf(rn.from, "unknown agent %q%s", r.From, didYouMean(r.From, cands))
+		return false
+	}
+	for _, s := range w.States {
+		if !s.Terminal && s.Agent == r.From {
+			r.Sources = append(r.Sources, s.Name)
+		}
+	}
+	if len(r.Sources) > 0 {
+		return false
+	}
+	for _, s := range w.States {
+		if slices.Contains(s.Agents, r.From) {
+			l.errorf(rn.from, "agent %q owns no state: it only works in parallel state %q, whose rules name the state in from", r.From, s.Name)
+			return false
+		}
+	}
+	l.errorf(rn.from, "agent %q owns no state", r.From)
+	return false
+}
+
+// checkTriggers refuses outcomes the rule's source can never report.
+func (l *loader) checkTriggers(r *Rule, rn *ruleNodes, parallel bool) {
+	if len(r.Sources) == 0 {
+		return
+	}
+	for i, t := range r.Triggers {
+		switch {
+		case parallel && !slices.Contains(reservedParallel, t) && !slices.Contains(reservedAny, t):
+			l.errorf(rn.triggers[i], "parallel state %q only reports %s, not %q", r.From,
+				strings.Join(append(slices.Clone(reservedParallel), reservedAny...), ", "), t)
+		case !parallel && slices.Contains(reservedParallel, t):
+			l.errorf(rn.triggers[i], "trigger %q is only reported by parallel states", t)
+		}
+	}
+}
+
+// resolveNext checks `next` and `to`, and computes the effective target.
+func (l *loader) resolveNext(r *Rule, rn *ruleNodes) {
+	w := l.w
+	if rn.to != nil && w.agents[r.To] == nil {
+		l.errorf(rn.to, "unknown agent %q%s", r.To, didYouMean(r.To, l.agentIDs()))
+		r.To = ""
+		rn.to = nil
+	}
+	if rn.next == nil {
+		return
+	}
+	next, ok := w.states[r.Next]
+	if !ok {
+		l.errorf(rn.next, "unknown state %q%s", r.Next, didYouMean(r.Next, l.stateNames()))
+		return
+	}
+	switch {
+	case next.Terminal:
+		// `to`, if any, receives a final notice.
+	case next.Parallel():
+		if rn.to != nil {
+			l.errorf(rn.to, "a rule into parallel state %q must omit to: entering it hands off to each of its agents", next.Name)
+		}
+		r.To = ""
+	default:
+		if rn.to != nil && r.To != next.Agent {
+			l.errorf(rn.to, "to %q does not own next state %q (agent %q does); only a rule into a terminal state may name another agent", r.To, next.Name, next.Agent)
+		}
+		r.To = next.Agent
+	}
+}
+
+// checkOutgoing refuses a non-terminal state that no rule leaves.
+func (l *loader) checkOutgoing() {
+	w := l.w
+	hasRule := map[string]bool{}
+	for _, r := range w.Rules {
+		hasRule[r.From] = true
+	}
+	for _, s := range w.States {
+		owner := s.owner
+		if owner != "" && !hasRule[owner] {
+			l.errorAt(s.Pos, "non-terminal state %q has no outgoing rule (no rule has from: %s)", s.Name, owner)
+		}
+	}
+}

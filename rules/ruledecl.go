@@ -1,0 +1,199 @@
+package rules
+
+import (
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var ruleKeys = keySpec{
+	required: []string{"id", "from", "trigger", "next"},
+	optional: []string{"condition", "priority", "to", "reason", "task", "context", "constraints"},
+}
+
+// Priorities of SPEC §2, lowest first.
+const (
+	PriorityCritical = 1
+	PriorityHigh     = 2
+	PriorityNormal   = 5
+	PriorityLow      = 10
+)
+
+// priorityNames maps the seeds' priority names to the numeric scale.
+var priorityNames = map[string]int{
+	"critical": PriorityCritical, "urgent": PriorityCritical,
+	"high":   PriorityHigh,
+	"normal": PriorityNormal, "medium": PriorityNormal,
+	"low": PriorityLow,
+}
+
+// PriorityName returns the canonical name of a priority value on the
+// SPEC §2 scale: critical (1), high (2-4), normal (5-9) or low (10 and up).
+func PriorityName(p int) string {
+	switch {
+	case p <= PriorityCritical:
+		return "critical"
+	case p < PriorityNormal:
+		return "high"
+	case p < PriorityLow:
+		return "normal"
+	default:
+		return "low"
+	}
+}
+
+// Reserved outcomes come only from the engine; rules may match them.
+var (
+	reservedAny      = []string{"error", "timeout", "rejected"}
+	reservedParallel = []string{"joined", "partial", "conflict"}
+)
+
+// ruleNodes keeps a rule's nodes for the checks that need every state.
+type ruleNodes struct {
+	id, from, to, next *yaml.Node
+	triggers           []*yaml.Node
+}
+
+// rules decodes the `rules` list and compiles each rule's expressions.
+func (l *loader) rules(n *yaml.Node) {
+	if isNull(n) {
+		return
+	}
+	d := deref(n)
+	if d.Kind != yaml.SequenceNode {
+		l.errorf(n, "rules must be a list, got %s", kindName(d))
+		return
+	}
+	for i, item := range d.Content {
+		fs, ok := l.mapping(item, "rule")
+		if !ok {
+			continue
+		}
+		r := &Rule{Index: i, Priority: PriorityNormal, Pos: posOf(fs.node)}
+		if isNull(item) {
+			r.Pos = posOf(item)
+		}
+		l.w.Rules = append(l.w.Rules, r)
+		l.rule(r, fs)
+	}
+}
+
+func (l *loader) rule(r *Rule, fs fieldSet) {
+	rn := &ruleNodes{}
+	l.ruleNodes[r] = rn
+	where := ""
+	if f, ok := fs.get("id"); ok {
+		if id, ok := l.name(f.val, "rule id", ruleIDName); ok {
+			r.ID = id
+			rn.id = f.val
+			where = " in rule " + quote(id)
+		}
+	}
+	l.checkKeys(fs, ruleKeys, where)
+	if f, ok := fs.get("from"); ok {
+		if s, ok := l.scalar(f.val, "from"); ok {
+			r.From, rn.from = s, f.val
+		}
+	}
+	if f, ok := fs.get("trigger"); ok {
+		items, _ := l.stringList(f.val, "trigger", true)
+		for _, it := range items {
+			t, ok := l.name(it, "trigger", triggerName)
+			if !ok {
+				continue
+			}
+			if slices.Contains(r.Triggers, t) {
+				l.errorf(it, "trigger %q is listed twice", t)
+				continue
+			}
+			r.Triggers = append(r.Triggers, t)
+			rn.triggers = append(rn.triggers, it)
+		}
+	}
+	if f, ok := fs.get("next"); ok {
+		if s, ok := l.scalar(f.val, "next"); ok {
+			r.Next, rn.next = s, f.val
+		}
+	}
+	if f, ok := fs.get("to"); ok && !isNull(f.val) {
+		if s, ok := l.scalar(f.val, "to"); ok {
+			r.To, rn.to = s, f.val
+		}
+	}
+	if f, ok := fs.get("priority"); ok {
+		r.Priority = l.priority(f.val)
+	}
+	if f, ok := fs.get("reason"); ok && !isNull(f.val) {
+		r.Reason, _ = l.scalar(f.val, "reason")
+	}
+	if f, ok := fs.get("condition"); ok {
+		if _, ok := l.scalar(f.val, "condition"); ok {
+			r.Condition = l.compileExpr(deref(f.val), kindCondition)
+		}
+	}
+	if f, ok := fs.get("task"); ok {
+		if _, ok := l.scalar(f.val, "task"); ok {
+			r.Task = l.compileExpr(deref(f.val), kindTask)
+		}
+	}
+	if f, ok := fs.get("context"); ok {
+		l.ruleContext(r, f.val)
+	}
+	if f, ok := fs.get("constraints"); ok {
+		l.constraints(r, f.val)
+	}
+}
+
+// priority decodes a priority name or a positive integer.
+func (l *loader) priority(n *yaml.Node) int {
+	d := deref(n)
+	if d != nil && d.Kind == yaml.ScalarNode && d.Tag == "!!int" {
+		if v, ok := l.integer(n, "priority", 1); ok {
+			return v
+		}
+		return PriorityNormal
+	}
+	s, ok := l.scalar(n, "priority")
+	if !ok {
+		return PriorityNormal
+	}
+	if v, ok := priorityNames[s]; ok {
+		return v
+	}
+	names := []string{"critical", "urgent", "high", "normal", "medium", "low"}
+	l.errorf(n, "unknown priority %q%s: want critical, urgent, high, normal, medium, low or an integer >= 1", s, didYouMean(s, names))
+	return PriorityNormal
+}
+
+func (l *loader) ruleContext(r *Rule, n *yaml.Node) {
+	fs, ok := l.mapping(n, "context")
+	if !ok {
+		return
+	}
+	for _, f := range fs.ordered {
+		key, ok := l.name(f.key, "context key", identName)
+		if !ok {
+			continue
+		}
+		if _, ok := l.scalar(f.val, "context value "+quote(key)); !ok {
+			continue
+		}
+		if e := l.compileExpr(deref(f.val), kindValue); e != nil {
+			r.Context = append(r.Context, ContextEntry{Key: key, Expr: e})
+		}
+	}
+}
+
+func (l *loader) constraints(r *Rule, n *yaml.Node) {
+	if isNull(n) {
+		return
+	}
+	if d := deref(n); d == nil || d.Kind != yaml.MappingNode {
+		l.errorf(n, "constraints must be a mapping, got %s", kindName(d))
+		return
+	}
+	v, ok := l.plain(n, 0, &l.literalBudget)
+	if m, isMap := v.(map[string]any); ok && isMap {
+		r.Constraints = m
+	}
+}
