@@ -61,10 +61,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 		if reg.Has(a.ID) {
 			continue
 		}
-		if err := reg.Add(registry.Agent{
-			ID: a.ID, Type: a.Type, Capabilities: a.Capabilities, System: a.System,
-			Selectable: a.Selectable, Queue: a.Queue, Expertise: a.Expertise, Accuracy: a.Accuracy,
-		}); err != nil {
+		if err := reg.Add(AgentOf(a, nil)); err != nil {
 			return nil, fmt.Errorf("engine: agent %s: %w", a.ID, err)
 		}
 	}

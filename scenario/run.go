@@ -73,14 +73,13 @@ func Run(ctx context.Context, s *Scenario, load Loader) (*Report, error) {
 	for a, rs := range s.Agents {
 		script.replies[a] = slices.Clone(rs)
 	}
-	reg := registry.New()
+	handlers := map[string]registry.Handler{}
 	for _, a := range w.Agents {
-		if err := reg.Add(registry.Agent{
-			ID: a.ID, Type: a.Type, Capabilities: a.Capabilities, System: a.System, Selectable: a.Selectable,
-			Queue: a.Queue, Expertise: a.Expertise, Accuracy: a.Accuracy, Handler: script.handler(a.ID),
-		}); err != nil {
-			return nil, fmt.Errorf("scenario %s: %w", s.File, err)
-		}
+		handlers[a.ID] = script.handler(a.ID)
+	}
+	reg, err := engine.NewRegistry(w, handlers)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
 	}
 	eng, err := engine.New(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter()))
 	if err != nil {
