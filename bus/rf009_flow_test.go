@@ -1,0 +1,272 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/batonhq/baton/bus"
+)
+
+// RF-009 scenarios about flow: full queues, retries with backoff, parallel
+// sends, and the communication metrics.
+
+// retryTimes returns, relative to start, when each logged retry happened.
+func retryTimes(logs *observer.ObservedLogs, start time.Time) []time.Duration {
+	var out []time.Duration
+	for _, e := range logs.FilterField(zap.String("category", "retry")).All() {
+		out = append(out, e.Time.Sub(start))
+	}
+	return out
+}
+
+// fill sends n messages to agent.
+func fill(t *testing.T, b *bus.Bus, agent string, n int) {
+	t.Helper()
+	for i := range n {
+		mustSend(t, b, request("Filler", agent, fmt.Sprintf("fill-%d", i)))
+	}
+}
+
+func TestRF009_Scenario12_MessageQueueFull(t *testing.T) {
+	t.Run("refused and dead-lettered without retry", func(t *testing.T) {
+		b := newBus(t, []string{"FlightAgent", "PaymentAgent"})
+		fill(t, b, "PaymentAgent", bus.DefaultMailboxCapacity)
+		m := request("FlightAgent", "PaymentAgent", "process_payment")
+		err := b.Send(t.Context(), m)
+		var full *bus.QueueFullError
+		if !errors.As(err, &full) || !errors.Is(err, bus.ErrQueueFull) || !strings.Contains(err.Error(), "PaymentAgent queue full") {
+			t.Fatalf("got %v, want a QueueFullError containing %q", err, "PaymentAgent queue full")
+		}
+		if full.Agent != "PaymentAgent" || full.Capacity != 1000 {
+			t.Errorf("got %+v, want agent PaymentAgent capacity 1000", full)
+		}
+		s := assertBalanced(t, b)
+		if s.DeadLettersByReason[bus.ReasonQueueOverflow] != 1 || depth(s, "PaymentAgent") != 1000 {
+			t.Errorf("got dead letters %v depth %d, want 1 queue_overflow and 1000 queued", s.DeadLettersByReason, depth(s, "PaymentAgent"))
+		}
+	})
+	t.Run("retried on 100ms 500ms 2s and sent once the queue clears", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			log, logs := observed()
+			b := newBus(t, []string{"FlightAgent", "PaymentAgent"}, bus.WithLogger(log))
+			fill(t, b, "PaymentAgent", bus.DefaultMailboxCapacity)
+			start := time.Now()
+			go func() {
+				time.Sleep(300 * time.Millisecond) // the payment agent drains between retries 1 and 2
+				if _, err := b.Receive("PaymentAgent", 10); err != nil {
+					t.Error(err)
+				}
+			}()
+			m := request("FlightAgent", "PaymentAgent", "process_payment")
+			if err := b.Send(t.Context(), m, bus.WithRetry()); err != nil {
+				t.Fatalf("got %v, want the retried send to succeed", err)
+			}
+			if got, want := time.Since(start), 600*time.Millisecond; got != want {
+				t.Errorf("got the send done after %v, want %v (100ms + 500ms)", got, want)
+			}
+			if got, want := retryTimes(logs, start), []time.Duration{100 * time.Millisecond, 600 * time.Millisecond}; !slices.Equal(got, want) {
+				t.Errorf("got retries at %v, want %v", got, want)
+			}
+			s := assertBalanced(t, b)
+			if s.Retries != 2 || s.DeadLettered != 0 {
+				t.Errorf("got retries %d dead letters %d, want 2 and 0", s.Retries, s.DeadLettered)
+			}
+		})
+	})
+	t.Run("bus-wide capacity", func(t *testing.T) {
+		b := newBus(t, []string{"A", "B"}, bus.WithCapacity(3))
+		fill(t, b, "A", 3)
+		err := b.Send(t.Context(), request("X", "B", "y"))
+		var full *bus.QueueFullError
+		if !errors.As(err, &full) || !full.BusWide || full.Agent != "B" || full.Capacity != 3 {
+			t.Fatalf("got %v, want a bus-wide QueueFullError for B", err)
+		}
+		assertBalanced(t, b)
+	})
+}
+
+func TestRF009_Scenario14_ParallelMessages(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log, logs := observed()
+		agents := []string{"FlightAgent", "HotelAgent", "CarAgent"}
+		b := bus.New(bus.WithLogger(log), bus.WithDefaultMailboxCapacity(1))
+		t.Cleanup(func() { _ = b.Close() })
+		for _, a := range agents {
+			if err := b.Register(a); err != nil {
+				t.Fatal(err)
+			}
+			fill(t, b, a, 1) // every mailbox is full: each message needs a retry
+		}
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			for _, a := range agents {
+				if _, err := b.Receive(a, 0); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+		msgs := make([]*bus.Message, len(agents))
+		for i, a := range agents {
+			msgs[i] = request("Orchestrator", a, "search")
+		}
+		start := time.Now()
+		errs := b.SendAll(t.Context(), msgs, bus.WithRetry())
+		if got := time.Since(start); got != 100*time.Millisecond {
+			t.Errorf("got SendAll done after %v, want 100ms: the three retries ran concurrently, not one after another", got)
+		}
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("message %d: got %v, want nil", i, err)
+			}
+		}
+		for _, a := range agents {
+			got := receiveAll(t, b, a)
+			if len(got) != 1 || got[0].Action() != "search" {
+				t.Errorf("%s got %v, want the parallel message", a, got)
+			}
+		}
+		if entries := logs.FilterField(zap.String("category", "parallel_send")).All(); len(entries) != 1 || fieldsOf(entries[0])["messages"] != int64(3) {
+			t.Errorf("got parallel send logs %v, want one for 3 messages", entries)
+		}
+		assertBalanced(t, b)
+	})
+}
+
+func TestRF009_Scenario15_MessageRetryWithBackoff(t *testing.T) {
+	t.Run("success on the fourth attempt", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			log, logs := observed()
+			b := newBus(t, nil, bus.WithLogger(log))
+			if err := b.Register("PaymentAgent", bus.WithMailboxCapacity(1)); err != nil {
+				t.Fatal(err)
+			}
+			fill(t, b, "PaymentAgent", 1)
+			start := time.Now()
+			go func() {
+				time.Sleep(2500 * time.Millisecond) // clears between attempts 3 (600ms) and 4 (2600ms)
+				if _, err := b.Receive("PaymentAgent", 0); err != nil {
+					t.Error(err)
+				}
+			}()
+			m := request("FlightAgent", "PaymentAgent", "process_payment")
+			if err := b.Send(t.Context(), m, bus.WithRetry()); err != nil {
+				t.Fatalf("got %v, want delivery on the fourth attempt", err)
+			}
+			want := []time.Duration{100 * time.Millisecond, 600 * time.Millisecond, 2600 * time.Millisecond}
+			if got := retryTimes(logs, start); !slices.Equal(got, want) {
+				t.Errorf("got retries at %v, want %v", got, want)
+			}
+			if got := receiveAll(t, b, "PaymentAgent"); len(got) != 1 || got[0] != m {
+				t.Errorf("got %v, want the message delivered", ids(got))
+			}
+			if s := assertBalanced(t, b); s.Retries != 3 || s.Send.Max < 2600*time.Millisecond {
+				t.Errorf("got retries %d send latency %+v, want 3 retries and the 2.6s wait recorded", s.Retries, s.Send)
+			}
+		})
+	})
+	t.Run("dead-lettered max_retries when it never fits", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := newBus(t, nil)
+			if err := b.Register("PaymentAgent", bus.WithMailboxCapacity(1)); err != nil {
+				t.Fatal(err)
+			}
+			fill(t, b, "PaymentAgent", 1)
+			start := time.Now()
+			m := request("FlightAgent", "PaymentAgent", "process_payment")
+			err := b.Send(t.Context(), m, bus.WithRetry())
+			var full *bus.QueueFullError
+			if !errors.As(err, &full) || full.Attempts != 4 {
+				t.Fatalf("got %v, want a QueueFullError after 4 attempts", err)
+			}
+			if got := time.Since(start); got != 2600*time.Millisecond {
+				t.Errorf("got failure after %v, want 2.6s", got)
+			}
+			dl := b.DeadLetters()
+			if len(dl) != 1 || dl[0].Reason != bus.ReasonMaxRetries || dl[0].Attempts != 4 || !strings.Contains(dl[0].LastError, "PaymentAgent queue full") {
+				t.Errorf("got dead letters %+v, want one max_retries after 4 attempts", dl)
+			}
+			assertBalanced(t, b)
+		})
+	})
+	t.Run("custom schedule and cancelled context", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := newBus(t, nil, bus.WithRetrySchedule(time.Second, time.Second))
+			if err := b.Register("PaymentAgent", bus.WithMailboxCapacity(1)); err != nil {
+				t.Fatal(err)
+			}
+			fill(t, b, "PaymentAgent", 1)
+			ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+			defer cancel()
+			err := b.Send(ctx, request("FlightAgent", "PaymentAgent", "x"), bus.WithRetry())
+			if !errors.Is(err, bus.ErrQueueFull) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("got %v, want queue full and the context deadline", err)
+			}
+			if s := assertBalanced(t, b); s.Retries != 1 || s.DeadLettersByReason[bus.ReasonQueueOverflow] != 1 {
+				t.Errorf("got retries %d dead letters %v, want 1 retry and 1 queue_overflow", s.Retries, s.DeadLettersByReason)
+			}
+		})
+	})
+}
+
+func TestRF009_Scenario20_CommunicationMetrics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		agents := []string{"Orchestrator", "FlightAgent", "HotelAgent", "PaymentAgent", "NotificationAgent"}
+		b := newBus(t, agents)
+		var wg sync.WaitGroup
+		wg.Go(func() { // the payment agent answers 50 requests
+			for range 50 {
+				req, err := b.ReceiveWait(t.Context(), "PaymentAgent")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+				if err := b.Reply(t.Context(), req, &bus.Message{Content: map[string]any{"action": "paid"}}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+		for range 50 {
+			if _, err := b.Request(t.Context(), request("HotelAgent", "PaymentAgent", "pay")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wg.Wait()
+		for i := range 150 {
+			mustSend(t, b, handoff(agents[i%2], "FlightAgent", "search", map[string]any{}, nil, nil))
+		}
+		for i := range 750 {
+			m := request("Orchestrator", agents[1+i%4], "notify")
+			m.Type = bus.MessageNotification
+			mustSend(t, b, m)
+		}
+		time.Sleep(time.Millisecond)
+		for _, a := range agents {
+			receiveAll(t, b, a)
+		}
+		s := assertBalanced(t, b)
+		if s.Accepted != 1000 || s.Delivered != 1000 || s.Handoffs != 150 {
+			t.Errorf("got sent %d received %d hand-offs %d, want 1000 1000 150", s.Accepted, s.Delivered, s.Handoffs)
+		}
+		if s.Send.P95 >= 10*time.Millisecond || s.Receive.P95 >= 10*time.Millisecond || s.RoundTrip.P95 >= 50*time.Millisecond || s.Handoff.P95 >= 200*time.Millisecond {
+			t.Errorf("got p95 send %v receive %v round trip %v hand-off %v, want under 10ms 10ms 50ms 200ms",
+				s.Send.P95, s.Receive.P95, s.RoundTrip.P95, s.Handoff.P95)
+		}
+		if s.RoundTrip.Count != 50 || s.RoundTrip.P50 < 5*time.Millisecond {
+			t.Errorf("got round trip %+v, want 50 samples of about 5ms", s.RoundTrip)
+		}
+		if s.DropRate() >= 0.001 {
+			t.Errorf("got drop rate %v, want under 0.1%%", s.DropRate())
+		}
+	})
+}
