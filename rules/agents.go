@@ -27,6 +27,7 @@ func (l *loader) agents(n *yaml.Node) {
 		l.errorf(n, "agents must declare at least one agent")
 		return
 	}
+	l.noAgents = false
 	for _, f := range fs.ordered {
 		id := deref(f.key).Value
 		l.name(f.key, "agent id", identName)

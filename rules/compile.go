@@ -23,24 +23,13 @@ const (
 	kindValue                     // anything
 )
 
-func (k exprKind) what() string {
-	switch k {
-	case kindCondition:
-		return "condition"
-	case kindTask:
-		return "task"
-	default:
-		return "context value"
-	}
-}
-
 // compileExpr compiles the expression held by the scalar n. A failure is
 // reported at the column inside the expression where expr-lang found it.
-func (l *loader) compileExpr(n *yaml.Node, kind exprKind) *Expr {
+func (l *loader) compileExpr(n *yaml.Node, kind exprKind, label string) *Expr {
 	src := n.Value
 	pos := posOf(n)
 	if strings.TrimSpace(src) == "" {
-		l.errorf(n, "empty %s expression", kind.what())
+		l.errorf(n, "empty %s expression", label)
 		return nil
 	}
 	opts := []expr.Option{expr.Env(Env{}), expr.DisableBuiltin("now")}
@@ -63,7 +52,7 @@ func (l *loader) compileExpr(n *yaml.Node, kind exprKind) *Expr {
 		if m := unknownField.FindStringSubmatch(msg); m != nil {
 			msg = "error has no field " + m[1]
 		}
-		l.errorAt(l.src.exprPos(n, off), "%s: %s%s", kind.what(), msg, hint)
+		l.errorAt(l.src.exprPos(n, off), "%s: %s%s", label, msg, hint)
 		return nil
 	}
 	e := &Expr{Source: src, Pos: pos, prog: prog, vms: l.vms}

@@ -56,13 +56,16 @@ type loader struct {
 	w             *Workflow
 	pendingVisits []visitRef
 	explicitLimit bool // limits.max_visits or max_steps was set
-	stateNodes    map[string]*yaml.Node
-	agentNodes    map[string]*yaml.Node
-	ruleNodes     map[*Rule]*ruleNodes
-	stateAgent    map[*State]*yaml.Node
-	parallelNodes []parallelRef
-	initialNode   *yaml.Node
-	onLimitNode   *yaml.Node
+	// noAgents, noStates and brokenFrom silence the reference errors that
+	// would only repeat a missing or malformed section.
+	noAgents, noStates, brokenFrom bool
+	stateNodes                     map[string]*yaml.Node
+	agentNodes                     map[string]*yaml.Node
+	ruleNodes                      map[*Rule]*ruleNodes
+	stateAgent                     map[*State]*yaml.Node
+	parallelNodes                  []parallelRef
+	initialNode                    *yaml.Node
+	onLimitNode                    *yaml.Node
 }
 
 func (l *loader) errorf(n *yaml.Node, format string, args ...any) {
@@ -133,6 +136,7 @@ func (l *loader) load(src []byte) *Workflow {
 	if f, ok := fs.get("description"); ok && !isNull(f.val) {
 		w.Description, _ = l.scalar(f.val, "description")
 	}
+	l.noAgents, l.noStates = true, true
 	if f, ok := fs.get("agents"); ok {
 		l.agents(f.val)
 	}

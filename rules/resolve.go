@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // resolve checks every cross reference once all names are known, computes
@@ -12,14 +14,14 @@ func (l *loader) resolve() {
 	w := l.w
 	l.checkNamespace()
 	l.resolveStates()
-	if l.initialNode != nil && w.states[w.Initial] == nil {
+	if l.initialNode != nil && w.states[w.Initial] == nil && !l.noStates {
 		l.errorf(l.initialNode, "unknown initial state %q%s", w.Initial, didYouMean(w.Initial, l.stateNames()))
 	}
-	if l.onLimitNode != nil && w.states[w.Limits.OnLimit] == nil {
+	if l.onLimitNode != nil && w.states[w.Limits.OnLimit] == nil && !l.noStates {
 		l.errorf(l.onLimitNode, "unknown on_limit state %q%s", w.Limits.OnLimit, didYouMean(w.Limits.OnLimit, l.stateNames()))
 	}
 	for _, ref := range l.pendingVisits {
-		if w.states[ref.state] == nil {
+		if w.states[ref.state] == nil && !l.noStates {
 			l.errorAt(ref.pos, "unknown state %q in visits%s", ref.state, didYouMean(ref.state, l.stateNames()))
 		}
 	}
@@ -71,7 +73,7 @@ func (l *loader) resolveStates() {
 		}
 		known := true
 		if n, ok := l.stateAgent[s]; ok && s.Agent != "" && w.agents[s.Agent] == nil {
-			l.errorf(n, "unknown agent %q%s", s.Agent, didYouMean(s.Agent, l.agentIDs()))
+			l.unknownAgent(n, s.Agent, nil)
 			known = false
 		}
 		switch {
@@ -86,7 +88,7 @@ func (l *loader) resolveStates() {
 		for _, n := range p.nodes {
 			id := deref(n).Value
 			if w.agents[id] == nil && identName.match(id) {
-				l.errorf(n, "unknown agent %q%s", id, didYouMean(id, l.agentIDs()))
+				l.unknownAgent(n, id, nil)
 			}
 		}
 	}
@@ -135,7 +137,7 @@ func (l *loader) resolveFrom(r *Rule, rn *ruleNodes) (parallel bool) {
 	if rn.from == nil {
 		return false
 	}
-	if s, ok := w.states[r.From]; ok {
+	if s, ok := w.states[r.From]; ok && w.agents[r.From] == nil {
 		switch {
 		case s.Terminal:
 			l.errorf(rn.from, "terminal state %q has outgoing rule %q", s.Name, r.ID)
@@ -154,7 +156,7 @@ func (l *loader) resolveFrom(r *Rule, rn *ruleNodes) (parallel bool) {
 				cands = append(cands, s.Name)
 			}
 		}
-		l.errorf(rn.from, "unknown agent %q%s", r.From, didYouMean(r.From, cands))
+		l.unknownAgent(rn.from, r.From, cands)
 		return false
 	}
 	for _, s := range w.States {
@@ -195,7 +197,7 @@ func (l *loader) checkTriggers(r *Rule, rn *ruleNodes, parallel bool) {
 func (l *loader) resolveNext(r *Rule, rn *ruleNodes) {
 	w := l.w
 	if rn.to != nil && w.agents[r.To] == nil {
-		l.errorf(rn.to, "unknown agent %q%s", r.To, didYouMean(r.To, l.agentIDs()))
+		l.unknownAgent(rn.to, r.To, nil)
 		r.To = ""
 		rn.to = nil
 	}
@@ -204,7 +206,9 @@ func (l *loader) resolveNext(r *Rule, rn *ruleNodes) {
 	}
 	next, ok := w.states[r.Next]
 	if !ok {
-		l.errorf(rn.next, "unknown state %q%s", r.Next, didYouMean(r.Next, l.stateNames()))
+		if !l.noStates {
+			l.errorf(rn.next, "unknown state %q%s", r.Next, didYouMean(r.Next, l.stateNames()))
+		}
 		return
 	}
 	switch {
@@ -223,9 +227,26 @@ func (l *loader) resolveNext(r *Rule, rn *ruleNodes) {
 	}
 }
 
-// checkOutgoing refuses a non-terminal state that no rule leaves.
+// unknownAgent reports a reference to an undeclared agent, suggesting the
+// nearest of cands (the agent ids when nil).
+func (l *loader) unknownAgent(n *yaml.Node, id string, cands []string) {
+	if l.noAgents {
+		return
+	}
+	if cands == nil {
+		cands = l.agentIDs()
+	}
+	l.errorf(n, "unknown agent %q%s", id, didYouMean(id, cands))
+}
+
+// checkOutgoing refuses a non-terminal state that no rule leaves; a rule
+// whose from could not be read might have been that rule, so then it stays
+// silent.
 func (l *loader) checkOutgoing() {
 	w := l.w
+	if l.brokenFrom {
+		return
+	}
 	hasRule := map[string]bool{}
 	for _, r := range w.Rules {
 		hasRule[r.From] = true

@@ -93,7 +93,11 @@ func (l *loader) rule(r *Rule, fs fieldSet) {
 	if f, ok := fs.get("from"); ok {
 		if s, ok := l.scalar(f.val, "from"); ok {
 			r.From, rn.from = s, f.val
+		} else {
+			l.brokenFrom = true
 		}
+	} else {
+		l.brokenFrom = true
 	}
 	if f, ok := fs.get("trigger"); ok {
 		items, _ := l.stringList(f.val, "trigger", true)
@@ -128,12 +132,12 @@ func (l *loader) rule(r *Rule, fs fieldSet) {
 	}
 	if f, ok := fs.get("condition"); ok {
 		if _, ok := l.scalar(f.val, "condition"); ok {
-			r.Condition = l.compileExpr(deref(f.val), kindCondition)
+			r.Condition = l.compileExpr(deref(f.val), kindCondition, "condition")
 		}
 	}
 	if f, ok := fs.get("task"); ok {
 		if _, ok := l.scalar(f.val, "task"); ok {
-			r.Task = l.compileExpr(deref(f.val), kindTask)
+			r.Task = l.compileExpr(deref(f.val), kindTask, "task")
 		}
 	}
 	if f, ok := fs.get("context"); ok {
@@ -161,7 +165,11 @@ func (l *loader) priority(n *yaml.Node) int {
 		return v
 	}
 	names := []string{"critical", "urgent", "high", "normal", "medium", "low"}
-	l.errorf(n, "unknown priority %q%s: want critical, urgent, high, normal, medium, low or an integer >= 1", s, didYouMean(s, names))
+	if hint := didYouMean(s, names); hint != "" {
+		l.errorf(n, "unknown priority %q%s", s, hint)
+	} else {
+		l.errorf(n, "unknown priority %q: want critical, urgent, high, normal, medium, low or an integer >= 1", s)
+	}
 	return PriorityNormal
 }
 
@@ -178,7 +186,7 @@ func (l *loader) ruleContext(r *Rule, n *yaml.Node) {
 		if _, ok := l.scalar(f.val, "context value "+quote(key)); !ok {
 			continue
 		}
-		if e := l.compileExpr(deref(f.val), kindValue); e != nil {
+		if e := l.compileExpr(deref(f.val), kindValue, "context "+quote(key)); e != nil {
 			r.Context = append(r.Context, ContextEntry{Key: key, Expr: e})
 		}
 	}

@@ -31,6 +31,7 @@ func (l *loader) states(n *yaml.Node) {
 		l.errorf(n, "states must declare at least one state")
 		return
 	}
+	l.noStates = false
 	for _, f := range fs.ordered {
 		name := deref(f.key).Value
 		l.name(f.key, "state name", identName)
