@@ -107,7 +107,8 @@ func (i *instance) commit(ctx context.Context) {
 	if err := i.e.store.Commit(ctx, StepRecord{Snapshot: snap, Entries: i.pending}); err != nil {
 		i.e.log.Error("engine: commit failed; the instance keeps running in memory")
 	}
-	i.pending = nil
+	clear(i.pending)
+	i.pending = i.pending[:0] // stores copy the entries: the buffer is reused for the next step
 	for _, ev := range i.events {
 		i.e.emit(ev)
 	}

@@ -11,7 +11,8 @@ import (
 // step atomic and resume an instance from its last committed step.
 //
 // The engine never mutates the maps of a Snapshot it has committed; a store
-// may keep them as they are.
+// may keep them as they are. It reuses the Entries slice after Commit
+// returns, so a store must copy the entries it keeps.
 type Store interface {
 	// Commit records one step: the instance's snapshot after the step and the
 	// history entries the step produced, all or nothing.
@@ -57,6 +58,9 @@ func (s *MemStore) Commit(_ context.Context, rec StepRecord) error {
 	mi := v.(*memInstance)
 	mi.mu.Lock()
 	mi.snap = rec.Snapshot
+	if mi.entries == nil {
+		mi.entries = make([]Entry, 0, max(32, len(rec.Entries)))
+	}
 	mi.entries = append(mi.entries, rec.Entries...)
 	mi.mu.Unlock()
 	return nil

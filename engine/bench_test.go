@@ -1,0 +1,143 @@
+package engine_test
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
+)
+
+// refundHandlers are no-op agents that drive the refund workflow's approved path.
+func refundHandlers() map[string]registry.Handler {
+	reply := func(trigger string, result map[string]any) registry.Handler {
+		return registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
+			return registry.Outcome{Trigger: trigger, Result: result}, nil
+		})
+	}
+	return map[string]registry.Handler{
+		"customer":     reply("validated", map[string]any{"refund_eligible": true, "order_id": "1"}),
+		"seller":       reply("reviewed", map[string]any{"approval": "APPROVED"}),
+		"payment":      reply("refunded", map[string]any{"transaction_id": "tx"}),
+		"notification": reply("sent", nil),
+	}
+}
+
+func loadRefund(b *testing.B) *rules.Workflow {
+	b.Helper()
+	w, err := rules.Load("../examples/refund/workflow.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w
+}
+
+var refundInput = map[string]any{"order_id": "1", "amount": 50}
+
+// BenchmarkEngineRefund runs whole refund instances (4 steps each) on the
+// engine's worker pool, up to 500 at a time (the customer's mailbox holds
+// 1000), and reports steps per second.
+func BenchmarkEngineRefund(b *testing.B) {
+	w := loadRefund(b)
+	reg, err := engine.NewRegistry(w, refundHandlers())
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng, err := engine.New(w, reg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	const window = 500
+	insts := make([]*engine.Instance, 0, b.N)
+	for n := range b.N {
+		if n >= window {
+			res, _ := insts[n-window].Wait(ctx)
+			if res.Outcome != "COMPLETED" {
+				b.Fatalf("got %s %s (%v), want COMPLETED", res.Status, res.Outcome, res.Err)
+			}
+		}
+		inst, err := eng.Start(ctx, refundInput)
+		if err != nil {
+			b.Fatal(err)
+		}
+		insts = append(insts, inst)
+	}
+	for _, inst := range insts[max(0, len(insts)-window):] {
+		res, _ := inst.Wait(ctx)
+		if res.Outcome != "COMPLETED" {
+			b.Fatalf("got %s %s (%v), want COMPLETED", res.Status, res.Outcome, res.Err)
+		}
+	}
+	b.ReportMetric(float64(4*b.N)/time.Since(start).Seconds(), "steps/s")
+}
+
+// BenchmarkEngineRefundSim runs whole refund instances on the single-goroutine
+// simulator: the engine's own cost per step without any scheduling.
+func BenchmarkEngineRefundSim(b *testing.B) {
+	w := loadRefund(b)
+	reg, err := engine.NewRegistry(w, refundHandlers())
+	if err != nil {
+		b.Fatal(err)
+	}
+	sim := clock.NewSim(time.Unix(0, 0))
+	eng, err := engine.New(w, reg, engine.WithClock(sim), engine.WithExecutor(sim))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		inst, err := eng.Start(ctx, refundInput)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := sim.Run(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+		if res := inst.Result(); res.Outcome != "COMPLETED" {
+			b.Fatalf("got %s %s (%v), want COMPLETED", res.Status, res.Outcome, res.Err)
+		}
+	}
+	b.ReportMetric(float64(4*b.N)/time.Since(start).Seconds(), "steps/s")
+}
+
+// BenchmarkIdleInstanceMemory reports the heap held per instance waiting on
+// an external agent (its first hand-off queued on the bus).
+func BenchmarkIdleInstanceMemory(b *testing.B) {
+	w := loadRefund(b)
+	const n = 10_000
+	for range b.N {
+		reg, err := engine.NewRegistry(w, nil) // every agent external: instances stay idle
+		if err != nil {
+			b.Fatal(err)
+		}
+		eng, err := engine.New(w, reg, engine.WithWorkers(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for range n {
+			if _, err := eng.Start(context.Background(), refundInput); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/instance")
+		eng.Close()
+	}
+}
