@@ -1,0 +1,164 @@
+package handoff
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/batonhq/baton/bus"
+)
+
+// Sentinel errors of the hand-off package, matched with errors.Is.
+var (
+	// ErrHandoffRefused matches every refusal of the validator.
+	ErrHandoffRefused = errors.New("handoff: refused")
+	// ErrUnknownTarget: the target agent is not registered.
+	ErrUnknownTarget = errors.New("handoff: unknown target agent")
+	// ErrNotSelectable: a user selected an agent that is not selectable.
+	ErrNotSelectable = errors.New("handoff: agent not user-selectable")
+	// ErrSelfHandoff: an agent tried to hand off to itself.
+	ErrSelfHandoff = errors.New("handoff: hand-off to self")
+	// ErrSystemAgent: a dynamic hand-off to a system agent not made by the
+	// supervisor.
+	ErrSystemAgent = errors.New("handoff: system agent")
+	// ErrLoopDetected: the target already received too many of the recent
+	// hand-offs.
+	ErrLoopDetected = errors.New("handoff: loop detected")
+	// ErrCapabilityMismatch: the target lacks the capability a
+	// capability_match hand-off requires.
+	ErrCapabilityMismatch = errors.New("handoff: capability mismatch")
+	// ErrTaskRequired: the command has no task description.
+	ErrTaskRequired = errors.New("handoff: task description required")
+	// ErrInvalidPriority: the command's priority is not on the scale.
+	ErrInvalidPriority = errors.New("handoff: invalid priority")
+	// ErrInvalidReason: the command's reason is not a known hand-off reason.
+	ErrInvalidReason = errors.New("handoff: invalid reason")
+
+	// ErrInvalidCommand matches every *CommandError.
+	ErrInvalidCommand = errors.New("handoff: invalid command")
+	// ErrInvalidOption matches every *OptionError.
+	ErrInvalidOption = errors.New("handoff: invalid option")
+	// ErrUnknownHandoff: Accept, Reject or Lookup of an id the manager does
+	// not know.
+	ErrUnknownHandoff = errors.New("handoff: unknown hand-off")
+	// ErrNotPending: Accept or Reject of a hand-off that is already settled.
+	ErrNotPending = errors.New("handoff: hand-off not pending")
+	// ErrClosed: the manager is closed.
+	ErrClosed = errors.New("handoff: manager closed")
+	// ErrNotHandoffMessage matches every *MessageError of Unpack.
+	ErrNotHandoffMessage = errors.New("handoff: not a hand-off message")
+)
+
+// The checks of the validator, in the order it runs them. A RefusalError
+// names the one that refused.
+const (
+	CheckTarget     = "target_exists"
+	CheckSelectable = "selectable"
+	CheckSelf       = "not_self"
+	CheckSystem     = "system_agent"
+	CheckLoop       = "loop"
+	CheckCapability = "capability"
+	CheckTask       = "task_description"
+	CheckPriority   = "priority"
+	CheckReason     = "reason"
+)
+
+// RefusalError is the validator's refusal of a hand-off: which check refused
+// it, the agents involved and why. It matches ErrHandoffRefused, the
+// check's own sentinel (ErrSelfHandoff, ErrLoopDetected, ...) and
+// bus.ErrHandoff; for an unknown target it also matches
+// registry.ErrUnknownAgent.
+type RefusalError struct {
+	Check  string // one of the Check* constants
+	From   string // the agent handing off
+	To     string // the requested target
+	Reason string // a sentence saying why
+	err    error  // the check's sentinel
+	cause  error  // an underlying error, such as the registry's
+}
+
+// Error reads like "handoff: refused seller -> seller (not_self): cannot
+// hand off to self".
+func (e *RefusalError) Error() string {
+	return fmt.Sprintf("handoff: refused %s -> %s (%s): %s", e.From, e.To, e.Check, e.Reason)
+}
+
+// Unwrap returns ErrHandoffRefused, the check's sentinel, bus.ErrHandoff and
+// the underlying cause, if any.
+func (e *RefusalError) Unwrap() []error {
+	errs := []error{ErrHandoffRefused, bus.ErrHandoff}
+	if e.err != nil {
+		errs = append(errs, e.err)
+	}
+	if e.cause != nil {
+		errs = append(errs, e.cause)
+	}
+	return errs
+}
+
+func refuse(check string, sentinel error, cmd *Command, reason string) *RefusalError {
+	return &RefusalError{Check: check, From: cmd.From, To: cmd.To, Reason: reason, err: sentinel}
+}
+
+// CommandError reports a command field that NewCommand refuses.
+type CommandError struct {
+	Field  string // "to", "from", "reason", ...
+	Reason string
+}
+
+// Error reads like "handoff: command: to is required".
+func (e *CommandError) Error() string { return "handoff: command: " + e.Field + " " + e.Reason }
+
+// Unwrap returns ErrInvalidCommand.
+func (e *CommandError) Unwrap() error { return ErrInvalidCommand }
+
+// OptionError reports an option given an invalid value.
+type OptionError struct {
+	Option string // "WithTimeout", ...
+	Reason string
+}
+
+// Error reads like "handoff: WithTimeout: must be positive".
+func (e *OptionError) Error() string { return "handoff: " + e.Option + ": " + e.Reason }
+
+// Unwrap returns ErrInvalidOption.
+func (e *OptionError) Unwrap() error { return ErrInvalidOption }
+
+// UnknownHandoffError reports a hand-off id the manager does not know.
+type UnknownHandoffError struct {
+	ID string
+}
+
+// Error names the id.
+func (e *UnknownHandoffError) Error() string {
+	return "handoff: unknown hand-off " + strconv.Quote(e.ID)
+}
+
+// Unwrap returns ErrUnknownHandoff.
+func (e *UnknownHandoffError) Unwrap() error { return ErrUnknownHandoff }
+
+// StatusError reports an Accept or Reject of a hand-off already settled.
+type StatusError struct {
+	ID     string
+	Status Status
+}
+
+// Error names the id and its status.
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("handoff: hand-off %q is %s, not pending", e.ID, e.Status)
+}
+
+// Unwrap returns ErrNotPending.
+func (e *StatusError) Unwrap() error { return ErrNotPending }
+
+// MessageError reports a bus message that Unpack cannot read as a hand-off.
+type MessageError struct {
+	Field  string // "message_type", "metadata.handoff_id", ...
+	Reason string
+}
+
+// Error reads like "handoff: message: content.task_description is required".
+func (e *MessageError) Error() string { return "handoff: message: " + e.Field + " " + e.Reason }
+
+// Unwrap returns ErrNotHandoffMessage.
+func (e *MessageError) Unwrap() error { return ErrNotHandoffMessage }
