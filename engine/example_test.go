@@ -1,0 +1,81 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
+)
+
+const exampleWorkflow = `
+workflow: greet
+initial: DRAFTING
+agents:
+  writer:   {type: author}
+  reviewer: {type: editor}
+states:
+  DRAFTING:  {agent: writer}
+  REVIEWING: {agent: reviewer}
+  DONE:      {terminal: true}
+rules:
+  - id: drafted
+    from: writer
+    trigger: drafted
+    next: REVIEWING
+    task: '"Review: " + result.text'
+    context: {draft: result.text}
+  - id: approved
+    from: reviewer
+    trigger: approved
+    next: DONE
+`
+
+func Example() {
+	w, err := rules.Parse("greet.yaml", []byte(exampleWorkflow))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	reg, _ := engine.NewRegistry(w, map[string]registry.Handler{
+		"writer": registry.HandlerFunc(func(ctx context.Context, t *registry.Task) (registry.Outcome, error) {
+			return registry.Outcome{Trigger: "drafted", Result: map[string]any{"text": "hello, " + t.Input["name"].(string)}}, nil
+		}),
+		"reviewer": registry.HandlerFunc(func(ctx context.Context, t *registry.Task) (registry.Outcome, error) {
+			fmt.Printf("reviewer got %q from %s\n", t.Description, t.From)
+			return registry.Outcome{Trigger: "approved"}, nil
+		}),
+	})
+	eng, _ := engine.New(w, reg)
+	defer eng.Close()
+
+	inst, _ := eng.Start(context.Background(), map[string]any{"name": "world"})
+	res, _ := inst.Wait(context.Background())
+	fmt.Println(res.Status, res.Outcome, res.Steps, res.Context["draft"])
+	// Output:
+	// reviewer got "Review: hello, world" from writer
+	// completed DONE 2 hello, world
+}
+
+// External agents read their hand-offs from the bus and report back.
+func ExampleEngine_Report() {
+	w, _ := rules.Parse("greet.yaml", []byte(exampleWorkflow))
+	reg, _ := engine.NewRegistry(w, nil) // no handlers: both agents are external
+	eng, _ := engine.New(w, reg)
+	defer eng.Close()
+	ctx := context.Background()
+	inst, _ := eng.Start(ctx, map[string]any{"name": "bus"})
+
+	msg, _ := eng.Bus().ReceiveWait(ctx, "writer")
+	_ = eng.ReportMessage(ctx, msg, registry.Outcome{Trigger: "drafted", Result: map[string]any{"text": "hi"}}, nil)
+	msg, _ = eng.Bus().ReceiveWait(ctx, "reviewer")
+	fmt.Println(msg.Type, msg.From, "->", msg.To, msg.Content["task_description"])
+	_ = eng.ReportMessage(ctx, msg, registry.Outcome{Trigger: "approved"}, nil)
+
+	res, _ := inst.Wait(ctx)
+	fmt.Println(res.Outcome)
+	// Output:
+	// HANDOFF writer -> reviewer Review: hi
+	// DONE
+}
