@@ -78,8 +78,11 @@ func (li *linter) groups() {
 	warnedPair := map[pair]bool{}
 	blockedBy := map[*Rule]map[string]*Rule{} // rule -> trigger -> earlier unconditional rule
 	for _, r := range w.Rules {
+		if len(r.Sources) == 0 {
+			continue
+		}
 		for _, t := range r.Triggers {
-			cands := w.cands[candKey{r.From, t}]
+			cands := w.Candidates(r.Sources[0], r.From, t)
 			if len(cands) == 0 {
 				continue
 			}

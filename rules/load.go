@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/expr-lang/expr/conf"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -52,6 +53,7 @@ type loader struct {
 	vms           *sync.Pool
 	mergeBudget   int
 	literalBudget int
+	exprConfigs   [3]*conf.Config
 
 	w             *Workflow
 	pendingVisits []visitRef
@@ -107,7 +109,7 @@ func (l *loader) load(src []byte) *Workflow {
 		agents:  map[string]*Agent{},
 		states:  map[string]*State{},
 		rules:   map[string]*Rule{},
-		cands:   map[candKey][]*Rule{},
+		cands:   map[candKey]*candidates{},
 		vms:     l.vms,
 	}
 	l.w = w

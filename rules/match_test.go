@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -246,5 +247,49 @@ func TestWorkflow_Match_ConcurrentUse(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestWorkflow_Match_LongCandidateList checks the Tried lists of a list too
+// long for the ones precomputed at load, with and without run-time errors.
+func TestWorkflow_Match_LongCandidateList(t *testing.T) {
+	src := "workflow: long\ninitial: A\nagents: {a: {}}\nstates: {A: {agent: a}, Z: {terminal: true}}\nrules:\n"
+	for i := range 20 {
+		src += fmt.Sprintf("  - {id: r%02d, from: a, trigger: t, priority: %d, condition: result.n == %d, next: Z}\n", i, i+1, i)
+	}
+	src += "  - {id: last, from: a, trigger: t, priority: 99, next: Z}\n"
+	w, err := rules.Parse("long.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		n     any
+		want  string
+		tried int
+		errs  int
+	}{
+		{"first", 0, "r00", 1, 0},
+		{"middle", 17, "r17", 18, 0},
+		{"fallback", 99, "last", 20, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newEnv()
+			env.Result["n"] = tt.n
+			m, err := w.Match("A", "a", "t", env)
+			if err != nil || m.Rule.ID != tt.want {
+				t.Fatalf("got %v, %v, want %s", m.Rule, err, tt.want)
+			}
+			got := tried(m.Tried)
+			if len(got) != tt.tried {
+				t.Fatalf("got %d evaluations %v, want %d", len(got), got, tt.tried)
+			}
+			for i, ev := range m.Tried {
+				if want := i == len(m.Tried)-1 && m.Rule.Condition != nil; ev.Result != want || ev.Rule != w.Rules[i] {
+					t.Errorf("evaluation %d: got %s, want rule r%02d = %v", i, got[i], i, want)
+				}
+			}
+		})
 	}
 }

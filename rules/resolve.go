@@ -110,23 +110,22 @@ func (l *loader) resolveRules() {
 		parallel := l.resolveFrom(r, rn)
 		l.checkTriggers(r, rn, parallel)
 		l.resolveNext(r, rn)
-		if cond := r.Condition; cond != nil {
-			r.alone = []Evaluation{{Rule: r, Result: true}}
-		}
 	}
+	lists := map[candKey][]*Rule{}
 	for _, r := range w.Rules {
 		if len(r.Sources) == 0 {
 			continue
 		}
 		for _, t := range r.Triggers {
 			k := candKey{r.From, t}
-			w.cands[k] = append(w.cands[k], r)
+			lists[k] = append(lists[k], r)
 		}
 	}
-	for _, c := range w.cands {
+	for k, c := range lists {
 		slices.SortStableFunc(c, func(a, b *Rule) int {
 			return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Index, b.Index))
 		})
+		w.cands[k] = newCandidates(c)
 	}
 }
 

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -36,12 +37,43 @@ type Workflow struct {
 	agents map[string]*Agent
 	states map[string]*State
 	rules  map[string]*Rule
-	cands  map[candKey][]*Rule
+	cands  map[candKey]*candidates
 	vms    *sync.Pool
 }
 
 // candKey indexes the candidate rules of one agent outcome.
 type candKey struct{ from, trigger string }
+
+// candidates are the rules tried for one outcome, in order.
+type candidates struct {
+	rules []*Rule
+	// fired[i] is the Tried list when rules[i] fires after every
+	// conditional rule before it evaluated to false without error; shared,
+	// so that Match does not allocate in the common cases.
+	fired [][]Evaluation
+}
+
+// maxPrecomputed bounds the candidate lists whose Tried lists are built at
+// load: their size grows with the square of the list's length.
+const maxPrecomputed = 16
+
+func newCandidates(rules []*Rule) *candidates {
+	c := &candidates{rules: rules}
+	if len(rules) > maxPrecomputed {
+		return c
+	}
+	var prefix []Evaluation
+	for _, r := range rules {
+		if r.Condition == nil {
+			c.fired = append(c.fired, prefix)
+			continue
+		}
+		fired := append(slices.Clone(prefix), Evaluation{Rule: r, Result: true})
+		c.fired = append(c.fired, fired[:len(fired):len(fired)])
+		prefix = append(slices.Clone(prefix), Evaluation{Rule: r})
+	}
+	return c
+}
 
 // Agent returns the agent with that id.
 func (w *Workflow) Agent(id string) (*Agent, bool) {
@@ -79,7 +111,10 @@ func (w *Workflow) Candidates(state, from, trigger string) []*Rule {
 	if !ok || s.owner != from || from == "" {
 		return nil
 	}
-	return w.cands[candKey{from, trigger}]
+	if c := w.cands[candKey{from, trigger}]; c != nil {
+		return c.rules
+	}
+	return nil
 }
 
 // Agent is one entry of the `agents` map.
@@ -250,10 +285,6 @@ type Rule struct {
 	Index int
 	// Pos is the position of the rule's mapping.
 	Pos Pos
-
-	// alone is the Tried list of a match where this rule was the first
-	// condition tried and it held; shared, so that Match does not allocate.
-	alone []Evaluation
 }
 
 // FinalNotice reports whether the rule's hand-off goes to an agent that does
