@@ -143,7 +143,7 @@ func parseTTL(raw json.RawMessage) (time.Duration, error) {
 			return 0, ttlError("must be seconds or a duration string")
 		}
 		ns := math.Round(f * float64(time.Second))
-		if math.IsNaN(ns) || ns > math.MaxInt64 || ns < math.MinInt64 {
+		if math.IsNaN(ns) || ns >= 1<<63 || ns < -(1<<63) {
 			return 0, ttlError("is out of range")
 		}
 		return time.Duration(ns), nil
@@ -166,21 +166,25 @@ func parseDecimalSeconds(s string) (time.Duration, error) {
 		return 0, ttlError("is finer than a nanosecond")
 	}
 	sec, err := strconv.ParseUint(whole, 10, 64)
-	if err != nil || sec > uint64(math.MaxInt64/int64(time.Second)) {
+	if err != nil || sec > math.MaxInt64/uint64(time.Second) {
 		return 0, ttlError("is out of range")
 	}
-	var ns uint64
+	var frac9 uint64
 	if frac != "" {
-		ns, _ = strconv.ParseUint(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+		frac9, _ = strconv.ParseUint(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
 	}
-	d := time.Duration(sec)*time.Second + time.Duration(ns)
-	if d < 0 {
+	total := sec*uint64(time.Second) + frac9
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++ // -2^63 is representable
+	}
+	if total > limit {
 		return 0, ttlError("is out of range")
 	}
 	if neg {
-		d = -d
+		return time.Duration(-int64(total-1) - 1), nil
 	}
-	return d, nil
+	return time.Duration(total), nil
 }
 
 func allDigits(s string) bool {

@@ -1,0 +1,56 @@
+package bus_test
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/batonhq/baton/bus"
+)
+
+// FuzzMessageJSON decodes and validates arbitrary bytes: it must never
+// panic, every refusal of a decoded message must be a *ValidationError, and
+// a message that decodes must survive an encode/decode round trip
+// unchanged.
+func FuzzMessageJSON(f *testing.F) {
+	for _, seed := range []string{
+		`{"message_id":"m1","message_type":"REQUEST","from_agent":"a","to_agent":"b","priority":"HIGH","content":{"action":"x"},"ttl":60,"timestamp":"2025-11-16T10:00:00Z"}`,
+		`{"message_type":"RESPONSE","from_agent":"a","to_agent":"b","content":{"action":"x"},"in_reply_to":"m1","correlation_id":"cor_123"}`,
+		`{"message_type":"HANDOFF","from_agent":"a","to_agent":"topic:orders","priority":"urgent","content":{"action":"execute_handoff","context":{"k":[1,2,{"z":null}]}},"ttl":"90s","requires_ack":true,"sequence":7}`,
+		`{"ttl":1.000000001,"timestamp":"2025-11-16T10:00:00+02:00","metadata":{"workflow_id":"wf"}}`,
+		`{"ttl":-9.223372036854775808e9}`,
+		`{"priority":3}`,
+		`{"content":{"action":5}}`,
+		`{"ttl":1e400}`,
+		`[]`, `null`, `{`, `"x"`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m bus.Message
+		if err := json.Unmarshal(data, &m); err != nil {
+			return
+		}
+		if err := m.Validate(); err != nil {
+			var ve *bus.ValidationError
+			if !errors.As(err, &ve) || ve.Field == "" {
+				t.Fatalf("got %v, want a *ValidationError naming a field", err)
+			}
+		}
+		enc, err := json.Marshal(&m)
+		if err != nil {
+			if m.Priority.Valid() {
+				t.Fatalf("got %v encoding a decoded message, want success", err)
+			}
+			return
+		}
+		var again bus.Message
+		if err := json.Unmarshal(enc, &again); err != nil {
+			t.Fatalf("got %v decoding %s, want success", err, enc)
+		}
+		if !reflect.DeepEqual(m, again) {
+			t.Fatalf("got %+v after a round trip, want %+v", again, m)
+		}
+	})
+}

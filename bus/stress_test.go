@@ -1,0 +1,173 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/bus"
+)
+
+// TestStress_AccountingUnderLoad runs concurrent senders and receivers with
+// mixed priorities, short TTLs, full mailboxes, retries, broadcasts, topics,
+// requests, acks and agent churn, checking SPEC §4's invariant on every
+// snapshot taken meanwhile and exactly at the end. TestMain checks for
+// leaked goroutines.
+func TestStress_AccountingUnderLoad(t *testing.T) {
+	const senders, perSender = 8, 1500
+	b := bus.New(
+		bus.WithDefaultMailboxCapacity(16),
+		bus.WithCapacity(80),
+		bus.WithRetrySchedule(time.Millisecond, 2*time.Millisecond),
+		bus.WithTopicRetention(50*time.Millisecond, 20),
+		bus.WithRequestTimeout(5*time.Millisecond),
+		bus.WithDeadLetterLimit(100),
+	)
+	agents := []string{"A0", "A1", "A2", "A3", "A4", "A5"}
+	for i, a := range agents {
+		if err := b.Register(a, bus.WithAgentType(fmt.Sprintf("type%d", i%2))); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Subscribe(a, "news"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	var received, answered atomic.Uint64
+
+	var receivers sync.WaitGroup
+	for i, a := range agents {
+		receivers.Go(func() {
+			for {
+				var msgs []*bus.Message
+				if i%2 == 0 {
+					m, err := b.ReceiveWait(ctx, a)
+					if err != nil {
+						return
+					}
+					msgs = []*bus.Message{m}
+				} else {
+					select {
+					case <-ctx.Done():
+						return
+					case <-b.Ready(a):
+					}
+					var err error
+					if msgs, err = b.Receive(a, 1+i); err != nil {
+						return
+					}
+				}
+				received.Add(uint64(len(msgs)))
+				for _, m := range msgs {
+					if m.RequiresAck {
+						_ = b.Ack(ctx, m)
+					}
+					if m.Type == bus.MessageRequest && m.Action() == "ask" {
+						_ = b.Reply(ctx, m, &bus.Message{Content: map[string]any{"action": "answer"}})
+					}
+				}
+			}
+		})
+	}
+
+	var watchers sync.WaitGroup
+	watchers.Go(func() { // every snapshot taken under load balances
+		for ctx.Err() == nil {
+			if s := b.Metrics(); !s.Balanced() {
+				t.Errorf("got accepted %d, want delivered %d + dead %d + queued %d", s.Accepted, s.Delivered, s.DeadLettered, s.Queued)
+				return
+			}
+		}
+	})
+	watchers.Go(func() { // an agent that keeps leaving and coming back
+		for ctx.Err() == nil {
+			_ = b.Register("Churn")
+			_ = b.Subscribe("Churn", "news")
+			_ = b.Unregister("Churn")
+		}
+	})
+	watchers.Go(func() { // dead-letter operations race with everything else
+		for ctx.Err() == nil {
+			for _, d := range b.DeadLetters() {
+				if rand.IntN(2) == 0 {
+					_ = b.Requeue(d.Message.MessageID)
+				} else {
+					_ = b.Discard(d.Message.MessageID)
+				}
+			}
+		}
+	})
+
+	var wg sync.WaitGroup
+	for s := range senders {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(s), 42))
+			targets := append([]string{"Ghost", "Churn"}, agents...)
+			for i := range perSender {
+				m := &bus.Message{
+					Type:     bus.MessageNotification,
+					From:     fmt.Sprintf("S%d", s),
+					To:       targets[r.IntN(len(targets))],
+					Priority: bus.Priority(r.IntN(4) - 1),
+					Content:  map[string]any{"action": "work", "n": i},
+				}
+				if r.IntN(4) == 0 { // already expired: must never be delivered
+					m.TTL, m.Timestamp = time.Millisecond, time.Now().Add(-time.Second)
+				}
+				m.RequiresAck = r.IntN(8) == 0
+				var opts []bus.SendOption
+				if r.IntN(10) == 0 {
+					opts = append(opts, bus.WithRetry())
+				}
+				switch r.IntN(40) {
+				case 0:
+					_, _ = b.Broadcast(ctx, m, opts...)
+				case 1:
+					_, _ = b.Publish(ctx, "news", m, opts...)
+				case 2:
+					_, _ = b.BroadcastToTypes(ctx, []string{"type1"}, m, opts...)
+				case 3:
+					m.Type, m.Content["action"] = bus.MessageRequest, "ask"
+					if _, err := b.Request(ctx, m); err == nil {
+						answered.Add(1)
+					}
+				case 4:
+					m.Content = nil // invalid: refused, never accepted
+					if err := b.Send(ctx, m); !errors.Is(err, bus.ErrValidation) {
+						t.Errorf("got %v, want ErrValidation", err)
+					}
+				default:
+					_ = b.Send(ctx, m, opts...)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	stop()
+	receivers.Wait()
+	watchers.Wait()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := b.Metrics()
+	if !s.Balanced() {
+		t.Fatalf("got accepted %d, want delivered %d + dead %d + queued %d", s.Accepted, s.Delivered, s.DeadLettered, s.Queued)
+	}
+	if got, want := s.Delivered, received.Load()+answered.Load(); got != want {
+		t.Errorf("got %d delivered, want %d received by agents and requesters", got, want)
+	}
+	if s.Retrying != 0 {
+		t.Errorf("got %d sends still retrying after Close, want 0", s.Retrying)
+	}
+	if s.Accepted == 0 || s.Expired == 0 || s.DeadLettersByReason[bus.ReasonQueueOverflow] == 0 || s.DeadLettersByReason[bus.ReasonReceiverNotFound] == 0 || s.ValidationErrors == 0 {
+		t.Errorf("got %+v, want the load to exercise expiry, overflow, routing and validation", s)
+	}
+	t.Logf("accepted %d delivered %d dead %d queued %d by reason %v retries %d",
+		s.Accepted, s.Delivered, s.DeadLettered, s.Queued, s.DeadLettersByReason, s.Retries)
+}
