@@ -18,7 +18,6 @@ import (
 	"github.com/batonhq/baton/registry"
 )
 
-
 func TestPRD040_AcceptsValidHandoff(t *testing.T) {
 	e := newEnv(t)
 	cmd := mustCommand(t, "seller", "rag", handoff.ReasonCapabilityMatch,
