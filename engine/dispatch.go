@@ -158,10 +158,9 @@ func (e *Engine) deliver(agent string) {
 	if !ok {
 		return
 	}
-	if ref.handoffID != "" {
-		i.markAccepted(ref.step)
-		_ = e.handoffs.Accept(ctx, ref.handoffID)
-	}
+	// The hand-off is settled by finishRun once the handler has answered:
+	// accepted, or rejected with the handler's reason (which the sender is
+	// told), exactly as for an external agent's report.
 	start := e.clock.Now()
 	out, runErr := safeHandle(ctx, h, task)
 	elapsed := e.clock.Now().Sub(start)
@@ -190,12 +189,4 @@ func (i *instance) takeNotice(id string) bool {
 	}
 	delete(i.notices, id)
 	return true
-}
-
-func (i *instance) markAccepted(step int) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.run != nil && i.run.step == step {
-		i.run.accepted = true
-	}
 }

@@ -1,0 +1,217 @@
+package engine_test
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/handoff"
+)
+
+func TestEngine_Rejection(t *testing.T) {
+	r := newSimRun(t, "reject.yaml", map[string][]reply{
+		"asker":    {ok("ask", nil)},
+		"reviewer": {reject("too busy")},
+	})
+	res, h := r.finish(nil)
+	wantCompleted(t, res, "BOUNCED")
+	if got, want := path(h), []string{"START", "REVIEW", "BOUNCED"}; !slices.Equal(got, want) {
+		t.Errorf("path: got %v, want %v (the transition into REVIEW has happened)", got, want)
+	}
+	want := map[string]any{"why": "too busy", "state": "REVIEW", "agent": "reviewer"}
+	if !reflect.DeepEqual(res.Context, want) {
+		t.Errorf("got context %v, want %v (the outcome belongs to the target's state and agent)", res.Context, want)
+	}
+	if n := len(r.script.runsOf("reviewer")); n != 1 {
+		t.Errorf("got %d reviewer runs, want 1 (a rejection is never retried)", n)
+	}
+	if n := len(entries(h, engine.KindRetry)); n != 0 {
+		t.Errorf("got %d retries, want 0", n)
+	}
+	outs := entries(h, engine.KindOutcome)
+	if last := outs[len(outs)-1]; last.Trigger != "rejected" || last.State != "REVIEW" || last.Agent != "reviewer" || last.Error != "too busy" {
+		t.Errorf("got outcome %+v, want rejected in REVIEW by reviewer with the reason", last)
+	}
+	recs := r.eng.Handoffs().History(res.ID)
+	if len(recs) != 1 || recs[0].Status != handoff.StatusRejected || recs[0].Detail != "too busy" {
+		t.Fatalf("got hand-off records %+v, want one rejected with the reason", recs)
+	}
+	// The sender is told with an ERROR message.
+	m := receiveOne(t, r.eng.Bus(), "asker")
+	if m.Type != bus.MessageError || m.Content["reason"] != "too busy" {
+		t.Errorf("got %s %v, want the ERROR rejection notice with the reason", m.Type, m.Content)
+	}
+}
+
+func TestEngine_ReservedOutcomeFromAnAgentIsAnError(t *testing.T) {
+	for _, trig := range []string{"error", "timeout", "rejected", "joined", "partial", "conflict", ""} {
+		t.Run("trigger "+trig, func(t *testing.T) {
+			r := newSimRun(t, "reject.yaml", map[string][]reply{"asker": {ok(trig, map[string]any{"x": 1})}})
+			res, h := r.finish(nil)
+			wantCompleted(t, res, "ERRORED")
+			want := `engine: reserved trigger: agent asker reported "` + trig + `"`
+			if trig == "" {
+				want = "engine: agent asker reported no trigger"
+			}
+			if res.Context["why"] != want || res.Context["kind"] != "error" {
+				t.Errorf("got error.message %v kind %v, want %q and error", res.Context["why"], res.Context["kind"], want)
+			}
+			if n := len(r.script.runsOf("asker")); n != 1 {
+				t.Errorf("got %d runs, want 1 (not retried)", n)
+			}
+			if outs := entries(h, engine.KindOutcome); len(outs) != 1 || outs[0].Trigger != "error" {
+				t.Errorf("got outcomes %+v, want one error outcome", outs)
+			}
+		})
+	}
+}
+
+func TestEngine_Terminal(t *testing.T) {
+	tests := []struct {
+		name        string
+		trigger     string
+		wantOutcome string
+		wantNotice  string // the agent receiving a final notice, or ""
+	}{
+		{"without a final notice", "quiet", "QUIET", ""},
+		{"with a final notice to a Go agent", "audit", "AUDIT", "auditor"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newSimRun(t, "terminal.yaml", map[string][]reply{
+				"closer":  {ok(tt.trigger, map[string]any{"code": 7})},
+				"auditor": nil, // a run of the auditor would fail the test: a notice is not a run
+			})
+			res, h := r.finish(nil)
+			wantCompleted(t, res, tt.wantOutcome)
+			if res.State != tt.wantOutcome || res.Steps != 1 {
+				t.Errorf("got state %s steps %d, want %s and 1 (a final notice is not a step)", res.State, res.Steps, tt.wantOutcome)
+			}
+			notices := entries(h, engine.KindFinalNotice)
+			recs := r.eng.Handoffs().History(res.ID)
+			if tt.wantNotice == "" {
+				if len(notices)+len(recs) != 0 {
+					t.Errorf("got notices %+v records %+v, want nothing sent", notices, recs)
+				}
+				return
+			}
+			if len(notices) != 1 || notices[0].To != tt.wantNotice || notices[0].From != "closer" || notices[0].Error != "" {
+				t.Fatalf("got final notices %+v, want one closer->%s", notices, tt.wantNotice)
+			}
+			if len(recs) != 1 || recs[0].Status != handoff.StatusAccepted {
+				t.Errorf("got records %+v, want one accepted (delivered)", recs)
+			}
+			if got := entries(h, engine.KindCompleted); len(got) != 1 || got[0].State != tt.wantOutcome {
+				t.Errorf("got completed entries %+v, want one in %s", got, tt.wantOutcome)
+			}
+		})
+	}
+}
+
+func TestEngine_Terminal_FinalNoticeToAnExternalAgent(t *testing.T) {
+	r := newSimRun(t, "terminal.yaml", map[string][]reply{"closer": {ok("loud", map[string]any{"code": 7})}})
+	inst := r.start(nil)
+	res := inst.Result()
+	wantCompleted(t, res, "LOUD")
+	m := receiveOne(t, r.eng.Bus(), "monitor")
+	if m.Type != bus.MessageHandoff || m.From != "closer" {
+		t.Fatalf("got %s from %s, want a HANDOFF from closer", m.Type, m.From)
+	}
+	checks := map[string]any{
+		"task_description": "closed with 7",
+		"context":          map[string]any{"code": 7},
+		"previous_result":  map[string]any{"code": 7},
+		"constraints":      map[string]any{"channel": "email"},
+		"reason":           "rule",
+	}
+	for k, want := range checks {
+		if got := m.Content[k]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %v, want %v", k, got, want)
+		}
+	}
+	if res.Steps != 1 {
+		t.Errorf("got %d steps, want 1", res.Steps)
+	}
+}
+
+func TestEngine_Terminal_UndeliverableFinalNoticeIsDeadLettered(t *testing.T) {
+	r := newSimRun(t, "terminal.yaml", map[string][]reply{"closer": {ok("loud", map[string]any{"code": 7})}})
+	// The monitor's mailbox holds one message: fill it.
+	filler := &bus.Message{Type: bus.MessageNotification, From: "closer", To: "monitor", Content: map[string]any{"action": "fill"}}
+	if err := r.eng.Bus().Send(t.Context(), filler); err != nil {
+		t.Fatalf("fill the monitor's mailbox: %v", err)
+	}
+	res, h := r.finish(nil)
+	wantCompleted(t, res, "LOUD")
+	notices := entries(h, engine.KindFinalNotice)
+	if len(notices) != 1 || !strings.Contains(notices[0].Error, "queue full") {
+		t.Fatalf("got final notices %+v, want one recording the full mailbox", notices)
+	}
+	var found bool
+	for _, d := range r.eng.Bus().DeadLetters() {
+		if d.Message.To == "monitor" && d.Message.Type == bus.MessageHandoff {
+			found = true
+			if d.Reason != bus.ReasonQueueOverflow {
+				t.Errorf("got dead-letter reason %s, want %s", d.Reason, bus.ReasonQueueOverflow)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("got dead letters %+v, want the final notice to monitor", r.eng.Bus().DeadLetters())
+	}
+	if m := r.eng.Bus().Metrics(); !m.Balanced() {
+		t.Errorf("got bus metrics %+v, want accepted = delivered + dead-lettered + queued", m)
+	}
+}
+
+func TestEngine_ReenteringAStateIsANewVisit(t *testing.T) {
+	r := newSimRun(t, "reenter.yaml", map[string][]reply{
+		"looper": {fail("flaky"), ok("again", nil), ok("done", nil)},
+	})
+	res, h := r.finish(nil)
+	wantCompleted(t, res, "DONE") // done_first holds: attempt 1 of visit 2
+	if got, want := path(h), []string{"LOOP", "LOOP", "DONE"}; !slices.Equal(got, want) {
+		t.Errorf("path: got %v, want %v", got, want)
+	}
+	var attempts, steps []int
+	for _, c := range r.script.runsOf("looper") {
+		attempts = append(attempts, c.Task.Attempt)
+		steps = append(steps, c.Task.Step)
+		if c.Task.From != "" {
+			t.Errorf("step %d: got from %q, want an engine dispatch", c.Task.Step, c.Task.From)
+		}
+	}
+	if want := []int{1, 2, 1}; !slices.Equal(attempts, want) {
+		t.Errorf("attempts: got %v, want %v", attempts, want)
+	}
+	if want := []int{1, 2, 3}; !slices.Equal(steps, want) {
+		t.Errorf("steps: got %v, want %v", steps, want)
+	}
+	if n := len(entries(h, engine.KindHandoff)); n != 0 {
+		t.Errorf("got %d hand-off entries, want 0", n)
+	}
+	if recs := r.eng.Handoffs().History(res.ID); len(recs) != 0 {
+		t.Errorf("got hand-off records %+v, want none", recs)
+	}
+	if n := len(entries(h, engine.KindDispatch)); n != 3 {
+		t.Errorf("got %d dispatch entries, want 3 (start, retry, re-entry)", n)
+	}
+	for _, ev := range r.events {
+		if ev.Type == engine.EventAgentHandoff || ev.Type == engine.EventAgentChanged {
+			t.Errorf("got event %+v, want no hand-off or agent change", ev)
+		}
+	}
+}
+
+func TestEngine_ReenteringAStateRespectsItsVisits(t *testing.T) {
+	r := newSimRun(t, "reenter.yaml", map[string][]reply{"looper": repeat(4, ok("again", nil))})
+	res, _ := r.finish(nil)
+	wantFailed(t, res, "state LOOP would be visited 5 times (max 4)")
+	if !errors.Is(res.Err, engine.ErrLimit) {
+		t.Errorf("got %v, want ErrLimit", res.Err)
+	}
+}
