@@ -157,6 +157,10 @@ func (l *loader) priority(n *yaml.Node) int {
 		}
 		return PriorityNormal
 	}
+	if d != nil && d.Kind == yaml.ScalarNode && d.Tag == "!!float" {
+		l.errorf(n, "priority must be a name or an integer, got %s", d.Value)
+		return PriorityNormal
+	}
 	s, ok := l.scalar(n, "priority")
 	if !ok {
 		return PriorityNormal

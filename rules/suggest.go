@@ -20,7 +20,7 @@ func suggest(name string, candidates []string) string {
 		if c == name {
 			continue
 		}
-		d := distance(lower, strings.ToLower(c))
+		d := distance(lower, strings.ToLower(c), limit)
 		if d > limit {
 			continue
 		}
@@ -40,14 +40,15 @@ func didYouMean(name string, candidates []string) string {
 }
 
 // distance is the optimal string alignment distance (Levenshtein plus
-// transposition of adjacent runes), in runes.
-func distance(a, b string) int {
+// transposition of adjacent runes), in runes; any value above limit is
+// reported as limit+1, which lets it give up early.
+func distance(a, b string, limit int) int {
 	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 || len(rb) > 64 {
+	if len(ra)-len(rb) > limit || len(rb)-len(ra) > limit || len(ra) > 64 || len(rb) > 64 {
 		if a == b {
 			return 0
 		}
-		return 1 << 30 // long names are not typos worth a search
+		return limit + 1 // too far apart, or too long to be a typo worth a search
 	}
 	prev2 := make([]int, len(rb)+1)
 	prev := make([]int, len(rb)+1)
@@ -55,8 +56,10 @@ func distance(a, b string) int {
 	for j := range prev {
 		prev[j] = j
 	}
+	prevBest := 0
 	for i := 1; i <= len(ra); i++ {
 		cur[0] = i
+		best := cur[0]
 		for j := 1; j <= len(rb); j++ {
 			cost := 1
 			if ra[i-1] == rb[j-1] {
@@ -66,7 +69,15 @@ func distance(a, b string) int {
 			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
 				cur[j] = min(cur[j], prev2[j-2]+1)
 			}
+			best = min(best, cur[j])
 		}
+		if best > limit && prevBest >= limit {
+			// Every alignment already costs more than limit: later rows only
+			// grow from this one, or (by a transposition) from the previous
+			// one plus one.
+			return limit + 1
+		}
+		prevBest = best
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
