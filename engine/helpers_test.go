@@ -202,6 +202,26 @@ func (r *simRun) settle() {
 	}
 }
 
+// runUntil runs the simulator until cond holds or nothing is left to run.
+func (r *simRun) runUntil(cond func() bool) {
+	r.t.Helper()
+	if err := r.sim.Run(context.Background(), cond); err != nil {
+		r.t.Fatalf("sim.Run: %v", err)
+	}
+}
+
+// queued reports whether agent's mailbox holds a message.
+func (r *simRun) queued(agent string) func() bool {
+	return func() bool {
+		for _, a := range r.eng.Bus().Metrics().Agents {
+			if a.Agent == agent {
+				return a.Depth > 0
+			}
+		}
+		return false
+	}
+}
+
 // finish starts an instance, runs it to its end and returns its result and
 // history; every scripted reply must have been consumed.
 func (r *simRun) finish(input map[string]any) (engine.Result, []engine.Entry) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/handoff"
 )
 
 func TestEngine_Rejection(t *testing.T) {
@@ -36,9 +35,8 @@ func TestEngine_Rejection(t *testing.T) {
 	if last := outs[len(outs)-1]; last.Trigger != "rejected" || last.State != "REVIEW" || last.Agent != "reviewer" || last.Error != "too busy" {
 		t.Errorf("got outcome %+v, want rejected in REVIEW by reviewer with the reason", last)
 	}
-	recs := r.eng.Handoffs().History(res.ID)
-	if len(recs) != 1 || recs[0].Status != handoff.StatusRejected || recs[0].Detail != "too busy" {
-		t.Fatalf("got hand-off records %+v, want one rejected with the reason", recs)
+	if st := r.eng.Handoffs().Stats(); st.Total != 1 || st.Rejected != 1 || st.Accepted != 0 {
+		t.Fatalf("got hand-off stats %+v, want one sent and rejected", st)
 	}
 	// The sender is told with an ERROR message.
 	m := receiveOne(t, r.eng.Bus(), "asker")
@@ -92,18 +90,18 @@ func TestEngine_Terminal(t *testing.T) {
 				t.Errorf("got state %s steps %d, want %s and 1 (a final notice is not a step)", res.State, res.Steps, tt.wantOutcome)
 			}
 			notices := entries(h, engine.KindFinalNotice)
-			recs := r.eng.Handoffs().History(res.ID)
+			st := r.eng.Handoffs().Stats()
 			if tt.wantNotice == "" {
-				if len(notices)+len(recs) != 0 {
-					t.Errorf("got notices %+v records %+v, want nothing sent", notices, recs)
+				if len(notices) != 0 || st.Total != 0 {
+					t.Errorf("got notices %+v hand-off stats %+v, want nothing sent", notices, st)
 				}
 				return
 			}
 			if len(notices) != 1 || notices[0].To != tt.wantNotice || notices[0].From != "closer" || notices[0].Error != "" {
 				t.Fatalf("got final notices %+v, want one closer->%s", notices, tt.wantNotice)
 			}
-			if len(recs) != 1 || recs[0].Status != handoff.StatusAccepted {
-				t.Errorf("got records %+v, want one accepted (delivered)", recs)
+			if st.Total != 1 || st.Accepted != 1 || st.ReceivedBy[tt.wantNotice] != 1 {
+				t.Errorf("got hand-off stats %+v, want one sent to %s and accepted (delivered)", st, tt.wantNotice)
 			}
 			if got := entries(h, engine.KindCompleted); len(got) != 1 || got[0].State != tt.wantOutcome {
 				t.Errorf("got completed entries %+v, want one in %s", got, tt.wantOutcome)
@@ -194,8 +192,8 @@ func TestEngine_ReenteringAStateIsANewVisit(t *testing.T) {
 	if n := len(entries(h, engine.KindHandoff)); n != 0 {
 		t.Errorf("got %d hand-off entries, want 0", n)
 	}
-	if recs := r.eng.Handoffs().History(res.ID); len(recs) != 0 {
-		t.Errorf("got hand-off records %+v, want none", recs)
+	if st := r.eng.Handoffs().Stats(); st.Total != 0 {
+		t.Errorf("got hand-off stats %+v, want none sent", st)
 	}
 	if n := len(entries(h, engine.KindDispatch)); n != 3 {
 		t.Errorf("got %d dispatch entries, want 3 (start, retry, re-entry)", n)

@@ -1,0 +1,176 @@
+package engine_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/registry"
+)
+
+func TestEngine_External_ReceivesFromTheBusAndReportsTheMessage(t *testing.T) {
+	// gamma has no handler: it is external.
+	r := newSimRun(t, "chain.yaml", map[string][]reply{
+		"alpha": {ok("next", map[string]any{"n": 1})},
+		"beta":  {ok("next", map[string]any{"b": true})},
+		"watch": nil,
+	})
+	ctx := t.Context()
+	inst, err := r.eng.Start(ctx, map[string]any{"who": "ext"})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	r.runUntil(r.queued("gamma"))
+	m, err := r.eng.Bus().ReceiveWait(ctx, "gamma")
+	if err != nil {
+		t.Fatalf("ReceiveWait: %v", err)
+	}
+	if m.Type != bus.MessageHandoff || m.From != "beta" || m.Metadata["step"] != 3 || m.Metadata["instance_id"] != inst.ID() {
+		t.Fatalf("got %s from %s metadata %v, want the HANDOFF from beta for step 3 of %s", m.Type, m.From, m.Metadata, inst.ID())
+	}
+	d, err := handoff.Unpack(m)
+	if err != nil {
+		t.Fatalf("Unpack: %v", err)
+	}
+	if d.Task.Context["n"] != 1 || d.Task.PreviousResult["b"] != true {
+		t.Errorf("got context %v previous %v, want n=1 and b=true", d.Task.Context, d.Task.PreviousResult)
+	}
+
+	if rec, ok := r.eng.Handoffs().Lookup(d.HandoffID); !ok || rec.Status != handoff.StatusPending || rec.To != "gamma" {
+		t.Errorf("got record %+v, want the hand-off to gamma pending until its report", rec)
+	}
+	if err := r.eng.ReportMessage(ctx, m, registry.Outcome{Trigger: "next", Result: map[string]any{"g": 3}}, nil); err != nil {
+		t.Fatalf("ReportMessage: %v", err)
+	}
+	r.settle()
+	res := inst.Result()
+	wantCompleted(t, res, "DONE")
+	if st := r.eng.Handoffs().Stats(); st.Accepted != 3 || st.Pending != 0 || st.TimedOut != 0 {
+		t.Errorf("got hand-off stats %+v, want beta, gamma and watch accepted", st)
+	}
+
+	// A second report of the same run is stale and recorded.
+	err = r.eng.ReportMessage(ctx, m, registry.Outcome{Trigger: "next"}, nil)
+	if !errors.Is(err, engine.ErrStaleReport) {
+		t.Fatalf("second report: got %v, want ErrStaleReport", err)
+	}
+	late := entries(history(t, inst), engine.KindLateReply)
+	if len(late) != 1 || late[0].Step != 3 || late[0].Trigger != "next" {
+		t.Errorf("got late replies %+v, want one for step 3", late)
+	}
+	if got := inst.Result(); got.Steps != res.Steps || got.Outcome != "DONE" {
+		t.Errorf("got %+v after the stale report, want it unchanged", got)
+	}
+}
+
+func TestEngine_External_ReportErrors(t *testing.T) {
+	r := newSimRun(t, "chain.yaml", map[string][]reply{"alpha": {ok("next", nil)}})
+	ctx := t.Context()
+	inst, err := r.eng.Start(ctx, nil)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	r.runUntil(r.queued("beta")) // before SECOND's time-out
+	tests := []struct {
+		name string
+		call func() error
+		want error
+	}{
+		{"unknown instance", func() error { return r.eng.Report(ctx, "nope", 1, registry.Outcome{Trigger: "next"}, nil) }, engine.ErrUnknownInstance},
+		{"a step that is not current", func() error { return r.eng.Report(ctx, inst.ID(), 1, registry.Outcome{Trigger: "next"}, nil) }, engine.ErrStaleReport},
+		{"a step not run yet", func() error { return r.eng.Report(ctx, inst.ID(), 7, registry.Outcome{Trigger: "next"}, nil) }, engine.ErrStaleReport},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.call(); !errors.Is(err, tt.want) {
+				t.Errorf("got %v, want %v", err, tt.want)
+			}
+		})
+	}
+	t.Run("a message the engine did not send", func(t *testing.T) {
+		m := &bus.Message{Type: bus.MessageHandoff, From: "x", To: "beta", Content: map[string]any{"action": "handoff"}}
+		if err := r.eng.ReportMessage(ctx, m, registry.Outcome{Trigger: "next"}, nil); err == nil {
+			t.Errorf("got nil, want an error naming the missing instance_id and step")
+		}
+		if err := r.eng.ReportMessage(ctx, nil, registry.Outcome{Trigger: "next"}, nil); err == nil {
+			t.Errorf("nil message: got nil, want an error")
+		}
+	})
+	if got := inst.Result(); got.Status != engine.StatusRunning || got.State != "SECOND" {
+		t.Errorf("got %s in %s, want the instance still running in SECOND", got.Status, got.State)
+	}
+}
+
+func TestEngine_External_RetriesAreDispatchedToIt(t *testing.T) {
+	// worker is external; WORK retries with backoff 1s, 5s, 30s.
+	r := newSimRun(t, "retry.yaml", nil)
+	ctx := t.Context()
+	inst, err := r.eng.Start(ctx, nil)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	var steps []int
+	var at []time.Duration
+	take := func() *bus.Message {
+		t.Helper()
+		r.runUntil(r.queued("worker"))
+		m, err := r.eng.Bus().ReceiveWait(ctx, "worker")
+		if err != nil {
+			t.Fatalf("ReceiveWait: %v", err)
+		}
+		steps = append(steps, m.Metadata["step"].(int))
+		at = append(at, r.sim.Now().Sub(epoch))
+		if m.From != "engine" {
+			t.Errorf("got from %q, want the engine's own dispatch", m.From)
+		}
+		return m
+	}
+	m1 := take()
+	if err := r.eng.ReportMessage(ctx, m1, registry.Outcome{}, errors.New("flaky")); err != nil {
+		t.Fatalf("report a failure: %v", err)
+	}
+	m2 := take()
+	if err := r.eng.Report(ctx, inst.ID(), 1, registry.Outcome{Trigger: "done"}, nil); !errors.Is(err, engine.ErrStaleReport) {
+		t.Errorf("report for the failed run: got %v, want ErrStaleReport", err)
+	}
+	if err := r.eng.ReportMessage(ctx, m2, registry.Outcome{Trigger: "done"}, nil); err != nil {
+		t.Fatalf("report success: %v", err)
+	}
+	r.settle()
+	wantCompleted(t, inst.Result(), "DONE")
+	if want := []int{1, 2}; !slices.Equal(steps, want) {
+		t.Errorf("steps: got %v, want %v", steps, want)
+	}
+	if want := []time.Duration{0, time.Second}; !slices.Equal(at, want) {
+		t.Errorf("virtual times: got %v, want %v", at, want)
+	}
+}
+
+func TestEngine_External_TimeoutThenLateReport(t *testing.T) {
+	// beta is external; SECOND times out after 30s and b_lost leads to FAILED.
+	r := newSimRun(t, "chain.yaml", map[string][]reply{"alpha": {ok("next", nil)}})
+	ctx := t.Context()
+	inst := r.start(nil) // runs until the time-out has fired
+	res := inst.Result()
+	wantCompleted(t, res, "FAILED")
+	if got := r.sim.Now().Sub(epoch); got != 30*time.Second {
+		t.Errorf("got virtual time %s, want 30s", got)
+	}
+	m := receiveOne(t, r.eng.Bus(), "beta")
+	err := r.eng.ReportMessage(ctx, m, registry.Outcome{Trigger: "next"}, nil)
+	if !errors.Is(err, engine.ErrStaleReport) {
+		t.Fatalf("got %v, want ErrStaleReport", err)
+	}
+	h := history(t, inst)
+	runs := entries(h, engine.KindAgentRun)
+	if len(runs) != 2 || runs[1].Error != "engine: run timed out: beta did not finish within 30s" {
+		t.Errorf("got runs %+v, want beta's run timed out", runs)
+	}
+	if late := entries(h, engine.KindLateReply); len(late) != 1 || late[0].Step != 2 {
+		t.Errorf("got late replies %+v, want one for step 2", late)
+	}
+}
