@@ -35,10 +35,14 @@ func (p Pos) String() string { return strconv.Itoa(p.Line) + ":" + strconv.Itoa(
 
 // Diagnostic is one problem found while loading or linting a workflow.
 type Diagnostic struct {
-	File      string
+	// File is the path or name the workflow was loaded from.
+	File string
+	// Line and Col are 1-based; Col counts characters, not bytes.
 	Line, Col int
-	Severity  Severity
-	Message   string
+	// Severity tells an error from a lint warning.
+	Severity Severity
+	// Message says what is wrong, without the position.
+	Message string
 }
 
 // String renders "file:line:col: message", with "warning: " before the

@@ -12,9 +12,12 @@ import (
 // ErrorInfo is the `error` of the condition environment: zero-valued unless
 // the outcome is error, timeout or rejected.
 type ErrorInfo struct {
-	Message   string `expr:"message"`
-	Retryable bool   `expr:"retryable"`
-	Kind      string `expr:"kind"`
+	// Message is the agent's error message.
+	Message string `expr:"message"`
+	// Retryable is false when the agent said retrying cannot help.
+	Retryable bool `expr:"retryable"`
+	// Kind is error, timeout or rejected.
+	Kind string `expr:"kind"`
 }
 
 // Env is the condition environment of SPEC §2; conditions, tasks and context
@@ -26,16 +29,26 @@ type ErrorInfo struct {
 // never entered: reading one gives 0, as SPEC §2 requires, and the loader
 // refuses `visits.X` for a state X that is not declared.
 type Env struct {
-	Result  map[string]any `expr:"result"`
-	Input   map[string]any `expr:"input"`
+	// Result is the agent's result data.
+	Result map[string]any `expr:"result"`
+	// Input is the instance's start input.
+	Input map[string]any `expr:"input"`
+	// Context is the instance context.
 	Context map[string]any `expr:"context"`
-	Error   ErrorInfo      `expr:"error"`
-	State   string         `expr:"state"`
-	Agent   string         `expr:"agent"`
-	Trigger string         `expr:"trigger"`
-	Step    int            `expr:"step"`
-	Visits  map[string]int `expr:"visits"`
-	Attempt int            `expr:"attempt"`
+	// Error describes the failure behind an error, timeout or rejected outcome.
+	Error ErrorInfo `expr:"error"`
+	// State is the current state.
+	State string `expr:"state"`
+	// Agent is the `from` key of the outcome: the agent, or a parallel state.
+	Agent string `expr:"agent"`
+	// Trigger is the outcome.
+	Trigger string `expr:"trigger"`
+	// Step counts the agent runs of the instance so far, from 1.
+	Step int `expr:"step"`
+	// Visits counts the entries into each state.
+	Visits map[string]int `expr:"visits"`
+	// Attempt counts the runs of this state's agent in this visit, from 1.
+	Attempt int `expr:"attempt"`
 }
 
 // Expr is a compiled expression of the workflow file.
