@@ -67,9 +67,10 @@ func (q *deadLetters) add(d DeadLetter) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.items) >= q.limit {
-		n := copy(q.items, q.items[1:])
-		q.items[n] = DeadLetter{}
-		q.items = q.items[:n]
+		// Drop the oldest by moving the slice's start: append reallocates
+		// now and then, so a full queue costs O(1) amortised per letter.
+		q.items[0] = DeadLetter{}
+		q.items = q.items[1:]
 	}
 	q.items = append(q.items, d)
 }

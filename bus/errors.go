@@ -12,6 +12,7 @@ import (
 // which every error derives from MultiAgentCommunicationError.
 type commError struct{ msg string }
 
+// Error returns the message text.
 func (e *commError) Error() string { return e.msg }
 
 // Is reports whether target is the root of the hierarchy.
@@ -60,6 +61,7 @@ type ValidationError struct {
 	Reason string
 }
 
+// Error returns the message text.
 func (e *ValidationError) Error() string { return "bus: " + e.Field + " " + e.Reason }
 
 // Unwrap makes the error match ErrValidation.
@@ -78,6 +80,7 @@ type QueueFullError struct {
 	Attempts int
 }
 
+// Error returns the message text.
 func (e *QueueFullError) Error() string {
 	scope := "capacity"
 	if e.BusWide {
@@ -102,6 +105,7 @@ type RoutingError struct {
 	Err error
 }
 
+// Error returns the message text.
 func (e *RoutingError) Error() string {
 	return fmt.Sprintf("bus: cannot route to %q: %s", e.To, e.Reason)
 }
@@ -121,6 +125,7 @@ type UnknownAgentError struct {
 	Agent string
 }
 
+// Error returns the message text.
 func (e *UnknownAgentError) Error() string { return fmt.Sprintf("bus: unknown agent %q", e.Agent) }
 
 // Unwrap makes the error match ErrUnknownAgent.
@@ -136,6 +141,7 @@ type HandoffError struct {
 	Err error
 }
 
+// Error returns the message text.
 func (e *HandoffError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("bus: hand-off %s -> %s failed: %s: %v", e.From, e.To, e.Reason, e.Err)
@@ -163,6 +169,7 @@ type TimeoutError struct {
 	Cause error
 }
 
+// Error returns the message text.
 func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("bus: %s %s timed out after %s", e.Op, e.MessageID, e.After)
 }
@@ -182,6 +189,7 @@ type DeadLetterNotFoundError struct {
 	MessageID string
 }
 
+// Error returns the message text.
 func (e *DeadLetterNotFoundError) Error() string {
 	return "bus: dead letter " + strconv.Quote(e.MessageID) + " not found"
 }
@@ -196,6 +204,7 @@ type DuplicateAgentError struct {
 	Agent string
 }
 
+// Error returns the message text.
 func (e *DuplicateAgentError) Error() string {
 	return "bus: agent " + strconv.Quote(e.Agent) + " already registered"
 }

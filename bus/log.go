@@ -13,6 +13,7 @@ import (
 // messageLog renders a message's identifying fields inline.
 type messageLog struct{ m *Message }
 
+// MarshalLogObject adds the message fields to a log entry.
 func (l messageLog) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("from", l.m.From)
 	enc.AddString("to", l.m.To)

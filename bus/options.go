@@ -3,7 +3,6 @@ package bus
 import (
 	"time"
 
-	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/internal/clock"
@@ -54,7 +53,7 @@ func defaultConfig() config {
 	return config{
 		logger:          zap.NewNop(),
 		clock:           clock.Real(),
-		ids:             uuid.NewString,
+		ids:             newUUID,
 		capacity:        DefaultCapacity,
 		mailboxCapacity: DefaultMailboxCapacity,
 		retrySchedule:   DefaultRetrySchedule(),
