@@ -40,6 +40,7 @@ type instance struct {
 	events  []Event
 	retry   clock.Timer
 	notices map[string]bool // hand-off ids of final notices not yet taken
+	closing bool            // finished: done closes once the final step is committed
 	done    chan struct{}
 }
 
@@ -89,6 +90,7 @@ func (i *instance) note(en Entry) {
 // observers. It is called once at the end of every step.
 func (i *instance) commit(ctx context.Context) {
 	if len(i.pending) == 0 && len(i.events) == 0 {
+		i.release()
 		return
 	}
 	i.commits++
@@ -113,6 +115,17 @@ func (i *instance) commit(ctx context.Context) {
 		i.e.emit(ev)
 	}
 	i.events = i.events[:0]
+	i.release()
+}
+
+// release closes done once the step that finished the instance has been
+// committed and its events delivered, so that Wait never returns before
+// History and the observers show how the instance ended.
+func (i *instance) release() {
+	if i.closing {
+		i.closing = false
+		close(i.done)
+	}
 }
 
 func (i *instance) event(ev Event) {
@@ -472,7 +485,7 @@ func (i *instance) finish() {
 		i.run.cancel()
 	}
 	i.stopTimersLocked()
-	close(i.done)
+	i.closing = true // commit closes done
 }
 
 func (i *instance) stopTimers() {
