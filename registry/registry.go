@@ -2,6 +2,7 @@ package registry
 
 import (
 	"errors"
+	"github.com/batonhq/baton/internal/suggest"
 	"slices"
 	"strings"
 	"sync"
@@ -164,7 +165,7 @@ func (r *Registry) Suggest(id string) string {
 	for i, a := range s.sorted {
 		names[i] = a.ID
 	}
-	return nearest(id, names)
+	return suggest.Nearest(id, names)
 }
 
 func (s *snapshot) unknown(id string) error {
@@ -172,7 +173,7 @@ func (s *snapshot) unknown(id string) error {
 	for i, a := range s.sorted {
 		names[i] = a.ID
 	}
-	return &UnknownAgentError{ID: id, Suggestion: nearest(id, names)}
+	return &UnknownAgentError{ID: id, Suggestion: suggest.Nearest(id, names)}
 }
 
 func buildSnapshot(all []Agent) *snapshot {

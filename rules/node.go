@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"github.com/batonhq/baton/internal/suggest"
 	"math"
 	"slices"
 	"strconv"
@@ -175,7 +176,7 @@ func (l *loader) checkKeys(fs fieldSet, spec keySpec, where string) {
 				missing = append(missing, r)
 			}
 		}
-		if s := suggest(name, missing); s != "" {
+		if s := suggest.Nearest(name, missing); s != "" {
 			claimed[s] = true
 			l.errorf(f.key, "unknown key %q (did you mean %q?)", name, s)
 			continue
@@ -186,7 +187,7 @@ func (l *loader) checkKeys(fs fieldSet, spec keySpec, where string) {
 				absent = append(absent, a)
 			}
 		}
-		if s := suggest(name, absent); s != "" {
+		if s := suggest.Nearest(name, absent); s != "" {
 			l.errorf(f.key, "unknown key %q (did you mean %q?)", name, s)
 		} else {
 			l.errorf(f.key, "unknown key %q", name)

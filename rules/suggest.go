@@ -2,85 +2,16 @@ package rules
 
 import (
 	"regexp"
-	"strings"
-	"unicode/utf8"
-)
 
-// suggest returns the candidate nearest to name, or "" when none is near
-// enough to be a likely typo: at most one edit for short names, two for
-// names of five runes or more, and any difference of case alone.
-func suggest(name string, candidates []string) string {
-	best, bestDist := "", -1
-	limit := 1
-	if utf8.RuneCountInString(name) >= 5 {
-		limit = 2
-	}
-	lower := strings.ToLower(name)
-	for _, c := range candidates {
-		if c == name {
-			continue
-		}
-		d := distance(lower, strings.ToLower(c), limit)
-		if d > limit {
-			continue
-		}
-		if bestDist < 0 || d < bestDist || (d == bestDist && c < best) {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
+	"github.com/batonhq/baton/internal/suggest"
+)
 
 // didYouMean returns ` (did you mean "x"?)` or "".
 func didYouMean(name string, candidates []string) string {
-	if s := suggest(name, candidates); s != "" {
+	if s := suggest.Nearest(name, candidates); s != "" {
 		return ` (did you mean "` + s + `"?)`
 	}
 	return ""
-}
-
-// distance is the optimal string alignment distance (Levenshtein plus
-// transposition of adjacent runes), in runes; any value above limit is
-// reported as limit+1, which lets it give up early.
-func distance(a, b string, limit int) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra)-len(rb) > limit || len(rb)-len(ra) > limit || len(ra) > 64 || len(rb) > 64 {
-		if a == b {
-			return 0
-		}
-		return limit + 1 // too far apart, or too long to be a typo worth a search
-	}
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	prevBest := 0
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		best := cur[0]
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-			best = min(best, cur[j])
-		}
-		if best > limit && prevBest >= limit {
-			// Every alignment already costs more than limit: later rows only
-			// grow from this one, or (by a transposition) from the previous
-			// one plus one.
-			return limit + 1
-		}
-		prevBest = best
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
 }
 
 // pattern is a name syntax with its description for error messages.

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"github.com/batonhq/baton/internal/suggest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,7 +128,7 @@ func (p *parser) mapping(n *yaml.Node, what string, required, optional []string)
 		k, v := n.Content[i], n.Content[i+1]
 		switch {
 		case !slices.Contains(allowed, k.Value):
-			if s := nearest(k.Value, allowed); s != "" {
+			if s := suggest.Nearest(k.Value, allowed); s != "" {
 				p.errorf(k, "unknown key %q in %s (did you mean %q?)", k.Value, what, s)
 			} else {
 				p.errorf(k, "unknown key %q in %s", k.Value, what)
@@ -302,35 +303,4 @@ func yamlErr(err error) (int, string) {
 		return line, rest
 	}
 	return 1, msg
-}
-
-// nearest returns the allowed name closest to name, if it is close enough.
-func nearest(name string, allowed []string) string {
-	best, bestD := "", 3
-	for _, a := range allowed {
-		if d := distance(name, a); d < bestD {
-			best, bestD = a, d
-		}
-	}
-	return best
-}
-
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

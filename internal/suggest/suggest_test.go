@@ -1,6 +1,10 @@
-package rules
+package suggest_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/batonhq/baton/internal/suggest"
+)
 
 func TestSuggest(t *testing.T) {
 	cands := []string{"next", "from", "trigger", "priority", "REVIEWING", "REFUNDING", "seller", "high"}
@@ -21,8 +25,8 @@ func TestSuggest(t *testing.T) {
 		{"REVIEWINGXXX", ""},
 	}
 	for _, tt := range tests {
-		if got := suggest(tt.name, cands); got != tt.want {
-			t.Errorf("suggest(%q): got %q, want %q", tt.name, got, tt.want)
+		if got := suggest.Nearest(tt.name, cands); got != tt.want {
+			t.Errorf("Nearest(%q): got %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }
@@ -43,8 +47,8 @@ func TestDistance(t *testing.T) {
 		{"abcdefgh", "bacdefhg", 2, 2},
 	}
 	for _, tt := range tests {
-		if got := distance(tt.a, tt.b, tt.limit); got != tt.want {
-			t.Errorf("distance(%q, %q, %d): got %d, want %d", tt.a, tt.b, tt.limit, got, tt.want)
+		if got := suggest.Distance(tt.a, tt.b, tt.limit); got != tt.want {
+			t.Errorf("Distance(%q, %q, %d): got %d, want %d", tt.a, tt.b, tt.limit, got, tt.want)
 		}
 	}
 }
