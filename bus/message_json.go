@@ -60,7 +60,8 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes a message. The TTL may be a number of seconds or a
 // Go duration string ("90s"); the timestamp may carry any offset (it is
 // converted to UTC) or none (it is read as UTC). Content numbers decode as
-// float64, as encoding/json does for map[string]any. Decoding does not
+// float64, as encoding/json does for map[string]any, and an empty metadata
+// object decodes as no metadata (nil), as it encodes. Decoding does not
 // validate: call Validate, or let Send do it.
 func (m *Message) UnmarshalJSON(b []byte) error {
 	var w messageWire
@@ -74,6 +75,9 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	ts, err := parseTimestamp(w.Timestamp)
 	if err != nil {
 		return err
+	}
+	if len(w.Metadata) == 0 {
+		w.Metadata = nil // "metadata": {} and no metadata are the same message
 	}
 	*m = Message{
 		MessageID:      w.MessageID,
