@@ -18,6 +18,10 @@ func (b *Bus) Receive(agentID string, max int) ([]*Message, error) {
 	now := start.UnixNano()
 	var expired []*Message
 	mb.mu.Lock()
+	if mb.closed {
+		mb.mu.Unlock()
+		return nil, &UnknownAgentError{Agent: agentID}
+	}
 	n := mb.c.depth
 	if max > 0 && max < n {
 		n = max
