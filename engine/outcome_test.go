@@ -213,3 +213,63 @@ func TestEngine_ReenteringAStateRespectsItsVisits(t *testing.T) {
 		t.Errorf("got %v, want ErrLimit", res.Err)
 	}
 }
+
+func TestEngine_RunRefusedByTheBusIsAFailedRun(t *testing.T) {
+	tests := []struct {
+		name        string
+		drain       bool // empty the reviewer's mailbox before the first retry
+		wantOutcome string
+		wantRuns    int
+		wantSteps   int
+	}{
+		{"retried once the mailbox has room", true, "DONE", 1, 3},
+		{"every retry refused: outcome error", false, "ERRORED", 0, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			agents := map[string][]reply{"asker": {ok("ask", nil)}, "reviewer": nil}
+			if tt.drain {
+				agents["reviewer"] = []reply{ok("reviewed", nil)}
+			}
+			r := newSimRun(t, "reject.yaml", agents)
+			// The reviewer's mailbox holds one message: fill it.
+			filler := &bus.Message{Type: bus.MessageNotification, From: "asker", To: "reviewer", Content: map[string]any{"action": "fill"}}
+			if err := r.eng.Bus().Send(t.Context(), filler); err != nil {
+				t.Fatalf("fill: %v", err)
+			}
+			inst, err := r.eng.Start(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.drain {
+				r.runUntil(func() bool { return r.sim.Now().After(epoch) }) // the first backoff has elapsed
+				if _, err := r.eng.Bus().Receive("reviewer", 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r.settle()
+			res := inst.Result()
+			wantCompleted(t, res, tt.wantOutcome)
+			if n := len(r.script.runsOf("reviewer")); n != tt.wantRuns {
+				t.Errorf("got %d reviewer runs, want %d", n, tt.wantRuns)
+			}
+			if res.Steps != tt.wantSteps {
+				t.Errorf("got %d steps, want %d", res.Steps, tt.wantSteps)
+			}
+			h := history(t, inst)
+			runs := entries(h, engine.KindAgentRun)
+			if len(runs) < 2 || runs[1].Agent != "reviewer" || !strings.Contains(runs[1].Error, "queue full") {
+				t.Errorf("got runs %+v, want the refused hand-off recorded as reviewer's failed run", runs)
+			}
+			var refused int
+			for _, d := range r.eng.Bus().DeadLetters() {
+				if d.Message.To == "reviewer" && d.Reason == bus.ReasonQueueOverflow {
+					refused++
+				}
+			}
+			if want := tt.wantSteps - 1 - tt.wantRuns; refused != want {
+				t.Errorf("got %d dead-lettered runs for reviewer, want %d", refused, want)
+			}
+		})
+	}
+}

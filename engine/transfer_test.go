@@ -174,3 +174,15 @@ func TestEngine_Context_StartsEmptyAndInputIsSeparate(t *testing.T) {
 		t.Errorf("got context %v, want empty", got)
 	}
 }
+
+func TestEngine_Context_TaskFailingAtRunTimeFailsTheInstance(t *testing.T) {
+	r := newSimRun(t, "transfer.yaml", map[string][]reply{"sender": {ok("broken", map[string]any{"what": 42})}})
+	res, h := r.finish(nil)
+	wantFailed(t, res, "engine: rule broken_task: task: rules: evaluate `\"work on \" + result.what`")
+	if res.State != "START" || len(res.Context) != 0 {
+		t.Errorf("got state %s context %v, want START and no merge", res.State, res.Context)
+	}
+	if n := len(entries(h, engine.KindHandoff)); n != 0 {
+		t.Errorf("got %d hand-offs, want none", n)
+	}
+}
