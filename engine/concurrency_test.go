@@ -137,6 +137,14 @@ func TestEngine_Concurrency_TenThousandRefunds(t *testing.T) {
 	if err := eng.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The bus was given with WithBus: the engine's Close leaves it open.
+	note := &bus.Message{Type: bus.MessageNotification, From: "customer", To: "seller", Content: map[string]any{"action": "ping"}}
+	if err := b.Send(ctx, note); err != nil {
+		t.Errorf("Send on the caller's bus after the engine's Close: got %v, want nil", err)
+	}
+	if msgs, err := b.Receive("seller", 0); err != nil || len(msgs) != 1 {
+		t.Errorf("Receive: got %d messages (%v), want the one sent", len(msgs), err)
+	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -270,6 +272,15 @@ func TestEngine_Instance_API(t *testing.T) {
 	}
 	if err := eng.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+	// The engine owns its bus and hand-off manager: Close closed both.
+	note := &bus.Message{Type: bus.MessageNotification, From: "alpha", To: "beta", Content: map[string]any{"action": "ping"}}
+	if err := eng.Bus().Send(ctx, note); !errors.Is(err, bus.ErrClosed) {
+		t.Errorf("Send on the engine's bus after Close: got %v, want bus.ErrClosed", err)
+	}
+	cmd := handoff.Command{From: "alpha", To: "beta", Reason: handoff.ReasonRule, Task: "x"}
+	if _, err := eng.Handoffs().Handoff(ctx, cmd); !errors.Is(err, handoff.ErrClosed) {
+		t.Errorf("Handoff after Close: got %v, want handoff.ErrClosed", err)
 	}
 	if snap, err := eng.Store().Instance(ctx, inst.ID()); err != nil || snap.State != "SECOND" {
 		t.Errorf("got stored snapshot %+v (%v), want it kept in SECOND", snap, err)
