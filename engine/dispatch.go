@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -33,12 +34,33 @@ func (e *Engine) sendHandoff(ctx context.Context, i *instance, r *run, final boo
 		Task: r.description, Context: i.context, PreviousResult: orEmpty(r.previous),
 		Constraints: orEmpty(r.constraints), Priority: r.priority, WorkflowID: e.wf.Name,
 		InstanceID: i.id, Step: r.step, IdempotencyKey: idempotencyKey(i.id, r.step),
+		Timeout: settleWithin(r),
 	}
 	rec, err := e.handoffs.Handoff(ctx, cmd)
 	if err != nil {
 		return "", err
 	}
 	return rec.ID, nil
+}
+
+// goRunDeadline is how long the hand-off to a Go handler in a state without
+// a timeout may stay unsettled: a day, the bus's longest message TTL.
+const goRunDeadline = 24 * time.Hour
+
+// settleWithin is the acceptance time-out of a run's hand-off; 0 keeps the
+// manager's. A Go handler settles its hand-off when it answers (accepted, or
+// rejected with its reason), so its deadline covers the run, which the
+// state's timeout bounds; otherwise a handler working longer than the
+// manager's default would have its hand-off marked timed out and its sender
+// told so while it is still working.
+func settleWithin(r *run) time.Duration {
+	if r.handler == nil {
+		return 0
+	}
+	if r.state.Timeout > 0 {
+		return r.state.Timeout + handoff.DefaultTimeout
+	}
+	return goRunDeadline
 }
 
 // sendDispatch sends the engine's own dispatch of a run (the initial run, a

@@ -286,3 +286,34 @@ func TestEngine_Instance_API(t *testing.T) {
 		t.Errorf("got stored snapshot %+v (%v), want it kept in SECOND", snap, err)
 	}
 }
+
+func TestEngine_Pool_LongGoHandlerKeepsItsHandoff(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	synctest.Test(t, func(t *testing.T) {
+		// THIRD has no timeout; gamma works for longer than the hand-off
+		// manager's default acceptance time-out.
+		slow := registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
+			time.Sleep(handoff.DefaultTimeout + 15*time.Second)
+			return registry.Outcome{Trigger: "next"}, nil
+		})
+		eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{
+			"alpha": answer("next", nil), "beta": answer("next", nil), "gamma": slow, "watch": answer("ignored", nil),
+		})
+		defer eng.Close()
+		inst, err := eng.Start(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := inst.Wait(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCompleted(t, res, "DONE")
+		if st := eng.Handoffs().Stats(); st.Accepted != 3 || st.TimedOut != 0 {
+			t.Errorf("got hand-off stats %+v, want all three accepted and none timed out", st)
+		}
+		if msgs, _ := eng.Bus().Receive("beta", 0); len(msgs) != 0 {
+			t.Errorf("got %d messages for beta (first %v), want no time-out notice", len(msgs), msgs[0].Content)
+		}
+	})
+}
