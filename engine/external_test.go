@@ -174,3 +174,36 @@ func TestEngine_External_TimeoutThenLateReport(t *testing.T) {
 		t.Errorf("got late replies %+v, want one for step 2", late)
 	}
 }
+
+func TestEngine_External_RejectsTheHandoff(t *testing.T) {
+	// reviewer is external and refuses its hand-off.
+	r := newSimRun(t, "reject.yaml", map[string][]reply{"asker": {ok("ask", nil)}})
+	ctx := t.Context()
+	inst, err := r.eng.Start(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.runUntil(r.queued("reviewer"))
+	m, err := r.eng.Bus().ReceiveWait(ctx, "reviewer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.eng.ReportMessage(ctx, m, registry.Outcome{}, registry.Reject("not my job")); err != nil {
+		t.Fatalf("ReportMessage: %v", err)
+	}
+	r.settle()
+	res := inst.Result()
+	wantCompleted(t, res, "BOUNCED")
+	if res.Context["why"] != "not my job" || res.Context["state"] != "REVIEW" {
+		t.Errorf("got context %v, want the reason in REVIEW", res.Context)
+	}
+	if st := r.eng.Handoffs().Stats(); st.Rejected != 1 {
+		t.Errorf("got hand-off stats %+v, want one rejected", st)
+	}
+	if n := len(entries(history(t, inst), engine.KindRetry)); n != 0 {
+		t.Errorf("got %d retries, want none", n)
+	}
+	if note := receiveOne(t, r.eng.Bus(), "asker"); note.Type != bus.MessageError || note.Content["reason"] != "not my job" {
+		t.Errorf("got %s %v, want the rejection notice with the reason", note.Type, note.Content)
+	}
+}
