@@ -8,18 +8,20 @@ import (
 )
 
 // Nearest returns the candidate nearest to name, or "" when none is near
-// enough to be a likely typo: at most one edit for short names, two for
-// names of five runes or more, and any difference of case alone.
+// enough to be a likely typo: at most one edit between short names, two when
+// the longer of the pair has five runes or more, and any difference of case
+// alone. Ties go to the alphabetically first candidate.
 func Nearest(name string, candidates []string) string {
 	best, bestDist := "", -1
-	limit := 1
-	if utf8.RuneCountInString(name) >= 5 {
-		limit = 2
-	}
+	n := utf8.RuneCountInString(name)
 	lower := strings.ToLower(name)
 	for _, c := range candidates {
 		if c == name {
 			continue
+		}
+		limit := 1
+		if max(n, utf8.RuneCountInString(c)) >= 5 {
+			limit = 2
 		}
 		d := Distance(lower, strings.ToLower(c), limit)
 		if d > limit {
