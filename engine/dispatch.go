@@ -212,3 +212,16 @@ func (i *instance) takeNotice(id string) bool {
 	delete(i.notices, id)
 	return true
 }
+
+// markAccepted records that the agent of step's run took its hand-off; it
+// reports false when that run is no longer current.
+func (i *instance) markAccepted(step int) bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	r := i.run
+	if i.status.Finished() || r == nil || r.step != step || r.ended {
+		return false
+	}
+	r.accepted = true
+	return true
+}

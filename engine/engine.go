@@ -161,12 +161,50 @@ func (e *Engine) Report(ctx context.Context, instanceID string, step int, out re
 
 // ReportMessage is Report for the hand-off message an external agent
 // received from the bus.
+//
+// A final notice (a hand-off into a terminal state) asks for no outcome:
+// reporting it, or calling Accept, settles it.
 func (e *Engine) ReportMessage(ctx context.Context, m *bus.Message, out registry.Outcome, runErr error) error {
 	meta, err := readTask(m)
 	if err != nil {
 		return err
 	}
+	if e.acceptNotice(ctx, meta) {
+		return nil
+	}
 	return e.Report(ctx, meta.instanceID, meta.step, out, runErr)
+}
+
+// Accept tells the engine that an external agent has taken the hand-off in
+// m: its acceptance timeout stops (for a final notice, it is settled). An
+// agent that works longer than the hand-off manager's timeout should accept
+// as soon as it takes the message.
+func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
+	meta, err := readTask(m)
+	if err != nil {
+		return err
+	}
+	if meta.handoffID == "" || e.acceptNotice(ctx, meta) {
+		return nil
+	}
+	v, ok := e.instances.Load(meta.instanceID)
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownInstance, meta.instanceID)
+	}
+	if !v.(*instance).markAccepted(meta.step) {
+		return ErrStaleReport
+	}
+	return e.handoffs.Accept(ctx, meta.handoffID)
+}
+
+// acceptNotice settles the final notice named by ref, if it is one.
+func (e *Engine) acceptNotice(ctx context.Context, ref taskRef) bool {
+	v, ok := e.instances.Load(ref.instanceID)
+	if !ok || !v.(*instance).takeNotice(ref.handoffID) {
+		return false
+	}
+	_ = e.handoffs.Accept(ctx, ref.handoffID)
+	return true
 }
 
 // Close cancels every handler run, stops the engine's workers and waits for

@@ -1,0 +1,79 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
+)
+
+const noticeWorkflow = `
+workflow: notice
+initial: WORK
+agents:
+  worker:  {type: w}
+  auditor: {type: a}
+states:
+  WORK: {agent: worker}
+  DONE: {terminal: true}
+rules:
+  - {id: done, from: worker, trigger: done, to: auditor, next: DONE}
+`
+
+func TestEngine_External_AcceptSettlesHandoffsAndFinalNotices(t *testing.T) {
+	w, err := rules.Parse("notice.yaml", []byte(noticeWorkflow))
+	require.NoError(t, err)
+	reg, err := engine.NewRegistry(w, nil)
+	require.NoError(t, err)
+	eng, err := engine.New(w, reg)
+	require.NoError(t, err)
+	defer eng.Close()
+	ctx := context.Background()
+
+	inst, err := eng.Start(ctx, nil)
+	require.NoError(t, err)
+	msg, err := eng.Bus().ReceiveWait(ctx, "worker")
+	require.NoError(t, err)
+	require.NoError(t, eng.Accept(ctx, msg), "accepting an engine dispatch is a no-op")
+	require.NoError(t, eng.ReportMessage(ctx, msg, registry.Outcome{Trigger: "done"}, nil))
+	res, err := inst.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "DONE", res.Outcome)
+
+	notice, err := eng.Bus().ReceiveWait(ctx, "auditor")
+	require.NoError(t, err)
+	require.Len(t, eng.Handoffs().Pending(), 1, "the final notice waits for its agent")
+	require.NoError(t, eng.Accept(ctx, notice))
+	assert.Empty(t, eng.Handoffs().Pending(), "accepting settles the final notice")
+	recs := eng.Handoffs().History(inst.ID())
+	require.Len(t, recs, 1)
+	assert.Equal(t, handoff.StatusAccepted, recs[0].Status)
+	assert.ErrorIs(t, eng.Accept(ctx, notice), engine.ErrStaleReport, "a settled notice is no longer current")
+}
+
+func TestEngine_External_ReportingAFinalNoticeSettlesIt(t *testing.T) {
+	w, err := rules.Parse("notice.yaml", []byte(noticeWorkflow))
+	require.NoError(t, err)
+	reg, err := engine.NewRegistry(w, nil)
+	require.NoError(t, err)
+	eng, err := engine.New(w, reg)
+	require.NoError(t, err)
+	defer eng.Close()
+	ctx := context.Background()
+
+	_, err = eng.Start(ctx, nil)
+	require.NoError(t, err)
+	msg, err := eng.Bus().ReceiveWait(ctx, "worker")
+	require.NoError(t, err)
+	require.NoError(t, eng.ReportMessage(ctx, msg, registry.Outcome{Trigger: "done"}, nil))
+	notice, err := eng.Bus().ReceiveWait(ctx, "auditor")
+	require.NoError(t, err)
+	require.NoError(t, eng.ReportMessage(ctx, notice, registry.Outcome{}, nil))
+	assert.Empty(t, eng.Handoffs().Pending())
+}
