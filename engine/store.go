@@ -41,9 +41,12 @@ type MemStore struct {
 var _ Store = (*MemStore)(nil)
 
 type memInstance struct {
-	mu      sync.Mutex
-	snap    Snapshot
-	entries []Entry
+	mu   sync.Mutex
+	snap Snapshot
+	// steps holds one exactly-sized copy of each commit's entries: no
+	// growing slice is copied over and over as the history lengthens.
+	steps [][]Entry
+	n     int
 }
 
 // NewMemStore returns an empty in-memory store.
@@ -58,10 +61,10 @@ func (s *MemStore) Commit(_ context.Context, rec StepRecord) error {
 	mi := v.(*memInstance)
 	mi.mu.Lock()
 	mi.snap = rec.Snapshot
-	if mi.entries == nil {
-		mi.entries = make([]Entry, 0, max(32, len(rec.Entries)))
+	if len(rec.Entries) > 0 {
+		mi.steps = append(mi.steps, slices.Clone(rec.Entries))
+		mi.n += len(rec.Entries)
 	}
-	mi.entries = append(mi.entries, rec.Entries...)
 	mi.mu.Unlock()
 	return nil
 }
@@ -87,7 +90,11 @@ func (s *MemStore) History(_ context.Context, id string) ([]Entry, error) {
 	mi := v.(*memInstance)
 	mi.mu.Lock()
 	defer mi.mu.Unlock()
-	return slices.Clone(mi.entries), nil
+	out := make([]Entry, 0, mi.n)
+	for _, step := range mi.steps {
+		out = append(out, step...)
+	}
+	return out, nil
 }
 
 // Instances implements Store.
