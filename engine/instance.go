@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"strconv"
+
 	"context"
 	"errors"
 	"fmt"
+	"go.uber.org/zap"
 	"maps"
 	"sync"
 	"time"
@@ -36,7 +39,7 @@ type instance struct {
 	created time.Time
 	commits int
 	seq     int
-	pending []Entry
+	pending *[]Entry // the step's entries, in a pooled buffer; nil between steps
 	events  []Event
 	retry   clock.Timer
 	notices map[string]bool // hand-off ids of final notices not yet taken
@@ -83,13 +86,20 @@ func (i *instance) note(en Entry) {
 	if en.Step == 0 {
 		en.Step = i.step
 	}
-	i.pending = append(i.pending, en)
+	if i.pending == nil {
+		i.pending = entryBuffers.Get().(*[]Entry)
+	}
+	*i.pending = append(*i.pending, en)
 }
+
+// entryBuffers recycles the buffers a step's entries are built in: stores
+// copy the entries they keep, so a buffer is free again once committed.
+var entryBuffers = sync.Pool{New: func() any { b := make([]Entry, 0, 16); return &b }}
 
 // commit writes the step being built through the store, then tells the
 // observers. It is called once at the end of every step.
 func (i *instance) commit(ctx context.Context) {
-	if len(i.pending) == 0 && len(i.events) == 0 {
+	if i.pending == nil && len(i.events) == 0 {
 		i.release()
 		return
 	}
@@ -106,11 +116,19 @@ func (i *instance) commit(ctx context.Context) {
 	if i.err != nil {
 		snap.Error = i.err.Error()
 	}
-	if err := i.e.store.Commit(ctx, StepRecord{Snapshot: snap, Entries: i.pending}); err != nil {
-		i.e.log.Error("engine: commit failed; the instance keeps running in memory")
+	var entries []Entry
+	if i.pending != nil {
+		entries = *i.pending
 	}
-	clear(i.pending)
-	i.pending = i.pending[:0] // stores copy the entries: the buffer is reused for the next step
+	if err := i.e.store.Commit(ctx, StepRecord{Snapshot: snap, Entries: entries}); err != nil {
+		i.e.log.Error("engine: commit failed; the instance keeps running in memory", zap.String("instance", i.id), zap.Error(err))
+	}
+	if i.pending != nil {
+		clear(entries)
+		*i.pending = entries[:0]
+		entryBuffers.Put(i.pending)
+		i.pending = nil
+	}
 	for _, ev := range i.events {
 		i.e.emit(ev)
 	}
@@ -129,6 +147,9 @@ func (i *instance) release() {
 }
 
 func (i *instance) event(ev Event) {
+	if len(i.e.observe) == 0 {
+		return
+	}
 	ev.InstanceID, ev.Workflow, ev.Time = i.id, i.e.wf.Name, i.e.clock.Now()
 	if ev.Step == 0 {
 		ev.Step = i.step
@@ -549,4 +570,4 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-func idempotencyKey(id string, step int) string { return fmt.Sprintf("%s:%d", id, step) }
+func idempotencyKey(id string, step int) string { return id + ":" + strconv.Itoa(step) }
