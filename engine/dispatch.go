@@ -29,14 +29,22 @@ const (
 // sendHandoff sends an agent-to-agent hand-off (or, with final set, a final
 // notice) through the hand-off manager and returns its id.
 func (e *Engine) sendHandoff(ctx context.Context, i *instance, r *run, final bool) (string, error) {
+	reason := r.handoffReason
+	if reason == "" {
+		reason = handoff.ReasonRule
+	}
 	cmd := handoff.Command{
-		From: r.from, To: r.agent, Reason: handoff.ReasonRule, Explanation: r.reason,
+		From: r.from, To: r.agent, Reason: reason, Explanation: r.reason, Payload: r.payload,
 		Task: r.description, Context: i.context, PreviousResult: orEmpty(r.previous),
 		Constraints: orEmpty(r.constraints), Priority: r.priority, WorkflowID: e.wf.Name,
 		InstanceID: i.id, Step: r.step, IdempotencyKey: idempotencyKey(i.id, r.step),
 		Timeout: settleWithin(r),
 	}
-	rec, err := e.handoffs.Handoff(ctx, cmd)
+	handOff := e.handoffs.Handoff
+	if reason == handoff.ReasonUserRequest {
+		handOff = e.handoffs.SelectAgent
+	}
+	rec, err := handOff(ctx, cmd)
 	if err != nil {
 		return "", err
 	}

@@ -39,6 +39,7 @@ type Engine struct {
 	cancel context.CancelFunc
 
 	instances sync.Map // id -> *instance
+	metrics   metrics
 	closed    atomic.Bool
 	closeOnce sync.Once
 }

@@ -19,6 +19,9 @@ const (
 	KindRetry       Kind = "retry"        // a failed run will be retried after a backoff
 	KindLimitHit    Kind = "limit_hit"    // a limit refused a transition
 	KindLateReply   Kind = "late_reply"   // a reply for a run that had already ended
+	KindReturned    Kind = "returned"     // a delegate's result went back to the agent that delegated
+	KindSelected    Kind = "selected"     // a user handed the current step to another agent
+	KindJoined      Kind = "joined"       // a parallel state's join completed (or timed out)
 	KindCompleted   Kind = "completed"    // a terminal state was entered
 	KindFailed      Kind = "failed"       // the instance failed
 	KindCanceled    Kind = "canceled"     // the instance was cancelled

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/batonhq/baton/handoff"
 	"strconv"
 
 	"context"
@@ -33,7 +34,8 @@ type instance struct {
 	visits  map[string]int // copy-on-write: committed snapshots share it
 	input   map[string]any
 	context map[string]any // copy-on-write
-	run     *run
+	run     *run  // the current run of a single-agent state
+	join    *join // the fan-out of a parallel state
 	outcome string
 	err     error
 	created time.Time
@@ -65,7 +67,23 @@ type run struct {
 	handler       registry.Handler
 	timer         clock.Timer
 	cancel        context.CancelFunc
+
+	kind          runKind
+	handoffReason handoff.Reason // the hand-off's reason; "" = rule
+	payload       map[string]any
+	delegator     string // for a delegate: the agent that delegated
+	returnControl bool   // for a delegate: its result goes back to the delegator
 }
+
+// runKind tells the state's own runs from the runs of delegates and of
+// parallel branches.
+type runKind int
+
+const (
+	runState    runKind = iota // the state's agent working in its state
+	runDelegate                // an agent working for the state's agent (dynamic hand-off, user selection)
+	runBranch                  // one branch of a parallel state
+)
 
 var emptyMap = map[string]any{}
 
@@ -162,7 +180,7 @@ func (i *instance) begin(ctx context.Context) {
 	i.note(Entry{Kind: KindStarted, State: i.state.Name, Detail: i.e.wf.Name})
 	i.visits = map[string]int{i.state.Name: 1}
 	i.event(Event{Type: EventStateChanged, To: i.state.Name})
-	i.startRun(ctx, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
+	i.enterRun(ctx, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
 	i.commit(ctx)
 }
 
@@ -183,37 +201,45 @@ type dispatch struct {
 func (i *instance) startRun(ctx context.Context, d dispatch) {
 	st := i.state
 	i.step++
-	agent, _ := i.e.reg.Get(st.Agent)
 	r := &run{
 		step: i.step, attempt: d.attempt, state: st, agent: st.Agent, from: d.from,
 		description: d.description, reason: d.reason, priority: d.priority,
-		previous: d.previous, constraints: d.constraints, handler: agent.Handler,
+		previous: d.previous, constraints: d.constraints,
 	}
 	if r.from == st.Agent {
 		r.from = "" // the same agent continues: the engine dispatches, no hand-off
 	}
 	i.run = r
-	var err error
-	if r.from != "" {
-		r.handoffID, err = i.e.sendHandoff(ctx, i, r, false)
-		if err == nil {
-			i.note(Entry{Kind: KindHandoff, State: st.Name, Agent: st.Agent, From: r.from, To: st.Agent, Rule: ruleID(d.rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description})
-			i.event(Event{Type: EventAgentHandoff, From: r.from, To: st.Agent, Rule: ruleID(d.rule)})
-		}
-	} else {
-		err = i.e.sendDispatch(ctx, i, r)
-		if err == nil {
-			i.note(Entry{Kind: KindDispatch, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Detail: r.reason})
-		}
-	}
-	if err != nil {
+	if err := i.launch(ctx, r, d.rule); err != nil {
 		// The bus refused the work (a full mailbox, say) and dead-lettered
 		// it: the run has failed before it began, and the retry policy
 		// decides what happens next.
 		r.ended = true
 		i.note(Entry{Kind: KindAgentRun, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Error: err.Error()})
 		i.runFailed(ctx, r, err, false, true)
-		return
+	}
+}
+
+// launch sends a run's work to its agent — a hand-off through the manager
+// when another agent hands over, the engine's own dispatch otherwise — arms
+// the state's timeout and, for a Go agent, queues the delivery.
+func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
+	st := r.state
+	agent, _ := i.e.reg.Get(r.agent)
+	r.handler = agent.Handler
+	var err error
+	if r.from != "" {
+		r.handoffID, err = i.e.sendHandoff(ctx, i, r, false)
+		if err != nil {
+			return err
+		}
+		i.note(Entry{Kind: KindHandoff, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, To: r.agent, Rule: ruleID(rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description})
+		i.event(Event{Type: EventAgentHandoff, Step: r.step, From: r.from, To: r.agent, Rule: ruleID(rule)})
+	} else {
+		if err = i.e.sendDispatch(ctx, i, r); err != nil {
+			return err
+		}
+		i.note(Entry{Kind: KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Detail: r.reason})
 	}
 	if st.Timeout > 0 {
 		step := r.step
@@ -224,8 +250,26 @@ func (i *instance) startRun(ctx context.Context, d dispatch) {
 		})
 	}
 	if r.handler != nil {
-		i.e.exec.Submit(func() { i.e.deliver(st.Agent) })
+		to := r.agent
+		i.e.exec.Submit(func() { i.e.deliver(to) })
 	}
+	return nil
+}
+
+// active returns the run of step if it is still under way.
+func (i *instance) active(step int) *run {
+	if i.status.Finished() {
+		return nil
+	}
+	if r := i.run; r != nil && r.step == step && !r.ended {
+		return r
+	}
+	if i.join != nil {
+		if r := i.join.branch(step); r != nil && !r.ended {
+			return r
+		}
+	}
+	return nil
 }
 
 // takeRun marks the run of step as taken by a worker and returns what the
@@ -233,8 +277,8 @@ func (i *instance) startRun(ctx context.Context, d dispatch) {
 func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, ctx context.Context, timeout time.Duration, ok bool) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	r := i.run
-	if i.status.Finished() || r == nil || r.step != step || r.ended || r.taken || r.handler == nil {
+	r := i.active(step)
+	if r == nil || r.taken || r.handler == nil {
 		return nil, nil, nil, 0, false
 	}
 	r.taken = true
@@ -251,8 +295,8 @@ func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, c
 func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome, runErr error, timedOut bool) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	r := i.run
-	if i.status.Finished() || r == nil || r.step != step || r.ended {
+	r := i.active(step)
+	if r == nil {
 		if !errors.Is(runErr, ErrTimeout) || !timedOut {
 			// A timer that fires after its run ended is not a reply; anything else is.
 			i.note(Entry{Kind: KindLateReply, Step: step, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
@@ -280,8 +324,18 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 	if timedOut {
 		runErr = fmt.Errorf("%w: %s did not finish within %s", ErrTimeout, r.agent, r.state.Timeout)
 	}
-	i.note(Entry{Kind: KindAgentRun, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
+	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)}
+	if out.Handoff != nil && runErr == nil {
+		ran.To, ran.Detail = out.Handoff.To, "hand-off ("+out.Handoff.Reason+")"
+	}
+	i.note(ran)
 	switch {
+	case r.kind == runBranch:
+		i.branchDone(ctx, r, out, runErr, isReject)
+	case runErr == nil && out.Handoff != nil:
+		i.delegate(ctx, r, out)
+	case r.kind == runDelegate:
+		i.delegateDone(ctx, r, out, runErr, isReject, timedOut)
 	case isReject:
 		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: reject.Reason, Kind: "rejected"})
 	case timedOut:
@@ -402,10 +456,20 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		i.complete(next.Name)
 		return
 	}
-	i.startRun(ctx, dispatch{
+	i.enterRun(ctx, dispatch{
 		rule: rule, from: owner, attempt: 1, description: desc, reason: rule.Reason,
 		priority: rule.Priority, previous: result, constraints: rule.Constraints,
 	})
+}
+
+// enterRun starts the work of the state just entered: one run of its agent,
+// or a branch per agent of a parallel state.
+func (i *instance) enterRun(ctx context.Context, d dispatch) {
+	if i.state.Parallel() {
+		i.startBranches(ctx, d)
+		return
+	}
+	i.startRun(ctx, d)
 }
 
 // checkLimits reports the limit that entering next would break, if any.
@@ -416,7 +480,11 @@ func (i *instance) checkLimits(next *rules.State) *LimitError {
 	if v := i.visits[next.Name] + 1; v > next.MaxVisits {
 		return &LimitError{Limit: "max_visits", State: next.Name, Count: v, Max: next.MaxVisits}
 	}
-	if s := i.step + 1; s > i.e.wf.Limits.MaxSteps {
+	runs := 1
+	if next.Parallel() {
+		runs = len(next.Agents) // each branch run is a step
+	}
+	if s := i.step + runs; s > i.e.wf.Limits.MaxSteps {
 		return &LimitError{Limit: "max_steps", State: next.Name, Count: s, Max: i.e.wf.Limits.MaxSteps}
 	}
 	return nil
@@ -442,7 +510,7 @@ func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
 		i.complete(target.Name)
 		return
 	}
-	i.startRun(ctx, dispatch{attempt: 1, description: "limit hit: " + lim.Error(), reason: "on_limit", priority: 1})
+	i.enterRun(ctx, dispatch{attempt: 1, description: "limit hit: " + lim.Error(), reason: "on_limit", priority: 1})
 }
 
 // enter fires the transition event into next and records the new visit.
@@ -522,6 +590,9 @@ func (i *instance) stopTimersLocked() {
 	}
 	if i.run != nil && i.run.timer != nil {
 		i.run.timer.Stop()
+	}
+	if i.join != nil {
+		i.stopBranches()
 	}
 }
 

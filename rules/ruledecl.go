@@ -2,6 +2,7 @@ package rules
 
 import (
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -25,6 +26,13 @@ var priorityNames = map[string]int{
 	"high":   PriorityHigh,
 	"normal": PriorityNormal, "medium": PriorityNormal,
 	"low": PriorityLow,
+}
+
+// PriorityRank returns the rank of a priority name (critical, urgent, high,
+// normal, medium, low; any case) on the SPEC §2 scale.
+func PriorityRank(name string) (int, bool) {
+	n, ok := priorityNames[strings.ToLower(name)]
+	return n, ok
 }
 
 // PriorityName returns the canonical name of a priority value on the

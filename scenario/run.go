@@ -151,6 +151,8 @@ func (r *Report) build() {
 			switch {
 			case en.Error != "":
 				rw.Trigger = "error: " + en.Error
+			case en.To != "":
+				rw.Trigger = en.Detail + " to " + en.To
 			default:
 				rw.Trigger = en.Trigger
 			}
@@ -243,6 +245,20 @@ func (s *script) handler(agent string) registry.Handler {
 				err = registry.Permanent(err)
 			}
 			return registry.Outcome{}, err
+		case r.Handoff != nil:
+			h := r.Handoff
+			reason := h.Reason
+			if reason == "" {
+				reason = "plan_step"
+			}
+			return registry.Outcome{Result: r.Result, Handoff: &registry.Delegation{
+				To: h.To, Reason: reason, Explanation: h.Explanation, Task: h.Task,
+				Payload: h.Payload, ReturnControl: h.ReturnControl,
+			}}, nil
+		case r.Select != "":
+			return registry.Outcome{Result: r.Result, Handoff: &registry.Delegation{
+				To: r.Select, Reason: "user_request", Explanation: "user selected " + r.Select,
+			}}, nil
 		default:
 			return registry.Outcome{Trigger: r.Trigger, Result: r.Result}, nil
 		}

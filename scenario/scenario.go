@@ -32,8 +32,18 @@ type Reply struct {
 	Error     string // the run fails with this message
 	Retryable bool   // with Error: whether the failure may be retried (default true)
 	Reject    string // the agent rejects the hand-off with this reason
+	Handoff   *Handoff // the agent hands the step to another agent (a dynamic hand-off)
+	Select    string   // the user selects this agent to take over the step
 	Delay     time.Duration
 	Line, Col int
+}
+
+// Handoff is a dynamic hand-off in a reply: SPEC §3's
+// `handoff: {to, reason, explanation, task, payload, return_control}`.
+type Handoff struct {
+	To, Reason, Explanation, Task string
+	Payload                       map[string]any
+	ReturnControl                 bool
 }
 
 // Expect is what the scenario asserts. A nil slice is not checked.
@@ -208,8 +218,16 @@ func (p *parser) agents(n *yaml.Node, s *Scenario) {
 
 func (p *parser) reply(n *yaml.Node, agent string) Reply {
 	r := Reply{Line: n.Line, Col: n.Column, Retryable: true}
-	f := p.mapping(n, "reply of "+agent, nil, []string{"trigger", "result", "error", "retryable", "reject", "delay"})
+	f := p.mapping(n, "reply of "+agent, nil, []string{"trigger", "result", "error", "retryable", "reject", "handoff", "select", "delay"})
 	kinds := 0
+	if v := f["handoff"]; v != nil {
+		r.Handoff = p.handoff(v, agent)
+		kinds++
+	}
+	if v := f["select"]; v != nil {
+		r.Select = p.str(v, "select")
+		kinds++
+	}
 	if v := f["trigger"]; v != nil {
 		r.Trigger = p.str(v, "trigger")
 		kinds++
@@ -223,7 +241,7 @@ func (p *parser) reply(n *yaml.Node, agent string) Reply {
 		kinds++
 	}
 	if kinds != 1 {
-		p.errorf(n, "reply of %s needs exactly one of trigger, error or reject", agent)
+		p.errorf(n, "reply of %s needs exactly one of trigger, error, reject, handoff or select", agent)
 	}
 	if v := f["result"]; v != nil {
 		r.Result = p.object(v, "result")
@@ -244,6 +262,32 @@ func (p *parser) reply(n *yaml.Node, agent string) Reply {
 		r.Delay = d
 	}
 	return r
+}
+
+func (p *parser) handoff(n *yaml.Node, agent string) *Handoff {
+	f := p.mapping(n, "handoff of "+agent, []string{"to"}, []string{"reason", "explanation", "task", "payload", "return_control"})
+	h := &Handoff{}
+	if v := f["to"]; v != nil {
+		h.To = p.str(v, "to")
+	}
+	if v := f["reason"]; v != nil {
+		h.Reason = p.str(v, "reason")
+	}
+	if v := f["explanation"]; v != nil {
+		h.Explanation = p.str(v, "explanation")
+	}
+	if v := f["task"]; v != nil {
+		h.Task = p.str(v, "task")
+	}
+	if v := f["payload"]; v != nil {
+		h.Payload = p.object(v, "payload")
+	}
+	if v := f["return_control"]; v != nil {
+		if err := v.Decode(&h.ReturnControl); err != nil {
+			p.errorf(v, "return_control must be true or false")
+		}
+	}
+	return h
 }
 
 func (p *parser) expect(n *yaml.Node, e *Expect) {

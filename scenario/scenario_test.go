@@ -27,7 +27,7 @@ func TestParse_Errors(t *testing.T) {
 		{"malformed yaml", "scenario: x\nworkflow: [\n", []string{"testdata/s.yaml:2:1: malformed YAML"}},
 		{"missing workflow", "scenario: x\n", []string{`testdata/s.yaml:1:1: missing required key "workflow" in scenario`}},
 		{"near miss", "scenario: x\nworkflow: flow.yaml\nexpct: {}\n", []string{`testdata/s.yaml:3:1: unknown key "expct" in scenario (did you mean "expect"?)`}},
-		{"reply needs one kind", "scenario: x\nworkflow: f\nagents:\n  a:\n    - {trigger: t, error: boom}\n", []string{"testdata/s.yaml:5:7: reply of a needs exactly one of trigger, error or reject"}},
+		{"reply needs one kind", "scenario: x\nworkflow: f\nagents:\n  a:\n    - {trigger: t, error: boom}\n", []string{"testdata/s.yaml:5:7: reply of a needs exactly one of trigger, error, reject, handoff or select"}},
 		{"bad delay", "scenario: x\nworkflow: f\nagents:\n  a:\n    - {trigger: t, delay: soon}\n", []string{`testdata/s.yaml:5:27: delay "soon" is not a duration`}},
 		{"retryable without error", "scenario: x\nworkflow: f\nagents:\n  a:\n    - {trigger: t, retryable: false}\n", []string{"testdata/s.yaml:5:31: retryable goes with error"}},
 		{"bad status", "scenario: x\nworkflow: f\nexpect: {status: done}\n", []string{`testdata/s.yaml:3:18: status must be completed or failed, got "done"`}},

@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
+)
+
+// ErrNoActiveRun means a user selection came when no agent was working on
+// the instance (or the state is parallel).
+var ErrNoActiveRun = errors.New("engine: no run under way to hand over")
+
+// delegate carries out the dynamic hand-off an agent asked for in its
+// outcome: the current step is delegated to another agent without changing
+// state. The hand-off validator has the last word: a refusal is the outcome
+// `rejected` of the current state, with the refusal as its error.
+func (i *instance) delegate(ctx context.Context, r *run, out registry.Outcome) {
+	d := out.Handoff
+	if s := i.step + 1; s > i.e.wf.Limits.MaxSteps {
+		i.limitHit(ctx, &LimitError{Limit: "max_steps", State: i.state.Name, Count: s, Max: i.e.wf.Limits.MaxSteps})
+		return
+	}
+	task := d.Task
+	if task == "" {
+		task = d.Explanation
+	}
+	if task == "" {
+		task = "delegated by " + r.agent
+	}
+	nr := &run{
+		step: i.step + 1, attempt: 1, state: i.state, agent: d.To, from: r.agent,
+		description: task, reason: d.Explanation, priority: r.priority, previous: out.Result,
+		constraints: r.constraints, kind: runDelegate, handoffReason: handoff.Reason(d.Reason),
+		payload: d.Payload, delegator: r.agent, returnControl: d.ReturnControl,
+	}
+	if nr.priority == 0 {
+		nr.priority = 5
+	}
+	if err := i.launch(ctx, nr, nil); err != nil {
+		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: err.Error(), Kind: "rejected"})
+		return
+	}
+	i.step = nr.step
+	i.run = nr
+}
+
+// delegateDone ends a delegate's run: its result goes back to the delegator
+// (return_control), or its outcome is matched as the delegating agent's.
+// Delegates are not retried: their failures are the state's outcomes.
+func (i *instance) delegateDone(ctx context.Context, r *run, out registry.Outcome, runErr error, isReject, timedOut bool) {
+	var reject *registry.RejectError
+	switch {
+	case isReject && errors.As(runErr, &reject):
+		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: reject.Reason, Kind: "rejected"})
+	case timedOut:
+		i.decide(ctx, "timeout", nil, rules.ErrorInfo{Message: runErr.Error(), Retryable: true, Kind: "timeout"})
+	case runErr != nil:
+		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: runErr.Error(), Retryable: registry.IsRetryable(runErr), Kind: "error"})
+	case r.returnControl:
+		i.returnControl(ctx, r, out)
+	case reserved(out.Trigger) || out.Trigger == "":
+		err := fmt.Errorf("%w: agent %s reported %q", ErrReservedTrigger, r.agent, out.Trigger)
+		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: err.Error(), Kind: "error"})
+	default:
+		i.decide(ctx, out.Trigger, out.Result, rules.ErrorInfo{})
+	}
+}
+
+// returnControl runs the delegator again with the delegate's result as its
+// previous result. It is the delegate's answer, not a new hand-off: the
+// engine dispatches it, and the delegator's next outcome is matched as usual.
+func (i *instance) returnControl(ctx context.Context, r *run, out registry.Outcome) {
+	if s := i.step + 1; s > i.e.wf.Limits.MaxSteps {
+		i.limitHit(ctx, &LimitError{Limit: "max_steps", State: i.state.Name, Count: s, Max: i.e.wf.Limits.MaxSteps})
+		return
+	}
+	i.note(Entry{Kind: KindReturned, State: i.state.Name, From: r.agent, To: r.delegator, Result: out.Result})
+	i.step++
+	nr := &run{
+		step: i.step, attempt: 1, state: i.state, agent: r.delegator,
+		description: "result of " + r.agent + ": " + r.description, reason: "return_control",
+		priority: r.priority, previous: out.Result, constraints: r.constraints,
+	}
+	if r.delegator != i.state.Agent {
+		nr.kind = runDelegate // a delegate that delegated in turn: its outcome stands for the state's agent
+	}
+	i.run = nr
+	if err := i.launch(ctx, nr, nil); err != nil {
+		nr.ended = true
+		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: err.Error(), Retryable: true, Kind: "error"})
+	}
+}
+
+// selectAgent hands the current step to an agent the user selected
+// (PRD-040's processUserAgentSelection): only selectable agents may be
+// chosen; the current run ends (a later reply from it is recorded as late)
+// and the selected agent's outcome is matched as the state's.
+func (i *instance) selectAgent(ctx context.Context, agentID, explanation string) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	r := i.run
+	if i.status.Finished() || r == nil || r.ended || i.state.Parallel() {
+		return ErrNoActiveRun
+	}
+	a, err := i.e.reg.Get(agentID)
+	if err != nil {
+		return err
+	}
+	if !a.Selectable {
+		return fmt.Errorf("%w: agent %s is not selectable", handoff.ErrNotSelectable, agentID)
+	}
+	r.ended = true
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	if r.cancel != nil {
+		r.cancel()
+	}
+	if r.handoffID != "" && !r.accepted {
+		_ = i.e.handoffs.Accept(ctx, r.handoffID)
+		r.accepted = true
+	}
+	i.note(Entry{Kind: KindSelected, Step: r.step, State: i.state.Name, From: r.agent, To: agentID, Detail: explanation})
+	i.delegate(ctx, r, registry.Outcome{Handoff: &registry.Delegation{
+		To: agentID, Reason: string(handoff.ReasonUserRequest), Explanation: explanation,
+		Task: r.description,
+	}})
+	i.commit(ctx)
+	return nil
+}
+
+// Select hands the instance's current step to agentID, a selectable agent
+// the user chose, with reason user_request. A non-selectable or unknown
+// agent is refused with an error and the instance is left as it was.
+func (h *Instance) Select(ctx context.Context, agentID, explanation string) error {
+	return h.inst.selectAgent(ctx, agentID, explanation)
+}

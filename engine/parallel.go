@@ -1,0 +1,262 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/merge"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
+)
+
+// join is the fan-out of a parallel state: one branch run per agent of the
+// state, and the replies gathered until the join's strategy is met.
+type join struct {
+	state    *rules.State
+	branches []*run // in the state's agents order
+	needed   int
+	replies  []branchReply // successful replies, in arrival order
+	failed   map[string]string
+	started  time.Time
+	timer    clock.Timer
+}
+
+type branchReply struct {
+	agent  string
+	result map[string]any
+}
+
+func (j *join) branch(step int) *run {
+	for _, r := range j.branches {
+		if r.step == step {
+			return r
+		}
+	}
+	return nil
+}
+
+func (j *join) pending() int {
+	n := 0
+	for _, r := range j.branches {
+		if !r.ended {
+			n++
+		}
+	}
+	return n
+}
+
+// startBranches enters a parallel state: it hands off to each of its agents,
+// in the state's agents order, each branch run a step of its own, and arms
+// the join's timeout.
+func (i *instance) startBranches(ctx context.Context, d dispatch) {
+	st := i.state
+	j := &join{state: st, needed: len(st.Agents), failed: map[string]string{}, started: i.e.clock.Now()}
+	if st.Join != nil {
+		j.needed = st.Join.Needed(len(st.Agents))
+	}
+	i.join, i.run = j, nil
+	for _, agent := range st.Agents {
+		i.step++
+		r := &run{
+			step: i.step, attempt: 1, state: st, agent: agent, from: d.from, kind: runBranch,
+			description: d.description, reason: d.reason, priority: d.priority,
+			previous: d.previous, constraints: d.constraints,
+		}
+		if r.from == agent {
+			r.from = ""
+		}
+		j.branches = append(j.branches, r)
+		if err := i.launch(ctx, r, d.rule); err != nil {
+			r.ended = true
+			j.failed[agent] = err.Error()
+			i.note(Entry{Kind: KindAgentRun, Step: r.step, State: st.Name, Agent: agent, Attempt: 1, Error: err.Error()})
+		}
+	}
+	if st.Join != nil && st.Join.Timeout > 0 {
+		j.timer = i.e.clock.AfterFunc(st.Join.Timeout, func() {
+			i.e.exec.Submit(func() { i.joinTimedOut(i.e.ctx, j) })
+		})
+	}
+	i.checkJoin(ctx, false)
+}
+
+// branchDone records a branch's reply. A branch's own trigger is recorded,
+// not matched; a branch that fails, times out or rejects counts as missing.
+// Branches are not retried and cannot delegate.
+func (i *instance) branchDone(ctx context.Context, r *run, out registry.Outcome, runErr error, isReject bool) {
+	j := i.join
+	switch {
+	case runErr != nil:
+		j.failed[r.agent] = runErr.Error()
+	case reserved(out.Trigger):
+		j.failed[r.agent] = fmt.Sprintf("%v: agent %s reported %q", ErrReservedTrigger, r.agent, out.Trigger)
+	default:
+		j.replies = append(j.replies, branchReply{agent: r.agent, result: out.Result})
+	}
+	i.checkJoin(ctx, false)
+}
+
+func (i *instance) joinTimedOut(ctx context.Context, j *join) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.join != j || i.status.Finished() {
+		return
+	}
+	i.checkJoin(ctx, true)
+	i.commit(ctx)
+}
+
+// checkJoin completes the join when its strategy is met (outcome joined), or
+// when it can no longer be met or its timeout has passed: with on_partial
+// proceed the outcome is partial, otherwise the instance fails.
+func (i *instance) checkJoin(ctx context.Context, timedOut bool) {
+	j := i.join
+	got, open := len(j.replies), j.pending()
+	switch {
+	case got >= j.needed:
+		i.completeJoin(ctx, "joined")
+	case timedOut || got+open < j.needed:
+		why := "cannot be met"
+		if timedOut {
+			why = "timed out"
+		}
+		detail := fmt.Sprintf("join of %s %s: %d of %d replies, %d needed", j.state.Name, why, got, len(j.branches), j.needed)
+		if j.state.Join != nil && j.state.Join.OnPartial == rules.OnPartialProceed {
+			i.note(Entry{Kind: KindJoined, State: j.state.Name, Trigger: "partial", Detail: detail})
+			i.completeJoin(ctx, "partial")
+			return
+		}
+		i.stopBranches()
+		i.fail(fmt.Errorf("engine: %s", detail))
+	}
+}
+
+// completeJoin ends the fan-out: branches still running are cancelled (their
+// replies will be recorded as late), the replies are merged, and the outcome
+// is matched against the rules whose `from` is the state.
+func (i *instance) completeJoin(ctx context.Context, outcome string) {
+	j := i.join
+	i.stopBranches()
+	i.join = nil
+	results := make(map[string]any, len(j.replies))
+	for _, rep := range j.replies {
+		results[rep.agent] = orEmpty(rep.result)
+	}
+	result := map[string]any{"results": results}
+	if len(j.failed) > 0 {
+		failed := make(map[string]any, len(j.failed))
+		for a, msg := range j.failed {
+			failed[a] = msg
+		}
+		result["errors"] = failed
+	}
+	if j.state.Merge != "" && len(j.replies) > 0 {
+		d, err := i.e.resolve(j, i.e.clock.Now())
+		if err != nil {
+			i.fail(err)
+			return
+		}
+		result["decision"] = d.Map()
+		if !d.Resolved {
+			outcome = "conflict"
+		}
+	}
+	if outcome == "joined" || outcome == "conflict" {
+		i.note(Entry{Kind: KindJoined, State: j.state.Name, Trigger: outcome, Detail: joinSummary(j)})
+	}
+	i.decide(ctx, outcome, result, rules.ErrorInfo{})
+}
+
+// resolve merges the replies with the state's strategy and counts it.
+func (e *Engine) resolve(j *join, now time.Time) (merge.Decision, error) {
+	replies := make([]merge.Reply, 0, len(j.replies))
+	voters := make(map[string]merge.Voter, len(j.state.Agents))
+	for level, id := range j.state.Agents {
+		v := merge.Voter{Level: level}
+		if a, ok := e.wf.Agent(id); ok {
+			v.Expertise, v.Accuracy = a.Expertise, a.Accuracy
+		}
+		voters[id] = v
+	}
+	for order, rep := range j.replies {
+		option, confidence := merge.OptionOf(rep.result)
+		replies = append(replies, merge.Reply{
+			Agent: rep.agent, Option: option, Confidence: confidence,
+			Priority: rankOf(rep.result["priority"]), Order: order,
+		})
+	}
+	start := e.clock.Now()
+	d, err := merge.Decide(merge.Strategy(j.state.Merge), replies, voters)
+	if err != nil {
+		return d, fmt.Errorf("engine: merge of %s: %w", j.state.Name, err)
+	}
+	e.metrics.resolution(d, now.Sub(j.started), e.clock.Now().Sub(start))
+	return d, nil
+}
+
+// rankOf reads a reply's priority: a rank number or a priority name.
+func rankOf(v any) int {
+	switch p := v.(type) {
+	case int:
+		return p
+	case float64:
+		return int(p)
+	case string:
+		if n, ok := rules.PriorityRank(p); ok {
+			return n
+		}
+		if n, err := strconv.Atoi(p); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+func joinSummary(j *join) string {
+	agents := make([]string, 0, len(j.replies))
+	for _, r := range j.replies {
+		agents = append(agents, r.agent)
+	}
+	missing := make([]string, 0, len(j.failed))
+	for a := range j.failed {
+		missing = append(missing, a)
+	}
+	slices.Sort(missing)
+	s := fmt.Sprintf("%d of %d replies (%s)", len(j.replies), len(j.branches), strings.Join(agents, ", "))
+	if len(missing) > 0 {
+		s += "; failed: " + strings.Join(missing, ", ")
+	}
+	return s
+}
+
+// stopBranches ends every branch still running and disarms the join timer.
+func (i *instance) stopBranches() {
+	j := i.join
+	if j == nil {
+		return
+	}
+	if j.timer != nil {
+		j.timer.Stop()
+	}
+	for _, r := range j.branches {
+		if r.ended {
+			continue
+		}
+		r.ended = true
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+		if r.cancel != nil {
+			r.cancel()
+		}
+		if r.handoffID != "" && !r.accepted {
+			_ = i.e.handoffs.Accept(i.e.ctx, r.handoffID)
+			r.accepted = true
+		}
+	}
+}
