@@ -34,8 +34,8 @@ type instance struct {
 	visits  map[string]int // copy-on-write: committed snapshots share it
 	input   map[string]any
 	context map[string]any // copy-on-write
-	run     *run  // the current run of a single-agent state
-	join    *join // the fan-out of a parallel state
+	run     *run           // the current run of a single-agent state
+	join    *join          // the fan-out of a parallel state
 	outcome string
 	err     error
 	created time.Time

@@ -29,9 +29,9 @@ type Scenario struct {
 type Reply struct {
 	Trigger   string
 	Result    map[string]any
-	Error     string // the run fails with this message
-	Retryable bool   // with Error: whether the failure may be retried (default true)
-	Reject    string // the agent rejects the hand-off with this reason
+	Error     string   // the run fails with this message
+	Retryable bool     // with Error: whether the failure may be retried (default true)
+	Reject    string   // the agent rejects the hand-off with this reason
 	Handoff   *Handoff // the agent hands the step to another agent (a dynamic hand-off)
 	Select    string   // the user selects this agent to take over the step
 	Delay     time.Duration
