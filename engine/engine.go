@@ -198,6 +198,23 @@ func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
 	return e.handoffs.Accept(ctx, meta.handoffID)
 }
 
+// IsFinalNotice reports whether m is a final notice still waiting for its
+// agent: a hand-off into a terminal state, which asks for no outcome.
+func (e *Engine) IsFinalNotice(m *bus.Message) bool {
+	ref, err := readTask(m)
+	if err != nil || ref.handoffID == "" {
+		return false
+	}
+	v, ok := e.instances.Load(ref.instanceID)
+	if !ok {
+		return false
+	}
+	i := v.(*instance)
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.notices[ref.handoffID]
+}
+
 // acceptNotice settles the final notice named by ref, if it is one.
 func (e *Engine) acceptNotice(ctx context.Context, ref taskRef) bool {
 	v, ok := e.instances.Load(ref.instanceID)

@@ -90,6 +90,14 @@ func (i *instance) startBranches(ctx context.Context, d dispatch) {
 // Branches are not retried and cannot delegate.
 func (i *instance) branchDone(ctx context.Context, r *run, out registry.Outcome, runErr error, isReject bool) {
 	j := i.join
+	if st := j.state; st.Join != nil && st.Join.Timeout > 0 && i.e.clock.Now().Sub(j.started) > st.Join.Timeout {
+		// The reply came after the join's deadline (a run that took its
+		// time on a simulated clock, or a timer not yet run): the join
+		// times out first and the reply is late.
+		i.note(Entry{Kind: KindLateReply, Step: r.step, State: st.Name, Agent: r.agent, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
+		i.checkJoin(ctx, true)
+		return
+	}
 	switch {
 	case runErr != nil:
 		j.failed[r.agent] = runErr.Error()
@@ -117,16 +125,20 @@ func (i *instance) joinTimedOut(ctx context.Context, j *join) {
 func (i *instance) checkJoin(ctx context.Context, timedOut bool) {
 	j := i.join
 	got, open := len(j.replies), j.pending()
+	proceed := j.state.Join != nil && j.state.Join.OnPartial == rules.OnPartialProceed
 	switch {
 	case got >= j.needed:
 		i.completeJoin(ctx, "joined")
-	case timedOut || got+open < j.needed:
+	case timedOut || open == 0 || (got+open < j.needed && !proceed):
+		// With on_partial proceed the join waits for every branch (or the
+		// timeout) so that the partial result holds all that arrived; with
+		// fail there is no point waiting once the strategy is out of reach.
 		why := "cannot be met"
 		if timedOut {
 			why = "timed out"
 		}
 		detail := fmt.Sprintf("join of %s %s: %d of %d replies, %d needed", j.state.Name, why, got, len(j.branches), j.needed)
-		if j.state.Join != nil && j.state.Join.OnPartial == rules.OnPartialProceed {
+		if proceed {
 			i.note(Entry{Kind: KindJoined, State: j.state.Name, Trigger: "partial", Detail: detail})
 			i.completeJoin(ctx, "partial")
 			return

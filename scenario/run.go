@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/clock"
 	"github.com/batonhq/baton/registry"
@@ -69,15 +71,7 @@ func Run(ctx context.Context, s *Scenario, load Loader) (*Report, error) {
 	slices.Sort(rep.Failures)
 
 	sim := clock.NewSim(Epoch)
-	script := &script{sim: sim, replies: map[string][]Reply{}}
-	for a, rs := range s.Agents {
-		script.replies[a] = slices.Clone(rs)
-	}
-	handlers := map[string]registry.Handler{}
-	for _, a := range w.Agents {
-		handlers[a.ID] = script.handler(a.ID)
-	}
-	reg, err := engine.NewRegistry(w, handlers)
+	reg, err := engine.NewRegistry(w, nil) // every agent is external: the script plays them on the bus
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
 	}
@@ -86,6 +80,7 @@ func Run(ctx context.Context, s *Scenario, load Loader) (*Report, error) {
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
 	}
 	defer eng.Close()
+	script := newScript(s, w, eng, sim)
 
 	inst, err := eng.Start(ctx, s.Input)
 	if err != nil {
@@ -99,11 +94,7 @@ func Run(ctx context.Context, s *Scenario, load Loader) (*Report, error) {
 			return false
 		}
 	}
-	if err := sim.Run(ctx, finished); err != nil {
-		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
-	}
-	// Let the final notices sent on completion reach their agents.
-	if err := sim.Run(ctx, sim.Idle); err != nil {
+	if err := script.play(ctx, finished); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
 	}
 	rep.Result = inst.Result()
@@ -121,9 +112,13 @@ func Run(ctx context.Context, s *Scenario, load Loader) (*Report, error) {
 }
 
 // build derives the step table, the path and the hand-offs from the history.
+// A row is a step: one agent run, or the join of a parallel state. Hand-offs
+// go on the row whose outcome caused them.
 func (r *Report) build() {
 	rows := map[int]*Row{}
 	var order []int
+	var cur *Row
+	var lates []Row // replies that came after their run had ended, listed after their step
 	row := func(step int) *Row {
 		if rw, ok := rows[step]; ok {
 			return rw
@@ -139,48 +134,61 @@ func (r *Report) build() {
 			r.States = append(r.States, en.State)
 		case engine.KindTransition:
 			r.States = append(r.States, en.Next)
-			if rw, ok := rows[en.Step]; ok {
-				rw.Next = en.Next
+			if cur != nil {
+				cur.Next = en.Next
 				if strings.HasPrefix(en.Rule, "@") {
-					rw.Rule = en.Rule
+					cur.Rule = en.Rule
 				}
 			}
 		case engine.KindAgentRun:
-			rw := row(en.Step)
-			rw.State, rw.Agent = en.State, en.Agent
+			cur = row(en.Step)
+			cur.State, cur.Agent = en.State, en.Agent
 			switch {
 			case en.Error != "":
-				rw.Trigger = "error: " + en.Error
+				cur.Trigger = "error: " + en.Error
 			case en.To != "":
-				rw.Trigger = en.Detail + " to " + en.To
+				cur.Trigger = en.Detail + " to " + en.To
 			default:
-				rw.Trigger = en.Trigger
+				cur.Trigger = en.Trigger
 			}
+		case engine.KindLateReply:
+			lates = append(lates, Row{Step: en.Step, State: en.State, Agent: en.Agent, Trigger: "late reply: " + cmp.Or(en.Trigger, en.Error)})
 		case engine.KindOutcome:
-			if rw, ok := rows[en.Step]; ok {
-				rw.Trigger = en.Trigger
-				if en.Error != "" {
-					rw.Trigger += ": " + en.Error
-				}
+			cur = row(en.Step)
+			if cur.State == "" || cur.State == en.State && cur.Agent != en.Agent && en.Agent == en.State {
+				cur.State, cur.Agent = en.State, en.Agent // a parallel state's join
+			}
+			cur.Trigger = en.Trigger
+			if en.Error != "" {
+				cur.Trigger += ": " + en.Error
 			}
 		case engine.KindRetry:
-			if rw, ok := rows[en.Step]; ok {
-				rw.Next = fmt.Sprintf("retry in %s", en.Delay)
+			if cur != nil {
+				cur.Next = fmt.Sprintf("retry in %s", en.Delay)
 			}
 		case engine.KindRuleFired:
-			if rw, ok := rows[en.Step]; ok {
-				rw.Rule = en.Rule
+			if cur != nil {
+				cur.Rule = en.Rule
 			}
 		case engine.KindHandoff, engine.KindFinalNotice:
 			h := en.From + "->" + en.To
 			r.Handoffs = append(r.Handoffs, h)
-			if rw, ok := rows[en.Step-1]; ok {
-				rw.Handoff = h
+			if cur != nil {
+				if cur.Handoff != "" {
+					cur.Handoff += ", "
+				}
+				cur.Handoff += h
 			}
 		}
 	}
+	slices.Sort(order)
 	for _, s := range order {
 		r.Steps = append(r.Steps, *rows[s])
+		for _, l := range lates {
+			if l.Step == s {
+				r.Steps = append(r.Steps, l)
+			}
+		}
 	}
 }
 
@@ -215,59 +223,135 @@ func (r *Report) check() {
 	}
 }
 
-// script plays the scenario's agents: each run consumes the agent's next reply.
+// script plays the scenario's agents as external agents: it takes each
+// hand-off from the agent's mailbox, consumes the agent's next reply, and
+// reports it through the engine after the reply's delay on the simulated
+// clock. Replies of parallel branches therefore overlap in time, timeouts
+// fire from the engine's own timers, and a reply that comes too late is
+// recorded as late, as in production.
 type script struct {
+	eng     *engine.Engine
 	sim     *clock.Sim
-	mu      sync.Mutex
+	agents  []string // the workflow's agents, in file order: the polling order
 	replies map[string][]Reply
 	missing []string
 }
 
-func (s *script) handler(agent string) registry.Handler {
-	return registry.HandlerFunc(func(ctx context.Context, t *registry.Task) (registry.Outcome, error) {
-		s.mu.Lock()
-		queue := s.replies[agent]
-		if len(queue) == 0 {
-			s.missing = append(s.missing, fmt.Sprintf("agent %s has no reply left for step %d (state %s)", agent, t.Step, t.State))
-			s.mu.Unlock()
-			return registry.Outcome{}, registry.Permanent(errors.New("scenario: no reply left for " + agent))
+func newScript(s *Scenario, w *rules.Workflow, eng *engine.Engine, sim *clock.Sim) *script {
+	sc := &script{eng: eng, sim: sim, replies: map[string][]Reply{}}
+	for _, a := range w.Agents {
+		sc.agents = append(sc.agents, a.ID)
+	}
+	for a, rs := range s.Agents {
+		sc.replies[a] = slices.Clone(rs)
+	}
+	return sc
+}
+
+// play drives the simulation until done reports true or nothing is left to
+// happen: queued work first, then the agents' mailboxes, then the next timer.
+func (s *script) play(ctx context.Context, done func() bool) error {
+	for {
+		if err := s.sim.RunReady(ctx); err != nil {
+			return err
 		}
-		r := queue[0]
-		s.replies[agent] = queue[1:]
-		s.mu.Unlock()
-		s.sim.Advance(r.Delay)
-		switch {
-		case r.Reject != "":
-			return registry.Outcome{}, registry.Reject(r.Reject)
-		case r.Error != "":
-			err := errors.New(r.Error)
-			if !r.Retryable {
-				err = registry.Permanent(err)
-			}
-			return registry.Outcome{}, err
-		case r.Handoff != nil:
-			h := r.Handoff
-			reason := h.Reason
-			if reason == "" {
-				reason = "plan_step"
-			}
-			return registry.Outcome{Result: r.Result, Handoff: &registry.Delegation{
-				To: h.To, Reason: reason, Explanation: h.Explanation, Task: h.Task,
-				Payload: h.Payload, ReturnControl: h.ReturnControl,
-			}}, nil
-		case r.Select != "":
-			return registry.Outcome{Result: r.Result, Handoff: &registry.Delegation{
-				To: r.Select, Reason: "user_request", Explanation: "user selected " + r.Select,
-			}}, nil
-		default:
-			return registry.Outcome{Trigger: r.Trigger, Result: r.Result}, nil
+		if s.poll(ctx) {
+			continue
 		}
-	})
+		if done() && s.sim.Idle() {
+			return nil
+		}
+		if !s.sim.FireNext() {
+			return nil
+		}
+	}
+}
+
+// poll takes every message waiting in the agents' mailboxes; it reports
+// whether there was any.
+func (s *script) poll(ctx context.Context) bool {
+	any := false
+	for _, agent := range s.agents {
+		msgs, err := s.eng.Bus().Receive(agent, 0)
+		if err != nil {
+			continue
+		}
+		for _, m := range msgs {
+			any = true
+			s.take(ctx, agent, m)
+		}
+	}
+	return any
+}
+
+func (s *script) take(ctx context.Context, agent string, m *bus.Message) {
+	if m.Type != bus.MessageHandoff {
+		return // an ERROR telling a sender its hand-off was rejected, say: nothing to reply
+	}
+	if s.eng.IsFinalNotice(m) {
+		_ = s.eng.Accept(ctx, m) // a final notice is delivered but consumes no reply
+		return
+	}
+	queue := s.replies[agent]
+	if len(queue) == 0 {
+		step, _ := m.Metadata["step"].(int)
+		state := "?"
+		if id, ok := m.Metadata["instance_id"].(string); ok {
+			if inst, err := s.eng.Instance(id); err == nil {
+				state = inst.Result().State
+			}
+		}
+		s.missing = append(s.missing, fmt.Sprintf("agent %s has no reply left for step %d (state %s)", agent, step, state))
+		s.report(ctx, m, 0, registry.Outcome{}, registry.Permanent(errors.New("scenario: no reply left for "+agent)))
+		return
+	}
+	r := queue[0]
+	s.replies[agent] = queue[1:]
+	out, err := outcomeOf(r)
+	s.report(ctx, m, r.Delay, out, err)
+}
+
+// report hands the reply to the engine once its delay has passed.
+func (s *script) report(ctx context.Context, m *bus.Message, delay time.Duration, out registry.Outcome, runErr error) {
+	send := func() { _ = s.eng.ReportMessage(ctx, m, out, runErr) }
+	if delay <= 0 {
+		s.sim.Submit(send)
+		return
+	}
+	s.sim.AfterFunc(delay, send)
+}
+
+// outcomeOf turns a scripted reply into what an agent reports.
+func outcomeOf(r Reply) (registry.Outcome, error) {
+	switch {
+	case r.Reject != "":
+		return registry.Outcome{}, registry.Reject(r.Reject)
+	case r.Error != "":
+		err := errors.New(r.Error)
+		if !r.Retryable {
+			err = registry.Permanent(err)
+		}
+		return registry.Outcome{}, err
+	case r.Handoff != nil:
+		h := r.Handoff
+		reason := h.Reason
+		if reason == "" {
+			reason = "plan_step"
+		}
+		return registry.Outcome{Result: r.Result, Handoff: &registry.Delegation{
+			To: h.To, Reason: reason, Explanation: h.Explanation, Task: h.Task,
+			Payload: h.Payload, ReturnControl: h.ReturnControl,
+		}}, nil
+	case r.Select != "":
+		return registry.Outcome{Result: r.Result, Handoff: &registry.Delegation{
+			To: r.Select, Reason: "user_request", Explanation: "user selected " + r.Select,
+		}}, nil
+	default:
+		return registry.Outcome{Trigger: r.Trigger, Result: r.Result}, nil
+	}
 }
 
 func (s *script) problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	out := slices.Clone(s.missing)
 	agents := make([]string, 0, len(s.replies))
 	for a := range s.replies {

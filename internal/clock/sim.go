@@ -86,6 +86,44 @@ func (s *Sim) Run(ctx context.Context, done func() bool) error {
 	}
 }
 
+// RunReady executes queued work, including work that work queues, without
+// moving the clock; it returns when the queue is empty or ctx ends.
+func (s *Sim) RunReady(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return errors.Join(ErrSimStopped, err)
+		}
+		s.mu.Lock()
+		if len(s.ready) == 0 {
+			s.mu.Unlock()
+			return nil
+		}
+		f := s.ready[0]
+		s.ready[0] = nil
+		s.ready = s.ready[1:]
+		s.mu.Unlock()
+		f()
+	}
+}
+
+// FireNext moves the clock to the earliest pending timer and runs it; it
+// reports false when no timer is pending. Call it when RunReady has emptied
+// the queue.
+func (s *Sim) FireNext() bool {
+	s.mu.Lock()
+	if len(s.timers) == 0 {
+		s.mu.Unlock()
+		return false
+	}
+	t := heap.Pop(&s.timers).(*simTimer)
+	if t.at.After(s.now) {
+		s.now = t.at
+	}
+	s.mu.Unlock()
+	t.f()
+	return true
+}
+
 // Idle reports whether nothing is queued and no timer is pending.
 func (s *Sim) Idle() bool {
 	s.mu.Lock()
