@@ -26,14 +26,21 @@ rules:
   - {id: done, from: worker, trigger: done, to: auditor, next: DONE}
 `
 
-func TestEngine_External_AcceptSettlesHandoffsAndFinalNotices(t *testing.T) {
+// newNoticeEngine runs noticeWorkflow with external agents only.
+func newNoticeEngine(t *testing.T) *engine.Engine {
+	t.Helper()
 	w, err := rules.Parse("notice.yaml", []byte(noticeWorkflow))
 	require.NoError(t, err)
 	reg, err := engine.NewRegistry(w, nil)
 	require.NoError(t, err)
 	eng, err := engine.New(w, reg)
 	require.NoError(t, err)
-	defer eng.Close()
+	t.Cleanup(func() { _ = eng.Close() })
+	return eng
+}
+
+func TestEngine_External_AcceptSettlesHandoffsAndFinalNotices(t *testing.T) {
+	eng := newNoticeEngine(t)
 	ctx := context.Background()
 
 	inst, err := eng.Start(ctx, nil)
@@ -58,16 +65,10 @@ func TestEngine_External_AcceptSettlesHandoffsAndFinalNotices(t *testing.T) {
 }
 
 func TestEngine_External_ReportingAFinalNoticeSettlesIt(t *testing.T) {
-	w, err := rules.Parse("notice.yaml", []byte(noticeWorkflow))
-	require.NoError(t, err)
-	reg, err := engine.NewRegistry(w, nil)
-	require.NoError(t, err)
-	eng, err := engine.New(w, reg)
-	require.NoError(t, err)
-	defer eng.Close()
+	eng := newNoticeEngine(t)
 	ctx := context.Background()
 
-	_, err = eng.Start(ctx, nil)
+	_, err := eng.Start(ctx, nil)
 	require.NoError(t, err)
 	msg, err := eng.Bus().ReceiveWait(ctx, "worker")
 	require.NoError(t, err)
