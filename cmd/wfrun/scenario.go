@@ -72,7 +72,7 @@ func testCmd() *cobra.Command {
 				case err != nil:
 					res.failures = []string{err.Error()}
 				default:
-					res.name, res.failures, res.steps = rep.Scenario.Name, rep.Failures, len(rep.Steps)
+					res.name, res.failures, res.steps = rep.Scenario.Name, rep.Failures, rep.Result.Steps
 				}
 				results = append(results, res)
 				if len(res.failures) == 0 {
