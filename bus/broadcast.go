@@ -58,7 +58,12 @@ func (b *Bus) broadcastTo(ctx context.Context, m *Message, opts []SendOption, pi
 	if len(opts) > 0 {
 		sc = b.sendOptions(opts)
 	}
-	return b.fanOut(ctx, m, start, sc, pick(m.From), "")
+	if dup, err := b.accept(m, start, &sc); dup || err != nil {
+		return nil, err
+	}
+	out, err := b.fanOut(ctx, m, start, sc, pick(m.From), "")
+	b.flush()
+	return out, err
 }
 
 // recipientsExcept returns every mailbox but from's, in id order.
@@ -86,12 +91,15 @@ func (b *Bus) fanOut(ctx context.Context, tmpl *Message, start time.Time, sc sen
 	for i, mb := range to {
 		c := b.copyFor(tmpl, mb.id, topic)
 		out[i] = Delivery{To: mb.id, MessageID: c.MessageID}
+		if b.conv != nil {
+			b.conv.alias(c.MessageID, tmpl.MessageID)
+		}
 		if err := mb.checkContent(c); err != nil {
 			b.refuse(c, err)
 			out[i].Err = err
 			continue
 		}
-		err := b.enqueue(mb, c, start, sc.retry)
+		err := b.enqueue(mb, c, start, sc.retry, nil)
 		switch {
 		case err == errGone:
 			err = b.unroutable(c, start)

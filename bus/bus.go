@@ -54,7 +54,11 @@ type Bus struct {
 	shards    [numShards]shard
 	nextShard atomic.Uint32
 
-	dlq deadLetters
+	dlq  deadLetters
+	ev   events
+	idem *idempotency   // nil when deduplication is off
+	conv *conversations // nil unless WithConversations
+	rl   *limiter       // nil unless WithRateLimits
 
 	validationErrors atomic.Uint64
 	broadcasts       atomic.Uint64
@@ -63,6 +67,7 @@ type Bus struct {
 	requeued         atomic.Uint64
 	discarded        atomic.Uint64
 	acks             atomic.Uint64
+	flow             // counters of the delivery guarantees and flow control
 	roundTrip        histogram
 	broadcastLatency histogram
 	ackLatency       histogram
@@ -77,7 +82,10 @@ type Bus struct {
 
 // New returns a bus configured by opts. Without options it uses the wall
 // clock, UUID v4 ids, a no-op logger, 1000 messages per mailbox and 10 000
-// across the bus.
+// across the bus, redelivers unacknowledged requires_ack messages after 30s
+// (3 deliveries at most), and remembers idempotency keys for 24h; rate
+// limits, circuit breakers, conversation tracking, backpressure signals and
+// periodic dead-letter processing are off until their options turn them on.
 func New(opts ...Option) *Bus {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -91,11 +99,17 @@ func New(opts ...Option) *Bus {
 		done:    make(chan struct{}),
 		pending: make(map[string]waiter),
 		topics:  make(map[string]*topic),
-		dlq:     deadLetters{limit: cfg.deadLetterLimit},
+		dlq:     newDeadLetters(cfg.deadLetterLimit, cfg.dlPolicy),
+		idem:    newIdempotency(cfg),
+		conv:    newConversations(cfg.conversations),
+		rl:      newLimiter(cfg.rateLimits),
 	}
 	b.dir.Store(&directory{byID: map[string]*mailbox{}})
 	if cfg.sweepInterval > 0 {
 		b.scheduleSweep()
+	}
+	if cfg.dlProcessing {
+		b.scheduleDeadLetters()
 	}
 	return b
 }
@@ -136,7 +150,11 @@ func (b *Bus) Register(agentID string, opts ...MailboxOption) error {
 	for id, mb := range old.byID {
 		next.byID[id] = mb
 	}
-	next.byID[agentID] = newMailbox(agentID, mc, sh)
+	mb := newMailbox(agentID, mc, sh, b.cfg.pressure)
+	if b.cfg.breaker != nil {
+		mb.br = b.newBreaker(agentID, mc.capacity)
+	}
+	next.byID[agentID] = mb
 	i, _ := slices.BinarySearch(old.ids, agentID)
 	next.ids = slices.Insert(slices.Clone(old.ids), i, agentID)
 	b.dir.Store(next)
@@ -177,8 +195,16 @@ func (b *Bus) Unregister(agentID string) error {
 		b.deadLetterLocked(&mb.c, e.m, ReasonReceiverNotFound, 1, "bus: receiver unregistered", now)
 		dropped = append(dropped, e.m)
 	}
-	mb.inflight = nil
-	if mb.c.retrying == 0 {
+	// In-flight messages were never acknowledged: they were not processed.
+	for _, f := range mb.due {
+		d := f.m.Clone()
+		mb.c.inflight--
+		b.deadLetterLocked(&mb.c, d, ReasonReceiverNotFound, d.DeliveryCount, "bus: receiver unregistered before acknowledging", now)
+		dropped = append(dropped, d)
+	}
+	mb.unacked, mb.due = nil, nil
+	mb.ackTimer.stop()
+	if !mb.c.waiting() {
 		b.extra.add(&mb.c)
 		mb.c = counts{}
 	} else {
@@ -191,6 +217,7 @@ func (b *Bus) Unregister(agentID string) error {
 	for _, m := range dropped {
 		b.logDeadLetter(m, ReasonReceiverNotFound, "bus: receiver unregistered")
 	}
+	b.flush()
 	return nil
 }
 

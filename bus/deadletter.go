@@ -54,18 +54,66 @@ type DeadLetter struct {
 	Attempts int
 	// LastError is the text of the last error, if any.
 	LastError string
+	// Retries is how many times dead-letter processing has already sent
+	// the message again (metadata "dead_letter_retries").
+	Retries int
 }
 
-// deadLetters is the bounded dead-letter queue, oldest first.
+// Retryable reports whether dead-letter processing sends the message again:
+// every reason but "rejected" (the receiver refused it for good) and
+// "ttl_expired" (its sender's deadline has passed).
+func (d DeadLetter) Retryable() bool {
+	return d.Reason != ReasonRejected && d.Reason != ReasonTTLExpired
+}
+
+// deadLetters is the bounded dead-letter queue, oldest first, with the
+// alerting window and the audit trail of dead-letter processing.
 type deadLetters struct {
 	mu    sync.Mutex
 	items []DeadLetter
 	limit int
+
+	threshold int     // alert when more than threshold arrive within window
+	window    int64   // ns
+	recent    []int64 // ring of the last threshold+1 arrival times
+	next      int     // ring slot to overwrite
+	lastAlert int64
+
+	audit []DeadLetterAudit
 }
 
-func (q *deadLetters) add(d DeadLetter) {
+func newDeadLetters(limit int, p DeadLetterPolicy) deadLetters {
+	return deadLetters{limit: limit, threshold: p.AlertThreshold, window: int64(p.AlertWindow),
+		recent: make([]int64, 0, p.AlertThreshold+1)}
+}
+
+// add queues d and reports an alert when it makes more than threshold dead
+// letters within the window (at most one alert per window).
+func (q *deadLetters) add(d DeadLetter) (DeadLetterAlert, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.pushLocked(d)
+	at := d.At.UnixNano()
+	if len(q.recent) < cap(q.recent) {
+		q.recent = append(q.recent, at)
+		q.next = len(q.recent) % cap(q.recent)
+	} else {
+		q.recent[q.next] = at
+		q.next = (q.next + 1) % len(q.recent)
+	}
+	if len(q.recent) < cap(q.recent) {
+		return DeadLetterAlert{}, false
+	}
+	oldest := q.recent[q.next]
+	if at-oldest > q.window || (q.lastAlert != 0 && at-q.lastAlert < q.window) {
+		return DeadLetterAlert{}, false
+	}
+	q.lastAlert = at
+	return DeadLetterAlert{Count: len(q.recent), Threshold: q.threshold, Window: time.Duration(q.window),
+		Since: time.Unix(0, oldest).UTC(), At: d.At}, true
+}
+
+func (q *deadLetters) pushLocked(d DeadLetter) {
 	if len(q.items) >= q.limit {
 		// Drop the oldest by moving the slice's start: append reallocates
 		// now and then, so a full queue costs O(1) amortised per letter.
@@ -73,6 +121,29 @@ func (q *deadLetters) add(d DeadLetter) {
 		q.items = q.items[1:]
 	}
 	q.items = append(q.items, d)
+}
+
+// restore puts back a dead letter that processing took out but could not
+// send (the bus refused it without accepting it).
+func (q *deadLetters) restore(d DeadLetter) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pushLocked(d)
+}
+
+// record appends an audit record, keeping the newest limit of them.
+func (q *deadLetters) record(a DeadLetterAudit) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.recordLocked(a)
+}
+
+func (q *deadLetters) recordLocked(a DeadLetterAudit) {
+	if len(q.audit) >= q.limit {
+		q.audit[0] = DeadLetterAudit{}
+		q.audit = q.audit[1:]
+	}
+	q.audit = append(q.audit, a)
 }
 
 // take removes and returns the oldest dead letter whose message has id.
@@ -110,6 +181,8 @@ func (b *Bus) Requeue(id string) error {
 		return &DeadLetterNotFoundError{MessageID: id}
 	}
 	b.requeued.Add(1)
+	at := b.clock.Now()
+	b.dlq.record(auditOf(d, AuditRequeued, at, ""))
 	m := d.Message
 	m.Timestamp = time.Time{}
 	return b.Send(context.Background(), m)
@@ -119,9 +192,11 @@ func (b *Bus) Requeue(id string) error {
 // metrics still count it as dead-lettered. An id not in the queue returns an
 // error matching ErrDeadLetterNotFound.
 func (b *Bus) Discard(id string) error {
-	if _, ok := b.dlq.take(id); !ok {
+	d, ok := b.dlq.take(id)
+	if !ok {
 		return &DeadLetterNotFoundError{MessageID: id}
 	}
 	b.discarded.Add(1)
+	b.dlq.record(auditOf(d, AuditDiscarded, b.clock.Now(), ""))
 	return nil
 }

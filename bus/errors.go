@@ -50,6 +50,18 @@ var (
 	// ErrDeadLetterNotFound is returned by Requeue and Discard for an id that
 	// is not in the dead-letter queue.
 	ErrDeadLetterNotFound error = &commError{"bus: dead letter not found"}
+	// ErrCircuitOpen marks a send refused because the receiver's circuit
+	// breaker is open (or half-open with its trial message under way).
+	ErrCircuitOpen error = &commError{"bus: circuit open"}
+	// ErrConversationClosed marks a message refused because its conversation
+	// thread is closed.
+	ErrConversationClosed error = &commError{"bus: conversation closed"}
+	// ErrDuplicate marks a Request whose idempotency key was already
+	// accepted; Send acknowledges such a duplicate with nil instead.
+	ErrDuplicate error = &commError{"bus: duplicate message"}
+	// ErrConversationsOff is returned by the conversation queries of a bus
+	// created without WithConversations.
+	ErrConversationsOff error = &commError{"bus: conversations are not tracked (WithConversations)"}
 )
 
 // ValidationError reports a message field that breaks the format standard.
@@ -211,3 +223,56 @@ func (e *DuplicateAgentError) Error() string {
 
 // Unwrap makes the error match ErrDuplicateAgent.
 func (e *DuplicateAgentError) Unwrap() error { return ErrDuplicateAgent }
+
+// CircuitOpenError reports a send refused by the receiver's circuit
+// breaker. The message was not accepted.
+type CircuitOpenError struct {
+	// Agent is the receiver whose breaker refused the message.
+	Agent string
+	// State is BreakerOpen, or BreakerHalfOpen when the one trial message
+	// allowed is still under way.
+	State BreakerState
+}
+
+// Error returns the message text.
+func (e *CircuitOpenError) Error() string {
+	return "bus: circuit breaker of " + e.Agent + " is " + string(e.State)
+}
+
+// Unwrap makes the error match ErrCircuitOpen.
+func (e *CircuitOpenError) Unwrap() error { return ErrCircuitOpen }
+
+// ConversationClosedError reports a message refused because its thread is
+// closed (WithConversations).
+type ConversationClosedError struct {
+	// ConversationID is the closed thread.
+	ConversationID string
+	// Reason is ConversationMaxDepth, ConversationMaxDuration or
+	// ConversationClosedByOwner.
+	Reason string
+}
+
+// Error returns the message text.
+func (e *ConversationClosedError) Error() string {
+	return "bus: conversation " + strconv.Quote(e.ConversationID) + " is closed (" + e.Reason + ")"
+}
+
+// Unwrap makes the error match ErrConversationClosed.
+func (e *ConversationClosedError) Unwrap() error { return ErrConversationClosed }
+
+// DuplicateError reports a Request whose idempotency key the bus already
+// accepted within its window: the request was not sent again.
+type DuplicateError struct {
+	// Key is the idempotency key.
+	Key string
+	// MessageID is the refused request; DuplicateOf the one accepted first.
+	MessageID, DuplicateOf string
+}
+
+// Error returns the message text.
+func (e *DuplicateError) Error() string {
+	return "bus: message " + e.MessageID + " duplicates " + e.DuplicateOf + " (idempotency key " + strconv.Quote(e.Key) + ")"
+}
+
+// Unwrap makes the error match ErrDuplicate.
+func (e *DuplicateError) Unwrap() error { return ErrDuplicate }

@@ -28,6 +28,17 @@ func (r *ring) push(e entry) {
 	r.n++
 }
 
+// pushFront puts e before every other entry, for a redelivery that keeps
+// its place at the head of its priority.
+func (r *ring) pushFront(e entry) {
+	if r.n == len(r.buf) {
+		r.grow()
+	}
+	r.head = (r.head - 1) & (len(r.buf) - 1)
+	r.buf[r.head] = e
+	r.n++
+}
+
 func (r *ring) pop() entry {
 	e := r.buf[r.head]
 	r.buf[r.head] = entry{}
@@ -64,7 +75,7 @@ func (r *ring) removeIf(drop func(entry) bool) {
 
 // counts are one mailbox's accounting figures. They change only under the
 // mailbox's lock, each transition keeping
-// accepted = delivered + dead + depth + retrying.
+// accepted = delivered + dead + depth + retrying + deferred + inflight.
 type counts struct {
 	accepted  uint64
 	delivered uint64
@@ -73,8 +84,14 @@ type counts struct {
 	expired   uint64
 	handoffs  uint64
 	depth     int
-	retrying  int
+	retrying  int // waiting for a retry of a full mailbox
+	deferred  int // waiting in a sender's outbound queue for rate-limit tokens
+	inflight  int // received, requires_ack, neither acked nor redelivered yet
 }
+
+// waiting reports whether messages for the mailbox are still outside it
+// (retrying or rate-limited), which keeps its figures alive after Unregister.
+func (c *counts) waiting() bool { return c.retrying > 0 || c.deferred > 0 }
 
 func (c *counts) add(o *counts) {
 	c.accepted += o.accepted
@@ -87,6 +104,8 @@ func (c *counts) add(o *counts) {
 	c.handoffs += o.handoffs
 	c.depth += o.depth
 	c.retrying += o.retrying
+	c.deferred += o.deferred
+	c.inflight += o.inflight
 }
 
 // mailbox is one agent's queue: a FIFO ring per priority.
@@ -99,15 +118,31 @@ type mailbox struct {
 	ready     chan struct{} // cap 1: signalled when the mailbox becomes non-empty
 	gone      chan struct{} // closed at Unregister
 
-	mu       sync.Mutex
-	closed   bool
-	rings    [numPriorities]ring
-	c        counts
-	inflight map[string]*Message // received, requires_ack, not yet acked
+	br        *breaker // nil unless WithCircuitBreaker
+	throttleAt int     // depth at which the mailbox becomes throttled
+	overloadAt int     // depth at which it becomes overloaded
+	recoverAt  int     // depth at or below which it has recovered
+
+	mu     sync.Mutex
+	closed bool
+	rings  [numPriorities]ring
+	c      counts
+
+	// At-least-once delivery (delivery.go).
+	unacked  map[string]*flight // requires_ack messages delivered and not yet acked
+	due      flightHeap         // the in-flight ones, by ack deadline
+	ackTimer *timer
+	ackAt    int64  // deadline ackTimer is armed for
+	ackGen   uint64 // bumped each time ackTimer is armed
+
+	// Backpressure (pressure.go).
+	level    PressureLevel
+	waitEWMA int64               // smoothed time in mailbox of delivered messages, ns
+	senders  map[string]struct{} // told of the current pressure
 }
 
-func newMailbox(id string, mc mailboxConfig, sh *shard) *mailbox {
-	return &mailbox{
+func newMailbox(id string, mc mailboxConfig, sh *shard, bp Backpressure) *mailbox {
+	mb := &mailbox{
 		id:        id,
 		agentType: mc.agentType,
 		capacity:  mc.capacity,
@@ -116,6 +151,8 @@ func newMailbox(id string, mc mailboxConfig, sh *shard) *mailbox {
 		ready:     make(chan struct{}, 1),
 		gone:      make(chan struct{}),
 	}
+	mb.throttleAt, mb.overloadAt, mb.recoverAt = bp.marks(mc.capacity)
+	return mb
 }
 
 // pushLocked queues e at its priority and wakes a waiter if the mailbox was

@@ -57,6 +57,12 @@ const (
 	// MetadataTopic is the metadata key that names the topic of the copy of
 	// a publication delivered to a subscriber.
 	MetadataTopic = "topic"
+	// MetadataIdempotencyKey is the metadata key read as the idempotency key
+	// of a message whose IdempotencyKey field is empty.
+	MetadataIdempotencyKey = "idempotency_key"
+	// MetadataDeadLetterRetries is the metadata key in which dead-letter
+	// processing counts how many times it sent a message again.
+	MetadataDeadLetterRetries = "dead_letter_retries"
 )
 
 // Message is the one envelope for every kind of traffic between agents
@@ -89,8 +95,24 @@ type Message struct {
 	// TTL is how long the message may wait in a mailbox; zero means
 	// DefaultTTL. In JSON it is a number of seconds (fractions allowed).
 	TTL time.Duration `json:"ttl,omitempty"`
-	// RequiresAck asks the receiver to acknowledge receipt with Bus.Ack.
+	// RequiresAck asks the receiver to acknowledge receipt with Bus.Ack:
+	// until it does, the message is in flight and is delivered again when
+	// its ack timeout passes (at-least-once delivery).
 	RequiresAck bool `json:"requires_ack,omitempty"`
+	// AckTimeout overrides, for this message, how long the receiver has to
+	// acknowledge it (WithAckTimeout, 30s by default); zero keeps the bus's.
+	// In JSON it is a number of seconds, like the TTL.
+	AckTimeout time.Duration `json:"ack_timeout,omitempty"`
+	// DeliveryCount is set by the bus on a requires_ack message as it hands
+	// it out: 1 on the first delivery, 2 on the first redelivery, and so on.
+	// It stays zero on messages that do not require an acknowledgement.
+	DeliveryCount int `json:"delivery_count,omitempty"`
+	// IdempotencyKey identifies the operation the message performs. The bus
+	// remembers it for a window (WithIdempotency, 24h by default) and
+	// acknowledges a second send with the same key, type and receiver
+	// without delivering it again. When empty, metadata["idempotency_key"]
+	// (a string) serves instead.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	// Sequence is an optional sender-assigned ordering number.
 	Sequence int64 `json:"sequence,omitempty"`
 	// Timestamp is when the bus accepted the message, in UTC; ISO 8601 in
@@ -132,6 +154,19 @@ func (m *Message) ExpiresAt() time.Time {
 		ttl = DefaultTTL
 	}
 	return m.Timestamp.Add(ttl)
+}
+
+// Key returns the message's idempotency key: IdempotencyKey, or else
+// metadata["idempotency_key"] when it is a string, or "".
+func (m *Message) Key() string {
+	if m.IdempotencyKey != "" {
+		return m.IdempotencyKey
+	}
+	if m.Metadata == nil {
+		return ""
+	}
+	s, _ := m.Metadata[MetadataIdempotencyKey].(string)
+	return s
 }
 
 // Clone returns a copy of m whose Content and Metadata maps are new maps
@@ -190,6 +225,12 @@ func (m *Message) Validate() error {
 	}
 	if m.TTL > MaxTTL {
 		return &ValidationError{Field: "ttl", Reason: "exceeds the maximum of 24h"}
+	}
+	if m.AckTimeout < 0 {
+		return &ValidationError{Field: "ack_timeout", Reason: "must not be negative"}
+	}
+	if m.DeliveryCount < 0 {
+		return &ValidationError{Field: "delivery_count", Reason: "must not be negative"}
 	}
 	return validatePayload(m.Content, m.Metadata)
 }

@@ -24,6 +24,9 @@ type messageWire struct {
 	Metadata       map[string]any  `json:"metadata,omitempty"`
 	TTL            json.RawMessage `json:"ttl,omitempty"`
 	RequiresAck    bool            `json:"requires_ack,omitempty"`
+	AckTimeout     json.RawMessage `json:"ack_timeout,omitempty"`
+	DeliveryCount  int             `json:"delivery_count,omitempty"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
 	Sequence       int64           `json:"sequence,omitempty"`
 	Timestamp      string          `json:"timestamp"`
 }
@@ -48,11 +51,16 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		Content:        m.Content,
 		Metadata:       m.Metadata,
 		RequiresAck:    m.RequiresAck,
+		DeliveryCount:  m.DeliveryCount,
+		IdempotencyKey: m.IdempotencyKey,
 		Sequence:       m.Sequence,
 		Timestamp:      m.Timestamp.UTC().Format(time.RFC3339Nano),
 	}
 	if m.TTL != 0 {
 		w.TTL = json.RawMessage(formatSeconds(m.TTL))
+	}
+	if m.AckTimeout != 0 {
+		w.AckTimeout = json.RawMessage(formatSeconds(m.AckTimeout))
 	}
 	return json.Marshal(w)
 }
@@ -68,7 +76,11 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	ttl, err := parseTTL(w.TTL)
+	ttl, err := parseSeconds("ttl", w.TTL)
+	if err != nil {
+		return err
+	}
+	ackTimeout, err := parseSeconds("ack_timeout", w.AckTimeout)
 	if err != nil {
 		return err
 	}
@@ -92,6 +104,9 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 		Metadata:       w.Metadata,
 		TTL:            ttl,
 		RequiresAck:    w.RequiresAck,
+		AckTimeout:     ackTimeout,
+		DeliveryCount:  w.DeliveryCount,
+		IdempotencyKey: w.IdempotencyKey,
 		Sequence:       w.Sequence,
 		Timestamp:      ts,
 	}
@@ -119,12 +134,20 @@ func formatSeconds(d time.Duration) string {
 	return string(buf)
 }
 
+// parseSeconds reads a duration field (ttl, ack_timeout): absent or null is
+// zero, a string is a Go duration, a number is seconds (exact to the
+// nanosecond when written without an exponent).
+func parseSeconds(field string, raw json.RawMessage) (time.Duration, error) {
+	d, err := parseDuration(raw)
+	if ve, ok := err.(*ValidationError); ok {
+		ve.Field = field
+	}
+	return d, err
+}
+
 func ttlError(reason string) error { return &ValidationError{Field: "ttl", Reason: reason} }
 
-// parseTTL reads the ttl field: absent or null is zero, a string is a Go
-// duration, a number is seconds (exact to the nanosecond when written
-// without an exponent).
-func parseTTL(raw json.RawMessage) (time.Duration, error) {
+func parseDuration(raw json.RawMessage) (time.Duration, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, nil

@@ -1,15 +1,42 @@
 package bus
 
-import "slices"
+import (
+	"errors"
+	"slices"
+	"sync/atomic"
+)
+
+// flow holds the counters of the delivery guarantees and flow control.
+type flow struct {
+	redeliveries        atomic.Uint64
+	nacks               atomic.Uint64
+	rejects             atomic.Uint64
+	duplicates          atomic.Uint64
+	rateDeferred        atomic.Uint64
+	breakerRefused      atomic.Uint64
+	breakerOpened       atomic.Uint64
+	pressureChanges     atomic.Uint64
+	backpressureSignals atomic.Uint64
+	convRefused         atomic.Uint64
+	dlRetried           atomic.Uint64
+	dlStale             atomic.Uint64
+	dlAlerts            atomic.Uint64
+	dlPasses            atomic.Uint64
+}
 
 // Snapshot is a consistent reading of the bus's metrics (RT-011's list).
 // Counters are cumulative since New. The accounting invariant of SPEC §4
 // holds in every snapshot:
 //
-//	Accepted == Delivered + DeadLettered + Queued
+//	Accepted == Delivered + DeadLettered + Queued + InFlight
 //
-// where Queued counts the messages waiting in mailboxes and those waiting
-// for a retry (Retrying).
+// where Queued counts the messages waiting in mailboxes, those waiting for
+// a retry (Retrying) and those waiting for rate-limit tokens (Deferred), and
+// InFlight the requires_ack messages received but not yet acknowledged. A
+// message is counted delivered once: when it is received, or, for a
+// requires_ack message, when it is acknowledged. Redelivery moves it from
+// InFlight back to Queued; Nack too; Reject and the last failed delivery
+// move it to DeadLettered.
 type Snapshot struct {
 	// Accepted counts messages the bus took responsibility for: valid,
 	// addressed copies, whether they were then queued, delivered or
@@ -20,11 +47,17 @@ type Snapshot struct {
 	// DeadLettered counts messages moved to the dead-letter queue, including
 	// those later discarded or requeued.
 	DeadLettered uint64
-	// Queued is the number of accepted messages not yet delivered nor
-	// dead-lettered: in a mailbox or waiting for a retry.
+	// Queued is the number of accepted messages waiting to be received: in
+	// a mailbox, waiting for a retry, or waiting for rate-limit tokens.
 	Queued int
 	// Retrying is the part of Queued waiting for a retry of a full mailbox.
 	Retrying int
+	// Deferred is the part of Queued waiting in senders' outbound queues
+	// for rate-limit tokens (WithRateLimits).
+	Deferred int
+	// InFlight is the number of requires_ack messages received and not yet
+	// acknowledged, rejected or redelivered.
+	InFlight int
 	// Expired counts messages whose TTL ran out before delivery.
 	Expired uint64
 	// DeadLettersByReason splits DeadLettered by reason.
@@ -46,6 +79,29 @@ type Snapshot struct {
 	Requeued, Discarded uint64
 	// Acks counts acknowledgements sent with Ack.
 	Acks uint64
+	// Redeliveries counts requires_ack messages delivered again after an
+	// ack timeout or a Nack; Nacks and Rejects count those calls.
+	Redeliveries, Nacks, Rejects uint64
+	// Duplicates counts sends acknowledged without delivery because their
+	// idempotency key was already accepted; IdempotencyKeys is the number of
+	// keys remembered now.
+	Duplicates      uint64
+	IdempotencyKeys int
+	// RateDeferred counts messages that had to wait for rate-limit tokens.
+	RateDeferred uint64
+	// BreakerRefused counts sends refused by an open circuit breaker;
+	// BreakerOpened counts the times a breaker opened.
+	BreakerRefused, BreakerOpened uint64
+	// PressureChanges counts changes of a mailbox's pressure level;
+	// BackpressureSignals the NOTIFICATIONs sent to senders about them.
+	PressureChanges, BackpressureSignals uint64
+	// ConversationsRefused counts messages refused because their thread was
+	// closed.
+	ConversationsRefused uint64
+	// DeadLetterRetried and DeadLetterStale count dead letters that
+	// processing sent again or discarded as stale, DeadLetterAlerts the
+	// alerts raised and DeadLetterPasses the processing passes.
+	DeadLetterRetried, DeadLetterStale, DeadLetterAlerts, DeadLetterPasses uint64
 	// Agents has one entry per registered agent, sorted by id.
 	Agents []AgentStats
 	// Send is the time from entering a send to the message being queued.
@@ -70,15 +126,23 @@ type AgentStats struct {
 	Agent, Type string
 	// Depth is the number of messages queued; Capacity its limit.
 	Depth, Capacity int
-	// AwaitingAck counts received requires_ack messages not yet acked.
+	// AwaitingAck counts received requires_ack messages in flight: neither
+	// acknowledged nor redelivered yet.
 	AwaitingAck int
+	// Deferred counts messages for this agent waiting for rate-limit tokens.
+	Deferred int
+	// Pressure is the mailbox's pressure level.
+	Pressure PressureLevel
+	// Breaker is the state of its circuit breaker (BreakerNone without).
+	Breaker BreakerState
 	// Accepted, Delivered and DeadLettered are the mailbox's counters.
 	Accepted, Delivered, DeadLettered uint64
 }
 
 // Balanced reports whether the accounting invariant holds.
 func (s Snapshot) Balanced() bool {
-	return s.Queued >= 0 && s.Accepted == s.Delivered+s.DeadLettered+uint64(s.Queued)
+	return s.Queued >= 0 && s.InFlight >= 0 &&
+		s.Accepted == s.Delivered+s.DeadLettered+uint64(s.Queued)+uint64(s.InFlight)
 }
 
 // DropRate is the share of accepted messages that were dead-lettered
@@ -102,18 +166,19 @@ func (b *Bus) Metrics() Snapshot {
 		mb := dir.byID[id]
 		mb.mu.Lock()
 		c := mb.c
-		awaiting := len(mb.inflight)
+		level := mb.level
 		mb.mu.Unlock()
 		total.add(&c)
 		s.Agents = append(s.Agents, AgentStats{
-			Agent: id, Type: mb.agentType, Depth: c.depth, Capacity: mb.capacity, AwaitingAck: awaiting,
+			Agent: id, Type: mb.agentType, Depth: c.depth, Capacity: mb.capacity, AwaitingAck: c.inflight,
+			Deferred: c.deferred, Pressure: level, Breaker: mb.br.state(),
 			Accepted: c.accepted, Delivered: c.delivered, DeadLettered: c.dead,
 		})
 	}
 	b.retiredBoxes = slices.DeleteFunc(b.retiredBoxes, func(mb *mailbox) bool {
 		mb.mu.Lock()
 		defer mb.mu.Unlock()
-		if mb.c.retrying == 0 {
+		if !mb.c.waiting() {
 			b.extra.add(&mb.c)
 			mb.c = counts{}
 			return true
@@ -125,8 +190,10 @@ func (b *Bus) Metrics() Snapshot {
 	b.mu.Unlock()
 
 	s.Accepted, s.Delivered, s.DeadLettered = total.accepted, total.delivered, total.dead
-	s.Queued = total.depth + total.retrying
+	s.Queued = total.depth + total.retrying + total.deferred
 	s.Retrying = total.retrying
+	s.Deferred = total.deferred
+	s.InFlight = total.inflight
 	s.Expired = total.expired
 	s.Handoffs = total.handoffs
 	s.DeadLettersByReason = make(map[DeadLetterReason]uint64, numReasons)
@@ -143,6 +210,7 @@ func (b *Bus) Metrics() Snapshot {
 	s.Requeued = b.requeued.Load()
 	s.Discarded = b.discarded.Load()
 	s.Acks = b.acks.Load()
+	b.flowMetrics(&s)
 
 	var send, receive, wait, handoff histCounts
 	for i := range b.shards {
@@ -162,4 +230,33 @@ func summarize(h *histogram) LatencySummary {
 	var c histCounts
 	c.add(h)
 	return c.summary()
+}
+
+func (b *Bus) flowMetrics(s *Snapshot) {
+	s.Redeliveries = b.redeliveries.Load()
+	s.Nacks = b.nacks.Load()
+	s.Rejects = b.rejects.Load()
+	s.Duplicates = b.duplicates.Load()
+	if b.idem != nil {
+		s.IdempotencyKeys = b.idem.size()
+	}
+	s.RateDeferred = b.rateDeferred.Load()
+	s.BreakerRefused = b.breakerRefused.Load()
+	s.BreakerOpened = b.breakerOpened.Load()
+	s.PressureChanges = b.pressureChanges.Load()
+	s.BackpressureSignals = b.backpressureSignals.Load()
+	s.ConversationsRefused = b.convRefused.Load()
+	s.DeadLetterRetried = b.dlRetried.Load()
+	s.DeadLetterStale = b.dlStale.Load()
+	s.DeadLetterAlerts = b.dlAlerts.Load()
+	s.DeadLetterPasses = b.dlPasses.Load()
+}
+
+// refusedBy counts a message refused by the conversation rules.
+func (b *Bus) refusedBy(m *Message, err error) {
+	if errors.Is(err, ErrConversationClosed) {
+		b.convRefused.Add(1)
+		return
+	}
+	b.refuse(m, err)
 }

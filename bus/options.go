@@ -15,9 +15,12 @@ const (
 	DefaultMailboxCapacity = 1000
 	// DefaultCapacity is the number of messages all mailboxes hold together.
 	DefaultCapacity = 10000
-	// DefaultRequestTimeout bounds Request when its context has no earlier
-	// deadline.
-	DefaultRequestTimeout = 30 * time.Second
+	// DefaultRequestTimeout bounds Request of a REQUEST or HANDOFF when its
+	// context has no earlier deadline.
+	DefaultRequestTimeout = 2 * time.Minute
+	// DefaultQueryTimeout bounds Request of a QUERY, a lightweight request
+	// for information that must be answered sooner than a REQUEST.
+	DefaultQueryTimeout = 30 * time.Second
 	// DefaultTopicRetention is how long a topic keeps its messages for late
 	// subscribers.
 	DefaultTopicRetention = time.Hour
@@ -47,6 +50,19 @@ type config struct {
 	topicRetainMax  int
 	deadLetterLimit int
 	sweepInterval   time.Duration
+
+	queryTimeout  time.Duration
+	ackTimeout    time.Duration
+	maxDeliveries int
+	idemWindow    time.Duration
+	idemMax       int
+	conversations *ConversationLimits
+	rateLimits    *RateLimits
+	pressure      Backpressure
+	signals       bool
+	breaker       *BreakerSettings
+	dlPolicy      DeadLetterPolicy
+	dlProcessing  bool
 }
 
 func defaultConfig() config {
@@ -61,6 +77,13 @@ func defaultConfig() config {
 		topicRetention:  DefaultTopicRetention,
 		topicRetainMax:  DefaultTopicRetainMax,
 		deadLetterLimit: DefaultDeadLetterLimit,
+		queryTimeout:    DefaultQueryTimeout,
+		ackTimeout:      DefaultAckTimeout,
+		maxDeliveries:   DefaultMaxDeliveries,
+		idemWindow:      DefaultIdempotencyWindow,
+		idemMax:         DefaultIdempotencyKeys,
+		pressure:        Backpressure{}.withDefaults(),
+		dlPolicy:        DeadLetterPolicy{}.withDefaults(),
 	}
 }
 
@@ -200,6 +223,7 @@ type sendConfig struct {
 	retry    bool
 	schedule []time.Duration
 	timeout  time.Duration
+	receipt  *Receipt
 }
 
 // WithRetry makes a send to a full mailbox retry instead of failing at

@@ -40,6 +40,7 @@ func (b *Bus) Receive(agentID string, max int) ([]*Message, error) {
 	mb.mu.Unlock()
 	b.logExpired(expired)
 	mb.shard.receive.record(b.clock.Now().Sub(start))
+	b.flush()
 	return out, nil
 }
 
@@ -122,11 +123,13 @@ func (b *Bus) takeOne(mb *mailbox) (*Message, bool, error) {
 	if ok {
 		mb.shard.receive.record(b.clock.Now().Sub(start))
 	}
+	b.flush()
 	return m, ok, nil
 }
 
 // takeLocked pops the next deliverable message, dead-lettering the expired
-// ones it meets on the way.
+// ones it meets on the way. A requires_ack message goes in flight instead of
+// counting as delivered.
 func (b *Bus) takeLocked(mb *mailbox, now int64, at time.Time, expired *[]*Message) (*Message, bool) {
 	for {
 		e, ok := mb.popLocked()
@@ -134,24 +137,34 @@ func (b *Bus) takeLocked(mb *mailbox, now int64, at time.Time, expired *[]*Messa
 			return nil, false
 		}
 		b.total.Add(-1)
+		if mb.level != PressureNormal {
+			b.relievedLocked(mb, now)
+		}
 		if e.exp <= now {
-			b.deadLetterLocked(&mb.c, e.m, ReasonTTLExpired, 1, "bus: ttl expired before delivery", at)
+			b.expireLocked(mb, e.m, at)
 			*expired = append(*expired, e.m)
 			continue
 		}
-		mb.c.delivered++
-		wait := time.Duration(now - e.enq)
-		mb.shard.wait.record(wait)
+		wait := now - e.enq
+		mb.waitEWMA += (wait - mb.waitEWMA) / 8
+		mb.shard.wait.record(time.Duration(wait))
 		if e.m.Type == MessageHandoff {
-			mb.shard.handoff.record(wait)
+			mb.shard.handoff.record(time.Duration(wait))
 		}
-		if e.m.RequiresAck {
-			if mb.inflight == nil {
-				mb.inflight = make(map[string]*Message)
-			}
-			mb.inflight[e.m.MessageID] = e.m
+		if !e.m.RequiresAck || !b.trackLocked(mb, e.m, now) {
+			mb.c.delivered++
 		}
 		return e.m, true
+	}
+}
+
+// expireLocked dead-letters a message of mb whose TTL ran out before it was
+// delivered.
+func (b *Bus) expireLocked(mb *mailbox, m *Message, at time.Time) {
+	b.deadLetterLocked(&mb.c, m, ReasonTTLExpired, 1, "bus: ttl expired before delivery", at)
+	if m.RequiresAck {
+		b.forgetFlightLocked(mb, m)
+		mb.br.resolveLocked(m.MessageID, errNotDelivered)
 	}
 }
 
@@ -164,7 +177,7 @@ func (b *Bus) purgeExpiredLocked(mb *mailbox, now int64, at time.Time, expired *
 			if e.exp > now {
 				return false
 			}
-			b.deadLetterLocked(&mb.c, e.m, ReasonTTLExpired, 1, "bus: ttl expired before delivery", at)
+			b.expireLocked(mb, e.m, at)
 			*expired = append(*expired, e.m)
 			n++
 			return true
@@ -172,6 +185,9 @@ func (b *Bus) purgeExpiredLocked(mb *mailbox, now int64, at time.Time, expired *
 	}
 	mb.c.depth -= n
 	b.total.Add(int64(-n))
+	if n > 0 && mb.level != PressureNormal {
+		b.relievedLocked(mb, now)
+	}
 	return n
 }
 
@@ -195,6 +211,7 @@ func (b *Bus) PurgeExpired() int {
 		mb.mu.Unlock()
 		b.logExpired(expired)
 	}
+	b.flush()
 	return total
 }
 

@@ -18,12 +18,18 @@ type waiter struct {
 // RESPONSE or ERROR whose in_reply_to is m's id and whose to_agent is m's
 // sender, as Reply builds it (RF-009 scenario 4). The response goes straight
 // to the waiting caller, not through the requester's mailbox, so the
-// requester need not be registered. Request gives up after the bus's
-// request timeout (30s by default, WithTimeout overrides it) or when ctx
-// ends, with a *TimeoutError matching ErrTimeout (and ctx.Err() when the
-// context's deadline passed); a cancelled ctx returns ctx.Err(). A response
-// that arrives later is delivered to the requester's mailbox like any other
-// message.
+// requester need not be registered. Only a REQUEST, QUERY or HANDOFF may be
+// sent this way: the other types expect no reply (a NOTIFICATION is sent
+// with Send), and are refused with a *ValidationError on message_type.
+//
+// Request gives up after the bus's request timeout (2 minutes by default,
+// WithRequestTimeout) or, for a QUERY, its shorter query timeout (30s,
+// WithQueryTimeout), unless WithTimeout overrides it or ctx ends first, with
+// a *TimeoutError matching ErrTimeout (and ctx.Err() when the context's
+// deadline passed); a cancelled ctx returns ctx.Err(). A response that
+// arrives later is delivered to the requester's mailbox like any other
+// message. A request whose idempotency key was already accepted is not sent
+// again: Request returns a *DuplicateError at once.
 func (b *Bus) Request(ctx context.Context, m *Message, opts ...SendOption) (*Message, error) {
 	start := b.clock.Now()
 	if m != nil && m.Type == "" {
@@ -32,12 +38,26 @@ func (b *Bus) Request(ctx context.Context, m *Message, opts ...SendOption) (*Mes
 	if err := b.admit(ctx, m); err != nil {
 		return nil, err
 	}
+	switch m.Type {
+	case MessageRequest, MessageQuery, MessageHandoff:
+	default:
+		err := &ValidationError{Field: "message_type", Reason: string(m.Type) + " expects no reply: send it with Send"}
+		b.refuse(m, err)
+		return nil, err
+	}
 	if _, isTopic := m.Topic(); isTopic || m.To == BroadcastAll {
 		return nil, &ValidationError{Field: "to_agent", Reason: "must name one agent for a request"}
 	}
 	sc := sendConfig{}
 	if len(opts) > 0 {
 		sc = b.sendOptions(opts)
+	}
+	var receipt Receipt
+	if sc.receipt == nil {
+		sc.receipt = &receipt
+	}
+	if b.conv != nil {
+		b.conv.inherit(m)
 	}
 	b.fill(m, start)
 	w := waiter{ch: make(chan *Message, 1), from: m.From}
@@ -51,10 +71,14 @@ func (b *Bus) Request(ctx context.Context, m *Message, opts ...SendOption) (*Mes
 	b.reqMu.Unlock()
 
 	var pend []pendingSend
-	err := b.sendOne(m, start, sc.retry, &pend, 0)
+	err := b.sendOne(m, start, &sc, &pend, 0)
 	if len(pend) > 0 {
 		b.retry(ctx, pend, sc.schedule)
 		err = pend[0].err
+	}
+	b.flush()
+	if err == nil && sc.receipt.Duplicate {
+		err = &DuplicateError{Key: m.Key(), MessageID: m.MessageID, DuplicateOf: sc.receipt.DuplicateOf}
 	}
 	if err != nil {
 		b.forget(m.MessageID)
@@ -62,7 +86,11 @@ func (b *Bus) Request(ctx context.Context, m *Message, opts ...SendOption) (*Mes
 	}
 
 	timeout := sc.timeout
-	if timeout <= 0 {
+	switch {
+	case timeout > 0:
+	case m.Type == MessageQuery:
+		timeout = b.cfg.queryTimeout
+	default:
 		timeout = b.cfg.requestTimeout
 	}
 	expired := make(chan struct{})
@@ -158,42 +186,4 @@ func (b *Bus) Reply(ctx context.Context, req, resp *Message, opts ...SendOption)
 	}
 	resp.ConversationID = req.ConversationID
 	return b.Send(ctx, resp, opts...)
-}
-
-// Ack acknowledges a received message that has requires_ack set (RF-009
-// scenario 13): it sends its sender an ACK from its receiver whose
-// correlation_id and in_reply_to are the message's id. A message that does
-// not require an acknowledgement, or was already acknowledged, is a
-// *ValidationError.
-func (b *Bus) Ack(ctx context.Context, m *Message) error {
-	if m == nil {
-		return &ValidationError{Field: "message", Reason: "is required"}
-	}
-	if !m.RequiresAck {
-		return &ValidationError{Field: "requires_ack", Reason: "is false: nothing to acknowledge"}
-	}
-	mb, err := b.mailboxFor(m.To)
-	if err != nil {
-		return err
-	}
-	mb.mu.Lock()
-	_, inFlight := mb.inflight[m.MessageID]
-	delete(mb.inflight, m.MessageID)
-	mb.mu.Unlock()
-	if !inFlight {
-		return &ValidationError{Field: "message_id", Reason: "is not awaiting an acknowledgement: " + m.MessageID}
-	}
-	ack := &Message{
-		Type:           MessageAck,
-		From:           m.To,
-		To:             m.From,
-		CorrelationID:  m.MessageID,
-		InReplyTo:      m.MessageID,
-		ConversationID: m.ConversationID,
-		Priority:       m.Priority,
-		Content:        map[string]any{"action": "ack", "status": "received"},
-	}
-	b.acks.Add(1)
-	b.ackLatency.record(b.clock.Now().Sub(m.Timestamp))
-	return b.Send(ctx, ack)
 }

@@ -19,7 +19,8 @@ type pendingSend struct {
 	m     *Message
 	start time.Time
 	err   error
-	idx   int // position in the caller's batch
+	idx   int         // position in the caller's batch
+	done  func(error) // the receiver's circuit breaker, when it has one
 }
 
 // Send validates m, fills what the bus owns (message_id when empty,
@@ -28,7 +29,15 @@ type pendingSend struct {
 //
 // Send never blocks unless WithRetry is given. Outcomes:
 //   - invalid message, done ctx, or closed bus: an error, and the message is
-//     not accepted (a *ValidationError is counted in the metrics);
+//     not accepted (a *ValidationError is counted in the metrics); with
+//     WithConversations, a reply to an unknown message is such an error and
+//     a message for a closed thread a *ConversationClosedError;
+//   - an open circuit breaker (WithCircuitBreaker): a *CircuitOpenError, and
+//     the message is not accepted;
+//   - a duplicate idempotency key: nil, and the message is neither accepted
+//     nor delivered (WithReceipt reports Duplicate);
+//   - rate limited (WithRateLimits): nil; the message is accepted and waits
+//     in its sender's outbound queue (WithReceipt reports Deferred);
 //   - unknown receiver: the message is accepted, dead-lettered
 //     "receiver_not_found", and a *RoutingError matching ErrRouting and
 //     ErrUnknownAgent is returned;
@@ -46,21 +55,65 @@ func (b *Bus) Send(ctx context.Context, m *Message, opts ...SendOption) error {
 	if len(opts) > 0 {
 		sc = b.sendOptions(opts)
 	}
-	if m.To == BroadcastAll {
-		_, err := b.fanOut(ctx, m, start, sc, b.recipientsExcept(m.From), "")
-		return err
-	}
-	if name, ok := m.Topic(); ok {
-		_, err := b.publish(ctx, name, m, start, sc)
+	err := b.dispatch(ctx, m, start, &sc)
+	b.flush()
+	return err
+}
+
+// dispatch routes one admitted message: broadcast, publication or
+// point-to-point.
+func (b *Bus) dispatch(ctx context.Context, m *Message, start time.Time, sc *sendConfig) error {
+	if name, isTopic := m.Topic(); isTopic || m.To == BroadcastAll {
+		if dup, err := b.accept(m, start, sc); dup || err != nil {
+			return err
+		}
+		var err error
+		if isTopic {
+			_, err = b.publish(ctx, name, m, start, *sc)
+		} else {
+			_, err = b.fanOut(ctx, m, start, *sc, b.recipientsExcept(m.From), "")
+		}
 		return err
 	}
 	var pend []pendingSend
-	err := b.sendOne(m, start, sc.retry, &pend, 0)
+	err := b.sendOne(m, start, sc, &pend, 0)
 	if len(pend) > 0 {
 		b.retry(ctx, pend, sc.schedule)
 		err = pend[0].err
 	}
 	return err
+}
+
+// accept fills m and admits it once per idempotency key and into its
+// conversation thread. It reports dup for a duplicate, which the caller
+// acknowledges without delivering; an error means m was refused.
+func (b *Bus) accept(m *Message, start time.Time, sc *sendConfig) (dup bool, err error) {
+	if b.conv != nil {
+		b.conv.inherit(m)
+	}
+	b.fill(m, start)
+	if sc != nil && sc.receipt != nil {
+		*sc.receipt = Receipt{MessageID: m.MessageID}
+	}
+	if b.claimKey(m, sc, start.UnixNano()) {
+		return true, nil
+	}
+	if b.conv != nil {
+		if err := b.conv.record(m, start); err != nil {
+			b.releaseKey(m)
+			b.refusedBy(m, err)
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// unaccept undoes accept for a message refused afterwards.
+func (b *Bus) unaccept(m *Message) {
+	b.releaseKey(m)
+	if b.conv != nil {
+		b.conv.forget(m)
+	}
 }
 
 // SendAll sends every message of msgs in one call and reports each result
@@ -73,6 +126,7 @@ func (b *Bus) SendAll(ctx context.Context, msgs []*Message, opts ...SendOption) 
 	if len(opts) > 0 {
 		sc = b.sendOptions(opts)
 	}
+	sc.receipt = nil
 	errs := make([]error, len(msgs))
 	var pend []pendingSend
 	for i, m := range msgs {
@@ -80,14 +134,11 @@ func (b *Bus) SendAll(ctx context.Context, msgs []*Message, opts ...SendOption) 
 			errs[i] = err
 			continue
 		}
-		switch name, isTopic := m.Topic(); {
-		case m.To == BroadcastAll:
-			_, errs[i] = b.fanOut(ctx, m, start, sc, b.recipientsExcept(m.From), "")
-		case isTopic:
-			_, errs[i] = b.publish(ctx, name, m, start, sc)
-		default:
-			errs[i] = b.sendOne(m, start, sc.retry, &pend, i)
+		if _, isTopic := m.Topic(); isTopic || m.To == BroadcastAll {
+			errs[i] = b.dispatch(ctx, m, start, &sc)
+			continue
 		}
+		errs[i] = b.sendOne(m, start, &sc, &pend, i)
 	}
 	if len(pend) > 0 {
 		b.retry(ctx, pend, sc.schedule)
@@ -95,6 +146,7 @@ func (b *Bus) SendAll(ctx context.Context, msgs []*Message, opts ...SendOption) 
 			errs[p.idx] = p.err
 		}
 	}
+	b.flush()
 	if ce := b.log.Check(zap.InfoLevel, "parallel send"); ce != nil {
 		failed := 0
 		for _, err := range errs {
@@ -164,10 +216,13 @@ func (b *Bus) fill(m *Message, now time.Time) {
 	}
 }
 
-// sendOne fills and routes one point-to-point message. When the mailbox is
-// full and retrying is set, it appends the send to pend and returns nil.
-func (b *Bus) sendOne(m *Message, start time.Time, retrying bool, pend *[]pendingSend, idx int) error {
-	b.fill(m, start)
+// sendOne fills, admits and routes one point-to-point message. When the
+// mailbox is full and sc asks for retries, it appends the send to pend and
+// returns nil.
+func (b *Bus) sendOne(m *Message, start time.Time, sc *sendConfig, pend *[]pendingSend, idx int) error {
+	if dup, err := b.accept(m, start, sc); dup || err != nil {
+		return err
+	}
 	if (m.Type == MessageResponse || m.Type == MessageError) && b.npending.Load() > 0 && b.handToWaiter(m, start) {
 		return nil
 	}
@@ -177,16 +232,36 @@ func (b *Bus) sendOne(m *Message, start time.Time, retrying bool, pend *[]pendin
 	}
 	if len(mb.required) > 0 {
 		if err := mb.checkContent(m); err != nil {
+			b.unaccept(m)
 			b.refuse(m, err)
 			return err
 		}
 	}
-	err := b.enqueue(mb, m, start, retrying)
+	var done func(error)
+	if mb.br != nil && m.Type != MessageAck {
+		var err error
+		if done, err = mb.br.allow(mb.id); err != nil {
+			b.unaccept(m)
+			b.breakerRefused.Add(1)
+			if ce := b.log.Check(zap.WarnLevel, "message refused"); ce != nil {
+				ce.Write(zap.String("category", "circuit_breaker"), messageFields(m), zap.Error(err))
+			}
+			return err
+		}
+	}
+	if b.rl != nil && b.rateLimited(mb, m, start, done) {
+		if sc.receipt != nil {
+			sc.receipt.Deferred = true
+		}
+		return nil
+	}
+	err := b.enqueue(mb, m, start, sc.retry, done)
 	switch {
 	case err == errGone:
+		mb.br.report(done, errNotDelivered)
 		return b.unroutable(m, start)
-	case err != nil && retrying:
-		*pend = append(*pend, pendingSend{mb: mb, m: m, start: start, err: err, idx: idx})
+	case err != nil && sc.retry:
+		*pend = append(*pend, pendingSend{mb: mb, m: m, start: start, err: err, idx: idx, done: done})
 		return nil
 	}
 	return err
@@ -194,8 +269,9 @@ func (b *Bus) sendOne(m *Message, start time.Time, retrying bool, pend *[]pendin
 
 // enqueue is the hot path: one lock of the receiver's mailbox, no
 // allocation. A full mailbox counts the message as accepted and either
-// dead-letters it or, when retrying, marks it as waiting for a retry.
-func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, retrying bool) error {
+// dead-letters it or, when retrying, marks it as waiting for a retry. done,
+// when not nil, receives the outcome for the receiver's circuit breaker.
+func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, retrying bool, done func(error)) error {
 	now := start.UnixNano()
 	e := entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}
 	mb.mu.Lock()
@@ -210,6 +286,7 @@ func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, retrying bool) e
 			mb.c.retrying++
 		} else {
 			b.deadLetterLocked(&mb.c, m, ReasonQueueOverflow, 1, err.Error(), start)
+			mb.br.report(done, err)
 		}
 		mb.mu.Unlock()
 		b.logExpired(expired)
@@ -222,7 +299,10 @@ func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, retrying bool) e
 	if m.Type == MessageHandoff {
 		mb.c.handoffs++
 	}
-	mb.pushLocked(e)
+	b.pushLocked(mb, e, false, now)
+	if done != nil {
+		mb.br.queuedLocked(mb, m, done)
+	}
 	mb.mu.Unlock()
 	b.logExpired(expired)
 	b.recordSent(mb, m, start)
@@ -273,13 +353,19 @@ func (b *Bus) unroutable(m *Message, at time.Time) error {
 
 // deadLetterLocked moves an accepted message to the dead-letter queue; the
 // caller holds the lock that guards c.
+// A dead-lettered message gives up its idempotency key, so that a new send
+// with the key is delivered.
 func (b *Bus) deadLetterLocked(c *counts, m *Message, reason DeadLetterReason, attempts int, lastErr string, at time.Time) {
 	c.dead++
 	c.deadBy[reason.index()]++
 	if reason == ReasonTTLExpired {
 		c.expired++
 	}
-	b.dlq.add(DeadLetter{Message: m, Reason: reason, At: at.UTC(), Attempts: attempts, LastError: lastErr})
+	d := DeadLetter{Message: m, Reason: reason, At: at.UTC(), Attempts: attempts, LastError: lastErr, Retries: retriesOf(m)}
+	if alert, ok := b.dlq.add(d); ok {
+		b.raiseAlert(alert)
+	}
+	b.releaseKey(m)
 }
 
 // retry runs the retry schedule for sends that met a full mailbox. All of
@@ -340,6 +426,7 @@ func (b *Bus) retryEnqueue(p *pendingSend, at time.Time) error {
 		mb.c.retrying--
 		err := &RoutingError{To: m.To, Reason: "receiver not found", Err: ErrUnknownAgent}
 		b.deadLetterLocked(&mb.c, m, ReasonReceiverNotFound, 1, err.Error(), at)
+		mb.br.report(p.done, errNotDelivered)
 		mb.mu.Unlock()
 		b.logDeadLetter(m, ReasonReceiverNotFound, err.Error())
 		return err
@@ -353,7 +440,8 @@ func (b *Bus) retryEnqueue(p *pendingSend, at time.Time) error {
 	if m.Type == MessageHandoff {
 		mb.c.handoffs++
 	}
-	mb.pushLocked(entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()})
+	b.pushLocked(mb, entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}, false, now)
+	mb.br.queuedLocked(mb, m, p.done)
 	mb.mu.Unlock()
 	b.logExpired(expired)
 	b.recordSent(mb, m, p.start)
@@ -365,6 +453,7 @@ func (b *Bus) giveUp(p *pendingSend, reason DeadLetterReason, attempts int, at t
 	p.mb.mu.Lock()
 	p.mb.c.retrying--
 	b.deadLetterLocked(&p.mb.c, p.m, reason, attempts, p.err.Error(), at)
+	p.mb.br.report(p.done, p.err)
 	p.mb.mu.Unlock()
 	b.logDeadLetter(p.m, reason, p.err.Error())
 }

@@ -31,6 +31,7 @@ func (b *Bus) Subscribe(agentID, topicName string) error {
 	}
 	t := b.topic(topicName)
 	start := b.clock.Now()
+	defer b.flush() // after the topic's lock is released
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if slices.Contains(t.subs, agentID) {
@@ -43,7 +44,7 @@ func (b *Bus) Subscribe(agentID, topicName string) error {
 			continue
 		}
 		c := b.copyFor(m, agentID, topicName)
-		if err := b.enqueue(mb, c, start, false); err == errGone {
+		if err := b.enqueue(mb, c, start, false, nil); err == errGone {
 			return &UnknownAgentError{Agent: agentID}
 		}
 	}
@@ -104,7 +105,12 @@ func (b *Bus) Publish(ctx context.Context, topicName string, m *Message, opts ..
 	if len(opts) > 0 {
 		sc = b.sendOptions(opts)
 	}
-	return b.publish(ctx, topicName, m, start, sc)
+	if dup, err := b.accept(m, start, &sc); dup || err != nil {
+		return nil, err
+	}
+	out, err := b.publish(ctx, topicName, m, start, sc)
+	b.flush()
+	return out, err
 }
 
 func (b *Bus) publish(ctx context.Context, name string, m *Message, start time.Time, sc sendConfig) ([]Delivery, error) {

@@ -1,0 +1,314 @@
+package bus
+
+import (
+	"container/heap"
+	"context"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// flight is a requires_ack message that was delivered and not yet
+// acknowledged. While the receiver holds it, it sits in its mailbox's due
+// heap; once its ack timeout passes (or the receiver nacks it) a copy with
+// the next delivery count goes back to the head of the mailbox and the
+// flight is "queued" until that copy is taken.
+type flight struct {
+	m        *Message // the copy last handed out, or the one queued for redelivery
+	deadline int64    // bus-clock unix nanoseconds
+	idx      int      // index in mailbox.due; -1 while queued
+	queued   bool
+}
+
+// flightHeap orders in-flight messages by ack deadline.
+type flightHeap []*flight
+
+func (h flightHeap) Len() int           { return len(h) }
+func (h flightHeap) Less(i, j int) bool { return h[i].deadline < h[j].deadline }
+func (h flightHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].idx, h[j].idx = i, j
+}
+func (h *flightHeap) Push(x any) {
+	f := x.(*flight)
+	f.idx = len(*h)
+	*h = append(*h, f)
+}
+func (h *flightHeap) Pop() any {
+	old := *h
+	f := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	f.idx = -1
+	return f
+}
+
+// trackLocked puts a requires_ack message being delivered in flight and
+// reports whether it did; a message that is not tracked counts as delivered
+// at once. That happens only when a different message with the same id is
+// already in flight.
+func (b *Bus) trackLocked(mb *mailbox, m *Message, now int64) bool {
+	f := mb.unacked[m.MessageID]
+	switch {
+	case f == nil:
+		if mb.unacked == nil {
+			mb.unacked = make(map[string]*flight)
+		}
+		f = &flight{m: m}
+		mb.unacked[m.MessageID] = f
+		m.DeliveryCount = 1
+	case f.queued && f.m == m:
+		f.queued = false
+	default:
+		return false
+	}
+	timeout := m.AckTimeout
+	if timeout <= 0 {
+		timeout = b.cfg.ackTimeout
+	}
+	f.deadline = now + int64(timeout)
+	heap.Push(&mb.due, f)
+	mb.c.inflight++
+	b.armAckTimerLocked(mb, f.deadline, now)
+	return true
+}
+
+// armAckTimerLocked makes sure the mailbox's ack timer fires by at. One
+// timer per mailbox serves all its in-flight messages: it is re-armed only
+// when a deadline earlier than the armed one appears.
+func (b *Bus) armAckTimerLocked(mb *mailbox, at, now int64) {
+	if mb.ackTimer != nil && mb.ackAt <= at {
+		return
+	}
+	mb.ackTimer.stop()
+	mb.ackGen++
+	gen := mb.ackGen
+	mb.ackAt = at
+	mb.ackTimer = b.timers.after(time.Duration(at-now), func() { b.ackTimeouts(mb, gen) })
+}
+
+// ackTimeouts redelivers, or dead-letters, every in-flight message of mb
+// whose ack deadline has passed, then re-arms the timer for the next one.
+func (b *Bus) ackTimeouts(mb *mailbox, gen uint64) {
+	at := b.clock.Now()
+	now := at.UnixNano()
+	var dead []*Message
+	mb.mu.Lock()
+	if mb.ackGen == gen {
+		mb.ackTimer = nil
+	}
+	if mb.closed {
+		mb.mu.Unlock()
+		return
+	}
+	for len(mb.due) > 0 && mb.due[0].deadline <= now {
+		f := heap.Pop(&mb.due).(*flight)
+		mb.br.resolveLocked(f.m.MessageID, errAckTimeout)
+		if d := b.redeliverLocked(mb, f, now, at, "ack timeout"); d != nil {
+			dead = append(dead, d)
+		}
+	}
+	if len(mb.due) > 0 {
+		b.armAckTimerLocked(mb, mb.due[0].deadline, now)
+	}
+	mb.mu.Unlock()
+	for _, m := range dead {
+		b.logDeadLetter(m, ReasonMaxRetries, "bus: not acknowledged after "+strconv.Itoa(m.DeliveryCount)+" deliveries")
+	}
+	b.flush()
+}
+
+// redeliverLocked takes f out of flight (the caller has removed it from the
+// due heap) and queues a copy with the next delivery count at the head of
+// its priority, or dead-letters the message "max_retries" when it has been
+// delivered the maximum number of times. It returns the dead letter, if any.
+func (b *Bus) redeliverLocked(mb *mailbox, f *flight, now int64, at time.Time, why string) *Message {
+	mb.c.inflight--
+	if f.m.DeliveryCount >= b.cfg.maxDeliveries {
+		delete(mb.unacked, f.m.MessageID)
+		mb.br.resolveLocked(f.m.MessageID, errAckTimeout)
+		d := f.m.Clone()
+		b.deadLetterLocked(&mb.c, d, ReasonMaxRetries, d.DeliveryCount,
+			"bus: not acknowledged after "+strconv.Itoa(d.DeliveryCount)+" deliveries ("+why+")", at)
+		return d
+	}
+	c := f.m.Clone()
+	c.DeliveryCount = f.m.DeliveryCount + 1
+	f.m, f.queued = c, true
+	b.pushLocked(mb, entry{m: c, enq: now, exp: c.ExpiresAt().UnixNano()}, true, now)
+	b.redeliveries.Add(1)
+	if ce := b.log.Check(zap.DebugLevel, "message redelivered"); ce != nil {
+		ce.Write(zap.String("category", "redelivery"), messageFields(c),
+			zap.Int("delivery_count", c.DeliveryCount), zap.String("reason", why))
+	}
+	return nil
+}
+
+// forgetFlightLocked drops the flight of a message that leaves the mailbox
+// without being delivered (expired while queued for redelivery).
+func (b *Bus) forgetFlightLocked(mb *mailbox, m *Message) {
+	if f := mb.unacked[m.MessageID]; f != nil && f.m == m {
+		delete(mb.unacked, m.MessageID)
+	}
+}
+
+// inFlight returns the mailbox of a received requires_ack message, checking
+// the arguments of Ack, Nack and Reject.
+func (b *Bus) inFlight(m *Message) (*mailbox, error) {
+	if m == nil {
+		return nil, &ValidationError{Field: "message", Reason: "is required"}
+	}
+	if !m.RequiresAck {
+		return nil, &ValidationError{Field: "requires_ack", Reason: "is false: nothing to acknowledge"}
+	}
+	return b.mailboxFor(m.To)
+}
+
+func notAwaiting(m *Message) error {
+	return &ValidationError{Field: "message_id", Reason: "is not awaiting an acknowledgement: " + m.MessageID}
+}
+
+// Ack acknowledges a received message that has requires_ack set (RF-009
+// scenario 13): the message leaves flight, counts as delivered, and its
+// sender receives an ACK from its receiver whose correlation_id and
+// in_reply_to are the message's id (when the sender has a mailbox). Any
+// delivery of the message may be acknowledged, even one whose ack timeout
+// has passed: if its redelivery is still queued, it is withdrawn. A message
+// that does not require an acknowledgement, or is not awaiting one (already
+// acknowledged, rejected or dead-lettered), is a *ValidationError.
+func (b *Bus) Ack(ctx context.Context, m *Message) error {
+	mb, err := b.inFlight(m)
+	if err != nil {
+		return err
+	}
+	at := b.clock.Now()
+	mb.mu.Lock()
+	f := mb.unacked[m.MessageID]
+	if f == nil {
+		mb.mu.Unlock()
+		return notAwaiting(m)
+	}
+	delete(mb.unacked, m.MessageID)
+	if f.queued {
+		queued := f.m
+		mb.rings[queued.Priority.index()].removeIf(func(e entry) bool { return e.m == queued })
+		mb.c.depth--
+		b.total.Add(-1)
+		b.relievedLocked(mb, at.UnixNano())
+	} else {
+		heap.Remove(&mb.due, f.idx)
+		mb.c.inflight--
+	}
+	mb.c.delivered++
+	mb.br.resolveLocked(m.MessageID, nil)
+	mb.mu.Unlock()
+
+	b.acks.Add(1)
+	b.ackLatency.record(at.Sub(m.Timestamp))
+	if !b.notifiable(m) {
+		b.flush()
+		return nil
+	}
+	return b.Send(ctx, &Message{
+		Type:           MessageAck,
+		From:           m.To,
+		To:             m.From,
+		CorrelationID:  m.MessageID,
+		InReplyTo:      m.MessageID,
+		ConversationID: m.ConversationID,
+		Priority:       m.Priority,
+		Content:        map[string]any{"action": "ack", "status": "received"},
+	})
+}
+
+// Nack hands a received requires_ack message back: it is delivered again
+// at once, at the head of its priority, with the next delivery count, or
+// dead-lettered "max_retries" if it has been delivered the maximum number
+// of times (WithMaxDeliveries). Only the delivery in hand may be nacked.
+func (b *Bus) Nack(ctx context.Context, m *Message) error {
+	mb, err := b.inFlight(m)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	at := b.clock.Now()
+	mb.mu.Lock()
+	f := mb.unacked[m.MessageID]
+	if f == nil || f.queued || f.m != m {
+		mb.mu.Unlock()
+		return notAwaiting(m)
+	}
+	heap.Remove(&mb.due, f.idx)
+	dead := b.redeliverLocked(mb, f, at.UnixNano(), at, "nack")
+	mb.mu.Unlock()
+	b.nacks.Add(1)
+	if dead != nil {
+		b.logDeadLetter(dead, ReasonMaxRetries, "bus: not acknowledged after "+strconv.Itoa(dead.DeliveryCount)+" deliveries")
+	}
+	b.flush()
+	return nil
+}
+
+// Reject refuses a received requires_ack message for good: it is
+// dead-lettered "rejected" with reason as its last error, and its sender
+// receives an ERROR (action "rejected", correlation_id and in_reply_to the
+// message's id, content "error" the reason) when it has a mailbox or a
+// Request waiting. Only the delivery in hand may be rejected.
+func (b *Bus) Reject(ctx context.Context, m *Message, reason string) error {
+	mb, err := b.inFlight(m)
+	if err != nil {
+		return err
+	}
+	if reason == "" {
+		reason = "rejected by " + m.To
+	}
+	at := b.clock.Now()
+	mb.mu.Lock()
+	f := mb.unacked[m.MessageID]
+	if f == nil || f.queued || f.m != m {
+		mb.mu.Unlock()
+		return notAwaiting(m)
+	}
+	heap.Remove(&mb.due, f.idx)
+	delete(mb.unacked, m.MessageID)
+	mb.c.inflight--
+	mb.br.resolveLocked(m.MessageID, errRejected)
+	d := m.Clone()
+	b.deadLetterLocked(&mb.c, d, ReasonRejected, d.DeliveryCount, reason, at)
+	mb.mu.Unlock()
+	b.rejects.Add(1)
+	b.logDeadLetter(d, ReasonRejected, reason)
+	if !b.notifiable(m) {
+		b.flush()
+		return nil
+	}
+	return b.Send(ctx, &Message{
+		Type:           MessageError,
+		From:           m.To,
+		To:             m.From,
+		CorrelationID:  m.MessageID,
+		InReplyTo:      m.MessageID,
+		ConversationID: m.ConversationID,
+		Priority:       m.Priority,
+		Content:        map[string]any{"action": "rejected", "error": reason, "message_id": m.MessageID},
+	})
+}
+
+// notifiable reports whether the sender of m can be told about it: it has
+// a mailbox, or a Request is waiting for the answer to m. Without either,
+// an ACK or ERROR would only be dead-lettered "receiver_not_found".
+func (b *Bus) notifiable(m *Message) bool {
+	if b.lookup(m.From) != nil {
+		return true
+	}
+	if b.npending.Load() == 0 {
+		return false
+	}
+	b.reqMu.Lock()
+	_, ok := b.pending[m.MessageID]
+	b.reqMu.Unlock()
+	return ok
+}

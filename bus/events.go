@@ -1,0 +1,130 @@
+package bus
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// events defers work that must not run under the bus's locks: callbacks to
+// subscribers, and the notifications that go into other mailboxes. Code
+// holding a lock queues a function with later; every public operation calls
+// flush once its locks are released. One flusher at a time runs the queue
+// in order, so events are observed in the order they were queued, and a
+// function that triggers new events (a notification filling a mailbox)
+// only queues them for the running flusher.
+type events struct {
+	mu      sync.Mutex
+	q       []func()
+	running bool
+	n       atomic.Int32 // len(q), read without the lock on the hot path
+
+	subMu    sync.Mutex
+	nextSub  int
+	pressure map[int]func(PressureChange)
+	alerts   map[int]func(DeadLetterAlert)
+	npress   atomic.Int32 // len(pressure)
+}
+
+// later queues f to run, outside every lock, at the next flush.
+func (b *Bus) later(f func()) {
+	b.ev.mu.Lock()
+	b.ev.q = append(b.ev.q, f)
+	b.ev.n.Store(int32(len(b.ev.q)))
+	b.ev.mu.Unlock()
+}
+
+// flush runs the queued functions unless another goroutine already does. It
+// costs one atomic load when nothing is queued.
+func (b *Bus) flush() {
+	if b.ev.n.Load() == 0 {
+		return
+	}
+	b.ev.mu.Lock()
+	if b.ev.running {
+		b.ev.mu.Unlock()
+		return
+	}
+	b.ev.running = true
+	for len(b.ev.q) > 0 {
+		q := b.ev.q
+		b.ev.q = nil
+		b.ev.n.Store(0)
+		b.ev.mu.Unlock()
+		for _, f := range q {
+			f()
+		}
+		b.ev.mu.Lock()
+	}
+	b.ev.running = false
+	b.ev.mu.Unlock()
+}
+
+// OnPressure calls f each time a mailbox's pressure level changes (see
+// Pressure), until the returned function is called. f runs outside the
+// bus's locks in the goroutine of whichever bus call caused or followed
+// the change; it may call the bus but must not block.
+func (b *Bus) OnPressure(f func(PressureChange)) (cancel func()) {
+	if f == nil {
+		return func() {}
+	}
+	b.ev.subMu.Lock()
+	defer b.ev.subMu.Unlock()
+	if b.ev.pressure == nil {
+		b.ev.pressure = make(map[int]func(PressureChange))
+	}
+	id := b.ev.nextSub
+	b.ev.nextSub++
+	b.ev.pressure[id] = f
+	b.ev.npress.Store(int32(len(b.ev.pressure)))
+	return func() {
+		b.ev.subMu.Lock()
+		defer b.ev.subMu.Unlock()
+		delete(b.ev.pressure, id)
+		b.ev.npress.Store(int32(len(b.ev.pressure)))
+	}
+}
+
+// OnDeadLetterAlert calls f each time dead letters arrive faster than the
+// dead-letter policy allows (more than AlertThreshold within AlertWindow),
+// until the returned function is called. f runs as OnPressure's callbacks do.
+func (b *Bus) OnDeadLetterAlert(f func(DeadLetterAlert)) (cancel func()) {
+	if f == nil {
+		return func() {}
+	}
+	b.ev.subMu.Lock()
+	defer b.ev.subMu.Unlock()
+	if b.ev.alerts == nil {
+		b.ev.alerts = make(map[int]func(DeadLetterAlert))
+	}
+	id := b.ev.nextSub
+	b.ev.nextSub++
+	b.ev.alerts[id] = f
+	return func() {
+		b.ev.subMu.Lock()
+		defer b.ev.subMu.Unlock()
+		delete(b.ev.alerts, id)
+	}
+}
+
+// pressureSubscribers returns the OnPressure callbacks in subscription order.
+func (b *Bus) pressureSubscribers() []func(PressureChange) {
+	b.ev.subMu.Lock()
+	defer b.ev.subMu.Unlock()
+	return sortedSubs(b.ev.pressure)
+}
+
+func (b *Bus) alertSubscribers() []func(DeadLetterAlert) {
+	b.ev.subMu.Lock()
+	defer b.ev.subMu.Unlock()
+	return sortedSubs(b.ev.alerts)
+}
+
+func sortedSubs[F any](m map[int]F) []F {
+	out := make([]F, 0, len(m))
+	for id := 0; len(out) < len(m); id++ {
+		if f, ok := m[id]; ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
