@@ -118,10 +118,10 @@ type mailbox struct {
 	ready     chan struct{} // cap 1: signalled when the mailbox becomes non-empty
 	gone      chan struct{} // closed at Unregister
 
-	br        *breaker // nil unless WithCircuitBreaker
-	throttleAt int     // depth at which the mailbox becomes throttled
-	overloadAt int     // depth at which it becomes overloaded
-	recoverAt  int     // depth at or below which it has recovered
+	br         *breaker // nil unless WithCircuitBreaker
+	throttleAt int      // depth at which the mailbox becomes throttled
+	overloadAt int      // depth at which it becomes overloaded
+	recoverAt  int      // depth at or below which it has recovered
 
 	mu     sync.Mutex
 	closed bool
