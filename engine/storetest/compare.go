@@ -1,0 +1,57 @@
+package storetest
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/batonhq/baton/engine"
+)
+
+// asJSON returns v as a store keeping JSON data returns it: numbers become
+// float64, nested maps map[string]any. Times are put in UTC; the suite checks
+// their location separately.
+func asJSON[T any](t *testing.T, v T) T {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	var out T
+	require.NoError(t, json.Unmarshal(b, &out))
+	return out
+}
+
+func normalSnapshot(t *testing.T, s engine.Snapshot) engine.Snapshot {
+	t.Helper()
+	s = asJSON(t, s)
+	s.Created, s.Updated = s.Created.UTC(), s.Updated.UTC()
+	return s
+}
+
+func normalEntry(t *testing.T, e engine.Entry) engine.Entry {
+	t.Helper()
+	e = asJSON(t, e)
+	e.Time = e.Time.UTC()
+	return e
+}
+
+func requireSnapshot(t *testing.T, got, want engine.Snapshot) {
+	t.Helper()
+	require.True(t, got.Created.Equal(want.Created), "created: got %v, want %v", got.Created, want.Created)
+	require.True(t, got.Updated.Equal(want.Updated), "updated: got %v, want %v", got.Updated, want.Updated)
+	require.Equal(t, normalSnapshot(t, want), normalSnapshot(t, got), "snapshot %q", want.ID)
+}
+
+// requireHistory compares entry by entry so that a failure names the first
+// entry that differs instead of printing two whole histories.
+func requireHistory(t *testing.T, got, want []engine.Entry) {
+	t.Helper()
+	for i := range min(len(got), len(want)) {
+		require.True(t, got[i].Time.Equal(want[i].Time), "entry %d time: got %v, want %v", i, got[i].Time, want[i].Time)
+		require.Equal(t, normalEntry(t, want[i]), normalEntry(t, got[i]), "entry %d", i)
+	}
+	require.Len(t, got, len(want), "history length")
+}
+
+func errorsIsUnknown(err error) bool { return errors.Is(err, engine.ErrUnknownInstance) }

@@ -1,0 +1,103 @@
+package storetest
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/engine"
+)
+
+// base has nanoseconds that a store keeping microseconds or milliseconds
+// would lose.
+var base = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)
+
+// fullSnapshot sets every field of a snapshot, with nested values in its maps.
+func fullSnapshot(id string, step int) engine.Snapshot {
+	return engine.Snapshot{
+		ID:       id,
+		Workflow: "refund",
+		Version:  3,
+		Hash:     "sha256:9f86d081884c7d65",
+		Status:   engine.StatusFailed,
+		State:    "REVIEWING",
+		Outcome:  "FAILED",
+		Error:    "engine: instance failed in state REVIEWING: boom",
+		Step:     step,
+		Attempt:  2,
+		Visits:   map[string]int{"VALIDATING": 1, "REVIEWING": step},
+		Input:    map[string]any{"order_id": "1", "amount": 50, "items": []any{"a", 2, 3.5, nil}},
+		Context: map[string]any{
+			"order_id": "1",
+			"nested":   map[string]any{"deep": map[string]any{"ok": true, "none": nil, "list": []any{}}},
+		},
+		Created: base,
+		Updated: base.Add(time.Duration(step)*time.Millisecond + 7),
+		Commits: step,
+	}
+}
+
+// fullEntry sets every field of an entry.
+func fullEntry(seq, step int) engine.Entry {
+	return engine.Entry{
+		Seq:       seq,
+		Time:      base.Add(time.Duration(seq)*time.Microsecond + 3),
+		Kind:      engine.KindRuleFired,
+		Step:      step,
+		Attempt:   1,
+		State:     "REVIEWING",
+		Agent:     "seller",
+		Trigger:   "reviewed",
+		Rule:      "approved",
+		Priority:  100,
+		Condition: `result.approval == "APPROVED"`,
+		From:      "REVIEWING",
+		To:        "payment",
+		Next:      "REFUNDING",
+		HandoffID: fmt.Sprintf("h-%d", seq),
+		Result: map[string]any{
+			"approval": "APPROVED",
+			"score":    0.75,
+			"count":    3,
+			"tags":     []any{"fast", map[string]any{"by": "seller"}},
+		},
+		Error:  "registry: rejected",
+		Detail: "détail ✓ \"quoted\" <b>&</b>\nsecond line\ttab \u2028",
+		Delay:  1500*time.Millisecond + 1,
+	}
+}
+
+var kinds = []engine.Kind{
+	engine.KindAgentRun, engine.KindOutcome, engine.KindRuleFired, engine.KindTransition, engine.KindHandoff,
+}
+
+// stepEntries returns n entries of one step, numbered from *seq on.
+func stepEntries(seq *int, step, n int) []engine.Entry {
+	out := make([]engine.Entry, n)
+	for i := range out {
+		*seq++
+		out[i] = engine.Entry{
+			Seq:    *seq,
+			Time:   base.Add(time.Duration(*seq) * time.Nanosecond),
+			Kind:   kinds[i%len(kinds)],
+			Step:   step,
+			Agent:  "seller",
+			Result: map[string]any{"seq": *seq},
+		}
+	}
+	return out
+}
+
+// requireAllFieldsSet fails when a field of v is zero, so that a field added
+// to the engine's types later is not silently left out of the round trips.
+func requireAllFieldsSet(t *testing.T, v any) {
+	t.Helper()
+	rv := reflect.ValueOf(v)
+	for i := range rv.NumField() {
+		if rv.Field(i).IsZero() {
+			t.Fatalf("fixture %T leaves field %s zero: set it so the suite checks that it round-trips",
+				v, rv.Type().Field(i).Name)
+		}
+	}
+}
