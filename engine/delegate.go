@@ -24,6 +24,18 @@ func (i *instance) delegate(ctx context.Context, r *run, out registry.Outcome) {
 		i.limitHit(ctx, &LimitError{Limit: "max_steps", State: i.state.Name, Count: s, Max: i.e.wf.Limits.MaxSteps})
 		return
 	}
+	reason := handoff.Reason(d.Reason)
+	switch reason {
+	case "":
+		// An agent that does not say why delegates as its plan's next
+		// step; the hand-off must not pass as a rule's, which the
+		// validator checked at load time and spares the run-time checks.
+		reason = handoff.ReasonPlanStep
+	case handoff.ReasonRule:
+		msg := fmt.Sprintf("engine: %s cannot delegate to %s with reason %q: only the workflow's rules hand off for that reason", r.agent, d.To, d.Reason)
+		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: msg, Kind: "rejected"})
+		return
+	}
 	task := d.Task
 	if task == "" {
 		task = d.Explanation
@@ -34,7 +46,7 @@ func (i *instance) delegate(ctx context.Context, r *run, out registry.Outcome) {
 	nr := &run{
 		step: i.step + 1, attempt: 1, state: i.state, agent: d.To, from: r.agent,
 		description: task, reason: d.Explanation, priority: r.priority, previous: out.Result,
-		constraints: r.constraints, kind: runDelegate, handoffReason: handoff.Reason(d.Reason),
+		constraints: r.constraints, kind: runDelegate, handoffReason: reason,
 		payload: d.Payload, delegator: r.agent, returnControl: d.ReturnControl,
 	}
 	if nr.priority == 0 {
@@ -106,12 +118,19 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 	if i.status.Finished() || r == nil || r.ended || i.state.Parallel() {
 		return ErrNoActiveRun
 	}
-	a, err := i.e.reg.Get(agentID)
-	if err != nil {
-		return err
+	// The validator has its say before anything changes, so that a refused
+	// selection (an unknown or unselectable agent, the agent at work, a
+	// system agent, the loop window) leaves the instance as it was.
+	task := r.description
+	if task == "" {
+		task = "user selected agent " + agentID
 	}
-	if !a.Selectable {
-		return fmt.Errorf("%w: agent %s is not selectable", handoff.ErrNotSelectable, agentID)
+	cmd := handoff.Command{
+		From: r.agent, To: agentID, Reason: handoff.ReasonUserRequest, Explanation: explanation,
+		Task: task, InstanceID: i.id,
+	}
+	if err := i.e.handoffs.Validator().Validate(cmd, i.e.handoffs.History(i.id)); err != nil {
+		return err
 	}
 	r.ended = true
 	if r.timer != nil {
@@ -134,8 +153,12 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 }
 
 // Select hands the instance's current step to agentID, a selectable agent
-// the user chose, with reason user_request. A non-selectable or unknown
-// agent is refused with an error and the instance is left as it was.
+// the user chose, with reason user_request. The hand-off validator may
+// refuse the choice (an unknown or non-selectable agent, the agent already
+// at work, a system agent, the loop window): Select then returns its
+// *handoff.RefusalError and the instance is left as it was. Without a run
+// under way (a parallel state, a retry's backoff, a finished instance) it
+// returns ErrNoActiveRun.
 func (h *Instance) Select(ctx context.Context, agentID, explanation string) error {
 	return h.inst.selectAgent(ctx, agentID, explanation)
 }
