@@ -40,6 +40,14 @@ func (j *join) branch(step int) *run {
 	return nil
 }
 
+// fail records why a branch gave no reply.
+func (j *join) fail(agent, why string) {
+	if j.failed == nil {
+		j.failed = make(map[string]string, 1)
+	}
+	j.failed[agent] = why
+}
+
 func (j *join) pending() int {
 	n := 0
 	for _, r := range j.branches {
@@ -55,14 +63,20 @@ func (j *join) pending() int {
 // the join's timeout.
 func (i *instance) startBranches(ctx context.Context, d dispatch) {
 	st := i.state
-	j := &join{state: st, needed: len(st.Agents), failed: map[string]string{}, started: i.e.clock.Now()}
+	j := &join{state: st, needed: len(st.Agents), started: i.e.clock.Now()}
 	if st.Join != nil {
 		j.needed = st.Join.Needed(len(st.Agents))
 	}
+	// One allocation each for the runs, the branch list and the replies:
+	// the join never holds more replies than it needs.
+	runs := make([]run, len(st.Agents))
+	j.branches = make([]*run, len(st.Agents))
+	j.replies = make([]branchReply, 0, j.needed)
 	i.join, i.run = j, nil
-	for _, agent := range st.Agents {
+	for k, agent := range st.Agents {
 		i.step++
-		r := &run{
+		r := &runs[k]
+		*r = run{
 			step: i.step, attempt: 1, state: st, agent: agent, from: d.from, kind: runBranch,
 			description: d.description, reason: d.reason, priority: d.priority,
 			previous: d.previous, constraints: d.constraints,
@@ -70,10 +84,10 @@ func (i *instance) startBranches(ctx context.Context, d dispatch) {
 		if r.from == agent {
 			r.from = ""
 		}
-		j.branches = append(j.branches, r)
+		j.branches[k] = r
 		if err := i.launch(ctx, r, d.rule); err != nil {
 			r.ended = true
-			j.failed[agent] = err.Error()
+			j.fail(agent, err.Error())
 			i.note(Entry{Kind: KindAgentRun, Step: r.step, State: st.Name, Agent: agent, Attempt: 1, Error: err.Error()})
 		}
 	}
@@ -100,9 +114,14 @@ func (i *instance) branchDone(ctx context.Context, r *run, out registry.Outcome,
 	}
 	switch {
 	case runErr != nil:
-		j.failed[r.agent] = runErr.Error()
+		j.fail(r.agent, runErr.Error())
 	case reserved(out.Trigger):
-		j.failed[r.agent] = fmt.Sprintf("%v: agent %s reported %q", ErrReservedTrigger, r.agent, out.Trigger)
+		j.fail(r.agent, fmt.Sprintf("%v: agent %s reported %q", ErrReservedTrigger, r.agent, out.Trigger))
+	case out.Handoff != nil:
+		// The branch did not answer: it asked someone else to. Its result
+		// is not a reply, so counting it would put a vote it never cast
+		// into the merge.
+		j.fail(r.agent, fmt.Sprintf("engine: branch %s of parallel state %s cannot delegate (it asked to hand off to %s)", r.agent, j.state.Name, out.Handoff.To))
 	default:
 		j.replies = append(j.replies, branchReply{agent: r.agent, result: out.Result})
 	}
