@@ -31,8 +31,9 @@ type thread struct {
 
 // conversations tracks threads (WithConversations). Every known message id
 // maps to its thread so that in_reply_to can be checked; threads are
-// forgotten oldest first beyond MaxThreads or once MaxDuration has passed
-// since their root (they are closed by then anyway).
+// forgotten oldest first beyond MaxThreads, or twice MaxDuration after
+// their root (closed for MaxDuration by then, so that late messages are
+// refused as such rather than starting a new thread).
 type conversations struct {
 	lim ConversationLimits
 
@@ -121,7 +122,7 @@ func (cv *conversations) alias(copyID, templateID string) {
 }
 
 func (cv *conversations) pruneLocked(now time.Time) {
-	for len(cv.order) > 0 && now.Sub(cv.order[0].started) >= cv.lim.MaxDuration {
+	for len(cv.order) > 0 && now.Sub(cv.order[0].started) >= 2*cv.lim.MaxDuration {
 		cv.forgetLocked()
 	}
 }

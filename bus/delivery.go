@@ -93,7 +93,7 @@ func (b *Bus) armAckTimerLocked(mb *mailbox, at, now int64) {
 func (b *Bus) ackTimeouts(mb *mailbox, gen uint64) {
 	at := b.clock.Now()
 	now := at.UnixNano()
-	var dead []*Message
+	var dead []deadNote
 	mb.mu.Lock()
 	if mb.ackGen == gen {
 		mb.ackTimer = nil
@@ -105,7 +105,7 @@ func (b *Bus) ackTimeouts(mb *mailbox, gen uint64) {
 	for len(mb.due) > 0 && mb.due[0].deadline <= now {
 		f := heap.Pop(&mb.due).(*flight)
 		mb.br.resolveLocked(f.m.MessageID, errAckTimeout)
-		if d := b.redeliverLocked(mb, f, now, at, "ack timeout"); d != nil {
+		if d, ok := b.redeliverLocked(mb, f, now, at, "ack timeout"); ok {
 			dead = append(dead, d)
 		}
 	}
@@ -113,8 +113,8 @@ func (b *Bus) ackTimeouts(mb *mailbox, gen uint64) {
 		b.armAckTimerLocked(mb, mb.due[0].deadline, now)
 	}
 	mb.mu.Unlock()
-	for _, m := range dead {
-		b.logDeadLetter(m, ReasonMaxRetries, "bus: not acknowledged after "+strconv.Itoa(m.DeliveryCount)+" deliveries")
+	for _, d := range dead {
+		b.logDeadLetter(d.m, d.reason, d.err)
 	}
 	b.flush()
 }
@@ -122,16 +122,17 @@ func (b *Bus) ackTimeouts(mb *mailbox, gen uint64) {
 // redeliverLocked takes f out of flight (the caller has removed it from the
 // due heap) and queues a copy with the next delivery count at the head of
 // its priority, or dead-letters the message "max_retries" when it has been
-// delivered the maximum number of times. It returns the dead letter, if any.
-func (b *Bus) redeliverLocked(mb *mailbox, f *flight, now int64, at time.Time, why string) *Message {
+// delivered the maximum number of times. It reports the dead letter, if
+// any, for the caller to log once the lock is released.
+func (b *Bus) redeliverLocked(mb *mailbox, f *flight, now int64, at time.Time, why string) (deadNote, bool) {
 	mb.c.inflight--
 	if f.m.DeliveryCount >= b.cfg.maxDeliveries {
 		delete(mb.unacked, f.m.MessageID)
 		mb.br.resolveLocked(f.m.MessageID, errAckTimeout)
 		d := f.m.Clone()
-		b.deadLetterLocked(&mb.c, d, ReasonMaxRetries, d.DeliveryCount,
-			"bus: not acknowledged after "+strconv.Itoa(d.DeliveryCount)+" deliveries ("+why+")", at)
-		return d
+		lastErr := "bus: not acknowledged after " + strconv.Itoa(d.DeliveryCount) + " deliveries (" + why + ")"
+		b.deadLetterLocked(&mb.c, d, ReasonMaxRetries, d.DeliveryCount, lastErr, at)
+		return deadNote{d, ReasonMaxRetries, lastErr}, true
 	}
 	c := f.m.Clone()
 	c.DeliveryCount = f.m.DeliveryCount + 1
@@ -142,7 +143,7 @@ func (b *Bus) redeliverLocked(mb *mailbox, f *flight, now int64, at time.Time, w
 		ce.Write(zap.String("category", "redelivery"), messageFields(c),
 			zap.Int("delivery_count", c.DeliveryCount), zap.String("reason", why))
 	}
-	return nil
+	return deadNote{}, false
 }
 
 // forgetFlightLocked drops the flight of a message that leaves the mailbox
@@ -242,11 +243,11 @@ func (b *Bus) Nack(ctx context.Context, m *Message) error {
 		return notAwaiting(m)
 	}
 	heap.Remove(&mb.due, f.idx)
-	dead := b.redeliverLocked(mb, f, at.UnixNano(), at, "nack")
+	dead, isDead := b.redeliverLocked(mb, f, at.UnixNano(), at, "nack")
 	mb.mu.Unlock()
 	b.nacks.Add(1)
-	if dead != nil {
-		b.logDeadLetter(dead, ReasonMaxRetries, "bus: not acknowledged after "+strconv.Itoa(dead.DeliveryCount)+" deliveries")
+	if isDead {
+		b.logDeadLetter(dead.m, dead.reason, dead.err)
 	}
 	b.flush()
 	return nil

@@ -76,7 +76,8 @@ type ConversationLimits struct {
 	// (24h by default).
 	MaxDuration time.Duration
 	// MaxThreads bounds the threads retained for queries (10 000 by
-	// default); the oldest are forgotten first.
+	// default); the oldest are forgotten first, and every thread is
+	// forgotten twice MaxDuration after its root message.
 	MaxThreads int
 }
 
@@ -180,8 +181,11 @@ func (p Backpressure) withDefaults() Backpressure {
 	if p.Overload < p.Throttle {
 		p.Overload = p.Throttle
 	}
-	if p.Recover <= 0 || p.Recover >= p.Throttle {
-		p.Recover = min(0.5, p.Throttle/2)
+	if p.Recover <= 0 {
+		p.Recover = 0.5
+	}
+	if p.Recover >= p.Throttle {
+		p.Recover = p.Throttle / 2
 	}
 	return p
 }

@@ -15,9 +15,10 @@ import (
 
 // TestStress_AccountingUnderLoad runs concurrent senders and receivers with
 // mixed priorities, short TTLs, full mailboxes, retries, broadcasts, topics,
-// requests, acks and agent churn, checking SPEC §4's invariant on every
-// snapshot taken meanwhile and exactly at the end. TestMain checks for
-// leaked goroutines.
+// requests, acks, nacks, rejects, unacknowledged messages redelivered after
+// a short ack timeout, duplicate idempotency keys and agent churn, checking
+// SPEC §4's invariant on every snapshot taken meanwhile and exactly at the
+// end. TestMain checks for leaked goroutines.
 func TestStress_AccountingUnderLoad(t *testing.T) {
 	const senders, perSender = 8, 1000
 	b := bus.New(
@@ -27,6 +28,7 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 		bus.WithTopicRetention(50*time.Millisecond, 20),
 		bus.WithRequestTimeout(5*time.Millisecond),
 		bus.WithDeadLetterLimit(100),
+		bus.WithAckTimeout(2*time.Millisecond),
 	)
 	agents := []string{"A0", "A1", "A2", "A3", "A4", "A5"}
 	for i, a := range agents {
@@ -38,7 +40,9 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 		}
 	}
 	ctx, stop := context.WithCancel(t.Context())
-	var received, answered atomic.Uint64
+	// delivered counts what the bus must count as delivered: messages
+	// received that need no ack, and acks the bus took.
+	var delivered, answered, acked, nacked, rejected atomic.Uint64
 
 	var receivers sync.WaitGroup
 	for i, a := range agents {
@@ -62,10 +66,29 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 						return
 					}
 				}
-				received.Add(uint64(len(msgs)))
 				for _, m := range msgs {
+					if !m.RequiresAck {
+						delivered.Add(1)
+					}
 					if m.RequiresAck {
-						_ = b.Ack(ctx, m)
+						switch rand.IntN(8) {
+						case 0, 1: // crashed: never acknowledged, redelivered later
+						case 2:
+							if b.Nack(ctx, m) == nil {
+								nacked.Add(1)
+							}
+						case 3:
+							if b.Reject(ctx, m, "no") == nil {
+								rejected.Add(1)
+							}
+						default:
+							// Ack fails only for a copy no longer awaiting
+							// one; its ACK may still fail to be queued.
+							if err := b.Ack(ctx, m); err == nil || !errors.Is(err, bus.ErrValidation) {
+								delivered.Add(1)
+								acked.Add(1)
+							}
+						}
 					}
 					if m.Type == bus.MessageRequest && m.Action() == "ask" {
 						_ = b.Reply(ctx, m, &bus.Message{Content: map[string]any{"action": "answer"}})
@@ -119,7 +142,10 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 				if r.IntN(4) == 0 { // already expired: must never be delivered
 					m.TTL, m.Timestamp = time.Millisecond, time.Now().Add(-time.Second)
 				}
-				m.RequiresAck = r.IntN(8) == 0
+				m.RequiresAck = r.IntN(4) == 0
+				if r.IntN(16) == 0 { // a resend after a sender crash: same key
+					m.IdempotencyKey = fmt.Sprintf("S%d-%d", s, i/2)
+				}
 				var opts []bus.SendOption
 				if r.IntN(10) == 0 {
 					opts = append(opts, bus.WithRetry())
@@ -157,10 +183,16 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 
 	s := b.Metrics()
 	if !s.Balanced() {
-		t.Fatalf("got accepted %d, want delivered %d + dead %d + queued %d", s.Accepted, s.Delivered, s.DeadLettered, s.Queued)
+		t.Fatalf("got accepted %d, want delivered %d + dead %d + queued %d + in flight %d", s.Accepted, s.Delivered, s.DeadLettered, s.Queued, s.InFlight)
 	}
-	if got, want := s.Delivered, received.Load()+answered.Load(); got != want {
-		t.Errorf("got %d delivered, want %d received by agents and requesters", got, want)
+	if got, want := s.Delivered, delivered.Load()+answered.Load(); got != want {
+		t.Errorf("got %d delivered, want %d received without ack, acked, or answered", got, want)
+	}
+	if s.Acks != acked.Load() || s.Nacks != nacked.Load() || s.Rejects != rejected.Load() {
+		t.Errorf("got acks %d nacks %d rejects %d, want %d %d %d", s.Acks, s.Nacks, s.Rejects, acked.Load(), nacked.Load(), rejected.Load())
+	}
+	if s.Redeliveries == 0 || s.DeadLettersByReason[bus.ReasonRejected] == 0 || s.Duplicates == 0 {
+		t.Errorf("got redeliveries %d rejected %d duplicates %d, want the load to exercise each", s.Redeliveries, s.DeadLettersByReason[bus.ReasonRejected], s.Duplicates)
 	}
 	if s.Retrying != 0 {
 		t.Errorf("got %d sends still retrying after Close, want 0", s.Retrying)
@@ -168,8 +200,8 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 	if s.Accepted == 0 || s.Expired == 0 || s.DeadLettersByReason[bus.ReasonQueueOverflow] == 0 || s.DeadLettersByReason[bus.ReasonReceiverNotFound] == 0 || s.ValidationErrors == 0 {
 		t.Errorf("got %+v, want the load to exercise expiry, overflow, routing and validation", s)
 	}
-	t.Logf("accepted %d delivered %d dead %d queued %d by reason %v retries %d",
-		s.Accepted, s.Delivered, s.DeadLettered, s.Queued, s.DeadLettersByReason, s.Retries)
+	t.Logf("accepted %d delivered %d dead %d queued %d in flight %d by reason %v retries %d redeliveries %d duplicates %d",
+		s.Accepted, s.Delivered, s.DeadLettered, s.Queued, s.InFlight, s.DeadLettersByReason, s.Retries, s.Redeliveries, s.Duplicates)
 }
 
 // pause lets the watchers interleave with the load instead of starving it.
