@@ -10,10 +10,6 @@ import (
 	"github.com/batonhq/baton/rules"
 )
 
-// ErrNoActiveRun means a user selection came when no agent was working on
-// the instance (or the state is parallel).
-var ErrNoActiveRun = errors.New("engine: no run under way to hand over")
-
 // delegate carries out the dynamic hand-off an agent asked for in its
 // outcome: the current step is delegated to another agent without changing
 // state. The hand-off validator has the last word: a refusal is the outcome

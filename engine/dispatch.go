@@ -35,7 +35,8 @@ func (e *Engine) sendHandoff(ctx context.Context, i *instance, r *run, final boo
 	}
 	cmd := handoff.Command{
 		From: r.from, To: r.agent, Reason: reason, Explanation: r.reason, Payload: r.payload,
-		Task: r.description, Context: i.context, PreviousResult: orEmpty(r.previous),
+		ReturnControl: r.returnControl,
+		Task:          r.description, Context: i.context, PreviousResult: orEmpty(r.previous),
 		Constraints: orEmpty(r.constraints), Priority: r.priority, WorkflowID: e.wf.Name,
 		InstanceID: i.id, Step: r.step, IdempotencyKey: idempotencyKey(i.id, r.step),
 		Timeout: settleWithin(r),

@@ -27,6 +27,9 @@ var (
 	ErrClosed = errors.New("engine: closed")
 	// ErrCanceled means the instance was cancelled.
 	ErrCanceled = errors.New("engine: instance cancelled")
+	// ErrNoActiveRun means a user selection came when no agent was working on
+	// the instance (or the state is parallel).
+	ErrNoActiveRun = errors.New("engine: no run under way to hand over")
 )
 
 // LimitError says which limit an instance hit, in which state, with which count.

@@ -287,6 +287,7 @@ func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, c
 		WorkflowID: i.e.wf.Name, InstanceID: i.id, State: r.state.Name, From: r.from, Reason: r.reason,
 		Description: r.description, IdempotencyKey: idempotencyKey(i.id, r.step), Step: r.step, Attempt: r.attempt,
 		Input: i.input, Context: i.context, PreviousResult: orEmpty(r.previous), Constraints: orEmpty(r.constraints),
+		Payload: r.payload,
 	}
 	return task, r.handler, ctx, r.state.Timeout, true
 }

@@ -157,6 +157,13 @@ func (i *instance) checkJoin(ctx context.Context, timedOut bool) {
 			why = "timed out"
 		}
 		detail := fmt.Sprintf("join of %s %s: %d of %d replies, %d needed", j.state.Name, why, got, len(j.branches), j.needed)
+		if timedOut {
+			for _, r := range j.branches {
+				if !r.ended {
+					j.fail(r.agent, "no reply within the join timeout")
+				}
+			}
+		}
 		if proceed {
 			i.note(Entry{Kind: KindJoined, State: j.state.Name, Trigger: "partial", Detail: detail})
 			i.completeJoin(ctx, "partial")

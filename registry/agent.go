@@ -97,6 +97,9 @@ type Task struct {
 	PreviousResult map[string]any
 	// Constraints are the limits the agent must respect.
 	Constraints map[string]any
+	// Payload is the data a dynamic hand-off carries for its target (nil
+	// for rule hand-offs).
+	Payload map[string]any
 }
 
 // Outcome is what an agent reports at the end of a run.
