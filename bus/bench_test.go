@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton/bus"
 )
@@ -39,32 +40,71 @@ func BenchmarkChannelBaseline(b *testing.B) {
 
 // BenchmarkSendReceive moves one message through one mailbox: Send then
 // TryReceive. preset_id gives the message an id, so the only allocation is
-// the message; bus_uuid lets the bus draw a UUID v4 for it.
+// the message; bus_uuid lets the bus draw a UUID v4 for it. The other cases
+// add one guarantee each to preset_id: ack sends a requires_ack message and
+// acknowledges it (in-flight tracking; the sender has no mailbox, so no ACK
+// message is sent back), ack_notify also delivers the ACK to the registered
+// sender and receives it, and idempotency_key gives every message a fresh
+// key that the bus remembers (and evicts past 65 536 keys).
 func BenchmarkSendReceive(b *testing.B) {
+	keys := make([]string, 1<<17)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("wf-%d:%d", i/7, i%7)
+	}
 	for _, tc := range []struct {
-		name   string
-		preset bool
-	}{{"preset_id", true}, {"bus_uuid", false}} {
+		name          string
+		preset, ack   bool
+		notify, keyed bool
+	}{
+		{name: "preset_id", preset: true},
+		{name: "bus_uuid"},
+		{name: "ack", preset: true, ack: true},
+		{name: "ack_notify", preset: true, ack: true, notify: true},
+		{name: "idempotency_key", preset: true, keyed: true},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
-			bs := bus.New()
+			bs := bus.New(bus.WithIdempotency(24*time.Hour, 1<<16))
 			defer bs.Close()
 			if err := bs.Register("PaymentAgent"); err != nil {
 				b.Fatal(err)
 			}
+			if tc.notify {
+				if err := bs.Register("FlightAgent"); err != nil {
+					b.Fatal(err)
+				}
+			}
 			tmpl := benchTemplate()
+			tmpl.RequiresAck = tc.ack
 			if !tc.preset {
 				tmpl.MessageID = ""
 			}
 			ctx := context.Background()
+			i := 0
 			b.ReportAllocs()
 			for b.Loop() {
 				m := new(bus.Message)
 				*m = tmpl
+				if tc.keyed {
+					m.IdempotencyKey = keys[i&(len(keys)-1)]
+					i++
+				}
 				if err := bs.Send(ctx, m); err != nil {
 					b.Fatal(err)
 				}
-				if got, ok, err := bs.TryReceive("PaymentAgent"); err != nil || !ok || got != m {
+				got, ok, err := bs.TryReceive("PaymentAgent")
+				if err != nil || !ok || got != m {
 					b.Fatalf("got %v %v %v, want the message", got, ok, err)
+				}
+				if !tc.ack {
+					continue
+				}
+				if err := bs.Ack(ctx, got); err != nil {
+					b.Fatal(err)
+				}
+				if tc.notify {
+					if _, ok, _ := bs.TryReceive("FlightAgent"); !ok {
+						b.Fatal("got no ACK, want one")
+					}
 				}
 			}
 		})

@@ -35,6 +35,15 @@ type counter struct {
 	get  func(*bus.Snapshot) uint64
 }
 
+// gauge is one current figure of the snapshot.
+type gauge struct {
+	desc *prometheus.Desc
+	get  func(*bus.Snapshot) int
+}
+
+// breakerStates are the values of the per-agent breaker gauge.
+var breakerStates = []bus.BreakerState{bus.BreakerClosed, bus.BreakerHalfOpen, bus.BreakerOpen}
+
 // Collector is a prometheus.Collector over a bus's snapshots. It takes one
 // snapshot per scrape.
 type Collector struct {
@@ -43,6 +52,9 @@ type Collector struct {
 	deadByReason *prometheus.Desc
 	queued       *prometheus.Desc
 	retrying     *prometheus.Desc
+	gauges       []gauge
+	pressure     *prometheus.Desc
+	breaker      *prometheus.Desc
 	held         *prometheus.Desc
 	dropRatio    *prometheus.Desc
 	depth        *prometheus.Desc
@@ -66,7 +78,7 @@ func NewCollector(src Source, opts ...Option) *Collector {
 	c := &Collector{
 		src:          src,
 		deadByReason: desc("messages_dead_lettered_total", "Messages moved to the dead-letter queue, by reason.", "reason"),
-		queued:       desc("messages_queued", "Accepted messages neither delivered nor dead-lettered yet (in a mailbox or retrying)."),
+		queued:       desc("messages_queued", "Accepted messages waiting to be received (in a mailbox, retrying, or rate-limited)."),
 		retrying:     desc("messages_retrying", "Messages waiting for a retry of a full mailbox."),
 		held:         desc("dead_letters_held", "Dead letters currently held in the queue."),
 		dropRatio:    desc("drop_ratio", "Dead-lettered messages over accepted messages."),
@@ -74,6 +86,18 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		capacity:     desc("queue_capacity", "Capacity of an agent's mailbox.", "agent", "agent_type"),
 		awaitingAck:  desc("awaiting_ack", "Received requires_ack messages not yet acknowledged.", "agent", "agent_type"),
 		latency:      desc("latency_seconds", "Latency of bus operations.", "op"),
+		pressure:     desc("pressure_level", "Pressure of an agent's mailbox: 0 normal, 1 throttled, 2 overloaded.", "agent", "agent_type"),
+		breaker:      desc("circuit_breaker_state", "1 for the current state of an agent's circuit breaker.", "agent", "agent_type", "state"),
+	}
+	for _, g := range []struct {
+		name, help string
+		get        func(*bus.Snapshot) int
+	}{
+		{"messages_in_flight", "Received requires_ack messages not yet acknowledged.", func(s *bus.Snapshot) int { return s.InFlight }},
+		{"messages_deferred", "Messages waiting in senders' outbound queues for rate-limit tokens.", func(s *bus.Snapshot) int { return s.Deferred }},
+		{"idempotency_keys", "Idempotency keys remembered.", func(s *bus.Snapshot) int { return s.IdempotencyKeys }},
+	} {
+		c.gauges = append(c.gauges, gauge{desc: desc(g.name, g.help), get: g.get})
 	}
 	for _, k := range []struct {
 		name, help string
@@ -90,6 +114,20 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		{"requeued_total", "Dead letters sent again.", func(s *bus.Snapshot) uint64 { return s.Requeued }},
 		{"discarded_total", "Dead letters discarded.", func(s *bus.Snapshot) uint64 { return s.Discarded }},
 		{"acks_total", "Acknowledgements sent.", func(s *bus.Snapshot) uint64 { return s.Acks }},
+		{"redeliveries_total", "requires_ack messages delivered again after an ack timeout or a nack.", func(s *bus.Snapshot) uint64 { return s.Redeliveries }},
+		{"nacks_total", "Messages handed back with Nack.", func(s *bus.Snapshot) uint64 { return s.Nacks }},
+		{"rejects_total", "Messages refused for good with Reject.", func(s *bus.Snapshot) uint64 { return s.Rejects }},
+		{"duplicates_total", "Sends acknowledged without delivery for a repeated idempotency key.", func(s *bus.Snapshot) uint64 { return s.Duplicates }},
+		{"rate_deferred_total", "Messages that waited for rate-limit tokens.", func(s *bus.Snapshot) uint64 { return s.RateDeferred }},
+		{"breaker_refused_total", "Sends refused by an open circuit breaker.", func(s *bus.Snapshot) uint64 { return s.BreakerRefused }},
+		{"breaker_opened_total", "Times a circuit breaker opened.", func(s *bus.Snapshot) uint64 { return s.BreakerOpened }},
+		{"pressure_changes_total", "Changes of a mailbox's pressure level.", func(s *bus.Snapshot) uint64 { return s.PressureChanges }},
+		{"backpressure_signals_total", "Backpressure notifications sent to senders.", func(s *bus.Snapshot) uint64 { return s.BackpressureSignals }},
+		{"conversations_refused_total", "Messages refused because their conversation was closed.", func(s *bus.Snapshot) uint64 { return s.ConversationsRefused }},
+		{"dead_letters_retried_total", "Dead letters sent again by dead-letter processing.", func(s *bus.Snapshot) uint64 { return s.DeadLetterRetried }},
+		{"dead_letters_stale_total", "Stale dead letters discarded with an audit record.", func(s *bus.Snapshot) uint64 { return s.DeadLetterStale }},
+		{"dead_letter_alerts_total", "Alerts for dead letters arriving too fast.", func(s *bus.Snapshot) uint64 { return s.DeadLetterAlerts }},
+		{"dead_letter_passes_total", "Dead-letter processing passes.", func(s *bus.Snapshot) uint64 { return s.DeadLetterPasses }},
 	} {
 		c.counters = append(c.counters, counter{desc: desc(k.name, k.help), get: k.get})
 	}
@@ -116,7 +154,10 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, k := range c.counters {
 		ch <- k.desc
 	}
-	for _, d := range []*prometheus.Desc{c.deadByReason, c.queued, c.retrying, c.held, c.dropRatio, c.depth, c.capacity, c.awaitingAck, c.latency} {
+	for _, g := range c.gauges {
+		ch <- g.desc
+	}
+	for _, d := range []*prometheus.Desc{c.deadByReason, c.queued, c.retrying, c.held, c.dropRatio, c.depth, c.capacity, c.awaitingAck, c.latency, c.pressure, c.breaker} {
 		ch <- d
 	}
 }
@@ -130,6 +171,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for reason, n := range s.DeadLettersByReason {
 		ch <- prometheus.MustNewConstMetric(c.deadByReason, prometheus.CounterValue, float64(n), string(reason))
 	}
+	for _, g := range c.gauges {
+		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(g.get(&s)))
+	}
 	ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(s.Queued))
 	ch <- prometheus.MustNewConstMetric(c.retrying, prometheus.GaugeValue, float64(s.Retrying))
 	ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(s.DeadLettersHeld))
@@ -138,6 +182,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(a.Depth), a.Agent, a.Type)
 		ch <- prometheus.MustNewConstMetric(c.capacity, prometheus.GaugeValue, float64(a.Capacity), a.Agent, a.Type)
 		ch <- prometheus.MustNewConstMetric(c.awaitingAck, prometheus.GaugeValue, float64(a.AwaitingAck), a.Agent, a.Type)
+		ch <- prometheus.MustNewConstMetric(c.pressure, prometheus.GaugeValue, float64(a.Pressure), a.Agent, a.Type)
+		if a.Breaker == bus.BreakerNone {
+			continue
+		}
+		for _, st := range breakerStates {
+			v := 0.0
+			if a.Breaker == st {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.breaker, prometheus.GaugeValue, v, a.Agent, a.Type, string(st))
+		}
 	}
 	for _, l := range []struct {
 		op string

@@ -71,7 +71,7 @@ baton_bus_messages_dead_lettered_total{bus="main",reason="queue_overflow"} 1
 baton_bus_messages_dead_lettered_total{bus="main",reason="receiver_not_found"} 1
 baton_bus_messages_dead_lettered_total{bus="main",reason="rejected"} 0
 baton_bus_messages_dead_lettered_total{bus="main",reason="ttl_expired"} 0
-# HELP baton_bus_messages_queued Accepted messages neither delivered nor dead-lettered yet (in a mailbox or retrying).
+# HELP baton_bus_messages_queued Accepted messages waiting to be received (in a mailbox, retrying, or rate-limited).
 # TYPE baton_bus_messages_queued gauge
 baton_bus_messages_queued{bus="main"} 1
 # HELP baton_bus_queue_depth Messages queued in an agent's mailbox.
@@ -135,4 +135,64 @@ func summaryFor(t *testing.T, families []*dto.MetricFamily, name, op string) *dt
 	}
 	t.Fatalf("got no %s{op=%q}, want one", name, op)
 	return nil
+}
+
+func TestCollector_ReportsDeliveryAndFlowControl(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := bus.New(bus.WithCircuitBreaker(bus.BreakerSettings{Failures: 1}), bus.WithDeadLetterPolicy(bus.DeadLetterPolicy{Backoff: time.Second}))
+		defer b.Close()
+		if err := b.Register("A", bus.WithMailboxCapacity(10)); err != nil {
+			t.Fatal(err)
+		}
+		m := &bus.Message{Type: bus.MessageRequest, From: "X", To: "A", RequiresAck: true, IdempotencyKey: "k", Content: map[string]any{"action": "a"}}
+		if err := b.Send(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+		dup := *m
+		dup.MessageID = ""
+		if err := b.Send(t.Context(), &dup); err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := b.TryReceive("A")
+		if err := b.Reject(t.Context(), got, "no"); err != nil { // one failure opens the breaker
+			t.Fatal(err)
+		}
+		send(t, b, "A") // refused by the breaker
+		send(t, b, "Ghost")
+		time.Sleep(2 * time.Second)
+		if _, err := b.ProcessDeadLetters(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		c := busprom.NewCollector(b)
+		want := `
+# HELP baton_bus_breaker_refused_total Sends refused by an open circuit breaker.
+# TYPE baton_bus_breaker_refused_total counter
+baton_bus_breaker_refused_total 1
+# HELP baton_bus_circuit_breaker_state 1 for the current state of an agent's circuit breaker.
+# TYPE baton_bus_circuit_breaker_state gauge
+baton_bus_circuit_breaker_state{agent="A",agent_type="",state="closed"} 0
+baton_bus_circuit_breaker_state{agent="A",agent_type="",state="half-open"} 0
+baton_bus_circuit_breaker_state{agent="A",agent_type="",state="open"} 1
+# HELP baton_bus_dead_letters_retried_total Dead letters sent again by dead-letter processing.
+# TYPE baton_bus_dead_letters_retried_total counter
+baton_bus_dead_letters_retried_total 1
+# HELP baton_bus_duplicates_total Sends acknowledged without delivery for a repeated idempotency key.
+# TYPE baton_bus_duplicates_total counter
+baton_bus_duplicates_total 1
+# HELP baton_bus_messages_in_flight Received requires_ack messages not yet acknowledged.
+# TYPE baton_bus_messages_in_flight gauge
+baton_bus_messages_in_flight 0
+# HELP baton_bus_rejects_total Messages refused for good with Reject.
+# TYPE baton_bus_rejects_total counter
+baton_bus_rejects_total 1
+`
+		names := []string{"baton_bus_breaker_refused_total", "baton_bus_circuit_breaker_state", "baton_bus_dead_letters_retried_total",
+			"baton_bus_duplicates_total", "baton_bus_messages_in_flight", "baton_bus_rejects_total"}
+		if err := testutil.CollectAndCompare(c, strings.NewReader(want), names...); err != nil {
+			t.Error(err)
+		}
+		if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+			t.Errorf("got lint problems %v (%v), want none", problems, err)
+		}
+	})
 }
