@@ -1,0 +1,159 @@
+package bus_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/batonhq/baton/bus"
+)
+
+// ledger is an idempotent consumer's commit log: a job's effect is
+// committed once per idempotency key, however often it is executed (a
+// redelivery taken by a second worker while the first is still at work
+// executes the job twice; the second commit is discarded).
+type ledger struct {
+	mu         sync.Mutex
+	commits    map[string]int
+	executions int
+	discarded  int
+}
+
+func (l *ledger) commit(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.executions++
+	if l.commits[key] > 0 {
+		l.discarded++
+		return
+	}
+	l.commits[key]++
+}
+
+// done reports whether key's effect is already committed.
+func (l *ledger) done(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.commits[key] != 0
+}
+
+// TestCommFlow_Fault_CrashSlowFloodEffectivelyOnce runs one flooding sender
+// against three agents: one that crashes on every first delivery (never
+// acks), one slower than its ack timeout with two workers, and a steady
+// one. The sender also resends a tenth of its jobs with the same
+// idempotency key, as after a crash of its own. At the end no job is lost,
+// each job's effect is committed exactly once, and the accounting is exact.
+func TestCommFlow_Fault_CrashSlowFloodEffectivelyOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const jobs = 450
+		b := newBus(t, []string{"flood", "crasher", "steady"},
+			bus.WithAckTimeout(time.Second),
+			bus.WithRateLimits(bus.RateLimits{Outbound: 600, Inbound: 6000, Burst: 5}),
+			bus.WithBackpressure(bus.Backpressure{Throttle: 0.3, Overload: 0.6, Recover: 0.1}),
+		)
+		if err := b.Register("slow", bus.WithMailboxCapacity(200)); err != nil {
+			t.Fatal(err)
+		}
+		ctx, stop := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		books := map[string]*ledger{}
+		worker := func(agent string, work func(m *bus.Message) bool) {
+			l := books[agent]
+			wg.Go(func() {
+				for {
+					m, err := b.ReceiveWait(ctx, agent)
+					if err != nil {
+						return
+					}
+					if m.Type != bus.MessageHandoff {
+						continue // a backpressure notice about the sender's own mailbox
+					}
+					key := m.Key()
+					if l.done(key) { // a redelivery of committed work: just ack
+						_ = b.Ack(ctx, m)
+						continue
+					}
+					if !work(m) {
+						continue // crashed mid-message
+					}
+					l.commit(key)
+					_ = b.Ack(ctx, m)
+				}
+			})
+		}
+		for _, a := range []string{"crasher", "slow", "steady"} {
+			books[a] = &ledger{commits: map[string]int{}}
+		}
+		worker("crasher", func(m *bus.Message) bool { return m.DeliveryCount > 1 })
+		for range 2 {
+			worker("slow", func(*bus.Message) bool { time.Sleep(1500 * time.Millisecond); return true })
+		}
+		worker("steady", func(*bus.Message) bool { return true })
+		var backMu sync.Mutex
+		kinds := map[string]int{} // what the sender reads back: ACKs and notices
+		wg.Go(func() {
+			for {
+				m, err := b.ReceiveWait(ctx, "flood")
+				if err != nil {
+					return
+				}
+				backMu.Lock()
+				kinds[string(m.Type)+"/"+m.Action()]++
+				backMu.Unlock()
+			}
+		})
+
+		agents := []string{"crasher", "slow", "steady"}
+		resends := 0
+		for i := range jobs {
+			send := func() {
+				m := &bus.Message{Type: bus.MessageHandoff, From: "flood", To: agents[i%3], RequiresAck: true,
+					Content:  map[string]any{"action": "handoff", "job": i},
+					Metadata: map[string]any{"idempotency_key": fmt.Sprintf("job-%d", i)}}
+				mustSend(t, b, m)
+			}
+			send()
+			if i%10 == 0 {
+				send()
+				resends++
+			}
+		}
+		settled := func() bool {
+			s := b.Metrics()
+			return s.InFlight == 0 && s.Queued == 0
+		}
+		for range 1000 {
+			time.Sleep(time.Second)
+			if settled() {
+				break
+			}
+		}
+		stop()
+		wg.Wait()
+
+		if kinds["ACK/ack"] != jobs {
+			t.Errorf("got %v back at the sender, want %d ACKs", kinds, jobs)
+		}
+		assertBalanced(t, b)
+		if s := b.Metrics(); s.Delivered != s.Accepted || s.DeadLettered != 0 || s.Queued != 0 || s.InFlight != 0 {
+			t.Fatalf("got %+v, want every accepted message delivered", countsOf(s))
+		}
+		for i := range jobs {
+			key, agent := fmt.Sprintf("job-%d", i), agents[i%3]
+			if got := books[agent].commits[key]; got != 1 {
+				t.Fatalf("got %s committed %d times by %s, want exactly once (never lost)", key, got, agent)
+			}
+		}
+		s := b.Metrics()
+		if s.Duplicates != uint64(resends) || s.Redeliveries < jobs/3 || s.RateDeferred == 0 || s.PressureChanges == 0 {
+			t.Errorf("got duplicates %d redeliveries %d deferred %d pressure changes %d, want %d, at least %d, and flooding",
+				s.Duplicates, s.Redeliveries, s.RateDeferred, s.PressureChanges, resends, jobs/3)
+		}
+		t.Logf("executions crasher %d slow %d (%d discarded by key) steady %d; redeliveries %d; backpressure signals %d",
+			books["crasher"].executions, books["slow"].executions, books["slow"].discarded, books["steady"].executions,
+			s.Redeliveries, s.BackpressureSignals)
+	})
+}
