@@ -207,3 +207,26 @@ func TestCommFlow_Query_NotificationExpectsNoReply(t *testing.T) {
 	mustSend(t, b, notice("x", "lead", "fyi")) // a notification is simply sent
 	assertCounts(t, b, flowCounts{Accepted: 1, Queued: 1})
 }
+
+func TestCommFlow_Conversation_RepliesToBroadcastAndTopicCopies(t *testing.T) {
+	b := conversationBus(t, bus.ConversationLimits{})
+	if err := b.Subscribe("reviewer", "policy"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Broadcast(t.Context(), notice("lead", "", "maintenance")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Publish(t.Context(), "policy", notice("lead", "", "new_rule")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Subscribe("implementer", "policy"); err != nil { // replayed copy
+		t.Fatal(err)
+	}
+	for _, agent := range []string{"reviewer", "implementer"} {
+		for _, m := range receiveAll(t, b, agent) {
+			if err := b.Reply(t.Context(), m, &bus.Message{Type: bus.MessageNotification, Content: map[string]any{"action": "noted"}}); err != nil {
+				t.Errorf("%s replying to its copy of %q: got %v, want the copy known", agent, m.Action(), err)
+			}
+		}
+	}
+}

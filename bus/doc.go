@@ -1,8 +1,10 @@
 // Package bus is Baton's built-in message layer (SPEC §4): the Message
 // envelope that carries every hand-off, one mailbox per registered agent,
-// broadcast, topics, request/response correlation, acknowledgements, retries
-// on full mailboxes, a dead-letter queue, and metrics. It is in-memory and
-// safe for concurrent use; it depends on nothing but zap and the clock.
+// broadcast, topics, request/response correlation, acknowledgements with
+// redelivery, idempotency keys, conversation threads, rate limits,
+// backpressure, circuit breakers, retries on full mailboxes, a dead-letter
+// queue with processing and alerts, and metrics. It is in-memory and
+// safe for concurrent use.
 //
 // # Messages
 //
@@ -52,34 +54,115 @@
 //
 // # Dead letters and accounting
 //
-// Every message the bus accepts ends in exactly one of three places:
+// Every message the bus accepts ends in exactly one of four places:
 // delivered to its receiver, kept in the dead-letter queue with a reason,
-// or still queued (in a mailbox, or waiting for a retry). The reasons are
-// receiver_not_found (the receiver is not registered, or was unregistered
-// with the message still queued), ttl_expired, queue_overflow (full, no
-// retry), max_retries (still full when the retry schedule ran out) and
-// rejected. A dead letter records when, after how many attempts and with
-// which last error it was given up. DeadLetters lists them, Requeue sends
-// one again with a fresh timestamp (a new acceptance), and Discard drops it;
-// the queue keeps the newest 10 000. Metrics returns a consistent Snapshot
-// in which Accepted == Delivered + DeadLettered + Queued always holds:
-// nothing is lost silently.
+// still queued (in a mailbox, waiting for a retry, or waiting for
+// rate-limit tokens), or in flight (a requires_ack message received and not
+// yet acknowledged). The reasons are receiver_not_found (the receiver is not
+// registered, or was unregistered with the message still queued or in
+// flight), ttl_expired, queue_overflow (full, no retry), max_retries (still
+// full when the retry schedule ran out, or delivered the maximum number of
+// times without an acknowledgement) and rejected. A dead letter records when,
+// after how many attempts and with which last error it was given up.
+// DeadLetters lists them, Requeue sends one again with a fresh timestamp (a
+// new acceptance), and Discard drops it; the queue keeps the newest 10 000.
+// Metrics returns a consistent Snapshot in which
+//
+//	Accepted == Delivered + DeadLettered + Queued + InFlight
+//
+// always holds: nothing is lost silently. A message counts as delivered
+// once: when it is received, or, if it requires an acknowledgement, when it
+// is acknowledged. Messages refused before acceptance (invalid, an open
+// circuit breaker, a closed conversation, a duplicate idempotency key) are
+// counted apart and never enter the equation.
+//
+// ProcessDeadLetters (periodically with WithDeadLetterProcessing, every 5
+// minutes by default) sends retryable dead letters again, with a backoff
+// that doubles, up to 3 times, and discards those older than twice their
+// TTL, leaving an audit record (DeadLetterAudit) for each action. More than
+// 10 dead letters within 5 minutes raise an alert: a warning in the log, a
+// counter, and a call to every OnDeadLetterAlert callback.
 //
 // # Guarantees
 //
-// Delivery is in-process and at-most-once: a message taken from a mailbox
-// is the receiver's, and the bus does not redeliver it. A requires_ack
-// message stays "awaiting ack" until the receiver calls Ack, which sends the
-// sender an ACK correlated to it; redelivery of unacknowledged messages is
-// not implemented yet. Request waits for the RESPONSE or ERROR whose
-// in_reply_to is the request's id, up to a timeout (30s by default); Reply
-// builds such a response.
+// At-least-once, for requires_ack messages: such a message stays in flight
+// from the moment it is received until Ack. If the receiver does not
+// acknowledge it within its ack timeout (30s, WithAckTimeout, or the
+// message's AckTimeout), or hands it back with Nack, a copy with the next
+// DeliveryCount goes back to the head of its priority in the mailbox; after
+// the third delivery (WithMaxDeliveries) it is dead-lettered max_retries
+// instead. Reject dead-letters it as rejected and sends its sender an ERROR.
+// A late Ack still counts and withdraws a redelivery not yet taken, but a
+// receiver may see a message more than once: that is what at-least-once
+// means. A redelivered message re-enters its mailbox even when it is full.
+//
+// Effectively once, with idempotency keys: a message whose IdempotencyKey
+// (or metadata "idempotency_key") was accepted within the window (24h,
+// WithIdempotency) for the same receiver and message type is acknowledged
+// (Send returns nil, WithReceipt reports Duplicate) without being
+// delivered again. A message that is dead-lettered, or refused after its key
+// was claimed, releases the key, so that a retry goes through. The bus
+// deduplicates sends; a receiver that may see a redelivery must make its
+// effect idempotent by the same key (the engine does, per hand-off step).
+// Keys are bounded (100 000, oldest forgotten first).
+//
+// At-most-once, for every other message: a message taken from a mailbox is
+// the receiver's, and the bus does not redeliver it.
+//
+// Best-effort: broadcasts and publications (a copy per recipient, each
+// accepted and accounted for on its own, but no acknowledgement across
+// them), backpressure signals, ACKs and rejection notices (sent only to a
+// sender with a mailbox or a waiting Request), and the estimated delay. All
+// of it is in-process: nothing survives the process.
+//
+// # Requests, queries and notifications
+//
+// Request waits for the RESPONSE or ERROR whose in_reply_to is the request's
+// id, up to a timeout: 2 minutes for a REQUEST or HANDOFF, 30s for a QUERY
+// (WithRequestTimeout, WithQueryTimeout, or WithTimeout per call). A
+// NOTIFICATION expects no reply: Request refuses it (and every other type
+// that is not a request); send it with Send. Reply builds a response.
+//
+// # Conversations
+//
+// WithConversations threads messages by conversation_id (a reply without
+// one inherits its parent's): a reply whose in_reply_to names no message the
+// bus knows is refused as a *ValidationError, a thread closes after 20
+// messages or 24h (a *ConversationClosedError), and Conversation and
+// Correlated return the messages of a thread, or of every thread sharing a
+// correlation_id. Threads are kept for twice their maximum duration, 10 000
+// at most. Without the option threading costs nothing.
+//
+// # Flow control
+//
+// WithRateLimits limits each agent's point-to-point sends (60 a minute) and
+// receipts (120 a minute), doubled for HIGH, halved for LOW, unlimited for
+// CRITICAL. A message over a limit is accepted at once and waits in its
+// sender's outbound queue until both limits allow it; a timer the bus owns
+// moves the backlog on, in order. Nothing is dropped, unless its receiver is
+// unregistered or full by then (it is dead-lettered).
+//
+// Every mailbox has a pressure level: throttled from 80% of its capacity,
+// overloaded from 95%, normal again at 50%. Pressure reports it, OnPressure
+// calls back on every change, and WithBackpressure also sends each sender a
+// NOTIFICATION (action "backpressure", status throttled, overloaded or
+// recovering, queue depth, estimated delay) once per change.
+//
+// WithCircuitBreaker gives every receiver a circuit breaker (sony/gobreaker):
+// it opens after 10 consecutive failed deliveries (mailbox full, ack
+// timeout, rejection) or when the mailbox reaches 90% of its capacity,
+// refuses sends with a *CircuitOpenError for 60s, then lets one trial
+// message through and closes if it is delivered (acknowledged, for a
+// requires_ack message). Rate limits and breakers are off by default so that
+// the engine's own bus never throttles or refuses its hand-offs unasked.
 //
 // # Observability
 //
 // Metrics counts sends, receipts, expiries, dead letters by reason,
-// validation errors, broadcasts, hand-offs, retries and acks, reports the
-// depth of every mailbox, and summarises latencies (p50, p95, p99) of
+// validation errors, broadcasts, hand-offs, retries, acks, redeliveries,
+// nacks, rejects, duplicates, rate-limited messages, breaker refusals,
+// pressure changes and dead-letter processing, reports the depth, pressure
+// and breaker state of every mailbox, and summarises latencies (p50, p95, p99) of
 // sends, receives, time in mailbox, hand-offs, round trips, broadcasts and
 // acks from fixed log-scale histograms that cost one atomic add per sample.
 // Package busprom exposes the same figures to Prometheus. Sends (debug),

@@ -23,6 +23,8 @@ func FuzzMessageJSON(f *testing.F) {
 		`{"priority":3}`,
 		`{"content":{"action":5}}`,
 		`{"ttl":1e400}`,
+		`{"message_type":"HANDOFF","from_agent":"a","to_agent":"b","content":{"action":"x"},"requires_ack":true,"ack_timeout":"2.5s","delivery_count":2,"idempotency_key":"wf:3"}`,
+		`{"ack_timeout":-1,"delivery_count":-3}`,
 		`[]`, `null`, `{`, `"x"`,
 	} {
 		f.Add([]byte(seed))

@@ -260,3 +260,50 @@ func TestMessage_CloneAndHelpers(t *testing.T) {
 		t.Errorf("got expiry %v, want %v", got, want)
 	}
 }
+
+func TestMessage_JSONDeliveryFields(t *testing.T) {
+	in := `{"message_id":"m1","message_type":"HANDOFF","from_agent":"engine","to_agent":"seller","priority":"NORMAL",` +
+		`"content":{"action":"handoff"},"requires_ack":true,"ack_timeout":2.5,"delivery_count":2,"idempotency_key":"wf:3",` +
+		`"timestamp":"2025-11-16T10:00:00Z"}`
+	var m bus.Message
+	if err := json.Unmarshal([]byte(in), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.AckTimeout != 2500*time.Millisecond || m.DeliveryCount != 2 || m.IdempotencyKey != "wf:3" || m.Key() != "wf:3" {
+		t.Fatalf("got ack_timeout %v delivery %d key %q, want 2.5s 2 wf:3", m.AckTimeout, m.DeliveryCount, m.IdempotencyKey)
+	}
+	out, err := json.Marshal(&m)
+	if err != nil || string(out) != in {
+		t.Errorf("got %s (%v), want the input back", out, err)
+	}
+	for _, tc := range []struct {
+		json, field string
+	}{
+		{`{"ack_timeout":"soon"}`, "ack_timeout"},
+		{`{"ttl":"soon"}`, "ttl"},
+	} {
+		var bad bus.Message
+		var ve *bus.ValidationError
+		if err := json.Unmarshal([]byte(tc.json), &bad); !errors.As(err, &ve) || ve.Field != tc.field {
+			t.Errorf("%s: got %v, want a ValidationError on %s", tc.json, err, tc.field)
+		}
+	}
+	for _, tc := range []struct {
+		mutate func(*bus.Message)
+		field  string
+	}{
+		{func(m *bus.Message) { m.AckTimeout = -time.Second }, "ack_timeout"},
+		{func(m *bus.Message) { m.DeliveryCount = -1 }, "delivery_count"},
+	} {
+		c := m.Clone()
+		tc.mutate(c)
+		var ve *bus.ValidationError
+		if err := c.Validate(); !errors.As(err, &ve) || ve.Field != tc.field {
+			t.Errorf("got %v, want a ValidationError on %s", err, tc.field)
+		}
+	}
+	meta := bus.Message{Metadata: map[string]any{"idempotency_key": "from-metadata"}}
+	if meta.Key() != "from-metadata" {
+		t.Errorf("got key %q, want the metadata's", meta.Key())
+	}
+}

@@ -44,6 +44,9 @@ func (b *Bus) Subscribe(agentID, topicName string) error {
 			continue
 		}
 		c := b.copyFor(m, agentID, topicName)
+		if b.conv != nil {
+			b.conv.alias(c.MessageID, m.MessageID)
+		}
 		if err := b.enqueue(mb, c, start, false, nil); err == errGone {
 			return &UnknownAgentError{Agent: agentID}
 		}
