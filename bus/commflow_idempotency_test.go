@@ -113,12 +113,13 @@ func TestCommFlow_Idempotency_FailedSendReleasesKey(t *testing.T) {
 
 func TestCommFlow_Idempotency_BoundedMemory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := newBus(t, []string{"seller"}, bus.WithIdempotency(time.Minute, 100), bus.WithDefaultMailboxCapacity(10_000))
+		// 160 keys: 10 in each of the bus's 16 shards.
+		b := newBus(t, []string{"seller"}, bus.WithIdempotency(time.Minute, 160), bus.WithDefaultMailboxCapacity(10_000))
 		for i := range 1000 {
 			mustSend(t, b, keyed("seller", fmt.Sprint("k", i), false))
 		}
-		if s := b.Metrics(); s.IdempotencyKeys != 100 {
-			t.Errorf("got %d keys remembered, want the newest 100", s.IdempotencyKeys)
+		if s := b.Metrics(); s.IdempotencyKeys != 160 {
+			t.Errorf("got %d keys remembered, want the newest 160", s.IdempotencyKeys)
 		}
 		var r bus.Receipt
 		mustSend(t, b, keyed("seller", "k999", false), bus.WithReceipt(&r))
@@ -129,6 +130,10 @@ func TestCommFlow_Idempotency_BoundedMemory(t *testing.T) {
 		mustSend(t, b, keyed("seller", "fresh", false))
 		if s := b.Metrics(); s.IdempotencyKeys != 1 {
 			t.Errorf("got %d keys after the window, want 1", s.IdempotencyKeys)
+		}
+		mustSend(t, b, keyed("seller", "k0", false)) // forgotten long ago
+		if s := b.Metrics(); s.Duplicates != 1 || s.Accepted != 1002 {
+			t.Errorf("got duplicates %d accepted %d, want 1 and 1002", s.Duplicates, s.Accepted)
 		}
 	})
 }

@@ -23,9 +23,10 @@ const (
 
 // DeadLetterAudit records one action taken on a dead letter.
 type DeadLetterAudit struct {
-	// MessageID, From, To and Type identify the message.
+	// MessageID, From and To identify the message.
 	MessageID, From, To string
-	Type                MessageType
+	// Type is the message's type.
+	Type MessageType
 	// Reason is why it had been dead-lettered.
 	Reason DeadLetterReason
 	// Action is AuditRetried, AuditDiscardedStale, AuditRequeued or
@@ -50,12 +51,15 @@ func auditOf(d DeadLetter, action string, at time.Time, detail string) DeadLette
 }
 
 // DeadLetterAlert reports dead letters arriving faster than the policy
-// allows: Count of them between Since and At, more than Threshold within
-// Window.
+// allows.
 type DeadLetterAlert struct {
-	Count     int
+	// Count is how many dead letters arrived between Since and At.
+	Count int
+	// Threshold is the policy's AlertThreshold, which Count exceeds.
 	Threshold int
-	Window    time.Duration
+	// Window is the policy's AlertWindow, which At - Since is within.
+	Window time.Duration
+	// Since and At are when the first and the last of them arrived.
 	Since, At time.Time
 }
 

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"hash/maphash"
 	"sync"
 
 	"go.uber.org/zap"
@@ -25,85 +26,112 @@ type idemOrder struct {
 	exp int64
 }
 
-// idempotency remembers the keys of accepted messages for a window. Keys
-// expire in the order they were claimed (the window is fixed), so a FIFO
-// of claims prunes them in amortised O(1); released or re-claimed keys
-// leave stale FIFO entries that are skipped when they reach the head.
+// idempotency remembers the keys of accepted messages for a window, spread
+// over shards by the key's hash so that concurrent senders rarely meet on a
+// lock. Within a shard, keys expire in the order they were claimed (the
+// window is fixed), so a FIFO of claims prunes them in amortised O(1);
+// released or re-claimed keys leave stale FIFO entries that are skipped when
+// they reach the head.
 type idempotency struct {
 	window int64
-	max    int
+	seed   maphash.Seed
+	shards [idemShards]idemShard
+}
 
+const idemShards = 16
+
+type idemShard struct {
 	mu    sync.Mutex
+	max   int
 	seen  map[idemKey]idemEntry
 	order []idemOrder // FIFO from head
 	head  int
+	_     [64]byte
 }
 
 func newIdempotency(cfg config) *idempotency {
 	if cfg.idemWindow <= 0 {
 		return nil
 	}
-	return &idempotency{window: int64(cfg.idemWindow), max: cfg.idemMax, seen: make(map[idemKey]idemEntry)}
+	s := &idempotency{window: int64(cfg.idemWindow), seed: maphash.MakeSeed()}
+	for i := range s.shards {
+		s.shards[i].max = max(1, (cfg.idemMax+idemShards-1)/idemShards)
+		s.shards[i].seen = make(map[idemKey]idemEntry)
+	}
+	return s
+}
+
+func (s *idempotency) shard(k idemKey) *idemShard {
+	return &s.shards[maphash.String(s.seed, k.key)%idemShards]
 }
 
 // claim records k for message id unless it is already remembered, in which
 // case it returns the id of the message that holds it.
 func (s *idempotency) claim(k idemKey, id string, now int64) (holder string, dup bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pruneLocked(now)
-	if e, ok := s.seen[k]; ok && e.exp > now {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.pruneLocked(now)
+	if e, ok := sh.seen[k]; ok && e.exp > now {
 		return e.id, true
 	}
-	for len(s.seen) >= s.max && s.head < len(s.order) {
-		s.popLocked()
+	for len(sh.seen) >= sh.max && sh.head < len(sh.order) {
+		sh.popLocked()
 	}
 	exp := now + s.window
-	s.seen[k] = idemEntry{id: id, exp: exp}
-	s.order = append(s.order, idemOrder{k: k, exp: exp})
+	sh.seen[k] = idemEntry{id: id, exp: exp}
+	sh.order = append(sh.order, idemOrder{k: k, exp: exp})
 	return "", false
 }
 
 // release forgets k if message id holds it: the message was not accepted,
 // or was dead-lettered, so a new send with the key must go through.
 func (s *idempotency) release(k idemKey, id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.seen[k]; ok && e.id == id {
-		delete(s.seen, k)
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e, ok := sh.seen[k]; ok && e.id == id {
+		delete(sh.seen, k)
 	}
 }
 
-func (s *idempotency) pruneLocked(now int64) {
-	for s.head < len(s.order) && s.order[s.head].exp <= now {
-		s.popLocked()
+func (sh *idemShard) pruneLocked(now int64) {
+	for sh.head < len(sh.order) && sh.order[sh.head].exp <= now {
+		sh.popLocked()
 	}
 	// Compact once the consumed head, or stale entries, dominate.
-	if live := len(s.order) - s.head; s.head > 1024 && s.head > live || live > 2*s.max+1024 {
-		kept := s.order[:0]
-		for _, o := range s.order[s.head:] {
-			if e, ok := s.seen[o.k]; ok && e.exp == o.exp {
+	if live := len(sh.order) - sh.head; sh.head > 1024 && sh.head > live || live > 2*sh.max+1024 {
+		kept := sh.order[:0]
+		for _, o := range sh.order[sh.head:] {
+			if e, ok := sh.seen[o.k]; ok && e.exp == o.exp {
 				kept = append(kept, o)
 			}
 		}
-		clear(s.order[len(kept):])
-		s.order, s.head = kept, 0
+		clear(sh.order[len(kept):])
+		sh.order, sh.head = kept, 0
 	}
 }
 
-func (s *idempotency) popLocked() {
-	o := s.order[s.head]
-	s.order[s.head] = idemOrder{}
-	s.head++
-	if e, ok := s.seen[o.k]; ok && e.exp == o.exp {
-		delete(s.seen, o.k)
+func (sh *idemShard) popLocked() {
+	o := sh.order[sh.head]
+	sh.order[sh.head] = idemOrder{}
+	sh.head++
+	if e, ok := sh.seen[o.k]; ok && e.exp == o.exp {
+		delete(sh.seen, o.k)
 	}
 }
 
-func (s *idempotency) size() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.seen)
+// size returns how many keys are remembered at now, forgetting the expired.
+func (s *idempotency) size(now int64) int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		sh.pruneLocked(now)
+		n += len(sh.seen)
+		sh.mu.Unlock()
+	}
+	return n
 }
 
 // claimKey deduplicates m by its idempotency key, if it has one. It reports

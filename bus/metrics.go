@@ -83,9 +83,9 @@ type Snapshot struct {
 	// ack timeout or a Nack; Nacks and Rejects count those calls.
 	Redeliveries, Nacks, Rejects uint64
 	// Duplicates counts sends acknowledged without delivery because their
-	// idempotency key was already accepted; IdempotencyKeys is the number of
-	// keys remembered now.
-	Duplicates      uint64
+	// idempotency key was already accepted.
+	Duplicates uint64
+	// IdempotencyKeys is the number of idempotency keys remembered now.
 	IdempotencyKeys int
 	// RateDeferred counts messages that had to wait for rate-limit tokens.
 	RateDeferred uint64
@@ -238,7 +238,7 @@ func (b *Bus) flowMetrics(s *Snapshot) {
 	s.Rejects = b.rejects.Load()
 	s.Duplicates = b.duplicates.Load()
 	if b.idem != nil {
-		s.IdempotencyKeys = b.idem.size()
+		s.IdempotencyKeys = b.idem.size(b.clock.Now().UnixNano())
 	}
 	s.RateDeferred = b.rateDeferred.Load()
 	s.BreakerRefused = b.breakerRefused.Load()

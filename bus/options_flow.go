@@ -17,7 +17,8 @@ const (
 	// DefaultIdempotencyWindow is how long an idempotency key is remembered.
 	DefaultIdempotencyWindow = 24 * time.Hour
 	// DefaultIdempotencyKeys bounds the keys remembered at once; past it the
-	// oldest are forgotten before their window ends.
+	// oldest are forgotten before their window ends (the bound is kept per
+	// shard of the key space, so "oldest" is approximate).
 	DefaultIdempotencyKeys = 100_000
 )
 
@@ -44,7 +45,9 @@ func WithMaxDeliveries(n int) Option {
 }
 
 // WithIdempotency sets how long idempotency keys are remembered and how many
-// at most (max <= 0 keeps DefaultIdempotencyKeys). window <= 0 turns
+// at most (max <= 0 keeps DefaultIdempotencyKeys): a key is remembered for
+// the window or until max newer keys push it out, whichever comes first, so
+// size max for the busiest window you need. window <= 0 turns
 // deduplication off: every send is delivered, whatever its key.
 func WithIdempotency(window time.Duration, max int) Option {
 	return func(c *config) {
@@ -274,11 +277,11 @@ type DeadLetterPolicy struct {
 	// StaleAfter is the age, in multiples of a message's TTL, past which a
 	// dead letter is discarded with an audit record (2 by default).
 	StaleAfter float64
-	// AlertThreshold and AlertWindow raise an alert when more than
-	// AlertThreshold messages are dead-lettered within AlertWindow (10 in 5
-	// minutes by default).
+	// AlertThreshold is how many dead letters within AlertWindow are
+	// tolerated: one more raises an alert (10 by default).
 	AlertThreshold int
-	AlertWindow    time.Duration
+	// AlertWindow is the sliding window of the alert (5 minutes by default).
+	AlertWindow time.Duration
 }
 
 func (p DeadLetterPolicy) withDefaults() DeadLetterPolicy {
@@ -324,9 +327,9 @@ type Receipt struct {
 	MessageID string
 	// Duplicate is true when the message carried an idempotency key the bus
 	// had already accepted within its window: it was acknowledged (Send
-	// returned nil) but not delivered again. DuplicateOf is the id of the
-	// message accepted first.
-	Duplicate   bool
+	// returned nil) but not delivered again.
+	Duplicate bool
+	// DuplicateOf is the id of the message accepted first with the key.
 	DuplicateOf string
 	// Deferred is true when a rate limit made the message wait in its
 	// sender's outbound queue; it is accepted and will be delivered when
