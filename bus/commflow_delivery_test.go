@@ -250,3 +250,19 @@ func TestCommFlow_Delivery_AckArgumentErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestCommFlow_Delivery_AckMessagesCanBeTurnedOff(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		b := newBus(t, []string{"Orchestrator", "FlightAgent"}, bus.WithAckMessages(on))
+		mustSend(t, b, ackable("Orchestrator", "FlightAgent", "search"))
+		if err := b.Ack(t.Context(), mustReceiveOne(t, b, "FlightAgent")); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(receiveAll(t, b, "Orchestrator")); got != map[bool]int{true: 1, false: 0}[on] {
+			t.Errorf("WithAckMessages(%v): got %d ACKs, want %v", on, got, on)
+		}
+		if s := b.Metrics(); s.Acks != 1 || s.InFlight != 0 {
+			t.Errorf("got acks %d in flight %d, want the ack taken either way", s.Acks, s.InFlight)
+		}
+	}
+}

@@ -173,7 +173,8 @@ func notAwaiting(m *Message) error {
 // Ack acknowledges a received message that has requires_ack set (RF-009
 // scenario 13): the message leaves flight, counts as delivered, and its
 // sender receives an ACK from its receiver whose correlation_id and
-// in_reply_to are the message's id (when the sender has a mailbox). Any
+// in_reply_to are the message's id (when the sender has a mailbox, unless
+// WithAckMessages(false)). Any
 // delivery of the message may be acknowledged, even one whose ack timeout
 // has passed: if its redelivery is still queued, it is withdrawn. A message
 // that does not require an acknowledgement, or is not awaiting one (already
@@ -207,7 +208,7 @@ func (b *Bus) Ack(ctx context.Context, m *Message) error {
 
 	b.acks.Add(1)
 	b.ackLatency.record(at.Sub(m.Timestamp))
-	if !b.notifiable(m) {
+	if b.cfg.noAckMessages || !b.notifiable(m) {
 		b.flush()
 		return nil
 	}

@@ -53,6 +53,7 @@ type config struct {
 
 	queryTimeout  time.Duration
 	ackTimeout    time.Duration
+	noAckMessages bool
 	maxDeliveries int
 	idemWindow    time.Duration
 	idemMax       int

@@ -44,6 +44,15 @@ func WithMaxDeliveries(n int) Option {
 	}
 }
 
+// WithAckMessages sets whether Ack sends the acknowledged message's sender
+// an ACK message (on by default, RF-009 scenario 13). A bus whose senders
+// learn of acknowledgements otherwise, such as the engine's, can turn the
+// messages off; the acknowledgement itself (the message leaves flight and
+// counts as delivered) is unchanged.
+func WithAckMessages(on bool) Option {
+	return func(c *config) { c.noAckMessages = !on }
+}
+
 // WithIdempotency sets how long idempotency keys are remembered and how many
 // at most (max <= 0 keeps DefaultIdempotencyKeys): a key is remembered for
 // the window or until max newer keys push it out, whichever comes first, so
