@@ -17,18 +17,22 @@ type idemKey struct {
 }
 
 type idemEntry struct {
+	k   idemKey
 	id  string // message accepted with the key
 	exp int64  // when the key is forgotten, bus-clock unix nanoseconds
 }
 
 type idemOrder struct {
-	k   idemKey
+	h   uint64
 	exp int64
 }
 
 // idempotency remembers the keys of accepted messages for a window, spread
 // over shards by the key's hash so that concurrent senders rarely meet on a
-// lock. Within a shard, keys expire in the order they were claimed (the
+// lock. Each shard maps the 64-bit hash of (receiver, type, key), which
+// probes far faster than the three strings, and keeps the key to check it:
+// two keys with the same hash (odds about n/2^64) only make the older one
+// forgotten early. Within a shard, keys expire in the order they were claimed (the
 // window is fixed), so a FIFO of claims prunes them in amortised O(1);
 // released or re-claimed keys leave stale FIFO entries that are skipped when
 // they reach the head.
@@ -43,7 +47,7 @@ const idemShards = 16
 type idemShard struct {
 	mu    sync.Mutex
 	max   int
-	seen  map[idemKey]idemEntry
+	seen  map[uint64]idemEntry
 	order []idemOrder // FIFO from head
 	head  int
 	_     [64]byte
@@ -56,42 +60,50 @@ func newIdempotency(cfg config) *idempotency {
 	s := &idempotency{window: int64(cfg.idemWindow), seed: maphash.MakeSeed()}
 	for i := range s.shards {
 		s.shards[i].max = max(1, (cfg.idemMax+idemShards-1)/idemShards)
-		s.shards[i].seen = make(map[idemKey]idemEntry)
+		s.shards[i].seen = make(map[uint64]idemEntry)
 	}
 	return s
 }
 
-func (s *idempotency) shard(k idemKey) *idemShard {
-	return &s.shards[maphash.String(s.seed, k.key)%idemShards]
+func (s *idempotency) hash(k idemKey) (uint64, *idemShard) {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.WriteString(k.to)
+	h.WriteByte(0)
+	h.WriteString(string(k.typ))
+	h.WriteByte(0)
+	h.WriteString(k.key)
+	sum := h.Sum64()
+	return sum, &s.shards[sum%idemShards]
 }
 
 // claim records k for message id unless it is already remembered, in which
 // case it returns the id of the message that holds it.
 func (s *idempotency) claim(k idemKey, id string, now int64) (holder string, dup bool) {
-	sh := s.shard(k)
+	h, sh := s.hash(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.pruneLocked(now)
-	if e, ok := sh.seen[k]; ok && e.exp > now {
+	if e, ok := sh.seen[h]; ok && e.exp > now && e.k == k {
 		return e.id, true
 	}
 	for len(sh.seen) >= sh.max && sh.head < len(sh.order) {
 		sh.popLocked()
 	}
 	exp := now + s.window
-	sh.seen[k] = idemEntry{id: id, exp: exp}
-	sh.order = append(sh.order, idemOrder{k: k, exp: exp})
+	sh.seen[h] = idemEntry{k: k, id: id, exp: exp}
+	sh.order = append(sh.order, idemOrder{h: h, exp: exp})
 	return "", false
 }
 
 // release forgets k if message id holds it: the message was not accepted,
 // or was dead-lettered, so a new send with the key must go through.
 func (s *idempotency) release(k idemKey, id string) {
-	sh := s.shard(k)
+	h, sh := s.hash(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if e, ok := sh.seen[k]; ok && e.id == id {
-		delete(sh.seen, k)
+	if e, ok := sh.seen[h]; ok && e.id == id && e.k == k {
+		delete(sh.seen, h)
 	}
 }
 
@@ -103,7 +115,7 @@ func (sh *idemShard) pruneLocked(now int64) {
 	if live := len(sh.order) - sh.head; sh.head > 1024 && sh.head > live || live > 2*sh.max+1024 {
 		kept := sh.order[:0]
 		for _, o := range sh.order[sh.head:] {
-			if e, ok := sh.seen[o.k]; ok && e.exp == o.exp {
+			if e, ok := sh.seen[o.h]; ok && e.exp == o.exp {
 				kept = append(kept, o)
 			}
 		}
@@ -116,8 +128,8 @@ func (sh *idemShard) popLocked() {
 	o := sh.order[sh.head]
 	sh.order[sh.head] = idemOrder{}
 	sh.head++
-	if e, ok := sh.seen[o.k]; ok && e.exp == o.exp {
-		delete(sh.seen, o.k)
+	if e, ok := sh.seen[o.h]; ok && e.exp == o.exp {
+		delete(sh.seen, o.h)
 	}
 }
 
