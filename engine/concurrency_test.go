@@ -62,7 +62,7 @@ func TestEngine_Concurrency_TenThousandRefunds(t *testing.T) {
 	}
 	// Every instance starts at once: the customer's mailbox must hold all
 	// of their first hand-offs (the bus defaults are 1000 per agent).
-	b := bus.New(bus.WithCapacity(4*n), bus.WithDefaultMailboxCapacity(n))
+	b := bus.New(bus.WithCapacity(4*n), bus.WithDefaultMailboxCapacity(n), bus.WithAckMessages(false))
 	for _, a := range w.Agents {
 		if err := b.Register(a.ID, bus.WithAgentType(a.Type), bus.WithMailboxCapacity(n)); err != nil {
 			t.Fatal(err)

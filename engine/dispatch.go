@@ -35,8 +35,8 @@ func (e *Engine) sendHandoff(ctx context.Context, i *instance, r *run, final boo
 	}
 	cmd := handoff.Command{
 		From: r.from, To: r.agent, Reason: reason, Explanation: r.reason, Payload: r.payload,
-		ReturnControl: r.returnControl,
-		Task:          r.description, Context: i.context, PreviousResult: orEmpty(r.previous),
+		ReturnControl: r.returnControl, RequiresAck: true,
+		Task: r.description, Context: i.context, PreviousResult: orEmpty(r.previous),
 		Constraints: orEmpty(r.constraints), Priority: r.priority, WorkflowID: e.wf.Name,
 		InstanceID: i.id, Step: r.step, IdempotencyKey: idempotencyKey(i.id, r.step),
 		Timeout: settleWithin(r),
@@ -96,6 +96,7 @@ func (e *Engine) sendDispatch(ctx context.Context, i *instance, r *run) error {
 			metaStep:          r.step,
 			"idempotency_key": idempotencyKey(i.id, r.step),
 		},
+		RequiresAck: true,
 	}
 	return e.bus.Send(ctx, m)
 }
@@ -161,6 +162,12 @@ func (e *Engine) deliver(agent string) {
 		msgs, err := e.bus.Receive(agent, 1)
 		if err != nil || len(msgs) == 0 {
 			return
+		}
+		if msgs[0].RequiresAck {
+			// The worker owns the message from here on: the engine's run
+			// token, timeout and retry policy guard the work, so a
+			// redelivery could only run a step twice.
+			_ = e.bus.Ack(e.ctx, msgs[0])
 		}
 		if msgs[0].Type == bus.MessageHandoff {
 			m = msgs[0]

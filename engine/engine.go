@@ -81,7 +81,9 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 		e.ids = uuid.NewString
 	}
 	if e.bus == nil {
-		e.bus = bus.New(bus.WithLogger(cfg.logger), bus.WithClock(cfg.clock), bus.WithIDs(e.ids))
+		// The engine tracks every hand-off itself; ACK messages back to
+		// the sending agents would only fill their mailboxes.
+		e.bus = bus.New(bus.WithLogger(cfg.logger), bus.WithClock(cfg.clock), bus.WithIDs(e.ids), bus.WithAckMessages(false))
 		e.ownBus = true
 	}
 	for _, a := range reg.All() {
@@ -170,6 +172,7 @@ func (e *Engine) ReportMessage(ctx context.Context, m *bus.Message, out registry
 	if err != nil {
 		return err
 	}
+	e.ack(ctx, m)
 	if e.acceptNotice(ctx, meta) {
 		return nil
 	}
@@ -185,6 +188,7 @@ func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
 	if err != nil {
 		return err
 	}
+	e.ack(ctx, m)
 	if meta.handoffID == "" || e.acceptNotice(ctx, meta) {
 		return nil
 	}
@@ -196,6 +200,14 @@ func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
 		return ErrStaleReport
 	}
 	return e.handoffs.Accept(ctx, meta.handoffID)
+}
+
+// ack acknowledges a hand-off message on the bus once its agent has taken
+// it (a message already acked, or never needing one, is left alone).
+func (e *Engine) ack(ctx context.Context, m *bus.Message) {
+	if m.RequiresAck {
+		_ = e.bus.Ack(ctx, m)
+	}
 }
 
 // IsFinalNotice reports whether m is a final notice still waiting for its

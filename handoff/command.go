@@ -93,6 +93,10 @@ type Command struct {
 	IdempotencyKey string
 	// Timeout overrides the manager's acceptance timeout; 0 keeps it.
 	Timeout time.Duration
+	// RequiresAck sends the HANDOFF message with at-least-once delivery: it
+	// stays in flight until its receiver acks it on the bus, and is
+	// redelivered if it does not in time.
+	RequiresAck bool
 }
 
 // CommandOption sets an optional field of a Command built by NewCommand.

@@ -68,13 +68,14 @@ func handoffMessage(rec *Record, cmd *Command) *bus.Message {
 		content[KeyPayload] = cmd.Payload
 	}
 	return &bus.Message{
-		MessageID: rec.MessageID,
-		Type:      bus.MessageHandoff,
-		From:      rec.From,
-		To:        rec.To,
-		Priority:  bus.PriorityFromRank(rec.Priority),
-		Content:   content,
-		Metadata:  metadata(rec),
+		MessageID:   rec.MessageID,
+		Type:        bus.MessageHandoff,
+		From:        rec.From,
+		To:          rec.To,
+		Priority:    bus.PriorityFromRank(rec.Priority),
+		Content:     content,
+		Metadata:    metadata(rec),
+		RequiresAck: cmd.RequiresAck,
 	}
 }
 

@@ -235,6 +235,7 @@ type script struct {
 	agents  []string // the workflow's agents, in file order: the polling order
 	replies map[string][]Reply
 	missing []string
+	pending int // replies scheduled but not yet reported
 }
 
 func newScript(s *Scenario, w *rules.Workflow, eng *engine.Engine, sim *clock.Sim) *script {
@@ -258,8 +259,8 @@ func (s *script) play(ctx context.Context, done func() bool) error {
 		if s.poll(ctx) {
 			continue
 		}
-		if done() && s.sim.Idle() {
-			return nil
+		if done() && s.pending == 0 {
+			return nil // what is left are timers of the bus and the engine with nothing to do
 		}
 		if !s.sim.FireNext() {
 			return nil
@@ -285,6 +286,11 @@ func (s *script) poll(ctx context.Context) bool {
 }
 
 func (s *script) take(ctx context.Context, agent string, m *bus.Message) {
+	if m.RequiresAck {
+		// The script is the agent's only worker and never crashes: it
+		// takes the message for good, whatever the reply's delay.
+		_ = s.eng.Bus().Ack(ctx, m)
+	}
 	if m.Type != bus.MessageHandoff {
 		return // an ERROR telling a sender its hand-off was rejected, say: nothing to reply
 	}
@@ -313,7 +319,11 @@ func (s *script) take(ctx context.Context, agent string, m *bus.Message) {
 
 // report hands the reply to the engine once its delay has passed.
 func (s *script) report(ctx context.Context, m *bus.Message, delay time.Duration, out registry.Outcome, runErr error) {
-	send := func() { _ = s.eng.ReportMessage(ctx, m, out, runErr) }
+	s.pending++
+	send := func() {
+		s.pending--
+		_ = s.eng.ReportMessage(ctx, m, out, runErr)
+	}
 	if delay <= 0 {
 		s.sim.Submit(send)
 		return
