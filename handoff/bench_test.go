@@ -1,6 +1,7 @@
 package handoff_test
 
 import (
+	"strconv"
 	"testing"
 
 	"go.uber.org/zap"
@@ -24,6 +25,10 @@ func BenchmarkHandoff(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
+		// Each hand-off is a new step: the bus drops a repeated
+		// idempotency key as a duplicate.
+		cmd.Step = i
+		cmd.IdempotencyKey = "bench:" + strconv.Itoa(i)
 		if _, err := e.mgr.Handoff(ctx, cmd); err != nil {
 			b.Fatal(err)
 		}
