@@ -160,7 +160,7 @@ func newSimRun(t testing.TB, file string, agents map[string][]reply, opts ...eng
 			continue
 		}
 		sc.replies[a.ID] = slices.Clone(rs)
-		if err := reg.Add(registry.Agent{ID: a.ID, Type: a.Type, Queue: a.Queue, System: a.System, Handler: sc.handler(a.ID)}); err != nil {
+		if err := reg.Add(engine.AgentOf(a, sc.handler(a.ID))); err != nil {
 			t.Fatalf("registry: %v", err)
 		}
 	}

@@ -12,44 +12,8 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/clock"
 	"github.com/batonhq/baton/registry"
 )
-
-// newFlagRun is newSimRun for workflows whose agents declare what the
-// registry must keep (selectable, expertise, accuracy): every agent is
-// registered from its declaration, the scripted ones with their script as
-// handler; the others are external.
-func newFlagRun(t testing.TB, file string, agents map[string][]reply, opts ...engine.Option) *simRun {
-	t.Helper()
-	w := loadWorkflow(t, file)
-	sim := clock.NewSim(epoch)
-	sc := &script{t: t, sim: sim, replies: map[string][]reply{}}
-	handlers := map[string]registry.Handler{}
-	for id, rs := range agents {
-		if _, ok := w.Agent(id); !ok {
-			t.Fatalf("scripted agent %s is not in %s", id, file)
-		}
-		sc.replies[id] = slices.Clone(rs)
-		handlers[id] = sc.handler(id)
-	}
-	reg, err := engine.NewRegistry(w, handlers)
-	if err != nil {
-		t.Fatalf("NewRegistry: %v", err)
-	}
-	r := &simRun{t: t, sim: sim, script: sc}
-	all := append([]engine.Option{
-		engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("inst")),
-		engine.WithObserver(func(ev engine.Event) { r.events = append(r.events, ev) }),
-	}, opts...)
-	eng, err := engine.New(w, reg, all...)
-	if err != nil {
-		t.Fatalf("engine.New: %v", err)
-	}
-	t.Cleanup(func() { _ = eng.Close() })
-	r.eng = eng
-	return r
-}
 
 // begin starts an instance and runs the work that queued, without moving
 // the simulated clock: no timeout fires.
@@ -177,7 +141,7 @@ var partialPolicies = []string{"fail", "proceed"}
 // prefix with policy; the four branches are external and wait for answers.
 func startJoin(t *testing.T, prefix, policy string) (*simRun, *engine.Instance, string) {
 	t.Helper()
-	r := newFlagRun(t, "join.yaml", map[string][]reply{"lead": {ok(prefix+"_"+policy, nil)}})
+	r := newSimRun(t, "join.yaml", map[string][]reply{"lead": {ok(prefix+"_"+policy, nil)}})
 	inst := r.begin(nil)
 	state := strings.ToUpper(prefix + "_" + policy)
 	wantRunning(t, inst, state)
