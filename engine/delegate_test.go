@@ -42,7 +42,7 @@ func outcomes(h []engine.Entry) []string {
 }
 
 func TestDelegate_Accepted_OutcomeMatchedAsTheDelegators(t *testing.T) {
-	r := newFlagRun(t, "delegate.yaml", map[string][]reply{
+	r := newSimRun(t, "delegate.yaml", map[string][]reply{
 		"desk": {delegateTo(registry.Delegation{
 			To: "expert", Reason: "clarification", Explanation: "needs a diagnosis",
 			Task: "diagnose order 7", Payload: map[string]any{"order": 7},
@@ -108,7 +108,7 @@ func TestDelegate_Refused_IsOutcomeRejected(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newFlagRun(t, "delegate.yaml", map[string][]reply{"desk": {delegateTo(tt.d, nil)}})
+			r := newSimRun(t, "delegate.yaml", map[string][]reply{"desk": {delegateTo(tt.d, nil)}})
 			res, h := r.finish(nil)
 			wantCompleted(t, res, "REJECTED")
 			if msg, _ := res.Context["message"].(string); !strings.Contains(msg, tt.want) {
@@ -133,7 +133,7 @@ func TestDelegate_Refused_IsOutcomeRejected(t *testing.T) {
 func TestDelegate_Refused_LoopWindow(t *testing.T) {
 	// delegate.yaml lets an agent receive one of the last three hand-offs.
 	ask := registry.Delegation{To: "expert", Reason: "clarification", ReturnControl: true}
-	r := newFlagRun(t, "delegate.yaml", map[string][]reply{
+	r := newSimRun(t, "delegate.yaml", map[string][]reply{
 		"desk":   {delegateTo(ask, nil), delegateTo(ask, nil)},
 		"expert": {ok("found", map[string]any{"facts": 1})},
 	})
@@ -148,7 +148,7 @@ func TestDelegate_Refused_LoopWindow(t *testing.T) {
 }
 
 func TestDelegate_SystemAgentFromSupervisor(t *testing.T) {
-	r := newFlagRun(t, "delegate.yaml", map[string][]reply{
+	r := newSimRun(t, "delegate.yaml", map[string][]reply{
 		"desk":       {ok("escalate", nil)},
 		"supervisor": {delegateTo(registry.Delegation{To: "vault", Reason: "error_recovery", Task: "unlock"}, nil)},
 		"vault":      {ok("done", map[string]any{"answer": "unlocked"})},
@@ -167,7 +167,7 @@ func TestDelegate_SystemAgentFromSupervisor(t *testing.T) {
 }
 
 func TestDelegate_ReturnControl_DelegatorRunsAgain(t *testing.T) {
-	r := newFlagRun(t, "delegate.yaml", map[string][]reply{
+	r := newSimRun(t, "delegate.yaml", map[string][]reply{
 		"desk": {
 			delegateTo(registry.Delegation{To: "expert", Reason: "clarification", Task: "look it up", ReturnControl: true}, map[string]any{"q": 1}),
 			ok("done", map[string]any{"answer": "from desk"}),
@@ -219,7 +219,7 @@ func TestDelegate_DelegateFailures_AreTheStatesOutcomes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newFlagRun(t, "delegate.yaml", map[string][]reply{
+			r := newSimRun(t, "delegate.yaml", map[string][]reply{
 				"desk":   {delegateTo(registry.Delegation{To: "expert", Reason: "clarification"}, nil)},
 				"expert": {tt.expert},
 			})
@@ -244,7 +244,7 @@ func TestDelegate_DelegateFailures_AreTheStatesOutcomes(t *testing.T) {
 
 func TestDelegate_Timeout(t *testing.T) {
 	// expert is external and never answers; TRIAGE's timeout is 1m.
-	r := newFlagRun(t, "delegate.yaml", map[string][]reply{
+	r := newSimRun(t, "delegate.yaml", map[string][]reply{
 		"desk": {delegateTo(registry.Delegation{To: "expert", Reason: "clarification"}, nil)},
 	})
 	inst := r.begin(nil)
@@ -260,7 +260,7 @@ func TestDelegate_Timeout(t *testing.T) {
 }
 
 func TestDelegate_ExternalDelegateGetsTheHandoff(t *testing.T) {
-	r := newFlagRun(t, "delegate.yaml", map[string][]reply{
+	r := newSimRun(t, "delegate.yaml", map[string][]reply{
 		"desk": {delegateTo(registry.Delegation{
 			To: "expert", Reason: "capability_match", Explanation: "expert can diagnose",
 			Task: "diagnose", Payload: map[string]any{"required_capability": "diagnose"},
@@ -289,7 +289,7 @@ func TestDelegate_ExternalDelegateGetsTheHandoff(t *testing.T) {
 }
 
 func TestDelegate_DelegateDelegates(t *testing.T) {
-	r := newFlagRun(t, "delegate.yaml", map[string][]reply{
+	r := newSimRun(t, "delegate.yaml", map[string][]reply{
 		"desk":    {delegateTo(registry.Delegation{To: "expert", Reason: "clarification"}, nil)},
 		"expert":  {delegateTo(registry.Delegation{To: "analyst", Reason: "plan_step", Task: "analyse"}, map[string]any{"hint": "x"})},
 		"analyst": {ok("done", map[string]any{"answer": "analysed"})},
@@ -327,7 +327,7 @@ func TestDelegate_MaxStepsCountsDelegateRuns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newFlagRun(t, "steps.yaml", tt.agents)
+			r := newSimRun(t, "steps.yaml", tt.agents)
 			res, h := r.finish(nil)
 			wantFailed(t, res, "entering TRIAGE would make step 3 (max 2)")
 			if !errors.Is(res.Err, engine.ErrLimit) {

@@ -15,7 +15,7 @@ import (
 )
 
 func TestParallel_FanOut_HandsOffToEachAgentInOrder(t *testing.T) {
-	r := newFlagRun(t, "fanout.yaml", map[string][]reply{
+	r := newSimRun(t, "fanout.yaml", map[string][]reply{
 		"lead":  {ok("go", map[string]any{"what": "trip"})},
 		"a":     {ok("found", map[string]any{"price": 1})},
 		"b":     {ok("nothing", nil)}, // a branch's trigger is recorded, not matched
@@ -87,7 +87,7 @@ func TestParallel_FanOut_HandsOffToEachAgentInOrder(t *testing.T) {
 }
 
 func TestParallel_Branch_FailuresAreMissingNotRetried(t *testing.T) {
-	r := newFlagRun(t, "fanout.yaml", map[string][]reply{
+	r := newSimRun(t, "fanout.yaml", map[string][]reply{
 		"lead": {ok("go", map[string]any{"what": "trip"})},
 		"a":    {ok("found", nil)},
 		"b":    {fail("flaky supplier")}, // retryable, and FAN has retry max 2
@@ -118,7 +118,7 @@ func TestParallel_Branch_FailuresAreMissingNotRetried(t *testing.T) {
 func TestParallel_Branch_RunTimeoutIsMissing(t *testing.T) {
 	// c is external and never answers: its run times out after FAN's 5s,
 	// and then no branch is left, well before the join's 10s.
-	r := newFlagRun(t, "fanout.yaml", map[string][]reply{
+	r := newSimRun(t, "fanout.yaml", map[string][]reply{
 		"lead": {ok("go", map[string]any{"what": "trip"})},
 		"a":    {ok("found", nil)},
 		"b":    {ok("found", nil)},
@@ -144,7 +144,7 @@ func TestParallel_Branch_RunTimeoutIsMissing(t *testing.T) {
 }
 
 func TestParallel_Branch_CannotDelegate(t *testing.T) {
-	r := newFlagRun(t, "fanout.yaml", map[string][]reply{
+	r := newSimRun(t, "fanout.yaml", map[string][]reply{
 		"lead": {ok("go", map[string]any{"what": "trip"})},
 		"a":    {ok("found", nil)},
 		"b":    {delegateTo(registry.Delegation{To: "payer", Reason: "capability_match", Task: "pay now"}, map[string]any{"option": "x"})},
@@ -168,7 +168,7 @@ func TestParallel_Branch_CannotDelegate(t *testing.T) {
 
 func TestParallel_MaxStepsCountsEveryBranch(t *testing.T) {
 	// steps.yaml allows 2 steps: desk's run and FAN's two branches make 3.
-	r := newFlagRun(t, "steps.yaml", map[string][]reply{"desk": {ok("fan", nil)}})
+	r := newSimRun(t, "steps.yaml", map[string][]reply{"desk": {ok("fan", nil)}})
 	res, h := r.finish(nil)
 	wantFailed(t, res, "entering FAN would make step 3 (max 2)")
 	var lim *engine.LimitError

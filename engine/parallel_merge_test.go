@@ -107,7 +107,7 @@ func TestParallel_Merge(t *testing.T) {
 	prefix := map[string]string{"weighted_vote": "weighted"}
 	for _, tt := range tests {
 		t.Run(tt.trigger+"/"+tt.name, func(t *testing.T) {
-			r := newFlagRun(t, "merge.yaml", map[string][]reply{"lead": {ok(tt.trigger, nil)}})
+			r := newSimRun(t, "merge.yaml", map[string][]reply{"lead": {ok(tt.trigger, nil)}})
 			inst := r.begin(nil)
 			castVotes(t, r, tt.votes)
 			res := inst.Result()
@@ -157,7 +157,7 @@ func TestParallel_Merge(t *testing.T) {
 }
 
 func TestParallel_Merge_WeightedVoteWeights(t *testing.T) {
-	r := newFlagRun(t, "merge.yaml", map[string][]reply{"lead": {ok("weighted_vote", nil)}})
+	r := newSimRun(t, "merge.yaml", map[string][]reply{"lead": {ok("weighted_vote", nil)}})
 	inst := r.begin(nil)
 	castVotes(t, r, []vote{{"x", pick("A", "confidence", 0.5)}, {"y", abstain}, {"z", pick("B", "confidence", 2.0)}})
 	res := inst.Result()
@@ -181,7 +181,7 @@ func TestParallel_Merge_Partial(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newFlagRun(t, "merge.yaml", map[string][]reply{"lead": {ok("partial_vote", nil)}})
+			r := newSimRun(t, "merge.yaml", map[string][]reply{"lead": {ok("partial_vote", nil)}})
 			inst := r.begin(nil)
 			castVotes(t, r, tt.votes)
 			wantRunning(t, inst, "PARTIAL_VOTE")
@@ -207,7 +207,7 @@ func TestParallel_Merge_Partial(t *testing.T) {
 }
 
 func TestParallel_Merge_MetricsAddUp(t *testing.T) {
-	r := newFlagRun(t, "merge.yaml", map[string][]reply{
+	r := newSimRun(t, "merge.yaml", map[string][]reply{
 		"lead": {ok("unanimous", nil), ok("unanimous", nil), ok("majority", nil)},
 	})
 	runs := []struct {

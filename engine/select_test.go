@@ -21,7 +21,7 @@ func done(by string) registry.Outcome {
 
 func TestSelect_Allowed(t *testing.T) {
 	// desk is external and keeps its hand-off; human is a Go agent.
-	r := newFlagRun(t, "select.yaml", map[string][]reply{"human": {ok("done", map[string]any{"by": "human"})}})
+	r := newSimRun(t, "select.yaml", map[string][]reply{"human": {ok("done", map[string]any{"by": "human"})}})
 	ctx := context.Background()
 	inst := r.begin(nil)
 	wantRunning(t, inst, "TRIAGE")
@@ -82,7 +82,7 @@ func TestSelect_Refused_LeavesInstanceUnchanged(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newFlagRun(t, "select.yaml", nil) // every agent is external
+			r := newSimRun(t, "select.yaml", nil) // every agent is external
 			ctx := context.Background()
 			inst := r.begin(nil)
 			working := "desk"
@@ -148,7 +148,7 @@ func TestSelect_NoActiveRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newFlagRun(t, "select.yaml", nil)
+			r := newSimRun(t, "select.yaml", nil)
 			inst := r.begin(nil)
 			tt.setup(t, r, inst)
 			before := inst.Result()
