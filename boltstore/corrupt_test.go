@@ -1,0 +1,272 @@
+package boltstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/batonhq/baton/boltstore"
+	"github.com/batonhq/baton/engine"
+)
+
+// writeFile returns the path of a new file holding b.
+func writeFile(t *testing.T, b []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "file.db")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	return path
+}
+
+// boltFile returns the path of a bbolt file that edit has written.
+func boltFile(t *testing.T, edit func(*bolt.Tx) error) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "file.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(edit))
+	require.NoError(t, db.Close())
+	return path
+}
+
+// storeFile returns the path of a closed store holding instances of steps.
+func storeFile(t testing.TB, instances, steps int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "store.db")
+	s, err := boltstore.Open(path, boltstore.WithNoSync(true))
+	require.NoError(t, err)
+	for i := range instances {
+		for n := 1; n <= steps; n++ {
+			require.NoError(t, s.Commit(context.Background(), step(fmt.Sprintf("inst-%03d", i), n)))
+		}
+	}
+	require.NoError(t, s.Close())
+	return path
+}
+
+func TestOpenErrors(t *testing.T) {
+	random := make([]byte, 64<<10)
+	for i := range random {
+		random[i] = byte(rand.N(256))
+	}
+	tests := []struct {
+		name string
+		path func(t *testing.T) string
+		want func(t *testing.T, err error)
+	}{
+		{"empty path", func(*testing.T) string { return "" }, isOpenError},
+		{"directory", func(t *testing.T) string { return t.TempDir() }, isOpenError},
+		{"missing directory", func(t *testing.T) string { return filepath.Join(t.TempDir(), "no", "such.db") }, isOpenError},
+		{"random bytes", func(t *testing.T) string { return writeFile(t, random) }, isCorrupt},
+		{"text file", func(t *testing.T) string { return writeFile(t, []byte("workflow: refund\n")) }, isCorrupt},
+		{"zeroes", func(t *testing.T) string { return writeFile(t, make([]byte, 32<<10)) }, isCorrupt},
+		{"truncated store", func(t *testing.T) string {
+			b, err := os.ReadFile(storeFile(t, 1, 1))
+			require.NoError(t, err)
+			return writeFile(t, b[:4096+100])
+		}, isCorrupt},
+		{"foreign bbolt file", func(t *testing.T) string {
+			return boltFile(t, func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("users")); return err })
+		}, func(t *testing.T, err error) {
+			var fe *boltstore.FormatError
+			require.ErrorAs(t, err, &fe)
+			require.Empty(t, fe.Got)
+		}},
+		{"newer format", func(t *testing.T) string {
+			return boltFile(t, func(tx *bolt.Tx) error {
+				b, err := tx.CreateBucket([]byte("meta"))
+				if err != nil {
+					return err
+				}
+				return b.Put([]byte("format"), []byte("9"))
+			})
+		}, func(t *testing.T, err error) {
+			var fe *boltstore.FormatError
+			require.ErrorAs(t, err, &fe)
+			require.Equal(t, "9", fe.Got)
+			require.Equal(t, "1", fe.Want)
+		}},
+		{"missing bucket", func(t *testing.T) string {
+			return boltFile(t, func(tx *bolt.Tx) error {
+				b, err := tx.CreateBucket([]byte("meta"))
+				if err != nil {
+					return err
+				}
+				return b.Put([]byte("format"), []byte("1"))
+			})
+		}, isCorrupt},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := tt.path(t)
+			s, err := boltstore.Open(path, boltstore.WithTimeout(10*time.Millisecond))
+			if err == nil {
+				_ = s.Close()
+			}
+			require.Error(t, err)
+			require.Regexp(t, "^boltstore: ", err.Error())
+			tt.want(t, err)
+		})
+	}
+}
+
+func isOpenError(t *testing.T, err error) {
+	t.Helper()
+	var oe *boltstore.OpenError
+	require.ErrorAs(t, err, &oe)
+}
+
+func isCorrupt(t *testing.T, err error) {
+	t.Helper()
+	require.ErrorIs(t, err, boltstore.ErrCorrupt)
+	var ce *boltstore.CorruptError
+	require.ErrorAs(t, err, &ce)
+}
+
+func TestOpenLocked(t *testing.T) {
+	_, path := open(t)
+	_, err := boltstore.Open(path, boltstore.WithTimeout(5*time.Millisecond))
+	require.ErrorIs(t, err, boltstore.ErrLocked)
+	isOpenError(t, err)
+}
+
+// TestCorruptRecords damages single records: the reads that meet them fail
+// with a *CorruptError naming the instance, the others still work.
+func TestCorruptRecords(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		bucket string
+		key    func(id string) []byte
+		value  []byte
+	}{
+		{"snapshot not JSON", "instances", func(id string) []byte { return []byte(id) }, []byte("{not json")},
+		{"snapshot of another type", "instances", func(id string) []byte { return []byte(id) }, []byte(`{"step":"three"}`)},
+		{"history not JSON", "history", func(id string) []byte { return historyKey(id, 999) }, []byte("[{")},
+		{"history key too short", "history", func(id string) []byte { return historyKey(id, 999)[:len(id)+3] }, []byte("[]")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := storeFile(t, 3, 2)
+			db, err := bolt.Open(path, 0o600, nil)
+			require.NoError(t, err)
+			require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte(tt.bucket)).Put(tt.key("inst-001"), tt.value)
+			}))
+			require.NoError(t, db.Close())
+
+			s, err := boltstore.Open(path)
+			require.NoError(t, err)
+			defer s.Close()
+			var ce *boltstore.CorruptError
+			if tt.bucket == "instances" {
+				_, err = s.Instance(ctx, "inst-001")
+				require.ErrorAs(t, err, &ce)
+				require.Equal(t, "inst-001", ce.Instance)
+				_, err = s.Instances(ctx)
+				require.ErrorIs(t, err, boltstore.ErrCorrupt)
+			} else {
+				_, err = s.History(ctx, "inst-001")
+				require.ErrorAs(t, err, &ce)
+				require.Equal(t, "inst-001", ce.Instance)
+			}
+			require.Contains(t, err.Error(), path)
+			for _, id := range []string{"inst-000", "inst-002"} {
+				h, err := s.History(ctx, id)
+				require.NoError(t, err)
+				require.Len(t, h, 6)
+			}
+		})
+	}
+}
+
+// historyKey mirrors the package's history keys (see doc.go).
+func historyKey(id string, seq uint64) []byte {
+	k := append([]byte{byte(len(id))}, id...)
+	return append(k, byte(seq>>56), byte(seq>>48), byte(seq>>40), byte(seq>>32), byte(seq>>24), byte(seq>>16), byte(seq>>8), byte(seq))
+}
+
+// TestDamagedPagesNeverPanic flips random bytes of a store file, many times
+// over, and uses every damaged copy: Open and each call either work or fail
+// with an error, and never panic.
+func TestDamagedPagesNeverPanic(t *testing.T) {
+	orig, err := os.ReadFile(storeFile(t, 40, 6))
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(8, 8))
+	opened := 0
+	for round := range 150 {
+		b := append([]byte(nil), orig...)
+		for range 1 + rng.IntN(32) {
+			b[rng.IntN(len(b))] ^= byte(1 + rng.IntN(255))
+		}
+		if round%5 == 0 { // also hit the meta pages and the root pages
+			b[rng.IntN(4*4096)] ^= 0xff
+		}
+		if useDamaged(t, writeFile(t, b)) {
+			opened++
+		}
+	}
+	t.Logf("%d of 150 damaged files opened", opened)
+}
+
+// useDamaged opens the file at path and calls everything on it. It reports
+// whether the file opened.
+func useDamaged(t testing.TB, path string) bool {
+	ctx := context.Background()
+	s, err := boltstore.Open(path, boltstore.WithNoSync(true), boltstore.WithTimeout(10*time.Millisecond))
+	if err != nil {
+		requireTyped(t, err)
+		return false
+	}
+	defer s.Close()
+	all, err := s.Instances(ctx)
+	requireTyped(t, err)
+	for i := range 40 {
+		id := fmt.Sprintf("inst-%03d", i)
+		_, err := s.Instance(ctx, id)
+		requireTyped(t, err)
+		_, err = s.History(ctx, id)
+		requireTyped(t, err)
+	}
+	for _, snap := range all {
+		_, err := s.History(ctx, snap.ID)
+		requireTyped(t, err)
+	}
+	_ = s.Commit(ctx, step("inst-000", 7)) // may fail; must not panic
+	return true
+}
+
+// requireTyped accepts no error or one of the package's typed errors.
+func requireTyped(t testing.TB, err error) {
+	t.Helper()
+	var oe *boltstore.OpenError
+	var fe *boltstore.FormatError
+	switch {
+	case err == nil, errors.Is(err, boltstore.ErrCorrupt), errors.Is(err, engine.ErrUnknownInstance),
+		errors.As(err, &oe), errors.As(err, &fe):
+		return
+	}
+	t.Fatalf("got %v (%T), want nil or a typed boltstore error", err, err)
+}
+
+// FuzzOpen opens arbitrary bytes as a store: never a panic, only errors.
+func FuzzOpen(f *testing.F) {
+	good, err := os.ReadFile(storeFile(f, 2, 2))
+	require.NoError(f, err)
+	f.Add(good)
+	f.Add([]byte{})
+	f.Add([]byte("not a database"))
+	f.Add(good[:8192])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), "fuzz.db")
+		require.NoError(t, os.WriteFile(path, b, 0o600))
+		useDamaged(t, path)
+	})
+}

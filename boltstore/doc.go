@@ -1,0 +1,51 @@
+// Package boltstore is a durable engine.Store kept in one file with bbolt,
+// an embedded, pure-Go key/value store with ACID transactions.
+//
+//	store, err := boltstore.Open("baton.db")
+//	...
+//	defer store.Close()
+//	eng, err := engine.New(w, reg, engine.WithStore(store))
+//
+// # Guarantees
+//
+// Each Commit is one bbolt transaction: the instance's snapshot and the
+// step's history entries are written together or not at all, and no reader
+// ever sees part of a step. When Commit returns nil:
+//
+//   - by default the step has been written and fsynced: it survives the
+//     process being killed and the machine losing power;
+//   - with WithNoSync(true) the step has been handed to the operating
+//     system: it survives the process being killed (SIGKILL included) but
+//     not a power loss or a kernel crash, after which the file may even be
+//     unreadable;
+//   - with WithBatch the guarantees are the same; the commits of concurrent
+//     instances merely share a transaction and an fsync. If one of them
+//     fails, each is written again in a transaction of its own, so that only
+//     the failing one fails.
+//
+// When Commit returns an error, nothing of the step was written. A file
+// that was killed mid-commit opens at its last committed transaction.
+//
+// # Layout
+//
+// A file holds three buckets:
+//
+//	meta       "format" -> "1"
+//	instances  id -> the instance's last snapshot (JSON)
+//	history    uvarint(len(id)) id seq -> one step's entries (a JSON array)
+//
+// seq is a big-endian counter shared by all instances, so an instance's
+// records sort in commit order right after one another and History is a
+// single range scan. The length prefix keeps an id from being read as the
+// prefix of a longer one. Records are JSON, the form `wfrun inspect --json`
+// prints, with every time in UTC to the nanosecond; numbers in Result, Input
+// and Context read back as float64, as from any JSON source.
+//
+// # Damaged files
+//
+// A file that is not a bbolt database, or whose pages or records cannot be
+// read, gives a *CorruptError (matching ErrCorrupt), never a panic: Open and
+// every read turn a panic or a memory fault inside bbolt into that error.
+// A bbolt file that this package did not write gives a *FormatError and is
+// not modified.
+package boltstore
