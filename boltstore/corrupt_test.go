@@ -200,7 +200,7 @@ func TestDamagedPagesNeverPanic(t *testing.T) {
 	orig, err := os.ReadFile(storeFile(t, 40, 6))
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(8, 8))
-	opened := 0
+	opened, failed := 0, 0
 	for round := range 150 {
 		b := append([]byte(nil), orig...)
 		for range 1 + rng.IntN(32) {
@@ -209,38 +209,47 @@ func TestDamagedPagesNeverPanic(t *testing.T) {
 		if round%5 == 0 { // also hit the meta pages and the root pages
 			b[rng.IntN(4*4096)] ^= 0xff
 		}
-		if useDamaged(t, writeFile(t, b)) {
+		ok, errs := useDamaged(t, writeFile(t, b))
+		if ok {
 			opened++
 		}
+		failed += errs
 	}
-	t.Logf("%d of 150 damaged files opened", opened)
+	t.Logf("%d of 150 damaged files opened; %d calls on them failed", opened, failed)
+	require.Positive(t, failed, "no call met the damage: the test damages nothing it reads")
 }
 
 // useDamaged opens the file at path and calls everything on it. It reports
-// whether the file opened.
-func useDamaged(t testing.TB, path string) bool {
+// whether the file opened and how many calls failed.
+func useDamaged(t testing.TB, path string) (opened bool, failed int) {
 	ctx := context.Background()
+	check := func(err error) {
+		requireTyped(t, err)
+		if err != nil && !errors.Is(err, engine.ErrUnknownInstance) {
+			failed++
+		}
+	}
 	s, err := boltstore.Open(path, boltstore.WithNoSync(true), boltstore.WithTimeout(10*time.Millisecond))
 	if err != nil {
-		requireTyped(t, err)
-		return false
+		check(err)
+		return false, failed
 	}
 	defer s.Close()
 	all, err := s.Instances(ctx)
-	requireTyped(t, err)
+	check(err)
 	for i := range 40 {
 		id := fmt.Sprintf("inst-%03d", i)
 		_, err := s.Instance(ctx, id)
-		requireTyped(t, err)
+		check(err)
 		_, err = s.History(ctx, id)
-		requireTyped(t, err)
+		check(err)
 	}
 	for _, snap := range all {
 		_, err := s.History(ctx, snap.ID)
-		requireTyped(t, err)
+		check(err)
 	}
-	_ = s.Commit(ctx, step("inst-000", 7)) // may fail; must not panic
-	return true
+	check(s.Commit(ctx, step("inst-000", 7)))
+	return true, failed
 }
 
 // requireTyped accepts no error or one of the package's typed errors.
@@ -248,9 +257,10 @@ func requireTyped(t testing.TB, err error) {
 	t.Helper()
 	var oe *boltstore.OpenError
 	var fe *boltstore.FormatError
+	var ce *boltstore.CommitError
 	switch {
 	case err == nil, errors.Is(err, boltstore.ErrCorrupt), errors.Is(err, engine.ErrUnknownInstance),
-		errors.As(err, &oe), errors.As(err, &fe):
+		errors.As(err, &oe), errors.As(err, &fe), errors.As(err, &ce):
 		return
 	}
 	t.Fatalf("got %v (%T), want nil or a typed boltstore error", err, err)

@@ -44,8 +44,10 @@
 // # Damaged files
 //
 // A file that is not a bbolt database, or whose pages or records cannot be
-// read, gives a *CorruptError (matching ErrCorrupt), never a panic: Open and
-// every read turn a panic or a memory fault inside bbolt into that error.
+// read, gives a *CorruptError (matching ErrCorrupt), never a panic: Open,
+// Commit and every read turn a panic or a memory fault inside bbolt into
+// that error. (A file bbolt panics on while opening stays locked by this
+// process until it exits: bbolt gives back no handle to close.)
 // A bbolt file that this package did not write gives a *FormatError and is
 // not modified.
 package boltstore

@@ -116,7 +116,7 @@ func (g *group) write(batch []*pending) []error {
 func safeCall(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("bbolt panicked: %v", p)
+			err = &panicError{p}
 		}
 	}()
 	return fn(tx)
@@ -129,8 +129,14 @@ func update(db *bolt.DB, fn func(*bolt.Tx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("bbolt panicked: %v", p)
+			err = &panicError{p}
 		}
 	}()
 	return db.Update(fn)
 }
+
+// panicError is a panic met while writing, most likely bbolt meeting a
+// damaged page; Commit reports it as a *CorruptError.
+type panicError struct{ v any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("bbolt panicked: %v", e.v) }

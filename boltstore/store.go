@@ -152,7 +152,7 @@ func (s *Store) Close() error {
 // in one transaction, and Commit returns once it is durable (see the package
 // documentation for WithNoSync). ctx is not consulted: a step the engine has
 // applied must reach the file even if the caller has given up waiting.
-func (s *Store) Commit(_ context.Context, rec engine.StepRecord) (err error) {
+func (s *Store) Commit(_ context.Context, rec engine.StepRecord) error {
 	id := rec.Snapshot.ID
 	if err := checkID(id); err != nil {
 		return err
@@ -184,15 +184,21 @@ func (s *Store) Commit(_ context.Context, rec engine.StepRecord) (err error) {
 	if s.closed {
 		return ErrClosed
 	}
+	var err error
 	if s.group != nil {
 		err = s.group.do(write)
 	} else {
 		err = update(s.db, write)
 	}
-	if err != nil {
-		return &CommitError{Instance: id, Err: err}
+	var pe *panicError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pe):
+		s.log.Error("boltstore: commit met a damaged page", zap.String("path", s.path), zap.String("instance", id), zap.Error(err))
+		return &CorruptError{Path: s.path, Instance: id, Err: err}
 	}
-	return nil
+	return &CommitError{Instance: id, Err: err}
 }
 
 // Instance implements engine.Store.
