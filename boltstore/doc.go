@@ -40,8 +40,8 @@
 // prefix of a longer one. Records are the engine types' own JSON, with every
 // time in UTC to the nanosecond; numbers in Result, Input and Context read
 // back as float64, as from any JSON source. (encoding/json costs about a
-// fifth of a commit without fsync; it keeps the file readable with any
-// bbolt tool and the records identical to what the engine prints.)
+// fifth of a commit without fsync, and keeps the file readable with any
+// bbolt tool.)
 //
 // # Damaged files
 //
