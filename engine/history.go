@@ -7,12 +7,12 @@ type Kind string
 
 // History entry kinds.
 const (
-	KindStarted     Kind = "started"      // the instance was created
+	KindStarted     Kind = "started"      // the instance was created (Result holds its input)
 	KindDispatch    Kind = "dispatch"     // the engine dispatched a run itself (initial run, retry, re-entry)
 	KindHandoff     Kind = "handoff"      // an agent-to-agent hand-off was sent
 	KindFinalNotice Kind = "final_notice" // a hand-off into a terminal state (no run)
 	KindAgentRun    Kind = "agent_run"    // an agent finished a run (successfully or not)
-	KindOutcome     Kind = "outcome"      // the outcome the rules are matched on
+	KindOutcome     Kind = "outcome"      // the outcome the rules are matched on, with the result and error they saw
 	KindCondition   Kind = "condition"    // a condition that failed at run time (counted false)
 	KindRuleFired   Kind = "rule_fired"   // the rule chosen, with its priority and condition
 	KindTransition  Kind = "transition"   // the state machine moved
@@ -47,6 +47,7 @@ type Entry struct {
 	HandoffID string         `json:"handoff_id,omitempty"`
 	Result    map[string]any `json:"result,omitempty"`
 	Error     string         `json:"error,omitempty"`
+	Retryable bool           `json:"retryable,omitempty"` // outcome: error.retryable as the rules saw it
 	Detail    string         `json:"detail,omitempty"`
 	Delay     time.Duration  `json:"delay,omitempty"`
 }

@@ -177,7 +177,7 @@ func (i *instance) event(ev Event) {
 
 // begin enters the initial state and dispatches its first run.
 func (i *instance) begin(ctx context.Context) {
-	i.note(Entry{Kind: KindStarted, State: i.state.Name, Detail: i.e.wf.Name})
+	i.note(Entry{Kind: KindStarted, State: i.state.Name, Detail: i.e.wf.Name, Result: i.input})
 	i.visits = map[string]int{i.state.Name: 1}
 	i.event(Event{Type: EventStateChanged, To: i.state.Name})
 	i.enterRun(ctx, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
@@ -406,7 +406,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		Result: orEmpty(result), Input: i.input, Context: i.context, Error: errInfo,
 		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
 	}
-	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Error: errInfo.Message})
+	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, Attempt: attempt})
 	m, err := i.e.wf.Match(st.Name, owner, trigger, &env)
 	for _, ev := range m.Tried {
 		if ev.Err != nil {

@@ -54,7 +54,10 @@ type Loader func(path string) (*rules.Workflow, error)
 // goroutine, and checks its expectations. The error is non-nil only when the
 // scenario could not be run at all (its workflow does not load, say); a
 // failed expectation is reported in Report.Failures.
-func Run(ctx context.Context, s *Scenario, load Loader) (*Report, error) {
+//
+// Extra engine options (a durable store, say) are applied after the
+// simulator's.
+func Run(ctx context.Context, s *Scenario, load Loader, opts ...engine.Option) (*Report, error) {
 	if load == nil {
 		load = rules.Load
 	}
@@ -75,7 +78,8 @@ func Run(ctx context.Context, s *Scenario, load Loader) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
 	}
-	eng, err := engine.New(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter()))
+	all := append([]engine.Option{engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter())}, opts...)
+	eng, err := engine.New(w, reg, all...)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
 	}
@@ -112,9 +116,14 @@ func Run(ctx context.Context, s *Scenario, load Loader) (*Report, error) {
 }
 
 // build derives the step table, the path and the hand-offs from the history.
-// A row is a step: one agent run, or the join of a parallel state. Hand-offs
-// go on the row whose outcome caused them.
-func (r *Report) build() {
+func (r *Report) build() { r.Steps, r.States, r.Handoffs = Trace(r.History) }
+
+// Trace derives from an instance's history its step table, the path of
+// states it entered (the initial state first) and its agent-to-agent
+// hand-offs ("from->to", final notices included). A row is a step: one agent
+// run, or the join of a parallel state; hand-offs go on the row whose
+// outcome caused them, and late replies follow the step they came for.
+func Trace(history []engine.Entry) (steps []Row, states, handoffs []string) {
 	rows := map[int]*Row{}
 	var order []int
 	var cur *Row
@@ -128,12 +137,12 @@ func (r *Report) build() {
 		order = append(order, step)
 		return rw
 	}
-	for _, en := range r.History {
+	for _, en := range history {
 		switch en.Kind {
 		case engine.KindStarted:
-			r.States = append(r.States, en.State)
+			states = append(states, en.State)
 		case engine.KindTransition:
-			r.States = append(r.States, en.Next)
+			states = append(states, en.Next)
 			if cur != nil {
 				cur.Next = en.Next
 				if strings.HasPrefix(en.Rule, "@") {
@@ -172,7 +181,7 @@ func (r *Report) build() {
 			}
 		case engine.KindHandoff, engine.KindFinalNotice:
 			h := en.From + "->" + en.To
-			r.Handoffs = append(r.Handoffs, h)
+			handoffs = append(handoffs, h)
 			if cur != nil {
 				if cur.Handoff != "" {
 					cur.Handoff += ", "
@@ -183,13 +192,14 @@ func (r *Report) build() {
 	}
 	slices.Sort(order)
 	for _, s := range order {
-		r.Steps = append(r.Steps, *rows[s])
+		steps = append(steps, *rows[s])
 		for _, l := range lates {
 			if l.Step == s {
-				r.Steps = append(r.Steps, l)
+				steps = append(steps, l)
 			}
 		}
 	}
+	return steps, states, handoffs
 }
 
 // check compares the run with the scenario's expectations.

@@ -13,20 +13,37 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/batonhq/baton/boltstore"
+	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/scenario"
 )
 
 func runCmd() *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		store  string
+	)
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Replay one scenario: the step table and the verdict (--json: one JSON event per line)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := replay(cmd.Context(), args[0], rules.Load)
+			var opts []engine.Option
+			if store != "" {
+				st, err := boltstore.Open(store)
+				if err != nil {
+					return &checkError{err: err}
+				}
+				defer st.Close()
+				// Ids must be unique across runs kept in one file; the
+				// scenario's counter would reuse them.
+				opts = append(opts, engine.WithStore(st), engine.WithIDs(uuid.NewString))
+			}
+			rep, err := replayScenario(cmd.Context(), args[0], rules.Load, opts...)
 			if err != nil {
 				return &checkError{err: err}
 			}
@@ -45,6 +62,7 @@ func runCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON event per line instead of the table")
+	cmd.Flags().StringVar(&store, "store", "", "keep the instance in this durable store file (bbolt) for wfrun inspect")
 	return cmd
 }
 
@@ -67,7 +85,7 @@ func testCmd() *cobra.Command {
 			var results []testResult
 			for _, f := range files {
 				res := testResult{file: f}
-				rep, err := replay(cmd.Context(), f, load)
+				rep, err := replayScenario(cmd.Context(), f, load)
 				switch {
 				case err != nil:
 					res.failures = []string{err.Error()}
@@ -112,12 +130,12 @@ type testResult struct {
 	failures   []string
 }
 
-func replay(ctx context.Context, path string, load scenario.Loader) (*scenario.Report, error) {
+func replayScenario(ctx context.Context, path string, load scenario.Loader, opts ...engine.Option) (*scenario.Report, error) {
 	s, err := scenario.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	return scenario.Run(ctx, s, load)
+	return scenario.Run(ctx, s, load, opts...)
 }
 
 // cachedLoader loads each workflow file once per `wfrun test`.
@@ -171,12 +189,7 @@ func findScenarios(paths []string) ([]string, error) {
 
 func writeTable(out io.Writer, rep *scenario.Report) {
 	fmt.Fprintf(out, "scenario %q on workflow %s\n\n", rep.Scenario.Name, rep.Workflow.Name)
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tSTATE\tAGENT\tTRIGGER\tRULE\tNEXT\tHANDOFF")
-	for _, r := range rep.Steps {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Step, r.State, r.Agent, dash(r.Trigger), dash(r.Rule), dash(r.Next), dash(r.Handoff))
-	}
-	tw.Flush()
+	writeRows(out, rep.Steps)
 	res := rep.Result
 	fmt.Fprintf(out, "\nstatus %s", res.Status)
 	if res.Outcome != "" {
@@ -194,6 +207,16 @@ func writeTable(out io.Writer, rep *scenario.Report) {
 	for _, f := range rep.Failures {
 		fmt.Fprintf(out, "  %s\n", f)
 	}
+}
+
+// writeRows prints a step table.
+func writeRows(out io.Writer, rows []scenario.Row) {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATE\tAGENT\tTRIGGER\tRULE\tNEXT\tHANDOFF")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Step, r.State, r.Agent, dash(r.Trigger), dash(r.Rule), dash(r.Next), dash(r.Handoff))
+	}
+	tw.Flush()
 }
 
 func dash(s string) string {

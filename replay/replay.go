@@ -1,0 +1,243 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/rules"
+)
+
+// ErrNoHistory means the history has no started entry to replay from.
+var ErrNoHistory = errors.New("replay: history has no started entry")
+
+// Decision is what the rules chose for one outcome.
+type Decision struct {
+	Rule  string `json:"rule,omitempty"`  // "" when no rule matched
+	Next  string `json:"next,omitempty"`  // the state entered (or that a limit refused)
+	To    string `json:"to,omitempty"`    // the agent handed off to, "" for none
+	Limit string `json:"limit,omitempty"` // the limit that refused the transition, if any
+	Fail  string `json:"fail,omitempty"`  // why the instance failed instead (no rule matched, an expression error)
+}
+
+func (d Decision) String() string {
+	switch {
+	case d.Fail != "":
+		return "fail: " + d.Fail
+	case d.Limit != "":
+		return fmt.Sprintf("rule %s -> %s refused by %s", d.Rule, d.Next, d.Limit)
+	case d.To != "":
+		return fmt.Sprintf("rule %s -> %s (hand-off to %s)", d.Rule, d.Next, d.To)
+	default:
+		return fmt.Sprintf("rule %s -> %s", d.Rule, d.Next)
+	}
+}
+
+// Step is one outcome replayed.
+type Step struct {
+	Step     int      `json:"step"`
+	State    string   `json:"state"`
+	Trigger  string   `json:"trigger"`
+	Recorded Decision `json:"recorded"`
+	Replayed Decision `json:"replayed"`
+	// Diff names what differs ("rule", "next state", "hand-off", "limit",
+	// "failure", "state"), "" when the decisions agree.
+	Diff string `json:"diff,omitempty"`
+}
+
+// Report is the result of a replay.
+type Report struct {
+	Workflow string `json:"workflow"`
+	Steps    []Step `json:"steps"` // every outcome compared, the divergent one last
+	// Divergence is the first step whose decisions differ, nil when the
+	// workflow decides as recorded throughout.
+	Divergence *Step `json:"divergence,omitempty"`
+}
+
+// Check replays history against w.
+func Check(w *rules.Workflow, history []engine.Entry) (*Report, error) {
+	rep := &Report{Workflow: w.Name}
+	var (
+		input   map[string]any
+		context = map[string]any{}
+		visits  = map[string]int{}
+		started bool
+	)
+	for idx, e := range history {
+		switch e.Kind {
+		case engine.KindStarted:
+			started = true
+			input = e.Result
+			if input == nil {
+				input = map[string]any{}
+			}
+			visits[e.State] = 1
+			if e.State != w.Initial {
+				return rep.diverge(Step{Step: 1, State: e.State, Diff: "state", Recorded: Decision{Next: e.State}, Replayed: Decision{Next: w.Initial}}), nil
+			}
+		case engine.KindTransition:
+			visits[e.Next]++
+		case engine.KindOutcome:
+			if !started {
+				return nil, ErrNoHistory
+			}
+			st := Step{Step: e.Step, State: e.State, Trigger: e.Trigger, Recorded: recorded(history[idx+1:])}
+			env := rules.Env{
+				Result: orEmpty(e.Result), Input: input, Context: context,
+				Error: rules.ErrorInfo{Message: e.Error, Retryable: e.Retryable, Kind: errorKind(e)},
+				State: e.State, Agent: e.Agent, Trigger: e.Trigger, Step: e.Step,
+				Visits: maps.Clone(visits), Attempt: e.Attempt,
+			}
+			var merged map[string]any
+			st.Replayed, merged = decide(w, &env, visits)
+			st.Diff = compare(st.Recorded, st.Replayed)
+			if owner := w.Owner(e.State); st.Diff == "" && owner != e.Agent {
+				st.Diff = "state" // the state is now someone else's
+				st.Replayed.Fail = fmt.Sprintf("state %s is owned by %q, was %q", e.State, owner, e.Agent)
+			}
+			if st.Diff != "" {
+				return rep.diverge(st), nil
+			}
+			rep.Steps = append(rep.Steps, st)
+			if merged != nil {
+				context = merged
+			}
+		}
+	}
+	if !started {
+		return nil, ErrNoHistory
+	}
+	return rep, nil
+}
+
+func (r *Report) diverge(st Step) *Report {
+	r.Steps = append(r.Steps, st)
+	r.Divergence = &r.Steps[len(r.Steps)-1]
+	return r
+}
+
+// decide is what w chooses for env, and the context after the chosen rule's
+// merge (nil when nothing merges).
+func decide(w *rules.Workflow, env *rules.Env, visits map[string]int) (Decision, map[string]any) {
+	if _, ok := w.State(env.State); !ok {
+		return Decision{Fail: fmt.Sprintf("state %s is not in workflow %s", env.State, w.Name)}, nil
+	}
+	m, err := w.Match(env.State, w.Owner(env.State), env.Trigger, env)
+	if err != nil {
+		return Decision{Fail: "no rule matched"}, nil
+	}
+	r := m.Rule
+	d := Decision{Rule: r.ID, Next: r.Next, To: r.To}
+	next, _ := w.State(r.Next)
+	if lim := limitOf(w, next, env.Step, visits); lim != "" {
+		d.Limit, d.To = lim, ""
+		return d, nil
+	}
+	values, err := r.EvalContext(env)
+	if err != nil {
+		return Decision{Rule: r.ID, Next: r.Next, Fail: "context: " + err.Error()}, nil
+	}
+	if _, err := r.TaskDescription(env); err != nil {
+		return Decision{Rule: r.ID, Next: r.Next, Fail: "task: " + err.Error()}, nil
+	}
+	if len(values) == 0 {
+		return d, nil
+	}
+	merged := maps.Clone(env.Context)
+	maps.Copy(merged, values)
+	return d, merged
+}
+
+// limitOf names the limit entering next after step would break, as the
+// engine checks it.
+func limitOf(w *rules.Workflow, next *rules.State, step int, visits map[string]int) string {
+	if next == nil || next.Terminal {
+		return ""
+	}
+	if visits[next.Name]+1 > next.MaxVisits {
+		return "max_visits"
+	}
+	runs := 1
+	if next.Parallel() {
+		runs = len(next.Agents)
+	}
+	if step+runs > w.Limits.MaxSteps {
+		return "max_steps"
+	}
+	return ""
+}
+
+// recorded reads the decision that followed an outcome in the history.
+func recorded(after []engine.Entry) Decision {
+	var d Decision
+	for _, e := range after {
+		switch e.Kind {
+		case engine.KindRuleFired:
+			d = Decision{Rule: e.Rule, Next: e.Next, To: e.To}
+		case engine.KindLimitHit:
+			d.Limit, d.To = limitName(e.Error), ""
+			return d
+		case engine.KindFailed:
+			switch {
+			case d.Rule == "":
+				d.Fail = "no rule matched"
+			case strings.Contains(e.Error, "rule "+d.Rule+": "):
+				d.Fail = failText(e.Error, d.Rule)
+			}
+			return d
+		case engine.KindTransition, engine.KindOutcome, engine.KindHandoff, engine.KindDispatch, engine.KindCompleted:
+			return d
+		}
+	}
+	return d
+}
+
+func limitName(msg string) string {
+	if strings.Contains(msg, "max_steps") {
+		return "max_steps"
+	}
+	return "max_visits"
+}
+
+// failText is the replay's wording of a recorded task/context failure.
+func failText(msg, rule string) string {
+	_, rest, _ := strings.Cut(msg, "rule "+rule+": ")
+	if strings.HasPrefix(rest, "task: ") {
+		return rest
+	}
+	return "context: " + rest
+}
+
+// compare names the first field in which two decisions differ.
+func compare(a, b Decision) string {
+	switch {
+	case (a.Fail == "") != (b.Fail == ""):
+		return "failure"
+	case a.Rule != b.Rule:
+		return "rule"
+	case a.Next != b.Next:
+		return "next state"
+	case a.Limit != b.Limit:
+		return "limit"
+	case a.To != b.To:
+		return "hand-off"
+	}
+	return ""
+}
+
+func errorKind(e engine.Entry) string {
+	switch e.Trigger {
+	case "error", "timeout", "rejected":
+		return e.Trigger
+	}
+	return ""
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
