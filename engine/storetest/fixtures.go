@@ -62,9 +62,10 @@ func fullEntry(seq, step int) engine.Entry {
 			"count":    3,
 			"tags":     []any{"fast", map[string]any{"by": "seller"}},
 		},
-		Error:  "registry: rejected",
-		Detail: "détail ✓ \"quoted\" <b>&</b>\nsecond line\ttab \u2028",
-		Delay:  1500*time.Millisecond + 1,
+		Error:     "registry: rejected",
+		Retryable: true,
+		Detail:    "détail ✓ \"quoted\" <b>&</b>\nsecond line\ttab \u2028",
+		Delay:     1500*time.Millisecond + 1,
 	}
 }
 
