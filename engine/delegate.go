@@ -156,5 +156,8 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 // under way (a parallel state, a retry's backoff, a finished instance) it
 // returns ErrNoActiveRun.
 func (h *Instance) Select(ctx context.Context, agentID, explanation string) error {
-	return h.inst.selectAgent(ctx, agentID, explanation)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return h.inst.selectAgent(context.WithoutCancel(ctx), agentID, explanation)
 }

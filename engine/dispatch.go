@@ -201,6 +201,9 @@ func (e *Engine) deliver(agent string) {
 	// told), exactly as for an external agent's report.
 	start := e.clock.Now()
 	out, runErr := safeHandle(ctx, h, task)
+	if e.closed.Load() {
+		return // Close cancelled the handler: the instance stays as it was, to be resumed
+	}
 	elapsed := e.clock.Now().Sub(start)
 	timedOut := timeout > 0 && elapsed > timeout
 	_ = i.finishRun(e.ctx, ref.step, out, runErr, timedOut)
@@ -234,8 +237,8 @@ func (i *instance) takeNotice(id string) bool {
 func (i *instance) markAccepted(step int) bool {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	r := i.run
-	if i.status.Finished() || r == nil || r.step != step || r.ended {
+	r := i.active(step) // a single run, or a parallel branch
+	if r == nil {
 		return false
 	}
 	r.accepted = true

@@ -129,6 +129,12 @@ func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, er
 	if e.closed.Load() {
 		return nil, ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// ctx bounds the call, not the state change: once begun, the step is
+	// carried out whole.
+	ctx = context.WithoutCancel(ctx)
 	if input == nil {
 		input = map[string]any{}
 	}
@@ -155,11 +161,14 @@ func (e *Engine) Instance(id string) (*Instance, error) {
 // registry.Permanent skips retries). A report for any other run is recorded
 // and returns ErrStaleReport.
 func (e *Engine) Report(ctx context.Context, instanceID string, step int, out registry.Outcome, runErr error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	v, ok := e.instances.Load(instanceID)
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrUnknownInstance, instanceID)
 	}
-	return v.(*instance).finishRun(ctx, step, out, runErr, false)
+	return v.(*instance).finishRun(context.WithoutCancel(ctx), step, out, runErr, false)
 }
 
 // ReportMessage is Report for the hand-off message an external agent
@@ -168,10 +177,14 @@ func (e *Engine) Report(ctx context.Context, instanceID string, step int, out re
 // A final notice (a hand-off into a terminal state) asks for no outcome:
 // reporting it, or calling Accept, settles it.
 func (e *Engine) ReportMessage(ctx context.Context, m *bus.Message, out registry.Outcome, runErr error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	meta, err := readTask(m)
 	if err != nil {
 		return err
 	}
+	ctx = context.WithoutCancel(ctx)
 	e.ack(ctx, m)
 	if e.acceptNotice(ctx, meta) {
 		return nil
@@ -184,10 +197,14 @@ func (e *Engine) ReportMessage(ctx context.Context, m *bus.Message, out registry
 // agent that works longer than the hand-off manager's timeout should accept
 // as soon as it takes the message.
 func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	meta, err := readTask(m)
 	if err != nil {
 		return err
 	}
+	ctx = context.WithoutCancel(ctx)
 	e.ack(ctx, m)
 	if meta.handoffID == "" || e.acceptNotice(ctx, meta) {
 		return nil

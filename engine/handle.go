@@ -53,4 +53,9 @@ func (h *Instance) History(ctx context.Context) ([]Entry, error) {
 
 // Cancel stops the instance where it is. A handler still running is
 // cancelled through its context; its reply will be recorded as late.
-func (h *Instance) Cancel(ctx context.Context) error { return h.inst.cancel(ctx) }
+func (h *Instance) Cancel(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return h.inst.cancel(context.WithoutCancel(ctx))
+}

@@ -294,6 +294,9 @@ func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, c
 
 // finishRun ends the run of step with the agent's outcome or error.
 func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome, runErr error, timedOut bool) error {
+	if i.e.closed.Load() {
+		return ErrClosed // the instance stays as it was
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	r := i.active(step)
@@ -376,6 +379,9 @@ func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, r
 
 // retryRun dispatches the retry of the run of step once its backoff is over.
 func (i *instance) retryRun(ctx context.Context, step int) {
+	if i.e.closed.Load() {
+		return
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	r := i.run

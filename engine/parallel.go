@@ -129,6 +129,9 @@ func (i *instance) branchDone(ctx context.Context, r *run, out registry.Outcome,
 }
 
 func (i *instance) joinTimedOut(ctx context.Context, j *join) {
+	if i.e.closed.Load() {
+		return
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.join != j || i.status.Finished() {

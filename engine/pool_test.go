@@ -309,6 +309,9 @@ func TestEngine_Pool_LongGoHandlerKeepsItsHandoff(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantCompleted(t, res, "DONE")
+		// The final notice to the Go agent watch is taken by a worker after
+		// the instance has completed: let the workers finish.
+		synctest.Wait()
 		if st := eng.Handoffs().Stats(); st.Accepted != 3 || st.TimedOut != 0 {
 			t.Errorf("got hand-off stats %+v, want all three accepted and none timed out", st)
 		}

@@ -124,18 +124,31 @@ func (r *Report) build() { r.Steps, r.States, r.Handoffs = Trace(r.History) }
 // run, or the join of a parallel state; hand-offs go on the row whose
 // outcome caused them, and late replies follow the step they came for.
 func Trace(history []engine.Entry) (steps []Row, states, handoffs []string) {
-	rows := map[int]*Row{}
-	var order []int
+	// Rows sort by step, then by kind: the agent's run, the join of a
+	// parallel state (which reports on the last branch's step), late replies.
+	const (
+		runRow = iota
+		joinRow
+		lateRow
+	)
+	type keyed struct {
+		row  *Row
+		kind int
+	}
+	runs := map[int]*Row{}
+	var all []keyed
 	var cur *Row
-	var lates []Row // replies that came after their run had ended, listed after their step
-	row := func(step int) *Row {
-		if rw, ok := rows[step]; ok {
-			return rw
+	add := func(r *Row, kind int) *Row {
+		all = append(all, keyed{r, kind})
+		return r
+	}
+	run := func(step int) *Row {
+		if r, ok := runs[step]; ok {
+			return r
 		}
-		rw := &Row{Step: step}
-		rows[step] = rw
-		order = append(order, step)
-		return rw
+		r := add(&Row{Step: step}, runRow)
+		runs[step] = r
+		return r
 	}
 	for _, en := range history {
 		switch en.Kind {
@@ -150,7 +163,7 @@ func Trace(history []engine.Entry) (steps []Row, states, handoffs []string) {
 				}
 			}
 		case engine.KindAgentRun:
-			cur = row(en.Step)
+			cur = run(en.Step)
 			cur.State, cur.Agent = en.State, en.Agent
 			switch {
 			case en.Error != "":
@@ -161,11 +174,15 @@ func Trace(history []engine.Entry) (steps []Row, states, handoffs []string) {
 				cur.Trigger = en.Trigger
 			}
 		case engine.KindLateReply:
-			lates = append(lates, Row{Step: en.Step, State: en.State, Agent: en.Agent, Trigger: "late reply: " + cmp.Or(en.Trigger, en.Error)})
+			add(&Row{Step: en.Step, State: en.State, Agent: en.Agent, Trigger: "late reply: " + cmp.Or(en.Trigger, en.Error)}, lateRow)
 		case engine.KindOutcome:
-			cur = row(en.Step)
-			if cur.State == "" || cur.State == en.State && cur.Agent != en.Agent && en.Agent == en.State {
-				cur.State, cur.Agent = en.State, en.Agent // a parallel state's join
+			if en.Agent == en.State { // a parallel state's join: a row of its own
+				cur = add(&Row{Step: en.Step, State: en.State, Agent: en.Agent}, joinRow)
+			} else {
+				cur = run(en.Step)
+				if cur.State == "" {
+					cur.State, cur.Agent = en.State, en.Agent
+				}
 			}
 			cur.Trigger = en.Trigger
 			if en.Error != "" {
@@ -190,14 +207,11 @@ func Trace(history []engine.Entry) (steps []Row, states, handoffs []string) {
 			}
 		}
 	}
-	slices.Sort(order)
-	for _, s := range order {
-		steps = append(steps, *rows[s])
-		for _, l := range lates {
-			if l.Step == s {
-				steps = append(steps, l)
-			}
-		}
+	slices.SortStableFunc(all, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(a.row.Step, b.row.Step), cmp.Compare(a.kind, b.kind))
+	})
+	for _, k := range all {
+		steps = append(steps, *k.row)
 	}
 	return steps, states, handoffs
 }
