@@ -177,15 +177,10 @@ func (e *Engine) Report(ctx context.Context, instanceID string, step int, out re
 // A final notice (a hand-off into a terminal state) asks for no outcome:
 // reporting it, or calling Accept, settles it.
 func (e *Engine) ReportMessage(ctx context.Context, m *bus.Message, out registry.Outcome, runErr error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	meta, err := readTask(m)
+	meta, ctx, err := e.take(ctx, m)
 	if err != nil {
 		return err
 	}
-	ctx = context.WithoutCancel(ctx)
-	e.ack(ctx, m)
 	if e.acceptNotice(ctx, meta) {
 		return nil
 	}
@@ -197,15 +192,10 @@ func (e *Engine) ReportMessage(ctx context.Context, m *bus.Message, out registry
 // agent that works longer than the hand-off manager's timeout should accept
 // as soon as it takes the message.
 func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	meta, err := readTask(m)
+	meta, ctx, err := e.take(ctx, m)
 	if err != nil {
 		return err
 	}
-	ctx = context.WithoutCancel(ctx)
-	e.ack(ctx, m)
 	if meta.handoffID == "" || e.acceptNotice(ctx, meta) {
 		return nil
 	}
@@ -217,6 +207,23 @@ func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
 		return ErrStaleReport
 	}
 	return e.handoffs.Accept(ctx, meta.handoffID)
+}
+
+// take is what ReportMessage and Accept do first: refuse a done ctx, read
+// the work the message names, and ack the message on the bus (the agent has
+// it). The context returned carries ctx's values without its cancellation:
+// the step it starts is carried out whole.
+func (e *Engine) take(ctx context.Context, m *bus.Message) (taskRef, context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return taskRef{}, ctx, err
+	}
+	meta, err := readTask(m)
+	if err != nil {
+		return taskRef{}, ctx, err
+	}
+	ctx = context.WithoutCancel(ctx)
+	e.ack(ctx, m)
+	return meta, ctx, nil
 }
 
 // ack acknowledges a hand-off message on the bus once its agent has taken
