@@ -239,7 +239,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 		if err = i.e.sendDispatch(ctx, i, r); err != nil {
 			return err
 		}
-		i.note(Entry{Kind: KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Detail: r.reason})
+		i.note(Entry{Kind: KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
 	}
 	if st.Timeout > 0 {
 		step := r.step

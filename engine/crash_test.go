@@ -1,0 +1,211 @@
+package engine_test
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/boltstore"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
+)
+
+var crashRounds = flag.Int("crash.rounds", 6, "how many times the crash test kills its child process")
+
+const (
+	crashEnvStore = "BATON_CRASH_STORE"
+	crashEnvLog   = "BATON_CRASH_LOG"
+	crashEnvCount = "BATON_CRASH_INSTANCES"
+)
+
+// TestEngine_Crash_KilledAndResumed runs many instances in a child process on
+// a bbolt store file, kills it with SIGKILL at random moments, restarts it,
+// and checks that in the end every instance completed, no committed step was
+// lost or applied twice, and an agent that ran a step again saw the same
+// idempotency key. Run longer with -crash.rounds=50.
+func TestEngine_Crash_KilledAndResumed(t *testing.T) {
+	if os.Getenv(crashEnvStore) != "" {
+		crashChild(t)
+		return
+	}
+	dir := t.TempDir()
+	store, logFile := filepath.Join(dir, "crash.db"), filepath.Join(dir, "agents.log")
+	const n = 150
+	child := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEngine_Crash_KilledAndResumed$", "-test.count=1")
+		cmd.Env = append(os.Environ(), crashEnvStore+"="+store, crashEnvLog+"="+logFile, fmt.Sprintf("%s=%d", crashEnvCount, n))
+		return cmd
+	}
+	kills := 0
+	for range *crashRounds {
+		cmd := child()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(30+rand.IntN(150)) * time.Millisecond)
+		if cmd.Process.Kill() == nil {
+			kills++
+		}
+		_ = cmd.Wait()
+	}
+	out, err := child().CombinedOutput()
+	if err != nil {
+		t.Fatalf("the last, uninterrupted child failed: %v\n%s", err, out)
+	}
+
+	st, err := boltstore.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	snaps, err := st.Instances(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) != n {
+		t.Fatalf("got %d instances in the store, want %d", len(snaps), n)
+	}
+	ran := map[string]bool{} // the idempotency keys agents saw
+	runs := 0
+	f, err := os.Open(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		ran[strings.TrimSpace(sc.Text())] = true
+		runs++
+	}
+	f.Close()
+	resumed := 0
+	for _, s := range snaps {
+		if s.Status != engine.StatusCompleted || s.Outcome != "DONE" {
+			t.Errorf("instance %s: got %s %s (%s), want completed DONE", s.ID, s.Status, s.Outcome, s.Error)
+			continue
+		}
+		history, err := st.History(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := map[int]int{}
+		var fired []string
+		for _, e := range history {
+			switch e.Kind {
+			case engine.KindAgentRun:
+				if e.Error == "" {
+					steps[e.Step]++
+					if !ran[fmt.Sprintf("%s:%d", s.ID, e.Step)] {
+						t.Errorf("instance %s step %d was applied without its agent seeing key %s:%d", s.ID, e.Step, s.ID, e.Step)
+					}
+				}
+			case engine.KindRuleFired:
+				fired = append(fired, e.Rule)
+			case engine.KindResumed:
+				resumed++
+			}
+		}
+		for step, count := range steps {
+			if count != 1 {
+				t.Errorf("instance %s: step %d applied %d times, want once", s.ID, step, count)
+			}
+		}
+		if got := strings.Join(fired, ","); got != "ab,bc,done" {
+			t.Errorf("instance %s: rules fired %s, want ab,bc,done exactly once each", s.ID, got)
+		}
+		if want := map[string]any{"a": 1.0, "b": 2.0, "c": 3.0}; fmt.Sprint(s.Context) != fmt.Sprint(want) {
+			t.Errorf("instance %s: context %v, want %v", s.ID, s.Context, want)
+		}
+	}
+	// Agents may run a step again after a crash (at-least-once side
+	// effects); when they do, they see the key they saw the first time.
+	t.Logf("%d kills, %d runs resumed, %d agent runs for %d distinct keys", kills, resumed, runs, len(ran))
+}
+
+// crashChild is the child process: it resumes what the store holds, starts
+// the instances still missing, and runs everything to the end (unless it is
+// killed first).
+func crashChild(t *testing.T) {
+	ctx := context.Background()
+	st, err := boltstore.Open(os.Getenv(crashEnvStore), boltstore.WithBatch(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	logf, err := os.OpenFile(os.Getenv(crashEnvLog), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	var mu sync.Mutex
+	agent := func(n int) registry.Handler {
+		return registry.HandlerFunc(func(_ context.Context, task *registry.Task) (registry.Outcome, error) {
+			mu.Lock()
+			_, err := fmt.Fprintln(logf, task.IdempotencyKey) // the side effect, deduplicable by key
+			mu.Unlock()
+			if err != nil {
+				return registry.Outcome{}, err
+			}
+			time.Sleep(2 * time.Millisecond) // a little work, so that kills land mid-run
+			return registry.Outcome{Trigger: "ok", Result: map[string]any{"n": n}}, nil
+		})
+	}
+	w, err := rules.Load("testdata/crash.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := engine.NewRegistry(w, map[string]registry.Handler{"a": agent(1), "b": agent(2), "c": agent(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(w, reg, engine.WithStore(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	rep, err := eng.Resume(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, err := range rep.Failed {
+		t.Fatalf("resume %s: %v", id, err)
+	}
+	var waits []*engine.Instance
+	for _, id := range rep.Resumed {
+		inst, err := eng.Instance(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits = append(waits, inst)
+	}
+	snaps, err := st.Instances(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want int
+	fmt.Sscan(os.Getenv(crashEnvCount), &want)
+	for k := len(snaps); k < want; k++ {
+		inst, err := eng.Start(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits = append(waits, inst)
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for _, inst := range waits {
+		if _, err := inst.Wait(wctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
+)
+
+const resumeWorkflow = `
+workflow: resume
+initial: A
+agents:
+  a: {type: t}
+  b: {type: t}
+states:
+  A: {agent: a}
+  B: {agent: b}
+  DONE: {terminal: true}
+rules:
+  - {id: ab, from: a, trigger: ok, next: B, task: '"do b"', constraints: {limit: 3}}
+  - {id: done, from: b, trigger: ok, next: DONE}
+`
+
+func externalEngine(t *testing.T, src string, store engine.Store) *engine.Engine {
+	t.Helper()
+	w, err := rules.Parse("resume.yaml", []byte(src))
+	require.NoError(t, err)
+	reg, err := engine.NewRegistry(w, nil)
+	require.NoError(t, err)
+	eng, err := engine.New(w, reg, engine.WithStore(store))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = eng.Close() })
+	return eng
+}
+
+func TestEngine_Resume_ContinuesFromTheLastCommittedStep(t *testing.T) {
+	ctx := context.Background()
+	store := engine.NewMemStore()
+	first := externalEngine(t, resumeWorkflow, store)
+	inst, err := first.Start(ctx, map[string]any{"order": "o-1"})
+	require.NoError(t, err)
+	m, err := first.Bus().ReceiveWait(ctx, "a")
+	require.NoError(t, err)
+	require.NoError(t, first.ReportMessage(ctx, m, registry.Outcome{Trigger: "ok", Result: map[string]any{"x": 1}}, nil))
+	lost, err := first.Bus().ReceiveWait(ctx, "b") // b takes step 2, then the process dies
+	require.NoError(t, err)
+	require.NoError(t, first.Close())
+
+	second := externalEngine(t, resumeWorkflow, store)
+	rep, err := second.Resume(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{inst.ID()}, rep.Resumed)
+	assert.Empty(t, rep.Failed)
+
+	again, err := second.Bus().ReceiveWait(ctx, "b")
+	require.NoError(t, err)
+	assert.Equal(t, lost.Metadata["idempotency_key"], again.Metadata["idempotency_key"], "the re-dispatched step keeps its key")
+	assert.Equal(t, "do b", again.Content["task_description"])
+	assert.Equal(t, map[string]any{"limit": 3}, again.Content["constraints"])
+	assert.Equal(t, map[string]any{"x": 1}, again.Content["previous_result"])
+	require.NoError(t, second.ReportMessage(ctx, again, registry.Outcome{Trigger: "ok"}, nil))
+
+	h, err := second.Instance(inst.ID())
+	require.NoError(t, err)
+	res, err := h.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "DONE", res.Outcome)
+	history, err := h.History(ctx)
+	require.NoError(t, err)
+	var kinds []string
+	for _, e := range history {
+		kinds = append(kinds, string(e.Kind))
+	}
+	assert.Contains(t, strings.Join(kinds, ","), "resumed,handoff,agent_run", "the resume is recorded, then the step runs once")
+
+	rep, err = second.Resume(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, rep.Resumed, "finished instances are not resumed")
+}
+
+func TestEngine_Resume_OtherVersionsFinishOnTheirOwnRules(t *testing.T) {
+	ctx := context.Background()
+	store := engine.NewMemStore()
+	old := externalEngine(t, resumeWorkflow, store)
+	inst, err := old.Start(ctx, nil)
+	require.NoError(t, err)
+	require.NoError(t, old.Close())
+
+	edited := strings.Replace(resumeWorkflow, `task: '"do b"'`, `task: '"do b, v2"'`, 1)
+	newer := externalEngine(t, edited, store)
+	rep, err := newer.Resume(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, rep.Resumed)
+	assert.Equal(t, []string{inst.ID()}, rep.OtherVersion, "an instance keeps the rules it started with")
+
+	same := externalEngine(t, resumeWorkflow, store)
+	rep, err = same.Resume(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{inst.ID()}, rep.Resumed, "the engine of its own version resumes it")
+}
