@@ -113,7 +113,7 @@ func TestRefStore(t *testing.T) {
 // in a child process, and checks that the subtest guarding each break fails.
 func TestSuiteCatchesMutants(t *testing.T) {
 	if os.Getenv(knobEnv) != "" {
-		t.Skip("child process")
+		return // in the child process only TestRefStore, with a broken knob, is of interest
 	}
 	tests := []struct{ knob, subtest string }{
 		{"alias", "EntriesReusedAfterCommit"},
