@@ -103,13 +103,11 @@ func TestMachine_Fire_CanceledContext(t *testing.T) {
 	m := d.New()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := m.Fire(ctx, "submit")
-	if err != nil {
-		assert.ErrorIs(t, err, fsm.ErrTransitionFailed)
-		assert.Equal(t, "DRAFT", m.Current())
-	} else {
-		assert.Equal(t, "REVIEW", m.Current())
-	}
+	got, err := m.Fire(ctx, "submit")
+	require.ErrorIs(t, err, fsm.ErrTransitionFailed)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, "DRAFT", got, "a cancelled transition does not move the machine")
+	assert.Equal(t, "DRAFT", m.Current())
 }
 
 func TestMachine_CanAndAvailable(t *testing.T) {
