@@ -3,6 +3,7 @@ package boltstore_test
 import (
 	"context"
 	"fmt"
+	"github.com/batonhq/baton/internal/refundagents"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/batonhq/baton/boltstore"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -75,22 +75,6 @@ func BenchmarkCommit(b *testing.B) {
 	}
 }
 
-// refundHandlers are no-op agents that drive the refund workflow's approved
-// path.
-func refundHandlers() map[string]registry.Handler {
-	reply := func(trigger string, result map[string]any) registry.Handler {
-		return registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
-			return registry.Outcome{Trigger: trigger, Result: result}, nil
-		})
-	}
-	return map[string]registry.Handler{
-		"customer":     reply("validated", map[string]any{"refund_eligible": true, "order_id": "1"}),
-		"seller":       reply("reviewed", map[string]any{"approval": "APPROVED"}),
-		"payment":      reply("refunded", map[string]any{"transaction_id": "tx"}),
-		"notification": reply("sent", nil),
-	}
-}
-
 // BenchmarkEngineRefundDurable runs whole refund instances (4 steps each),
 // 500 in flight, started by as many callers (as the requests of a server
 // would), on each kind of store, and reports steps per second. The engine
@@ -105,7 +89,7 @@ func BenchmarkEngineRefundDurable(b *testing.B) {
 	input := map[string]any{"order_id": "1", "amount": 50}
 	for _, k := range storeKinds {
 		b.Run(k.name, func(b *testing.B) {
-			reg, err := engine.NewRegistry(w, refundHandlers())
+			reg, err := engine.NewRegistry(w, refundagents.Approved())
 			if err != nil {
 				b.Fatal(err)
 			}

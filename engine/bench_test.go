@@ -2,30 +2,15 @@ package engine_test
 
 import (
 	"context"
+	"github.com/batonhq/baton/internal/refundagents"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/clock"
-	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
-
-// refundHandlers are no-op agents that drive the refund workflow's approved path.
-func refundHandlers() map[string]registry.Handler {
-	reply := func(trigger string, result map[string]any) registry.Handler {
-		return registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
-			return registry.Outcome{Trigger: trigger, Result: result}, nil
-		})
-	}
-	return map[string]registry.Handler{
-		"customer":     reply("validated", map[string]any{"refund_eligible": true, "order_id": "1"}),
-		"seller":       reply("reviewed", map[string]any{"approval": "APPROVED"}),
-		"payment":      reply("refunded", map[string]any{"transaction_id": "tx"}),
-		"notification": reply("sent", nil),
-	}
-}
 
 func loadRefund(b *testing.B) *rules.Workflow {
 	b.Helper()
@@ -43,7 +28,7 @@ var refundInput = map[string]any{"order_id": "1", "amount": 50}
 // 1000), and reports steps per second.
 func BenchmarkEngineRefund(b *testing.B) {
 	w := loadRefund(b)
-	reg, err := engine.NewRegistry(w, refundHandlers())
+	reg, err := engine.NewRegistry(w, refundagents.Approved())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,7 +89,7 @@ func (discardStore) Instances(context.Context) ([]engine.Snapshot, error) { retu
 
 func benchRefundSim(b *testing.B, store engine.Store) {
 	w := loadRefund(b)
-	reg, err := engine.NewRegistry(w, refundHandlers())
+	reg, err := engine.NewRegistry(w, refundagents.Approved())
 	if err != nil {
 		b.Fatal(err)
 	}
