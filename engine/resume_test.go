@@ -2,8 +2,11 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,4 +107,49 @@ func TestEngine_Resume_OtherVersionsFinishOnTheirOwnRules(t *testing.T) {
 	rep, err = same.Resume(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []string{inst.ID()}, rep.Resumed, "the engine of its own version resumes it")
+}
+
+const retryResumeWorkflow = `
+workflow: resume_retry
+initial: A
+agents:
+  a: {type: t}
+states:
+  A: {agent: a, retry: {max: 2, backoff: [1m]}}
+  DONE: {terminal: true}
+  LOST: {terminal: true}
+rules:
+  - {id: done, from: a, trigger: ok, next: DONE}
+  - {id: lost, from: a, trigger: error, next: LOST}
+`
+
+func TestEngine_Resume_APendingRetryIsRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		store := engine.NewMemStore()
+		first := externalEngine(t, retryResumeWorkflow, store)
+		inst, err := first.Start(ctx, nil)
+		require.NoError(t, err)
+		m, err := first.Bus().ReceiveWait(ctx, "a")
+		require.NoError(t, err)
+		require.NoError(t, first.ReportMessage(ctx, m, registry.Outcome{}, errors.New("flaky")))
+		require.NoError(t, first.Close()) // dies during the 1m backoff
+
+		second := externalEngine(t, retryResumeWorkflow, store)
+		rep, err := second.Resume(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []string{inst.ID()}, rep.Resumed)
+		start := time.Now()
+		retry, err := second.Bus().ReceiveWait(ctx, "a")
+		require.NoError(t, err)
+		assert.Equal(t, time.Minute, time.Since(start), "the retry waits its backoff again")
+		assert.Equal(t, 2, retry.Metadata["step"], "the retry is the next step")
+		require.NoError(t, second.ReportMessage(ctx, retry, registry.Outcome{Trigger: "ok"}, nil))
+		h, err := second.Instance(inst.ID())
+		require.NoError(t, err)
+		res, err := h.Wait(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, "DONE", res.Outcome)
+		require.NoError(t, second.Close())
+	})
 }
