@@ -22,7 +22,9 @@ type events struct {
 	nextSub  int
 	pressure map[int]func(PressureChange)
 	alerts   map[int]func(DeadLetterAlert)
+	dead     map[int]func(DeadLetter)
 	npress   atomic.Int32 // len(pressure)
+	ndead    atomic.Int32 // len(dead)
 }
 
 // later queues f to run, outside every lock, at the next flush.
@@ -104,6 +106,36 @@ func (b *Bus) OnDeadLetterAlert(f func(DeadLetterAlert)) (cancel func()) {
 		defer b.ev.subMu.Unlock()
 		delete(b.ev.alerts, id)
 	}
+}
+
+// OnDeadLetter calls f with each message the bus dead-letters, until the
+// returned function is called: a durable store can keep them. f runs as
+// OnPressure's callbacks do; the DeadLetter's Message is a copy f may keep.
+func (b *Bus) OnDeadLetter(f func(DeadLetter)) (cancel func()) {
+	if f == nil {
+		return func() {}
+	}
+	b.ev.subMu.Lock()
+	defer b.ev.subMu.Unlock()
+	if b.ev.dead == nil {
+		b.ev.dead = make(map[int]func(DeadLetter))
+	}
+	id := b.ev.nextSub
+	b.ev.nextSub++
+	b.ev.dead[id] = f
+	b.ev.ndead.Store(int32(len(b.ev.dead)))
+	return func() {
+		b.ev.subMu.Lock()
+		defer b.ev.subMu.Unlock()
+		delete(b.ev.dead, id)
+		b.ev.ndead.Store(int32(len(b.ev.dead)))
+	}
+}
+
+func (b *Bus) deadLetterSubscribers() []func(DeadLetter) {
+	b.ev.subMu.Lock()
+	defer b.ev.subMu.Unlock()
+	return sortedSubs(b.ev.dead)
 }
 
 // pressureSubscribers returns the OnPressure callbacks in subscription order.

@@ -365,6 +365,14 @@ func (b *Bus) deadLetterLocked(c *counts, m *Message, reason DeadLetterReason, a
 	if alert, ok := b.dlq.add(d); ok {
 		b.raiseAlert(alert)
 	}
+	if b.ev.ndead.Load() > 0 {
+		d.Message = m.Clone()
+		b.later(func() {
+			for _, f := range b.deadLetterSubscribers() {
+				f(d)
+			}
+		})
+	}
 	b.releaseKey(m)
 }
 
