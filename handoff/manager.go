@@ -54,8 +54,9 @@ type Manager struct {
 // entry is one hand-off the manager knows about.
 type entry struct {
 	rec   Record
-	cmd   Command     // kept while pending, for escalation
+	cmd   Command     // kept while pending, for sending and escalation
 	timer clock.Timer // the acceptance time-out, while pending
+	sent  bool        // handed to the transport (a prepared hand-off is not yet)
 }
 
 // NewManager returns a manager that validates commands against reg and
@@ -114,23 +115,114 @@ func (m *Manager) Handoff(ctx context.Context, cmd Command) (Record, error) {
 // *RefusalError matching ErrNotSelectable.
 func (m *Manager) SelectAgent(ctx context.Context, cmd Command) (Record, error) {
 	cmd.Reason = ReasonUserRequest
+	selectionDefaults(&cmd)
+	return m.Handoff(ctx, cmd)
+}
+
+// selectionDefaults fills a user selection's empty explanation and task.
+func selectionDefaults(cmd *Command) {
 	if cmd.Explanation == "" {
 		cmd.Explanation = "user selected agent " + cmd.To
 	}
 	if cmd.Task == "" {
 		cmd.Task = cmd.Explanation
 	}
-	return m.Handoff(ctx, cmd)
+}
+
+// Prepare validates cmd and records it as pending without sending it: the
+// first half of a hand-off whose sender must commit it before it goes out
+// (a transactional outbox). Send sends it. A prepared hand-off has no
+// acceptance time-out until it is sent. A user_request gets SelectAgent's
+// defaults. Errors are Handoff's, less the bus's.
+func (m *Manager) Prepare(ctx context.Context, cmd Command) (Record, error) {
+	if err := ctx.Err(); err != nil {
+		return Record{}, err
+	}
+	if cmd.Reason == ReasonUserRequest {
+		selectionDefaults(&cmd)
+	}
+	e, err := m.prepare(cmd, "", "", false)
+	if err != nil {
+		return Record{}, err
+	}
+	return e.rec, nil
+}
+
+// Restore records a hand-off prepared before a restart under the id it had,
+// ready for Send. It is not validated again (it was when prepared, against
+// a history this manager no longer has); only its target must exist. An id
+// the manager already knows is refused with a *StatusError unless it is
+// still prepared and unsent, which Restore leaves as it is.
+func (m *Manager) Restore(ctx context.Context, id string, cmd Command) (Record, error) {
+	if err := ctx.Err(); err != nil {
+		return Record{}, err
+	}
+	if id == "" {
+		return Record{}, &UnknownHandoffError{ID: id}
+	}
+	m.mu.Lock()
+	if e, ok := m.byID[id]; ok {
+		defer m.mu.Unlock()
+		if e.rec.Status == StatusPending && !e.sent {
+			return e.rec, nil
+		}
+		return Record{}, &StatusError{ID: id, Status: e.rec.Status}
+	}
+	m.mu.Unlock()
+	e, err := m.prepare(cmd, id, "", true)
+	if err != nil {
+		return Record{}, err
+	}
+	return e.rec, nil
+}
+
+// Send sends a prepared hand-off to its target as a HANDOFF message and
+// starts its acceptance time-out. It returns the record, or a
+// *bus.HandoffError when the bus refuses the message (the record is kept
+// with status failed). A hand-off already sent or settled is a
+// *StatusError; an unknown id an *UnknownHandoffError.
+func (m *Manager) Send(ctx context.Context, id string) (Record, error) {
+	if err := ctx.Err(); err != nil {
+		return Record{}, err
+	}
+	m.mu.Lock()
+	e, ok := m.byID[id]
+	switch {
+	case !ok:
+		m.mu.Unlock()
+		return Record{}, &UnknownHandoffError{ID: id}
+	case e.sent || e.rec.Status != StatusPending:
+		m.mu.Unlock()
+		return Record{}, &StatusError{ID: id, Status: e.rec.Status}
+	}
+	e.sent = true
+	m.mu.Unlock()
+	return m.send(ctx, e)
 }
 
 // dispatch validates (fully, or for an escalation only the target), records
 // and sends one hand-off. parent is the timed-out hand-off an escalation
 // replaces, "" otherwise.
 func (m *Manager) dispatch(ctx context.Context, cmd Command, parent string) (Record, error) {
+	e, err := m.prepare(cmd, "", parent, parent != "")
+	if err != nil {
+		return Record{}, err
+	}
+	m.mu.Lock()
+	e.sent = true
+	m.mu.Unlock()
+	return m.send(ctx, e)
+}
+
+// prepare validates (fully, or with targetOnly just the target) and records
+// one hand-off as pending and unsent. id "" gets a new id.
+func (m *Manager) prepare(cmd Command, id, parent string, targetOnly bool) (*entry, error) {
 	msgID := uuid.NewString()
-	id := msgID
-	if m.newID != nil {
-		id = m.newID()
+	if id == "" {
+		id = msgID
+		if m.newID != nil {
+			id = m.newID()
+		}
 	}
 	now := m.clock.Now()
 	e := &entry{rec: cmd.ToRecord(id, now), cmd: cmd}
@@ -141,18 +233,25 @@ func (m *Manager) dispatch(ctx context.Context, cmd Command, parent string) (Rec
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return Record{}, ErrClosed
+		return nil, ErrClosed
 	}
-	if err := m.validate(&cmd, parent != ""); err != nil {
+	if err := m.validate(&cmd, targetOnly); err != nil {
 		m.stats.Refused++
 		m.mu.Unlock()
 		m.logRefusal(&cmd, err)
-		return Record{}, err
+		return nil, err
 	}
 	m.byID[id] = e
 	m.pending[id] = e
 	m.history[cmd.InstanceID] = append(m.history[cmd.InstanceID], e)
-	sent := e.rec
+	m.mu.Unlock()
+	return e, nil
+}
+
+// send puts a recorded hand-off on the bus and starts its time-out.
+func (m *Manager) send(ctx context.Context, e *entry) (Record, error) {
+	m.mu.Lock()
+	sent, cmd := e.rec, e.cmd
 	m.mu.Unlock()
 
 	err := m.tr.Send(ctx, handoffMessage(&sent, &cmd))
@@ -170,7 +269,7 @@ func (m *Manager) dispatch(ctx context.Context, cmd Command, parent string) (Rec
 	m.stats.Total++
 	m.stats.SentBy[cmd.From]++
 	m.stats.ReceivedBy[cmd.To]++
-	if parent != "" {
+	if sent.Parent != "" {
 		m.stats.Escalated++
 	}
 	if e.rec.Status == StatusPending && !m.closed {
@@ -178,6 +277,7 @@ func (m *Manager) dispatch(ctx context.Context, cmd Command, parent string) (Rec
 		if d == 0 {
 			d = m.timeout
 		}
+		id := e.rec.ID
 		e.timer = m.clock.AfterFunc(d, func() { m.expire(id, d) })
 	}
 	rec := e.rec
