@@ -2,10 +2,14 @@ package boltstore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/batonhq/baton/engine"
 )
@@ -35,22 +39,41 @@ func historyPrefix(id string) []byte {
 
 func setSeq(key []byte, seq uint64) { binary.BigEndian.PutUint64(key[len(key)-8:], seq) }
 
+// outboxKey appends to buf the key of an instance's outbox item:
+// historyPrefix(id) | key. Keying by the item's own key lets a commit replace
+// or settle an item with one Put or Delete; Outbox sorts the few items an
+// instance has by step on reading.
+func outboxKey(buf, prefix []byte, key string) []byte {
+	return append(append(buf, prefix...), key...)
+}
+
 // encoder turns a StepRecord into the bytes one commit writes. Encoders are
 // pooled: their buffers must outlive the transaction (bbolt keeps references
 // to keys and values until it commits), so one is held for a whole Commit.
 type encoder struct {
-	snap, entries bytes.Buffer
-	snapEnc       *json.Encoder
-	entryEnc      *json.Encoder
-	key           []byte
+	snap, entries, outbox bytes.Buffer
+	snapEnc               *json.Encoder
+	entryEnc              *json.Encoder
+	outEnc                *json.Encoder
+	key                   []byte
+
+	// The outbox keys, the Outbox items' and then the Settled ones, one
+	// after another in keys; keyEnds[i] is where key i ends. outEnds[i] is
+	// where Outbox item i's value ends in outbox. Both stay empty for a step
+	// that neither sends nor settles anything.
+	keys    []byte
+	keyEnds []int
+	outEnds []int
 }
 
 var encoders = sync.Pool{New: func() any {
 	e := &encoder{}
 	e.snapEnc = json.NewEncoder(&e.snap)
 	e.entryEnc = json.NewEncoder(&e.entries)
+	e.outEnc = json.NewEncoder(&e.outbox)
 	e.snapEnc.SetEscapeHTML(false)
 	e.entryEnc.SetEscapeHTML(false)
+	e.outEnc.SetEscapeHTML(false)
 	return e
 }}
 
@@ -61,38 +84,90 @@ const maxPooled = 256 << 10
 func getEncoder() *encoder { return encoders.Get().(*encoder) }
 
 func putEncoder(e *encoder) {
-	if e.snap.Cap() > maxPooled || e.entries.Cap() > maxPooled {
+	if e.snap.Cap() > maxPooled || e.entries.Cap() > maxPooled || e.outbox.Cap() > maxPooled || cap(e.keys) > maxPooled {
 		return
 	}
 	e.snap.Reset()
 	e.entries.Reset()
+	e.outbox.Reset()
+	e.keys, e.keyEnds, e.outEnds = e.keys[:0], e.keyEnds[:0], e.outEnds[:0]
 	encoders.Put(e)
 }
 
-// encode writes the snapshot as one JSON object and the entries as one JSON
-// array. Times are written in UTC, so a record reads back the same wherever
-// it is decoded.
-func (e *encoder) encode(rec engine.StepRecord) error {
+// encode writes the snapshot as one JSON object, the entries as one JSON
+// array and each outbox item as a JSON object, and lays out the outbox keys
+// under prefix (historyPrefix of the instance). Times are written in UTC, so
+// a record reads back the same wherever it is decoded.
+func (e *encoder) encode(rec engine.StepRecord, prefix []byte) error {
 	snap := rec.Snapshot
 	snap.Created, snap.Updated = snap.Created.UTC(), snap.Updated.UTC()
 	if err := e.snapEnc.Encode(&snap); err != nil {
 		return &EncodeError{Instance: snap.ID, Field: "snapshot", Err: err}
 	}
-	if len(rec.Entries) == 0 {
+	if len(rec.Entries) > 0 {
+		e.entries.WriteByte('[')
+		for i := range rec.Entries {
+			if i > 0 {
+				e.entries.WriteByte(',')
+			}
+			en := rec.Entries[i]
+			en.Time = en.Time.UTC()
+			if err := e.entryEnc.Encode(&en); err != nil {
+				return &EncodeError{Instance: snap.ID, Field: fmt.Sprintf("entries[%d]", i), Err: err}
+			}
+		}
+		e.entries.WriteByte(']')
+	}
+	return e.encodeOutbox(rec, prefix)
+}
+
+// encodeOutbox lays out the keys and values of the step's outbox changes.
+func (e *encoder) encodeOutbox(rec engine.StepRecord, prefix []byte) error {
+	for i := range rec.Outbox {
+		o := rec.Outbox[i]
+		o.Created = o.Created.UTC()
+		if err := e.outEnc.Encode(&o); err != nil {
+			return &EncodeError{Instance: rec.Snapshot.ID, Field: fmt.Sprintf("outbox[%d]", i), Err: err}
+		}
+		e.outEnds = append(e.outEnds, e.outbox.Len())
+		e.keys = outboxKey(e.keys, prefix, o.Key)
+		e.keyEnds = append(e.keyEnds, len(e.keys))
+	}
+	for _, k := range rec.Settled {
+		e.keys = outboxKey(e.keys, prefix, k)
+		e.keyEnds = append(e.keyEnds, len(e.keys))
+	}
+	return nil
+}
+
+// writeOutbox applies the step's outbox changes in tx: the settled items go
+// first, so that an item the step both settles and sends again is kept, as
+// engine.MemStore does. A settled key with no item is no error.
+func (e *encoder) writeOutbox(tx *bolt.Tx) error {
+	if len(e.keyEnds) == 0 {
 		return nil
 	}
-	e.entries.WriteByte('[')
-	for i := range rec.Entries {
+	b := tx.Bucket(bucketOutbox)
+	keyAt := func(i int) []byte {
+		start := 0
 		if i > 0 {
-			e.entries.WriteByte(',')
+			start = e.keyEnds[i-1]
 		}
-		en := rec.Entries[i]
-		en.Time = en.Time.UTC()
-		if err := e.entryEnc.Encode(&en); err != nil {
-			return &EncodeError{Instance: snap.ID, Field: fmt.Sprintf("entries[%d]", i), Err: err}
+		return e.keys[start:e.keyEnds[i]]
+	}
+	for i := len(e.outEnds); i < len(e.keyEnds); i++ {
+		if err := b.Delete(keyAt(i)); err != nil {
+			return err
 		}
 	}
-	e.entries.WriteByte(']')
+	values := e.outbox.Bytes()
+	start := 0
+	for i, end := range e.outEnds {
+		if err := b.Put(keyAt(i), values[start:end]); err != nil {
+			return err
+		}
+		start = end
+	}
 	return nil
 }
 
@@ -121,4 +196,66 @@ func appendEntries(out []engine.Entry, v []byte) ([]engine.Entry, error) {
 		return out, err
 	}
 	return append(out, step...), nil
+}
+
+func decodeOutgoing(v []byte) (engine.Outgoing, error) {
+	var o engine.Outgoing
+	err := json.Unmarshal(v, &o)
+	return o, err
+}
+
+// compareOutgoing orders outbox items as Outbox returns them: by step, then
+// key.
+func compareOutgoing(a, b engine.Outgoing) int {
+	if c := cmp.Compare(a.Step, b.Step); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Key, b.Key)
+}
+
+// deadLetterKey is the key of dead letter seq: big-endian, so that the
+// bucket keeps them in the order added.
+func deadLetterKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+
+// encodeDeadLetter is d as the deadletters bucket keeps it.
+func encodeDeadLetter(d engine.DeadLetter) ([]byte, error) {
+	d.At = d.At.UTC()
+	b, err := marshal(&d)
+	if err != nil {
+		return nil, &EncodeError{Instance: d.Instance, Field: "dead_letter", Err: err}
+	}
+	return b, nil
+}
+
+func decodeDeadLetter(v []byte) (engine.DeadLetter, error) {
+	var d engine.DeadLetter
+	err := json.Unmarshal(v, &d)
+	return d, err
+}
+
+// encodeWorkflow is w as the workflows bucket keeps it.
+func encodeWorkflow(w engine.WorkflowSource) ([]byte, error) {
+	w.Saved = w.Saved.UTC()
+	b, err := marshal(&w)
+	if err != nil {
+		return nil, &EncodeError{Field: "workflow", Err: err}
+	}
+	return b, nil
+}
+
+func decodeWorkflow(v []byte) (engine.WorkflowSource, error) {
+	var w engine.WorkflowSource
+	err := json.Unmarshal(v, &w)
+	return w, err
+}
+
+// marshal is json.Marshal without HTML escaping, as the encoder writes.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -36,17 +36,22 @@ func boltFile(t *testing.T, edit func(*bolt.Tx) error) string {
 	return path
 }
 
-// storeFile returns the path of a closed store holding instances of steps.
+// storeFile returns the path of a closed store holding instances of steps,
+// each instance with its last step's outbox item, a dead letter and a
+// workflow source.
 func storeFile(t testing.TB, instances, steps int) string {
 	t.Helper()
+	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "store.db")
 	s, err := boltstore.Open(path, boltstore.WithNoSync(true))
 	require.NoError(t, err)
 	for i := range instances {
 		for n := 1; n <= steps; n++ {
-			require.NoError(t, s.Commit(context.Background(), step(fmt.Sprintf("inst-%03d", i), n)))
+			require.NoError(t, s.Commit(ctx, withOutbox(fmt.Sprintf("inst-%03d", i), n)))
 		}
 	}
+	require.NoError(t, s.AddDeadLetter(ctx, deadLetter(1)))
+	require.NoError(t, s.SaveWorkflow(ctx, workflowSource))
 	require.NoError(t, s.Close())
 	return path
 }
@@ -151,6 +156,8 @@ func TestCorruptRecords(t *testing.T) {
 		{"snapshot of another type", "instances", func(id string) []byte { return []byte(id) }, []byte(`{"step":"three"}`)},
 		{"history not JSON", "history", func(id string) []byte { return historyKey(id, 999) }, []byte("[{")},
 		{"history key too short", "history", func(id string) []byte { return historyKey(id, 999)[:len(id)+3] }, []byte("[]")},
+		{"outbox item not JSON", "outbox", func(id string) []byte { return outboxKey(id, id+":2") }, []byte(`{"key":`)},
+		{"outbox item under another key", "outbox", func(id string) []byte { return outboxKey(id, id+":2") }, []byte(`{"key":"other","step":2}`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,14 +173,19 @@ func TestCorruptRecords(t *testing.T) {
 			require.NoError(t, err)
 			defer s.Close()
 			var ce *boltstore.CorruptError
-			if tt.bucket == "instances" {
+			switch tt.bucket {
+			case "instances":
 				_, err = s.Instance(ctx, "inst-001")
 				require.ErrorAs(t, err, &ce)
 				require.Equal(t, "inst-001", ce.Instance)
 				_, err = s.Instances(ctx)
 				require.ErrorIs(t, err, boltstore.ErrCorrupt)
-			} else {
+			case "history":
 				_, err = s.History(ctx, "inst-001")
+				require.ErrorAs(t, err, &ce)
+				require.Equal(t, "inst-001", ce.Instance)
+			case "outbox":
+				_, err = s.Outbox(ctx, "inst-001")
 				require.ErrorAs(t, err, &ce)
 				require.Equal(t, "inst-001", ce.Instance)
 			}
@@ -182,15 +194,87 @@ func TestCorruptRecords(t *testing.T) {
 				h, err := s.History(ctx, id)
 				require.NoError(t, err)
 				require.Len(t, h, 6)
+				out, err := s.Outbox(ctx, id)
+				require.NoError(t, err)
+				require.Equal(t, []string{id + ":2"}, keys(out))
 			}
 		})
 	}
+}
+
+// TestCorruptDeadLetterAndWorkflow damages a dead letter and a workflow
+// source: reading them fails with a *CorruptError.
+func TestCorruptDeadLetterAndWorkflow(t *testing.T) {
+	ctx := context.Background()
+	path := storeFile(t, 1, 1)
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket([]byte("deadletters")).Put([]byte{0, 0, 0, 0, 0, 0, 0, 1}, []byte(`{"seq":`)); err != nil {
+			return err
+		}
+		return tx.Bucket([]byte("workflows")).Put([]byte(workflowSource.Hash), []byte(`{"source":"not base64!"}`))
+	}))
+	require.NoError(t, db.Close())
+
+	s, err := boltstore.Open(path)
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.DeadLetters(ctx)
+	isCorrupt(t, err)
+	require.ErrorContains(t, err, "dead letter 1")
+	_, err = s.Workflow(ctx, workflowSource.Hash)
+	isCorrupt(t, err)
+	require.ErrorContains(t, err, workflowSource.Hash)
+}
+
+// TestOpenAddsNewBuckets opens a file of format 1 written before the outbox,
+// deadletters and workflows buckets: it opens as it is, keeps its instances
+// and takes the new records.
+func TestOpenAddsNewBuckets(t *testing.T) {
+	ctx := context.Background()
+	path := storeFile(t, 2, 2)
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		return errors.Join(tx.DeleteBucket([]byte("outbox")), tx.DeleteBucket([]byte("deadletters")), tx.DeleteBucket([]byte("workflows")))
+	}))
+	require.NoError(t, db.Close())
+
+	s, err := boltstore.Open(path)
+	require.NoError(t, err)
+	defer s.Close()
+	h, err := s.History(ctx, "inst-001")
+	require.NoError(t, err)
+	require.Len(t, h, 6)
+	out, err := s.Outbox(ctx, "inst-001")
+	require.NoError(t, err)
+	require.Empty(t, out)
+	_, err = s.Workflow(ctx, workflowSource.Hash)
+	require.ErrorIs(t, err, engine.ErrUnknownWorkflow)
+
+	require.NoError(t, s.Commit(ctx, withOutbox("inst-001", 3)))
+	require.NoError(t, s.AddDeadLetter(ctx, deadLetter(1)))
+	require.NoError(t, s.SaveWorkflow(ctx, workflowSource))
+	out, err = s.Outbox(ctx, "inst-001")
+	require.NoError(t, err)
+	require.Equal(t, []string{"inst-001:3"}, keys(out))
+	dead, err := s.DeadLetters(ctx)
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	_, err = s.Workflow(ctx, workflowSource.Hash)
+	require.NoError(t, err)
 }
 
 // historyKey mirrors the package's history keys (see doc.go).
 func historyKey(id string, seq uint64) []byte {
 	k := append([]byte{byte(len(id))}, id...)
 	return append(k, byte(seq>>56), byte(seq>>48), byte(seq>>40), byte(seq>>32), byte(seq>>24), byte(seq>>16), byte(seq>>8), byte(seq))
+}
+
+// outboxKey mirrors the package's outbox keys (see doc.go).
+func outboxKey(id, key string) []byte {
+	return append(append([]byte{byte(len(id))}, id...), key...)
 }
 
 // TestDamagedPagesNeverPanic flips random bytes of a store file, many times
@@ -225,7 +309,7 @@ func useDamaged(t testing.TB, path string) (opened bool, failed int) {
 	ctx := context.Background()
 	check := func(err error) {
 		requireTyped(t, err)
-		if err != nil && !errors.Is(err, engine.ErrUnknownInstance) {
+		if err != nil && !errors.Is(err, engine.ErrUnknownInstance) && !errors.Is(err, engine.ErrUnknownWorkflow) {
 			failed++
 		}
 	}
@@ -243,12 +327,18 @@ func useDamaged(t testing.TB, path string) (opened bool, failed int) {
 		check(err)
 		_, err = s.History(ctx, id)
 		check(err)
+		_, err = s.Outbox(ctx, id)
+		check(err)
 	}
 	for _, snap := range all {
 		_, err := s.History(ctx, snap.ID)
 		check(err)
 	}
-	check(s.Commit(ctx, step("inst-000", 7)))
+	_, err = s.DeadLetters(ctx)
+	check(err)
+	_, err = s.Workflow(ctx, workflowSource.Hash)
+	check(err)
+	check(s.Commit(ctx, withOutbox("inst-000", 7)))
 	return true, failed
 }
 
@@ -259,7 +349,7 @@ func requireTyped(t testing.TB, err error) {
 	var fe *boltstore.FormatError
 	var ce *boltstore.CommitError
 	switch {
-	case err == nil, errors.Is(err, boltstore.ErrCorrupt), errors.Is(err, engine.ErrUnknownInstance),
+	case err == nil, errors.Is(err, boltstore.ErrCorrupt), errors.Is(err, engine.ErrUnknownInstance), errors.Is(err, engine.ErrUnknownWorkflow),
 		errors.As(err, &oe), errors.As(err, &fe), errors.As(err, &ce):
 		return
 	}

@@ -64,15 +64,19 @@ func (e *CorruptError) Error() string {
 // Unwrap returns ErrCorrupt and the cause.
 func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
 
-// EncodeError means a step could not be encoded: a value in the named field
-// has no JSON form (a NaN, a channel, a function...). Nothing was written.
+// EncodeError means a step, a dead letter or a workflow source could not be
+// encoded: a value in the named field has no JSON form (a NaN, a channel, a
+// function...). Nothing was written.
 type EncodeError struct {
-	Instance string
-	Field    string // "snapshot" or "entries[i]"
+	Instance string // empty for a workflow source or a dead letter of no instance
+	Field    string // "snapshot", "entries[i]", "outbox[i]", "dead_letter" or "workflow"
 	Err      error
 }
 
 func (e *EncodeError) Error() string {
+	if e.Instance == "" {
+		return fmt.Sprintf("boltstore: encode %s: %v", e.Field, e.Err)
+	}
 	return fmt.Sprintf("boltstore: instance %q: encode %s: %v", e.Instance, e.Field, e.Err)
 }
 

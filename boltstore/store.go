@@ -3,10 +3,12 @@ package boltstore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -22,10 +24,21 @@ import (
 const formatVersion = "1"
 
 var (
-	bucketMeta      = []byte("meta")
-	bucketInstances = []byte("instances")
-	bucketHistory   = []byte("history")
-	keyFormat       = []byte("format")
+	bucketMeta        = []byte("meta")
+	bucketInstances   = []byte("instances")
+	bucketHistory     = []byte("history")
+	bucketOutbox      = []byte("outbox")
+	bucketDeadLetters = []byte("deadletters")
+	bucketWorkflows   = []byte("workflows")
+	keyFormat         = []byte("format")
+)
+
+// Every file of format 1 has the meta, instances and history buckets; the
+// buckets added since are created when a file opens without them, so that
+// files written before them open as they are.
+var (
+	baseBuckets  = [][]byte{bucketInstances, bucketHistory}
+	addedBuckets = [][]byte{bucketOutbox, bucketDeadLetters, bucketWorkflows}
 )
 
 // Store is an engine.Store kept in one bbolt file. It is safe for concurrent
@@ -98,7 +111,9 @@ func openDB(path string, o *bolt.Options) (db *bolt.DB, err error) {
 
 // init checks the file's format marker, or writes it and the buckets into a
 // new file. A bbolt file with other buckets and no marker belongs to someone
-// else and is left untouched.
+// else and is left untouched. A file of this format missing one of the
+// buckets added to it later gets that bucket; missing one of the first ones,
+// it is corrupt.
 func (s *Store) init() (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverCorrupt(&err, s.path, "")
@@ -107,10 +122,12 @@ func (s *Store) init() (err error) {
 			if got := string(meta.Get(keyFormat)); got != formatVersion {
 				return &FormatError{Path: s.path, Got: got, Want: formatVersion}
 			}
-			if tx.Bucket(bucketInstances) == nil || tx.Bucket(bucketHistory) == nil {
-				return &CorruptError{Path: s.path, Err: errors.New("a bucket is missing")}
+			for _, name := range baseBuckets {
+				if tx.Bucket(name) == nil {
+					return &CorruptError{Path: s.path, Err: fmt.Errorf("bucket %q is missing", name)}
+				}
 			}
-			return nil
+			return createBuckets(tx, s.path, addedBuckets, true)
 		}
 		if err := tx.ForEach(func([]byte, *bolt.Bucket) error { return errForeign }); err != nil {
 			return &FormatError{Path: s.path, Want: formatVersion}
@@ -122,12 +139,25 @@ func (s *Store) init() (err error) {
 		if err := meta.Put(keyFormat, []byte(formatVersion)); err != nil {
 			return err
 		}
-		if _, err := tx.CreateBucket(bucketInstances); err != nil {
+		if err := createBuckets(tx, s.path, baseBuckets, false); err != nil {
 			return err
 		}
-		_, err = tx.CreateBucket(bucketHistory)
-		return err
+		return createBuckets(tx, s.path, addedBuckets, false)
 	})
+}
+
+// createBuckets creates the named buckets, or with ifMissing only those not
+// there yet. A name taken by something other than a bucket is corruption.
+func createBuckets(tx *bolt.Tx, path string, names [][]byte, ifMissing bool) error {
+	for _, name := range names {
+		if ifMissing && tx.Bucket(name) != nil {
+			continue
+		}
+		if _, err := tx.CreateBucket(name); err != nil {
+			return &CorruptError{Path: path, Err: fmt.Errorf("create bucket %q: %w", name, err)}
+		}
+	}
+	return nil
 }
 
 var errForeign = errors.New("foreign bucket")
@@ -148,10 +178,11 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Commit implements engine.Store: the snapshot and the entries are written
-// in one transaction, and Commit returns once it is durable (see the package
-// documentation for WithNoSync). ctx is not consulted: a step the engine has
-// applied must reach the file even if the caller has given up waiting.
+// Commit implements engine.Store: the snapshot, the entries and the outbox
+// changes are written in one transaction, and Commit returns once it is
+// durable (see the package documentation for WithNoSync). ctx is not
+// consulted: a step the engine has applied must reach the file even if the
+// caller has given up waiting.
 func (s *Store) Commit(_ context.Context, rec engine.StepRecord) error {
 	id := rec.Snapshot.ID
 	if err := checkID(id); err != nil {
@@ -159,11 +190,11 @@ func (s *Store) Commit(_ context.Context, rec engine.StepRecord) error {
 	}
 	enc := getEncoder()
 	defer putEncoder(enc)
-	if err := enc.encode(rec); err != nil {
-		return err
-	}
 	var idKey []byte
 	enc.key, idKey = historyKey(enc.key, id, 0)
+	if err := enc.encode(rec, enc.key[:len(enc.key)-8]); err != nil {
+		return err
+	}
 	write := func(tx *bolt.Tx) error {
 		if enc.entries.Len() > 0 {
 			h := tx.Bucket(bucketHistory)
@@ -176,29 +207,49 @@ func (s *Store) Commit(_ context.Context, rec engine.StepRecord) error {
 				return err
 			}
 		}
+		if err := enc.writeOutbox(tx); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketInstances).Put(idKey, enc.snap.Bytes())
 	}
-
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return ErrClosed
-	}
-	var err error
-	if s.group != nil {
-		err = s.group.do(write)
-	} else {
-		err = update(s.db, write)
-	}
+	err := s.write(write)
 	var pe *panicError
 	switch {
-	case err == nil:
-		return nil
+	case err == nil, errors.Is(err, ErrClosed):
+		return err
 	case errors.As(err, &pe):
 		s.log.Error("boltstore: commit met a damaged page", zap.String("path", s.path), zap.String("instance", id), zap.Error(err))
 		return &CorruptError{Path: s.path, Instance: id, Err: err}
 	}
 	return &CommitError{Instance: id, Err: err}
+}
+
+// write runs fn in a write transaction, shared with other callers' with
+// WithBatch (so fn may run more than once), or fails with ErrClosed.
+func (s *Store) write(fn func(*bolt.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.group != nil {
+		return s.group.do(fn)
+	}
+	return update(s.db, fn)
+}
+
+// writeError is the error of a write other than Commit, what describing it.
+func (s *Store) writeError(err error, what string) error {
+	var pe *panicError
+	var ee *EncodeError
+	switch {
+	case err == nil, errors.Is(err, ErrClosed), errors.As(err, &ee):
+		return err
+	case errors.As(err, &pe):
+		s.log.Error("boltstore: write met a damaged page", zap.String("path", s.path), zap.String("write", what), zap.Error(err))
+		return &CorruptError{Path: s.path, Err: fmt.Errorf("%s: %w", what, err)}
+	}
+	return fmt.Errorf("boltstore: %s: %w", what, err)
 }
 
 // Instance implements engine.Store.
@@ -249,6 +300,108 @@ func (s *Store) Instances(ctx context.Context) (out []engine.Snapshot, err error
 		})
 	})
 	return out, err
+}
+
+// Outbox implements engine.Store. An instance has few unsettled items,
+// usually one, so they are sorted on reading rather than keyed by step.
+func (s *Store) Outbox(ctx context.Context, id string) (out []engine.Outgoing, err error) {
+	err = s.view(ctx, id, func(tx *bolt.Tx) error {
+		if id == "" || tx.Bucket(bucketInstances).Get([]byte(id)) == nil {
+			return fmt.Errorf("%w: %s", engine.ErrUnknownInstance, id)
+		}
+		prefix := historyPrefix(id)
+		c := tx.Bucket(bucketOutbox).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			o, err := decodeOutgoing(v)
+			if err != nil {
+				return s.corrupt(id, fmt.Errorf("outbox item %q: %w", k[len(prefix):], err))
+			}
+			if o.Key != string(k[len(prefix):]) {
+				return s.corrupt(id, fmt.Errorf("outbox item %q holds key %q", k[len(prefix):], o.Key))
+			}
+			out = append(out, o)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, compareOutgoing)
+	return out, nil
+}
+
+// AddDeadLetter implements engine.Store. Like Commit, it does not consult
+// ctx: a message the bus has given up on must not be lost because its caller
+// stopped waiting.
+func (s *Store) AddDeadLetter(_ context.Context, d engine.DeadLetter) error {
+	err := s.write(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketDeadLetters)
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		d.Seq = int(seq)
+		v, err := encodeDeadLetter(d)
+		if err != nil {
+			return err
+		}
+		return b.Put(deadLetterKey(seq), v)
+	})
+	return s.writeError(err, "add dead letter "+d.MessageID)
+}
+
+// DeadLetters implements engine.Store.
+func (s *Store) DeadLetters(ctx context.Context) (out []engine.DeadLetter, err error) {
+	err = s.view(ctx, "", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketDeadLetters).ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return s.corrupt("", fmt.Errorf("dead letter key of %d bytes, want 8", len(k)))
+			}
+			d, err := decodeDeadLetter(v)
+			if err != nil {
+				return s.corrupt("", fmt.Errorf("dead letter %d: %w", binary.BigEndian.Uint64(k), err))
+			}
+			out = append(out, d)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// SaveWorkflow implements engine.Store. ctx is not consulted, as for Commit.
+func (s *Store) SaveWorkflow(_ context.Context, w engine.WorkflowSource) error {
+	if w.Hash == "" {
+		return errors.New("boltstore: save workflow: hash is empty")
+	}
+	v, err := encodeWorkflow(w)
+	if err != nil {
+		return err
+	}
+	key := []byte(w.Hash)
+	err = s.write(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketWorkflows)
+		if b.Get(key) != nil {
+			return nil // the first save wins
+		}
+		return b.Put(key, v)
+	})
+	return s.writeError(err, "save workflow "+w.Hash)
+}
+
+// Workflow implements engine.Store.
+func (s *Store) Workflow(ctx context.Context, hash string) (w engine.WorkflowSource, err error) {
+	err = s.view(ctx, "", func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketWorkflows).Get([]byte(hash))
+		if v == nil {
+			return fmt.Errorf("%w: %s", engine.ErrUnknownWorkflow, hash)
+		}
+		w, err = decodeWorkflow(v)
+		if err != nil {
+			return s.corrupt("", fmt.Errorf("workflow %q: %w", hash, err))
+		}
+		return nil
+	})
+	return w, err
 }
 
 // view runs fn in a read transaction, turning a panic of bbolt on a damaged

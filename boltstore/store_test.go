@@ -60,6 +60,36 @@ func step(id string, n int) engine.StepRecord {
 	}
 }
 
+// withOutbox is step(id, n) sending one item and settling the previous
+// step's.
+func withOutbox(id string, n int) engine.StepRecord {
+	rec := step(id, n)
+	rec.Outbox = []engine.Outgoing{outgoing(id, n)}
+	rec.Settled = []string{fmt.Sprintf("%s:%d", id, n-1)}
+	return rec
+}
+
+// outgoing is the outbox item step n of instance id sends.
+func outgoing(id string, n int) engine.Outgoing {
+	return engine.Outgoing{
+		Key: fmt.Sprintf("%s:%d", id, n), Kind: engine.OutgoingDispatch, Run: "state", Step: n, State: "REVIEWING",
+		To: "seller", Payload: map[string]any{"order_id": "1", "n": float64(n)}, Created: t0.Add(time.Duration(n)),
+	}
+}
+
+// deadLetter is the n-th dead letter of the tests.
+func deadLetter(n int) engine.DeadLetter {
+	return engine.DeadLetter{
+		MessageID: fmt.Sprintf("msg-%d", n), Type: "handoff", From: "seller", To: "payment", Reason: "rejected",
+		Instance: "inst-0", Step: n, At: t0.Add(time.Duration(n) * time.Second), Attempts: 3,
+		Content: map[string]any{"n": float64(n)},
+	}
+}
+
+var workflowSource = engine.WorkflowSource{
+	Hash: "sha256:0123", Name: "refund", Version: 2, File: "refund.yaml", Source: []byte("workflow: refund\n"), Saved: t0,
+}
+
 // requireSameContent checks that got holds exactly what want holds.
 func requireSameContent(t *testing.T, got, want engine.Store) {
 	t.Helper()
@@ -75,7 +105,17 @@ func requireSameContent(t *testing.T, got, want engine.Store) {
 		gh, err := got.History(ctx, snap.ID)
 		require.NoError(t, err)
 		require.Equal(t, asJSON(t, wh), asJSON(t, gh), "history of %s", snap.ID)
+		wo, err := want.Outbox(ctx, snap.ID)
+		require.NoError(t, err)
+		gotOut, err := got.Outbox(ctx, snap.ID)
+		require.NoError(t, err)
+		require.Equal(t, asJSON(t, wo), asJSON(t, gotOut), "outbox of %s", snap.ID)
 	}
+	wd, err := want.DeadLetters(ctx)
+	require.NoError(t, err)
+	gd, err := got.DeadLetters(ctx)
+	require.NoError(t, err)
+	require.Equal(t, asJSON(t, wd), asJSON(t, gd), "dead letters")
 }
 
 func asJSON(t *testing.T, v any) string {
@@ -115,6 +155,54 @@ func TestReopenSeesEveryCommit(t *testing.T) {
 	}
 }
 
+// TestReopenKeepsOutboxDeadLettersWorkflows writes outbox items, dead
+// letters and a workflow source, and finds them all in the reopened file.
+func TestReopenKeepsOutboxDeadLettersWorkflows(t *testing.T) {
+	ctx := context.Background()
+	for _, opts := range [][]boltstore.Option{nil, {boltstore.WithBatch(64)}} {
+		s, path := open(t, opts...)
+		ref := engine.NewMemStore()
+		var cur engine.Store = s
+		both := func(write func(engine.Store) error) {
+			t.Helper()
+			require.NoError(t, write(cur))
+			require.NoError(t, write(ref))
+		}
+		for _, id := range []string{"a", "ab"} {
+			for n := 1; n <= 3; n++ {
+				rec := withOutbox(id, n)
+				if n == 2 { // a fan-out: a second item, left unsettled
+					rec.Outbox = append(rec.Outbox, outgoing(id+"/branch", n))
+				}
+				both(func(st engine.Store) error { return st.Commit(ctx, rec) })
+			}
+		}
+		for n := 1; n <= 3; n++ {
+			both(func(st engine.Store) error { return st.AddDeadLetter(ctx, deadLetter(n)) })
+		}
+		both(func(st engine.Store) error { return st.SaveWorkflow(ctx, workflowSource) })
+		require.NoError(t, s.Close())
+
+		again, err := boltstore.Open(path, opts...)
+		require.NoError(t, err)
+		requireSameContent(t, again, ref)
+		out, err := again.Outbox(ctx, "a")
+		require.NoError(t, err)
+		require.Len(t, out, 2, "the fan-out's second item and step 3's")
+		w, err := again.Workflow(ctx, workflowSource.Hash)
+		require.NoError(t, err)
+		require.Equal(t, asJSON(t, workflowSource), asJSON(t, w))
+		// The numbering of dead letters goes on where it stopped.
+		cur = again
+		both(func(st engine.Store) error { return st.AddDeadLetter(ctx, deadLetter(4)) })
+		requireSameContent(t, again, ref)
+		dead, err := again.DeadLetters(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 4, dead[3].Seq)
+		require.NoError(t, again.Close())
+	}
+}
+
 func TestCloseTwice(t *testing.T) {
 	s, _ := open(t)
 	require.NoError(t, s.Close())
@@ -132,6 +220,14 @@ func TestCallsAfterClose(t *testing.T) {
 	_, err = s.History(ctx, "i")
 	require.ErrorIs(t, err, boltstore.ErrClosed)
 	_, err = s.Instances(ctx)
+	require.ErrorIs(t, err, boltstore.ErrClosed)
+	_, err = s.Outbox(ctx, "i")
+	require.ErrorIs(t, err, boltstore.ErrClosed)
+	require.ErrorIs(t, s.AddDeadLetter(ctx, deadLetter(1)), boltstore.ErrClosed)
+	_, err = s.DeadLetters(ctx)
+	require.ErrorIs(t, err, boltstore.ErrClosed)
+	require.ErrorIs(t, s.SaveWorkflow(ctx, workflowSource), boltstore.ErrClosed)
+	_, err = s.Workflow(ctx, workflowSource.Hash)
 	require.ErrorIs(t, err, boltstore.ErrClosed)
 }
 
@@ -219,12 +315,16 @@ func TestCommitUnencodable(t *testing.T) {
 	}{
 		{"NaN in a result", func(r *engine.StepRecord) { r.Entries[1].Result = map[string]any{"x": math.NaN()} }, "entries[1]"},
 		{"channel in the context", func(r *engine.StepRecord) { r.Snapshot.Context = map[string]any{"c": make(chan int)} }, "snapshot"},
+		{"NaN in an outbox payload", func(r *engine.StepRecord) {
+			r.Outbox = []engine.Outgoing{outgoing("i", 2), outgoing("i", 2)}
+			r.Outbox[1].Key, r.Outbox[1].Payload = "i:2/b", map[string]any{"x": math.NaN()}
+		}, "outbox[1]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _ := open(t)
-			require.NoError(t, s.Commit(ctx, step("i", 1)))
-			rec := step("i", 2)
+			require.NoError(t, s.Commit(ctx, withOutbox("i", 1)))
+			rec := withOutbox("i", 2)
 			tt.edit(&rec)
 			err := s.Commit(ctx, rec)
 			var ee *boltstore.EncodeError
@@ -237,8 +337,48 @@ func TestCommitUnencodable(t *testing.T) {
 			h, err := s.History(ctx, "i")
 			require.NoError(t, err)
 			require.Len(t, h, 3)
+			out, err := s.Outbox(ctx, "i")
+			require.NoError(t, err)
+			require.Equal(t, []string{"i:1"}, keys(out), "the failed step must not settle or send anything")
 		})
 	}
+}
+
+func keys(items []engine.Outgoing) []string {
+	out := make([]string, len(items))
+	for i, o := range items {
+		out[i] = o.Key
+	}
+	return out
+}
+
+// TestAddDeadLetterUnencodable checks that a dead letter JSON cannot carry
+// is refused whole and takes no number.
+func TestAddDeadLetterUnencodable(t *testing.T) {
+	ctx := context.Background()
+	for _, opts := range [][]boltstore.Option{nil, {boltstore.WithBatch(8)}} {
+		s, _ := open(t, opts...)
+		bad := deadLetter(1)
+		bad.Content = map[string]any{"x": math.Inf(1)}
+		err := s.AddDeadLetter(ctx, bad)
+		var ee *boltstore.EncodeError
+		require.ErrorAs(t, err, &ee)
+		require.Equal(t, "dead_letter", ee.Field)
+		require.NoError(t, s.AddDeadLetter(ctx, deadLetter(2)))
+		dead, err := s.DeadLetters(ctx)
+		require.NoError(t, err)
+		require.Len(t, dead, 1)
+		require.Equal(t, 1, dead[0].Seq)
+		require.Equal(t, "msg-2", dead[0].MessageID)
+	}
+}
+
+func TestSaveWorkflowEmptyHash(t *testing.T) {
+	s, _ := open(t)
+	w := workflowSource
+	w.Hash = ""
+	err := s.SaveWorkflow(context.Background(), w)
+	require.ErrorContains(t, err, "boltstore: save workflow: hash is empty")
 }
 
 func TestReadsHonourContext(t *testing.T) {
@@ -252,6 +392,15 @@ func TestReadsHonourContext(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	_, err = s.Instances(ctx)
 	require.ErrorIs(t, err, context.Canceled)
+	_, err = s.Outbox(ctx, "i")
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = s.DeadLetters(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = s.Workflow(ctx, workflowSource.Hash)
+	require.ErrorIs(t, err, context.Canceled)
+	// Writes are never dropped because their caller stopped waiting.
+	require.NoError(t, s.AddDeadLetter(ctx, deadLetter(1)))
+	require.NoError(t, s.SaveWorkflow(ctx, workflowSource))
 	// A commit is never dropped because its caller stopped waiting.
 	require.NoError(t, s.Commit(ctx, step("i", 2)))
 }
