@@ -54,4 +54,50 @@ func requireHistory(t *testing.T, got, want []engine.Entry) {
 	require.Len(t, got, len(want), "history length")
 }
 
+func normalOutgoing(t *testing.T, o engine.Outgoing) engine.Outgoing {
+	t.Helper()
+	o = asJSON(t, o)
+	o.Created = o.Created.UTC()
+	return o
+}
+
+// requireOutbox compares item by item, like requireHistory.
+func requireOutbox(t *testing.T, got, want []engine.Outgoing) {
+	t.Helper()
+	for i := range min(len(got), len(want)) {
+		require.True(t, got[i].Created.Equal(want[i].Created), "outbox item %d created: got %v, want %v", i, got[i].Created, want[i].Created)
+		require.Equal(t, normalOutgoing(t, want[i]), normalOutgoing(t, got[i]), "outbox item %d", i)
+	}
+	require.Len(t, got, len(want), "outbox length (got keys %v, want %v)", outboxKeys(got), outboxKeys(want))
+}
+
+func outboxKeys(items []engine.Outgoing) []string {
+	keys := make([]string, len(items))
+	for i, o := range items {
+		keys[i] = o.Key
+	}
+	return keys
+}
+
+func normalDeadLetter(t *testing.T, d engine.DeadLetter) engine.DeadLetter {
+	t.Helper()
+	d = asJSON(t, d)
+	d.At = d.At.UTC()
+	return d
+}
+
+func requireDeadLetter(t *testing.T, got, want engine.DeadLetter) {
+	t.Helper()
+	require.True(t, got.At.Equal(want.At), "dead letter %d at: got %v, want %v", want.Seq, got.At, want.At)
+	require.Equal(t, normalDeadLetter(t, want), normalDeadLetter(t, got), "dead letter %d", want.Seq)
+}
+
+func requireWorkflow(t *testing.T, got, want engine.WorkflowSource) {
+	t.Helper()
+	require.True(t, got.Saved.Equal(want.Saved), "workflow %s saved: got %v, want %v", want.Hash, got.Saved, want.Saved)
+	got, want = asJSON(t, got), asJSON(t, want)
+	got.Saved, want.Saved = got.Saved.UTC(), want.Saved.UTC()
+	require.Equal(t, want, got, "workflow %s", want.Hash)
+}
+
 func errorsIsUnknown(err error) bool { return errors.Is(err, engine.ErrUnknownInstance) }

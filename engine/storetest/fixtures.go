@@ -90,6 +90,87 @@ func stepEntries(seq *int, step, n int) []engine.Entry {
 	return out
 }
 
+// elsewhere is a zone that is not UTC, with a half-hour offset.
+var elsewhere = time.FixedZone("NPT", 5*3600+45*60)
+
+// fullOutgoing sets every field of an outbox item of instance id, with nested
+// values in its maps and a creation time with nanoseconds in a zone that is
+// not UTC.
+func fullOutgoing(id string, step int, key string) engine.Outgoing {
+	return engine.Outgoing{
+		Key:         key,
+		Kind:        engine.OutgoingHandoff,
+		Run:         "delegate",
+		Step:        step,
+		Attempt:     2,
+		State:       "REVIEWING",
+		To:          "payment",
+		From:        "seller",
+		HandoffID:   fmt.Sprintf("h-%s-%d", id, step),
+		Reason:      "plan_step",
+		Explanation: "le paiement ✓ <b>&</b> \"quoted\"",
+		Task:        "refund order 1",
+		Priority:    100,
+		Rule:        "approved",
+		Previous:    map[string]any{"approval": "APPROVED", "scores": []any{1, 2.5, nil}},
+		Constraints: map[string]any{"max": 50, "deep": map[string]any{"deeper": map[string]any{"ok": true}}},
+		Payload: map[string]any{
+			"order_id": "1",
+			"items":    []any{map[string]any{"sku": "a", "qty": 2}},
+			"none":     nil,
+		},
+		Delegator:     "manager",
+		ReturnControl: true,
+		Created:       base.In(elsewhere).Add(time.Duration(step)*time.Millisecond + 11),
+	}
+}
+
+// item is a small outbox item of instance id, sent by step under key.
+func item(id string, step int, key string) engine.Outgoing {
+	return engine.Outgoing{
+		Key:     key,
+		Kind:    engine.OutgoingDispatch,
+		Run:     "state",
+		Step:    step,
+		State:   "REVIEWING",
+		To:      "seller",
+		Payload: map[string]any{"instance": id, "step": step},
+		Created: base.Add(time.Duration(step) * time.Microsecond),
+	}
+}
+
+// fullDeadLetter sets every field of a dead letter, Seq included: the store
+// must replace it with its own numbering.
+func fullDeadLetter(n int) engine.DeadLetter {
+	return engine.DeadLetter{
+		Seq:       1000 + n,
+		MessageID: fmt.Sprintf("msg-%d", n),
+		Type:      "handoff",
+		From:      "seller",
+		To:        "payment",
+		Reason:    "max attempts reached",
+		Instance:  fmt.Sprintf("i-%d", n),
+		Step:      n + 1,
+		Key:       fmt.Sprintf("i-%d:%d", n, n+1),
+		At:        base.In(elsewhere).Add(time.Duration(n)*time.Second + 13),
+		Attempts:  5,
+		LastError: "agent: timeout after 30s",
+		Content:   map[string]any{"order_id": "1", "nested": map[string]any{"list": []any{"x", 1}}},
+	}
+}
+
+// fullWorkflow sets every field of a workflow source.
+func fullWorkflow(hash string) engine.WorkflowSource {
+	return engine.WorkflowSource{
+		Hash:    hash,
+		Name:    "refund",
+		Version: 3,
+		File:    "workflows/refund.yaml",
+		Source:  []byte("workflow: refund\nversion: 3\n\x00\xff binary too\n"),
+		Saved:   base.In(elsewhere).Add(17),
+	}
+}
+
 // requireAllFieldsSet fails when a field of v is zero, so that a field added
 // to the engine's types later is not silently left out of the round trips.
 func requireAllFieldsSet(t *testing.T, v any) {

@@ -1,6 +1,7 @@
 package storetest_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,19 +19,37 @@ import (
 
 // refStore is a plain, correct store that a knob breaks in one way.
 type refStore struct {
-	knob  string
-	mu    sync.Mutex
-	snaps map[string]engine.Snapshot
-	steps map[string][][]engine.Entry
+	knob      string
+	mu        sync.Mutex
+	snaps     map[string]engine.Snapshot
+	steps     map[string][][]engine.Entry
+	outbox    map[string][]*engine.Outgoing
+	dead      []engine.DeadLetter
+	workflows map[string]engine.WorkflowSource
 }
 
 func newRefStore(knob string) *refStore {
-	return &refStore{knob: knob, snaps: map[string]engine.Snapshot{}, steps: map[string][][]engine.Entry{}}
+	return &refStore{
+		knob:      knob,
+		snaps:     map[string]engine.Snapshot{},
+		steps:     map[string][][]engine.Entry{},
+		outbox:    map[string][]*engine.Outgoing{},
+		workflows: map[string]engine.WorkflowSource{},
+	}
 }
 
 func (s *refStore) Commit(_ context.Context, rec engine.StepRecord) error {
+	if s.knob == "outbox-torn" {
+		// The outbox change lands in a commit of its own, before the rest.
+		s.mu.Lock()
+		s.applyOutbox(rec)
+		s.mu.Unlock()
+		time.Sleep(100 * time.Microsecond)
+		rec.Outbox, rec.Settled = nil, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.applyOutbox(rec)
 	entries := slices.Clone(rec.Entries)
 	switch s.knob {
 	case "alias":
@@ -51,6 +70,111 @@ func (s *refStore) Commit(_ context.Context, rec engine.StepRecord) error {
 		s.steps[rec.Snapshot.ID] = append(s.steps[rec.Snapshot.ID], entries)
 	}
 	return nil
+}
+
+// applyOutbox drops the items rec settles, then keeps the ones it sends.
+func (s *refStore) applyOutbox(rec engine.StepRecord) {
+	id := rec.Snapshot.ID
+	if s.knob == "outbox-global" {
+		id = ""
+	}
+	items := s.outbox[id]
+	if s.knob != "outbox-ignores-settled" {
+		items = slices.DeleteFunc(items, func(o *engine.Outgoing) bool { return slices.Contains(rec.Settled, o.Key) })
+	}
+	for i := range rec.Outbox {
+		o := &rec.Outbox[i]
+		if s.knob != "outbox-alias" {
+			c := *o
+			o = &c
+		}
+		if s.knob == "outbox-lossy" {
+			o.Created = o.Created.Truncate(time.Microsecond)
+		}
+		k := slices.IndexFunc(items, func(p *engine.Outgoing) bool { return p.Key == o.Key })
+		if k >= 0 && s.knob != "outbox-no-replace" {
+			items[k] = o
+		} else {
+			items = append(items, o)
+		}
+	}
+	s.outbox[id] = items
+}
+
+func (s *refStore) Outbox(_ context.Context, id string) ([]engine.Outgoing, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.snaps[id]; !ok {
+		if s.knob == "outbox-unknown" {
+			return nil, nil
+		}
+		return nil, s.unknown(id)
+	}
+	if s.knob == "outbox-global" {
+		id = ""
+	}
+	out := make([]engine.Outgoing, len(s.outbox[id]))
+	for i, o := range s.outbox[id] {
+		out[i] = *o
+	}
+	if s.knob != "outbox-unsorted" {
+		slices.SortStableFunc(out, func(a, b engine.Outgoing) int {
+			if c := cmp.Compare(a.Step, b.Step); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Key, b.Key)
+		})
+	}
+	return out, nil
+}
+
+func (s *refStore) AddDeadLetter(_ context.Context, d engine.DeadLetter) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.knob != "deadletter-no-seq" {
+		d.Seq = len(s.dead) + 1
+	}
+	s.dead = append(s.dead, d)
+	return nil
+}
+
+func (s *refStore) DeadLetters(context.Context) ([]engine.DeadLetter, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Clone(s.dead)
+	if s.knob == "deadletter-reversed" {
+		slices.Reverse(out)
+	}
+	return out, nil
+}
+
+func (s *refStore) SaveWorkflow(_ context.Context, w engine.WorkflowSource) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.workflows[w.Hash]; ok && s.knob != "workflow-overwrites" {
+		return nil
+	}
+	if s.knob != "workflow-alias" {
+		w.Source = slices.Clone(w.Source)
+	}
+	s.workflows[w.Hash] = w
+	return nil
+}
+
+func (s *refStore) Workflow(_ context.Context, hash string) (engine.WorkflowSource, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.workflows[hash]
+	if !ok {
+		if s.knob == "workflow-unknown" {
+			return engine.WorkflowSource{}, errors.New("not found")
+		}
+		return engine.WorkflowSource{}, fmt.Errorf("%w: %s", engine.ErrUnknownWorkflow, hash)
+	}
+	if s.knob != "workflow-alias" {
+		w.Source = slices.Clone(w.Source)
+	}
+	return w, nil
 }
 
 func (s *refStore) unknown(id string) error {
@@ -125,6 +249,21 @@ func TestSuiteCatchesMutants(t *testing.T) {
 		{"unknown", "UnknownInstanceAmongKnown"},
 		{"order", "HistoryOrderAcrossCommits"},
 		{"unsorted", "InstancesSortedByID"},
+		{"outbox-lossy", "OutboxRoundTrip"},
+		{"outbox-ignores-settled", "OutboxSettle"},
+		{"outbox-ignores-settled", "OutboxAtomicWithStep"},
+		{"outbox-unsorted", "OutboxSettle"},
+		{"outbox-no-replace", "OutboxSettle"},
+		{"outbox-global", "OutboxPerInstance"},
+		{"outbox-unknown", "OutboxPerInstance"},
+		{"outbox-torn", "OutboxAtomicWithStep"},
+		{"outbox-alias", "OutboxSlicesReused"},
+		{"deadletter-no-seq", "DeadLettersInOrder"},
+		{"deadletter-no-seq", "ConcurrentDeadLetters"},
+		{"deadletter-reversed", "DeadLettersInOrder"},
+		{"workflow-overwrites", "WorkflowSaveLoad"},
+		{"workflow-alias", "WorkflowSaveLoad"},
+		{"workflow-unknown", "WorkflowSaveLoad"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.knob+"/"+tt.subtest, func(t *testing.T) {

@@ -37,6 +37,14 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"ReadersSeeWholeSteps", testReadersSeeWholeSteps},
 		{"LargeHistory", testLargeHistory},
 		{"LargeValues", testLargeValues},
+		{"OutboxRoundTrip", testOutboxRoundTrip},
+		{"OutboxSettle", testOutboxSettle},
+		{"OutboxPerInstance", testOutboxPerInstance},
+		{"OutboxAtomicWithStep", testOutboxAtomicWithStep},
+		{"OutboxSlicesReused", testOutboxSlicesReused},
+		{"DeadLettersInOrder", testDeadLettersInOrder},
+		{"ConcurrentDeadLetters", testConcurrentDeadLetters},
+		{"WorkflowSaveLoad", testWorkflowSaveLoad},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
