@@ -86,6 +86,15 @@ func (discardStore) History(context.Context, string) ([]engine.Entry, error) {
 	return nil, engine.ErrUnknownInstance
 }
 func (discardStore) Instances(context.Context) ([]engine.Snapshot, error) { return nil, nil }
+func (discardStore) Outbox(context.Context, string) ([]engine.Outgoing, error) {
+	return nil, engine.ErrUnknownInstance
+}
+func (discardStore) AddDeadLetter(context.Context, engine.DeadLetter) error    { return nil }
+func (discardStore) DeadLetters(context.Context) ([]engine.DeadLetter, error)  { return nil, nil }
+func (discardStore) SaveWorkflow(context.Context, engine.WorkflowSource) error { return nil }
+func (discardStore) Workflow(context.Context, string) (engine.WorkflowSource, error) {
+	return engine.WorkflowSource{}, engine.ErrUnknownWorkflow
+}
 
 func benchRefundSim(b *testing.B, store engine.Store) {
 	w := loadRefund(b)

@@ -98,6 +98,9 @@ func TestEngine_Crash_KilledAndResumed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if left, err := st.Outbox(ctx, s.ID); err != nil || len(left) != 0 {
+			t.Errorf("instance %s: outbox holds %v (%v), want every item settled (the final notice taken)", s.ID, left, err)
+		}
 		steps := map[int]int{}
 		var fired []string
 		for _, e := range history {
@@ -120,10 +123,10 @@ func TestEngine_Crash_KilledAndResumed(t *testing.T) {
 				t.Errorf("instance %s: step %d applied %d times, want once", s.ID, step, count)
 			}
 		}
-		if got := strings.Join(fired, ","); got != "ab,bc,done" {
-			t.Errorf("instance %s: rules fired %s, want ab,bc,done exactly once each", s.ID, got)
+		if got := strings.Join(fired, ","); got != "ab,bp,pc,done" {
+			t.Errorf("instance %s: rules fired %s, want ab,bp,pc,done exactly once each", s.ID, got)
 		}
-		if want := map[string]any{"a": 1.0, "b": 2.0, "c": 3.0}; fmt.Sprint(s.Context) != fmt.Sprint(want) {
+		if want := map[string]any{"a": 1.0, "b": 2.0, "p": 3.0, "c": 3.0}; fmt.Sprint(s.Context) != fmt.Sprint(want) {
 			t.Errorf("instance %s: context %v, want %v", s.ID, s.Context, want)
 		}
 	}
@@ -164,7 +167,9 @@ func crashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := engine.NewRegistry(w, map[string]registry.Handler{"a": agent(1), "b": agent(2), "c": agent(3)})
+	reg, err := engine.NewRegistry(w, map[string]registry.Handler{
+		"a": agent(1), "b": agent(2), "c": agent(3), "x": agent(4), "y": agent(5), "z": agent(6), "n": agent(7),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,6 +211,23 @@ func crashChild(t *testing.T) {
 	for _, inst := range waits {
 		if _, err := inst.Wait(wctx); err != nil {
 			t.Fatal(err)
+		}
+	}
+	// The final notices go out after the last step: run until n has taken
+	// every one (each settles its outbox item).
+	for _, inst := range waits {
+		for {
+			left, err := st.Outbox(ctx, inst.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(left) == 0 {
+				break
+			}
+			if wctx.Err() != nil {
+				t.Fatalf("instance %s: outbox still holds %d items", inst.ID(), len(left))
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
 }

@@ -89,7 +89,8 @@ func (i *instance) returnControl(ctx context.Context, r *run, out registry.Outco
 	i.note(Entry{Kind: KindReturned, State: i.state.Name, From: r.agent, To: r.delegator, Result: out.Result})
 	i.step++
 	nr := &run{
-		step: i.step, attempt: 1, state: i.state, agent: r.delegator,
+		returned: true,
+		step:     i.step, attempt: 1, state: i.state, agent: r.delegator,
 		description: "result of " + r.agent + ": " + r.description, reason: "return_control",
 		priority: r.priority, previous: out.Result, constraints: r.constraints,
 	}

@@ -26,30 +26,38 @@ const (
 	metaHandoff  = "handoff_id"
 )
 
-// sendHandoff sends an agent-to-agent hand-off (or, with final set, a final
-// notice) through the hand-off manager and returns its id.
-func (e *Engine) sendHandoff(ctx context.Context, i *instance, r *run, final bool) (string, error) {
-	reason := r.handoffReason
-	if reason == "" {
-		reason = handoff.ReasonRule
-	}
-	cmd := handoff.Command{
-		From: r.from, To: r.agent, Reason: reason, Explanation: r.reason, Payload: r.payload,
-		ReturnControl: r.returnControl, RequiresAck: true,
-		Task: r.description, Context: i.context, PreviousResult: orEmpty(r.previous),
-		Constraints: orEmpty(r.constraints), Priority: r.priority, WorkflowID: e.wf.Name,
-		InstanceID: i.id, Step: r.step, IdempotencyKey: idempotencyKey(i.id, r.step),
-		Timeout: settleWithin(r),
-	}
-	handOff := e.handoffs.Handoff
-	if reason == handoff.ReasonUserRequest {
-		handOff = e.handoffs.SelectAgent
-	}
-	rec, err := handOff(ctx, cmd)
+// prepareHandoff validates and records an agent-to-agent hand-off (or, for
+// a final notice, the hand-off into a terminal state) with the manager and
+// returns its id; the hand-off goes out once its step has committed.
+func (e *Engine) prepareHandoff(ctx context.Context, i *instance, r *run) (string, error) {
+	rec, err := e.handoffs.Prepare(ctx, handoffCommand(i, r))
 	if err != nil {
 		return "", err
 	}
 	return rec.ID, nil
+}
+
+// restoreHandoff records again, under its old id, a hand-off the store's
+// outbox holds from before a restart.
+func (e *Engine) restoreHandoff(ctx context.Context, i *instance, r *run) error {
+	_, err := e.handoffs.Restore(ctx, r.handoffID, handoffCommand(i, r))
+	return err
+}
+
+// handoffCommand is the hand-off of run r.
+func handoffCommand(i *instance, r *run) handoff.Command {
+	reason := r.handoffReason
+	if reason == "" {
+		reason = handoff.ReasonRule
+	}
+	return handoff.Command{
+		From: r.from, To: r.agent, Reason: reason, Explanation: r.reason, Payload: r.payload,
+		ReturnControl: r.returnControl, RequiresAck: true,
+		Task: r.description, Context: i.context, PreviousResult: orEmpty(r.previous),
+		Constraints: orEmpty(r.constraints), Priority: r.priority, WorkflowID: i.e.wf.Name,
+		InstanceID: i.id, Step: r.step, IdempotencyKey: r.key,
+		Timeout: settleWithin(r),
+	}
 }
 
 // goRunDeadline is how long the hand-off to a Go handler in a state without
@@ -94,7 +102,7 @@ func (e *Engine) sendDispatch(ctx context.Context, i *instance, r *run) error {
 		Metadata: map[string]any{
 			metaInstance:      i.id,
 			metaStep:          r.step,
-			"idempotency_key": idempotencyKey(i.id, r.step),
+			"idempotency_key": r.key,
 		},
 		RequiresAck: true,
 	}
@@ -229,6 +237,10 @@ func (i *instance) takeNotice(id string) bool {
 		return false
 	}
 	delete(i.notices, id)
+	// The notice's outbox item is settled: a commit of its own, since the
+	// instance has no step left to carry it.
+	i.settle = true
+	i.commit(i.e.ctx)
 	return true
 }
 

@@ -38,9 +38,16 @@
 //
 // Each step (an outcome processed, a retry dispatched, a timeout) is
 // committed to the [Store] as one [StepRecord]: the instance's [Snapshot]
-// after the step and the history [Entry] lines it produced. Observers
-// registered with [WithObserver] then receive the step's events
-// (state_changed, agent_handoff, agent_changed, completed, failed).
+// after the step, the history [Entry] lines it produced, and the work it
+// sends as [Outgoing] items (a transactional outbox). Only once the store
+// has committed the step is its work handed to the bus; then observers
+// registered with [WithObserver] receive the step's events (state_changed,
+// agent_handoff, agent_changed, completed, failed). An outbox item stays in
+// the store until a later step settles it (its run ended, its notice was
+// taken), so that [Engine.Resume], on a durable store after a crash, sends
+// it again with the same idempotency key and hand-off id: transitions are
+// applied exactly once, agents run a step at least once. The bus's dead
+// letters are written to the store as well.
 //
 // # Concurrency
 //

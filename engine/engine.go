@@ -42,6 +42,7 @@ type Engine struct {
 	metrics   metrics
 	closed    atomic.Bool
 	closeOnce sync.Once
+	unsubDead func() // stops keeping the bus's dead letters
 }
 
 // New builds an engine for w. Agents that the registry lacks are added from
@@ -107,7 +108,30 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 		e.exec = e.pool
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
+	// The store keeps the source of every workflow version an instance
+	// started on, so that an old version's engine can be rebuilt.
+	if err := e.store.SaveWorkflow(e.ctx, WorkflowSource{
+		Hash: w.Hash, Name: w.Name, Version: w.Version, File: w.File, Source: w.Source, Saved: e.clock.Now(),
+	}); err != nil {
+		e.cancel()
+		return nil, fmt.Errorf("engine: save the workflow source: %w", err)
+	}
+	e.unsubDead = e.bus.OnDeadLetter(e.keepDeadLetter)
 	return e, nil
+}
+
+// keepDeadLetter writes a message the bus gave up on to the store.
+func (e *Engine) keepDeadLetter(d bus.DeadLetter) {
+	m := d.Message
+	dl := DeadLetter{
+		MessageID: m.MessageID, Type: string(m.Type), From: m.From, To: m.To, Reason: string(d.Reason),
+		Instance: lookupString(m, metaInstance), Key: m.Key(), At: d.At, Attempts: d.Attempts,
+		LastError: d.LastError, Content: m.Content,
+	}
+	dl.Step, _ = lookupInt(m, metaStep)
+	if err := e.store.AddDeadLetter(context.Background(), dl); err != nil {
+		e.log.Error("engine: dead letter not stored", zap.String("message_id", m.MessageID), zap.Error(err))
+	}
 }
 
 // Workflow returns the workflow the engine runs.
@@ -267,6 +291,7 @@ func (e *Engine) acceptNotice(ctx context.Context, ref taskRef) bool {
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.closed.Store(true)
+		e.unsubDead()
 		e.cancel()
 		e.instances.Range(func(_, v any) bool {
 			v.(*instance).stopTimers()

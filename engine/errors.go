@@ -9,6 +9,9 @@ import (
 var (
 	// ErrUnknownInstance means no instance has the given id.
 	ErrUnknownInstance = errors.New("engine: unknown instance")
+	// ErrUnknownWorkflow means a store keeps no workflow source under the
+	// given hash.
+	ErrUnknownWorkflow = errors.New("engine: unknown workflow source")
 	// ErrInstanceFinished means the instance has already completed, failed or
 	// been cancelled.
 	ErrInstanceFinished = errors.New("engine: instance finished")

@@ -26,27 +26,33 @@ type instance struct {
 	e  *Engine
 	id string
 
-	mu      sync.Mutex
-	machine *fsm.Machine
-	status  Status
-	state   *rules.State
-	step    int
-	visits  map[string]int // copy-on-write: committed snapshots share it
-	input   map[string]any
-	context map[string]any // copy-on-write
-	run     *run           // the current run of a single-agent state
-	join    *join          // the fan-out of a parallel state
-	outcome string
-	err     error
-	created time.Time
-	commits int
-	seq     int
-	pending *[]Entry // the step's entries, in a pooled buffer; nil between steps
-	events  []Event
-	retry   clock.Timer
-	notices map[string]bool // hand-off ids of final notices not yet taken
-	closing bool            // finished: done closes once the final step is committed
-	done    chan struct{}
+	mu         sync.Mutex
+	machine    *fsm.Machine
+	status     Status
+	state      *rules.State
+	step       int
+	visits     map[string]int // copy-on-write: committed snapshots share it
+	input      map[string]any
+	context    map[string]any // copy-on-write
+	run        *run           // the current run of a single-agent state
+	join       *join          // the fan-out of a parallel state
+	outcome    string
+	err        error
+	created    time.Time
+	commits    int
+	seq        int
+	pending    *[]Entry // the step's entries, in a pooled buffer; nil between steps
+	events     []Event
+	retry      clock.Timer
+	notices    map[string]bool // hand-off ids of final notices not yet taken
+	outbox     []sending       // the step's outbox, sent once the step has committed
+	sendBuf    []sending       // the other outbox buffer, reused
+	open       []openItem      // outbox items the store holds unsettled
+	settledBuf []string
+	outBuf     []Outgoing
+	settle     bool // an outbox item was settled outside a step
+	closing    bool // finished: done closes once the final step is committed
+	done       chan struct{}
 }
 
 // run is one run of an agent: a step.
@@ -68,7 +74,9 @@ type run struct {
 	timer         clock.Timer
 	cancel        context.CancelFunc
 
+	key           string // the idempotency key, instance:step
 	kind          runKind
+	returned      bool           // dispatched by return_control: the delegate's result going back
 	handoffReason handoff.Reason // the hand-off's reason; "" = rule
 	payload       map[string]any
 	delegator     string // for a delegate: the agent that delegated
@@ -114,13 +122,28 @@ func (i *instance) note(en Entry) {
 // copy the entries they keep, so a buffer is free again once committed.
 var entryBuffers = sync.Pool{New: func() any { b := make([]Entry, 0, 16); return &b }}
 
-// commit writes the step being built through the store, then tells the
-// observers. It is called once at the end of every step.
+// commit writes the step being built through the store — its snapshot,
+// entries and outbox in one StepRecord — then sends the outbox and tells the
+// observers. It is called once at the end of every step. Work the bus
+// refuses fails its run, which is a step of its own, committed in turn.
 func (i *instance) commit(ctx context.Context) {
-	if i.pending == nil && len(i.events) == 0 {
-		i.release()
-		return
+	for i.pending != nil || len(i.events) > 0 || len(i.outbox) > 0 || i.settle {
+		i.settle = false
+		i.commitStep(ctx)
+		failed := len(i.outbox) > 0 && i.flush(ctx)
+		for _, ev := range i.events {
+			i.e.emit(ev)
+		}
+		i.events = i.events[:0]
+		if !failed {
+			break
+		}
 	}
+	i.release()
+}
+
+// commitStep writes the step being built through the store.
+func (i *instance) commitStep(ctx context.Context) {
 	i.commits++
 	snap := Snapshot{
 		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
@@ -134,24 +157,30 @@ func (i *instance) commit(ctx context.Context) {
 	if i.err != nil {
 		snap.Error = i.err.Error()
 	}
-	var entries []Entry
+	rec := StepRecord{Snapshot: snap, Settled: i.settled()}
 	if i.pending != nil {
-		entries = *i.pending
+		rec.Entries = *i.pending
 	}
-	if err := i.e.store.Commit(ctx, StepRecord{Snapshot: snap, Entries: entries}); err != nil {
+	if len(i.outbox) > 0 {
+		outs := i.outBuf[:0]
+		for k := range i.outbox {
+			outs = append(outs, i.outbox[k].out)
+		}
+		rec.Outbox = outs
+	}
+	if err := i.e.store.Commit(ctx, rec); err != nil {
 		i.e.log.Error("engine: commit failed; the instance keeps running in memory", zap.String("instance", i.id), zap.Error(err))
 	}
+	if rec.Outbox != nil {
+		clear(rec.Outbox)
+		i.outBuf = rec.Outbox[:0]
+	}
 	if i.pending != nil {
-		clear(entries)
-		*i.pending = entries[:0]
+		clear(rec.Entries)
+		*i.pending = rec.Entries[:0]
 		entryBuffers.Put(i.pending)
 		i.pending = nil
 	}
-	for _, ev := range i.events {
-		i.e.emit(ev)
-	}
-	i.events = i.events[:0]
-	i.release()
 }
 
 // release closes done once the step that finished the instance has been
@@ -220,40 +249,42 @@ func (i *instance) startRun(ctx context.Context, d dispatch) {
 	}
 }
 
-// launch sends a run's work to its agent — a hand-off through the manager
-// when another agent hands over, the engine's own dispatch otherwise — arms
-// the state's timeout and, for a Go agent, queues the delivery.
+// launch prepares a run's work — a hand-off through the manager when
+// another agent hands over, the engine's own dispatch otherwise — and puts
+// it in the step's outbox, to be sent once the step has committed; it arms
+// the state's timeout. Only a refused hand-off is an error here: the bus's
+// refusals come after the commit (see flush).
 func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 	st := r.state
 	agent, _ := i.e.reg.Get(r.agent)
 	r.handler = agent.Handler
-	var err error
+	r.key = idempotencyKey(i.id, r.step)
 	if r.from != "" {
-		r.handoffID, err = i.e.sendHandoff(ctx, i, r, false)
+		id, err := i.e.prepareHandoff(ctx, i, r)
 		if err != nil {
 			return err
 		}
+		r.handoffID = id
 		i.note(Entry{Kind: KindHandoff, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, To: r.agent, Rule: ruleID(rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description})
 		i.event(Event{Type: EventAgentHandoff, Step: r.step, From: r.from, To: r.agent, Rule: ruleID(rule)})
 	} else {
-		if err = i.e.sendDispatch(ctx, i, r); err != nil {
-			return err
-		}
 		i.note(Entry{Kind: KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
 	}
-	if st.Timeout > 0 {
+	i.queue(i.outgoing(r, rule), r)
+	i.arm(r)
+	return nil
+}
+
+// arm starts the timeout of a run's state.
+func (i *instance) arm(r *run) {
+	if r.state.Timeout > 0 {
 		step := r.step
-		r.timer = i.e.clock.AfterFunc(st.Timeout, func() {
+		r.timer = i.e.clock.AfterFunc(r.state.Timeout, func() {
 			i.e.exec.Submit(func() {
 				_ = i.finishRun(i.e.ctx, step, registry.Outcome{}, ErrTimeout, true)
 			})
 		})
 	}
-	if r.handler != nil {
-		to := r.agent
-		i.e.exec.Submit(func() { i.e.deliver(to) })
-	}
-	return nil
 }
 
 // active returns the run of step if it is still under way.
@@ -285,7 +316,7 @@ func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, c
 	ctx, r.cancel = context.WithCancel(i.e.ctx)
 	task = &registry.Task{
 		WorkflowID: i.e.wf.Name, InstanceID: i.id, State: r.state.Name, From: r.from, Reason: r.reason,
-		Description: r.description, IdempotencyKey: idempotencyKey(i.id, r.step), Step: r.step, Attempt: r.attempt,
+		Description: r.description, IdempotencyKey: r.key, Step: r.step, Attempt: r.attempt,
 		Input: i.input, Context: i.context, PreviousResult: orEmpty(r.previous), Constraints: orEmpty(r.constraints),
 		Payload: r.payload,
 	}
@@ -543,18 +574,20 @@ func (i *instance) enter(ctx context.Context, event string, next *rules.State) b
 
 func (i *instance) finalNotice(ctx context.Context, rule *rules.Rule, from, desc string, result map[string]any) {
 	r := &run{step: i.step + 1, state: i.state, agent: rule.To, from: from, description: desc, reason: rule.Reason, priority: rule.Priority, previous: result, constraints: rule.Constraints}
-	id, err := i.e.sendHandoff(ctx, i, r, true)
+	r.key = idempotencyKey(i.id, r.step)
+	id, err := i.e.prepareHandoff(ctx, i, r)
 	en := Entry{Kind: KindFinalNotice, Step: r.step, State: i.state.Name, From: from, To: rule.To, Rule: rule.ID, HandoffID: id, Priority: rule.Priority, Detail: desc}
 	if err != nil {
-		en.Error = err.Error() // dead-lettered by the bus; the instance still completes
+		en.Error = err.Error() // refused; the instance still completes
 	} else {
 		if i.notices == nil {
 			i.notices = map[string]bool{}
 		}
 		i.notices[id] = true
-		if agent, _ := i.e.reg.Get(rule.To); agent.Handler != nil {
-			i.e.exec.Submit(func() { i.e.deliver(rule.To) })
-		}
+		r.handoffID = id
+		o := i.outgoing(r, rule)
+		o.Kind, o.Run = OutgoingNotice, ""
+		i.queue(o, nil)
 	}
 	i.note(en)
 	i.event(Event{Type: EventAgentHandoff, From: from, To: rule.To, Rule: rule.ID})

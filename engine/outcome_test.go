@@ -145,9 +145,11 @@ func TestEngine_Terminal_UndeliverableFinalNoticeIsDeadLettered(t *testing.T) {
 	}
 	res, h := r.finish(nil)
 	wantCompleted(t, res, "LOUD")
+	// The notice is committed with the step that completes the instance and
+	// sent after it: the bus's refusal is recorded by a second entry.
 	notices := entries(h, engine.KindFinalNotice)
-	if len(notices) != 1 || !strings.Contains(notices[0].Error, "queue full") {
-		t.Fatalf("got final notices %+v, want one recording the full mailbox", notices)
+	if len(notices) != 2 || notices[0].Error != "" || !strings.Contains(notices[1].Error, "queue full") || notices[1].HandoffID != notices[0].HandoffID {
+		t.Fatalf("got final notices %+v, want the notice, then its failure recording the full mailbox", notices)
 	}
 	var found bool
 	for _, d := range r.eng.Bus().DeadLetters() {
@@ -160,6 +162,15 @@ func TestEngine_Terminal_UndeliverableFinalNoticeIsDeadLettered(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("got dead letters %+v, want the final notice to monitor", r.eng.Bus().DeadLetters())
+	}
+	// The store keeps the dead letter too, tied to its instance and step.
+	kept, err := r.eng.Store().DeadLetters(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 1 || kept[0].To != "monitor" || kept[0].Reason != string(bus.ReasonQueueOverflow) ||
+		kept[0].Instance == "" || kept[0].Key == "" || kept[0].Step != notices[0].Step || kept[0].Seq != 1 {
+		t.Errorf("store kept dead letters %+v, want the notice to monitor of step %d", kept, notices[0].Step)
 	}
 	if m := r.eng.Bus().Metrics(); !m.Balanced() {
 		t.Errorf("got bus metrics %+v, want accepted = delivered + dead-lettered + queued", m)

@@ -112,20 +112,30 @@ func (i *instance) branchDone(ctx context.Context, r *run, out registry.Outcome,
 		i.checkJoin(ctx, true)
 		return
 	}
+	handoffTo := ""
+	if out.Handoff != nil {
+		handoffTo = out.Handoff.To
+	}
+	j.take(r, out.Trigger, out.Result, errText(runErr), handoffTo)
+	i.checkJoin(ctx, false)
+}
+
+// take counts a branch's reply: a failure, a reserved trigger or a request
+// to hand off counts as missing; anything else is a reply.
+func (j *join) take(r *run, trigger string, result map[string]any, errMsg, handoffTo string) {
 	switch {
-	case runErr != nil:
-		j.fail(r.agent, runErr.Error())
-	case reserved(out.Trigger):
-		j.fail(r.agent, fmt.Sprintf("%v: agent %s reported %q", ErrReservedTrigger, r.agent, out.Trigger))
-	case out.Handoff != nil:
+	case errMsg != "":
+		j.fail(r.agent, errMsg)
+	case reserved(trigger):
+		j.fail(r.agent, fmt.Sprintf("%v: agent %s reported %q", ErrReservedTrigger, r.agent, trigger))
+	case handoffTo != "":
 		// The branch did not answer: it asked someone else to. Its result
 		// is not a reply, so counting it would put a vote it never cast
 		// into the merge.
-		j.fail(r.agent, fmt.Sprintf("engine: branch %s of parallel state %s cannot delegate (it asked to hand off to %s)", r.agent, j.state.Name, out.Handoff.To))
+		j.fail(r.agent, fmt.Sprintf("engine: branch %s of parallel state %s cannot delegate (it asked to hand off to %s)", r.agent, j.state.Name, handoffTo))
 	default:
-		j.replies = append(j.replies, branchReply{agent: r.agent, result: out.Result})
+		j.replies = append(j.replies, branchReply{agent: r.agent, result: result})
 	}
-	i.checkJoin(ctx, false)
 }
 
 func (i *instance) joinTimedOut(ctx context.Context, j *join) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/batonhq/baton/fsm"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -13,7 +14,7 @@ import (
 const KindResumed Kind = "resumed"
 
 // ErrCannotResume means an unfinished instance cannot be continued by this
-// engine (it waits on a parallel join, or its history is incomplete).
+// engine (its history or outbox is incomplete).
 var ErrCannotResume = errors.New("engine: cannot resume instance")
 
 // ResumeReport says what Resume did.
@@ -30,12 +31,16 @@ type ResumeReport struct {
 
 // Resume continues every unfinished instance of this workflow found in the
 // store (an engine restarted on a durable store after a crash, say). Each
-// continues from its last committed step: the run that step started is
-// dispatched again, with the same step number and idempotency key
-// (instance:step), so the state machine applies each transition once while an
-// agent that runs the step again sees the key it saw before (agent side
-// effects are at-least-once and deduplicable by that key). A failed run that
-// was waiting for its retry is retried after its backoff.
+// continues from its last committed step: the work that step sent and that
+// is still in the store's outbox — a run's dispatch or hand-off, the
+// branches of a parallel state still owed a reply — is sent again with the
+// same step number, idempotency key (instance:step) and hand-off id, so the
+// state machine applies each transition once while an agent that runs the
+// step again sees the key it saw before (agent side effects are
+// at-least-once and deduplicable by that key). A failed run that was waiting
+// for its retry is retried after its backoff; a parallel join keeps the
+// replies committed before the crash and the deadline it had. Final notices
+// of finished instances that no agent took are sent again too.
 func (e *Engine) Resume(ctx context.Context) (ResumeReport, error) {
 	rep := ResumeReport{Failed: map[string]error{}}
 	snaps, err := e.store.Instances(ctx)
@@ -43,19 +48,29 @@ func (e *Engine) Resume(ctx context.Context) (ResumeReport, error) {
 		return rep, fmt.Errorf("engine: resume: %w", err)
 	}
 	for _, snap := range snaps {
-		if snap.Status.Finished() || snap.Workflow != e.wf.Name {
+		if snap.Workflow != e.wf.Name {
 			continue
 		}
 		if snap.Hash != e.wf.Hash {
-			rep.OtherVersion = append(rep.OtherVersion, snap.ID)
+			if !snap.Status.Finished() {
+				rep.OtherVersion = append(rep.OtherVersion, snap.ID)
+			}
 			continue
 		}
 		if _, running := e.instances.Load(snap.ID); running {
 			continue
 		}
-		history, err := e.store.History(ctx, snap.ID)
-		if err == nil {
-			err = e.resume(context.WithoutCancel(ctx), snap, history)
+		outbox, err := e.store.Outbox(ctx, snap.ID)
+		if err == nil && snap.Status.Finished() {
+			if len(outbox) == 0 {
+				continue
+			}
+			err = e.resumeNotices(context.WithoutCancel(ctx), snap, outbox)
+		} else if err == nil {
+			var history []Entry
+			if history, err = e.store.History(ctx, snap.ID); err == nil {
+				err = e.resume(context.WithoutCancel(ctx), snap, history, outbox)
+			}
 		}
 		if err != nil {
 			rep.Failed[snap.ID] = err
@@ -66,46 +81,262 @@ func (e *Engine) Resume(ctx context.Context) (ResumeReport, error) {
 	return rep, nil
 }
 
-func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry) error {
+// restored builds the in-memory instance of a committed snapshot.
+func (e *Engine) restored(snap Snapshot, st *rules.State, m *fsm.Machine, seq int) *instance {
+	i := &instance{
+		e: e, id: snap.ID, machine: m, status: snap.Status, state: st, step: snap.Step,
+		visits: maps.Clone(snap.Visits), input: orEmpty(snap.Input), context: orEmpty(snap.Context),
+		outcome: snap.Outcome, created: snap.Created, commits: snap.Commits, seq: seq, done: make(chan struct{}),
+	}
+	if i.visits == nil {
+		i.visits = map[string]int{st.Name: 1}
+	}
+	if snap.Error != "" {
+		i.err = errors.New(snap.Error)
+	}
+	return i
+}
+
+// resumeNotices sends again the final notices of a finished instance that
+// no agent took before the restart.
+func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outgoing) error {
 	st, ok := e.wf.State(snap.State)
 	if !ok {
 		return fmt.Errorf("%w %s: state %s is not in the workflow", ErrCannotResume, snap.ID, snap.State)
 	}
-	if st.Parallel() {
-		return fmt.Errorf("%w %s: it waits on the parallel join of %s", ErrCannotResume, snap.ID, st.Name)
+	i := e.restored(snap, st, nil, 0)
+	close(i.done)
+	if _, loaded := e.instances.LoadOrStore(i.id, i); loaded {
+		return nil
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for _, o := range outbox {
+		if err := i.resend(ctx, o, nil); err != nil {
+			return err
+		}
+	}
+	i.settle = true
+	i.commit(ctx)
+	return nil
+}
+
+// resend puts an outbox item from before the restart back in the step's
+// outbox (the hand-off manager is told of its hand-off again, under its
+// id); r is the run it starts, nil for a notice.
+func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
+	if o.Kind == OutgoingNotice {
+		r := &run{
+			step: o.Step, state: i.state, agent: o.To, from: o.From, key: o.Key, handoffID: o.HandoffID,
+			description: o.Task, reason: o.Explanation, priority: max(o.Priority, 1), previous: o.Previous, constraints: o.Constraints,
+		}
+		if err := i.e.restoreHandoff(ctx, i, r); err != nil {
+			return fmt.Errorf("%w %s: notice %s: %v", ErrCannotResume, i.id, o.HandoffID, err)
+		}
+		if i.notices == nil {
+			i.notices = map[string]bool{}
+		}
+		i.notices[o.HandoffID] = true
+		i.queue(o, nil)
+		return nil
+	}
+	agent, _ := i.e.reg.Get(r.agent)
+	r.handler = agent.Handler
+	if r.handoffID != "" {
+		if err := i.e.restoreHandoff(ctx, i, r); err != nil {
+			return fmt.Errorf("%w %s: hand-off %s: %v", ErrCannotResume, i.id, r.handoffID, err)
+		}
+	}
+	i.note(Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
+	i.queue(o, r)
+	i.arm(r)
+	return nil
+}
+
+func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, outbox []Outgoing) error {
+	st, ok := e.wf.State(snap.State)
+	if !ok {
+		return fmt.Errorf("%w %s: state %s is not in the workflow", ErrCannotResume, snap.ID, snap.State)
 	}
 	m, err := e.def.Restore(st.Name)
 	if err != nil {
 		return err
 	}
-	r, retry, err := lastRun(e.wf, st, snap, history)
+	i := e.restored(snap, st, m, len(history))
+	if _, loaded := e.instances.LoadOrStore(i.id, i); loaded {
+		return nil
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if st.Parallel() {
+		err = i.resumeJoin(ctx, history, outbox)
+	} else {
+		err = i.resumeRun(ctx, snap, history, outbox)
+	}
+	if err != nil {
+		e.instances.Delete(i.id)
+		i.discard()
+		return err
+	}
+	i.commit(ctx)
+	return nil
+}
+
+// discard drops the step being built of an instance that could not be
+// resumed: nothing of it is committed or sent.
+func (i *instance) discard() {
+	if i.pending != nil {
+		clear(*i.pending)
+		*i.pending = (*i.pending)[:0]
+		entryBuffers.Put(i.pending)
+		i.pending = nil
+	}
+	i.outbox, i.events = nil, nil
+}
+
+// resumeRun continues a single-agent state: the run in the outbox is sent
+// again, a pending retry is retried, and a store written before the outbox
+// existed has the run rebuilt from the history.
+func (i *instance) resumeRun(ctx context.Context, snap Snapshot, history []Entry, outbox []Outgoing) error {
+	for _, o := range outbox {
+		switch {
+		case o.Kind == OutgoingNotice:
+			if err := i.resend(ctx, o, nil); err != nil {
+				return err
+			}
+		case i.run == nil && o.Step == snap.Step:
+			r := i.runOf(o, i.state)
+			i.run = r
+			if err := i.resend(ctx, o, r); err != nil {
+				return err
+			}
+		}
+	}
+	if i.run != nil {
+		return nil
+	}
+	r, retry, err := lastRun(i.e.wf, i.state, snap, history)
 	if err != nil {
 		return fmt.Errorf("%w %s: %v", ErrCannotResume, snap.ID, err)
 	}
-	i := &instance{
-		e: e, id: snap.ID, machine: m, status: StatusRunning, state: st, step: snap.Step,
-		visits: maps.Clone(snap.Visits), input: orEmpty(snap.Input), context: orEmpty(snap.Context),
-		created: snap.Created, commits: snap.Commits, seq: len(history), done: make(chan struct{}),
-	}
-	if i.visits == nil {
-		i.visits = map[string]int{st.Name: 1}
-	}
-	e.instances.Store(i.id, i)
-	i.mu.Lock()
-	defer i.mu.Unlock()
+	r.key = idempotencyKey(i.id, r.step)
 	i.run = r
-	i.note(Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
+	i.note(Entry{Kind: KindResumed, Step: r.step, State: i.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
 	if retry != nil {
 		// The run had failed and its retry was pending.
 		r.ended = true
 		i.runFailed(ctx, r, errors.New(retry.Error), false, true)
-	} else if err := i.launch(ctx, r, nil); err != nil {
+		return nil
+	}
+	if err := i.launch(ctx, r, nil); err != nil {
 		r.ended = true
-		i.note(Entry{Kind: KindAgentRun, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error()})
+		i.note(Entry{Kind: KindAgentRun, Step: r.step, State: i.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error()})
 		i.runFailed(ctx, r, err, false, true)
 	}
-	i.commit(ctx)
 	return nil
+}
+
+// resumeJoin rebuilds the fan-out of a parallel state from the history of
+// its current visit: its branches, the replies and failures committed
+// before the restart, and its start (the join's deadline stays where it
+// was). The branches still owed a reply are sent again from the outbox.
+func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Outgoing) error {
+	st := i.state
+	// The visit began after the last transition into the state (or the
+	// start, for an initial state).
+	begin := 0
+	for k := len(history) - 1; k >= 0; k-- {
+		if e := history[k]; e.Kind == KindTransition && e.Next == st.Name {
+			begin = k + 1
+			break
+		}
+	}
+	j := &join{state: st, needed: len(st.Agents)}
+	if st.Join != nil {
+		j.needed = st.Join.Needed(len(st.Agents))
+	}
+	byStep := map[int]*run{}
+	for _, e := range history[begin:] {
+		switch e.Kind {
+		case KindHandoff, KindDispatch:
+			if e.State != st.Name || byStep[e.Step] != nil {
+				continue
+			}
+			if len(j.branches) == 0 {
+				j.started = e.Time
+			}
+			r := &run{step: e.Step, attempt: 1, state: st, agent: e.Agent, from: e.From, kind: runBranch,
+				key: idempotencyKey(i.id, e.Step), handoffID: e.HandoffID, description: e.Detail, priority: max(e.Priority, 1)}
+			j.branches = append(j.branches, r)
+			byStep[e.Step] = r
+		case KindAgentRun:
+			r := byStep[e.Step]
+			if r == nil || r.ended {
+				continue
+			}
+			r.ended = true
+			j.take(r, e.Trigger, e.Result, e.Error, e.To)
+		}
+	}
+	if len(j.branches) == 0 {
+		return fmt.Errorf("%w %s: no branch of parallel state %s in its history", ErrCannotResume, i.id, st.Name)
+	}
+	i.join = j
+	for _, o := range outbox {
+		if o.Kind == OutgoingNotice {
+			if err := i.resend(ctx, o, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		old := byStep[o.Step]
+		if old == nil || old.ended {
+			continue
+		}
+		r := i.runOf(o, st)
+		*old = *r // the branch list keeps its order
+		if err := i.resend(ctx, o, old); err != nil {
+			return err
+		}
+	}
+	for _, r := range j.branches {
+		if !r.ended && r.key != "" && !i.isOpen(r.key) {
+			// A branch with neither a reply nor an outbox item (a store
+			// written before the outbox existed): send its work again.
+			i.note(Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, Attempt: 1, Priority: r.priority, Detail: r.description})
+			agent, _ := i.e.reg.Get(r.agent)
+			r.handler = agent.Handler
+			if r.from != "" {
+				if err := i.e.restoreHandoff(ctx, i, r); err != nil {
+					return fmt.Errorf("%w %s: hand-off %s: %v", ErrCannotResume, i.id, r.handoffID, err)
+				}
+			}
+			i.queue(i.outgoing(r, nil), r)
+			i.arm(r)
+		}
+	}
+	if st.Join != nil && st.Join.Timeout > 0 {
+		left := j.started.Add(st.Join.Timeout).Sub(i.e.clock.Now())
+		if left <= 0 {
+			i.checkJoin(ctx, true)
+			return nil
+		}
+		j.timer = i.e.clock.AfterFunc(left, func() {
+			i.e.exec.Submit(func() { i.joinTimedOut(i.e.ctx, j) })
+		})
+	}
+	i.checkJoin(ctx, false)
+	return nil
+}
+
+// isOpen reports whether an outbox item with key is open.
+func (i *instance) isOpen(key string) bool {
+	for _, it := range i.open {
+		if it.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // lastRun rebuilds the run the instance's last committed step started, from
@@ -153,4 +384,23 @@ func lastRun(w *rules.Workflow, st *rules.State, snap Snapshot, history []Entry)
 		r.description = "resume " + w.Name
 	}
 	return r, retry, nil
+}
+
+// StoredWorkflow rebuilds the workflow an instance started on from the
+// source the store keeps under its hash (Snapshot.Hash): with it, an engine
+// of that version can be built to Resume the instances a newer version left
+// alone (ResumeReport.OtherVersion), so that they finish on their own rules.
+func StoredWorkflow(ctx context.Context, s Store, hash string) (*rules.Workflow, error) {
+	src, err := s.Workflow(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	w, err := rules.Parse(src.File, src.Source)
+	if err != nil {
+		return nil, fmt.Errorf("engine: stored workflow %s: %w", hash, err)
+	}
+	if w.Hash != hash {
+		return nil, fmt.Errorf("engine: stored workflow %s: its source hashes to %s", hash, w.Hash)
+	}
+	return w, nil
 }

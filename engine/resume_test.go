@@ -65,6 +65,7 @@ func TestEngine_Resume_ContinuesFromTheLastCommittedStep(t *testing.T) {
 	again, err := second.Bus().ReceiveWait(ctx, "b")
 	require.NoError(t, err)
 	assert.Equal(t, lost.Metadata["idempotency_key"], again.Metadata["idempotency_key"], "the re-dispatched step keeps its key")
+	assert.Equal(t, lost.Metadata["handoff_id"], again.Metadata["handoff_id"], "the hand-off is sent again from the outbox, under its id")
 	assert.Equal(t, "do b", again.Content["task_description"])
 	assert.Equal(t, map[string]any{"limit": 3}, again.Content["constraints"])
 	assert.Equal(t, map[string]any{"x": 1}, again.Content["previous_result"])
@@ -81,7 +82,7 @@ func TestEngine_Resume_ContinuesFromTheLastCommittedStep(t *testing.T) {
 	for _, e := range history {
 		kinds = append(kinds, string(e.Kind))
 	}
-	assert.Contains(t, strings.Join(kinds, ","), "resumed,handoff,agent_run", "the resume is recorded, then the step runs once")
+	assert.Contains(t, strings.Join(kinds, ","), "handoff,resumed,agent_run", "the hand-off is recorded once, the resume is recorded, then the step runs once")
 
 	rep, err = second.Resume(ctx)
 	require.NoError(t, err)
@@ -103,10 +104,30 @@ func TestEngine_Resume_OtherVersionsFinishOnTheirOwnRules(t *testing.T) {
 	assert.Empty(t, rep.Resumed)
 	assert.Equal(t, []string{inst.ID()}, rep.OtherVersion, "an instance keeps the rules it started with")
 
-	same := externalEngine(t, resumeWorkflow, store)
+	// The store kept the source of the version the instance started on: an
+	// engine built from it resumes the instance, on the old rules.
+	snap, err := store.Instance(ctx, inst.ID())
+	require.NoError(t, err)
+	w, err := engine.StoredWorkflow(ctx, store, snap.Hash)
+	require.NoError(t, err)
+	assert.Equal(t, snap.Hash, w.Hash)
+	reg, err := engine.NewRegistry(w, nil)
+	require.NoError(t, err)
+	same, err := engine.New(w, reg, engine.WithStore(store))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = same.Close() })
 	rep, err = same.Resume(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []string{inst.ID()}, rep.Resumed, "the engine of its own version resumes it")
+	m, err := same.Bus().ReceiveWait(ctx, "a")
+	require.NoError(t, err)
+	require.NoError(t, same.ReportMessage(ctx, m, registry.Outcome{Trigger: "ok"}, nil))
+	b, err := same.Bus().ReceiveWait(ctx, "b")
+	require.NoError(t, err)
+	assert.Equal(t, "do b", b.Content["task_description"], "the old version's rules, not the edited ones")
+
+	_, err = engine.StoredWorkflow(ctx, store, "no-such-hash")
+	assert.ErrorIs(t, err, engine.ErrUnknownWorkflow)
 }
 
 const retryResumeWorkflow = `

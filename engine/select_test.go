@@ -206,8 +206,14 @@ func TestSelect_Pool_CancelsRunningHandler(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("desk's handler was not cancelled")
 	}
-	_ = eng.Close() // waits for the workers, so desk's reply is recorded
+	// desk's worker records the reply once the handler has returned; Close
+	// would make it drop the reply (the instance is left as it was), so
+	// wait for it first.
 	late := entries(history(t, inst), engine.KindLateReply)
+	for len(late) == 0 && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+		late = entries(history(t, inst), engine.KindLateReply)
+	}
 	if len(late) != 1 || late[0].Step != 1 || !strings.Contains(late[0].Error, "context canceled") {
 		t.Errorf("got late replies %+v, want desk's step 1 cancelled", late)
 	}

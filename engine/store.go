@@ -1,21 +1,27 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 )
 
 // Store keeps instances and their histories. The engine writes every state
 // change through Commit as one StepRecord, so a durable store can make each
 // step atomic and resume an instance from its last committed step.
 //
-// The engine never mutates the maps of a Snapshot it has committed; a store
-// may keep them as they are. It reuses the Entries slice after Commit
-// returns, so a store must copy the entries it keeps.
+// The engine never mutates the maps of a Snapshot or an Outgoing it has
+// committed; a store may keep them as they are. It reuses the Entries,
+// Outbox and Settled slices after Commit returns, so a store must copy the
+// elements it keeps.
 type Store interface {
-	// Commit records one step: the instance's snapshot after the step and the
-	// history entries the step produced, all or nothing.
+	// Commit records one step, all or nothing: the instance's snapshot after
+	// the step, the history entries the step produced, the work it sends
+	// (its outbox) and the earlier outbox items it settled.
 	Commit(ctx context.Context, rec StepRecord) error
 	// Instance returns an instance's last committed snapshot.
 	Instance(ctx context.Context, id string) (Snapshot, error)
@@ -23,12 +29,96 @@ type Store interface {
 	History(ctx context.Context, id string) ([]Entry, error)
 	// Instances lists every instance's last snapshot, sorted by id.
 	Instances(ctx context.Context) ([]Snapshot, error)
+	// Outbox returns the instance's outbox items not yet settled, sorted by
+	// step (then key); an unknown instance is ErrUnknownInstance.
+	Outbox(ctx context.Context, id string) ([]Outgoing, error)
+	// AddDeadLetter keeps a message the bus gave up on.
+	AddDeadLetter(ctx context.Context, d DeadLetter) error
+	// DeadLetters returns every dead letter kept, in the order added.
+	DeadLetters(ctx context.Context) ([]DeadLetter, error)
+	// SaveWorkflow keeps a workflow's source under its hash. Saving a hash
+	// already kept changes nothing.
+	SaveWorkflow(ctx context.Context, w WorkflowSource) error
+	// Workflow returns the source kept under hash, or ErrUnknownWorkflow.
+	Workflow(ctx context.Context, hash string) (WorkflowSource, error)
 }
 
 // StepRecord is the unit of commit: what one step changed.
 type StepRecord struct {
 	Snapshot Snapshot
 	Entries  []Entry
+	// Outbox is the work the step sends (a transactional outbox): a store
+	// keeps each item, under its Key, until a later step settles it. The
+	// engine hands the items to the bus only after Commit has returned.
+	Outbox []Outgoing
+	// Settled lists the keys of earlier outbox items whose work is over
+	// (their run ended, their notice was taken): a store drops them.
+	Settled []string
+}
+
+// OutgoingKind says what an outbox item sends.
+type OutgoingKind string
+
+// Outbox item kinds.
+const (
+	OutgoingDispatch OutgoingKind = "dispatch" // the engine's own dispatch of a run
+	OutgoingHandoff  OutgoingKind = "handoff"  // an agent-to-agent hand-off that starts a run
+	OutgoingNotice   OutgoingKind = "notice"   // a hand-off into a terminal state (no run)
+)
+
+// Outgoing is one item of the transactional outbox: a piece of work a step
+// sends, with everything needed to send it again after a restart under the
+// same idempotency key and hand-off id.
+type Outgoing struct {
+	Key           string         `json:"key"` // the idempotency key the receiver sees (instance:step)
+	Kind          OutgoingKind   `json:"kind"`
+	Run           string         `json:"run,omitempty"` // the run it starts: "state", "delegate" or "branch"
+	Step          int            `json:"step"`
+	Attempt       int            `json:"attempt,omitempty"`
+	State         string         `json:"state"`
+	To            string         `json:"to"`
+	From          string         `json:"from,omitempty"`
+	HandoffID     string         `json:"handoff_id,omitempty"`
+	Reason        string         `json:"reason,omitempty"`      // the hand-off's reason (rule, plan_step, user_request, ...)
+	Explanation   string         `json:"explanation,omitempty"` // why: the rule's reason, the agent's explanation
+	Task          string         `json:"task,omitempty"`
+	Priority      int            `json:"priority,omitempty"`
+	Rule          string         `json:"rule,omitempty"`
+	Previous      map[string]any `json:"previous,omitempty"`
+	Constraints   map[string]any `json:"constraints,omitempty"`
+	Payload       map[string]any `json:"payload,omitempty"`
+	Delegator     string         `json:"delegator,omitempty"`
+	ReturnControl bool           `json:"return_control,omitempty"`
+	Created       time.Time      `json:"created"`
+}
+
+// DeadLetter is a message the bus gave up on, as the store keeps it.
+type DeadLetter struct {
+	Seq       int            `json:"seq"` // set by the store: 1, 2, ... in the order added
+	MessageID string         `json:"message_id"`
+	Type      string         `json:"type"`
+	From      string         `json:"from"`
+	To        string         `json:"to"`
+	Reason    string         `json:"reason"`
+	Instance  string         `json:"instance,omitempty"`
+	Step      int            `json:"step,omitempty"`
+	Key       string         `json:"key,omitempty"` // the message's idempotency key
+	At        time.Time      `json:"at"`
+	Attempts  int            `json:"attempts"`
+	LastError string         `json:"last_error,omitempty"`
+	Content   map[string]any `json:"content,omitempty"`
+}
+
+// WorkflowSource is a workflow file as an instance started on it: the
+// engine saves it under its hash, so that a tool can rebuild the engine of
+// an old version and let its instances finish on their own rules.
+type WorkflowSource struct {
+	Hash    string    `json:"hash"`
+	Name    string    `json:"name"`
+	Version int       `json:"version"`
+	File    string    `json:"file"`
+	Source  []byte    `json:"source"`
+	Saved   time.Time `json:"saved"`
 }
 
 // MemStore is the in-memory Store, the default when no durable store is
@@ -36,6 +126,10 @@ type StepRecord struct {
 // never contend.
 type MemStore struct {
 	instances sync.Map // id -> *memInstance
+
+	mu        sync.Mutex // guards dead and workflows
+	dead      []DeadLetter
+	workflows map[string]WorkflowSource
 }
 
 var _ Store = (*MemStore)(nil)
@@ -47,6 +141,8 @@ type memInstance struct {
 	// growing slice is copied over and over as the history lengthens.
 	steps [][]Entry
 	n     int
+	// outbox holds the unsettled outbox items, oldest first; usually one.
+	outbox []Outgoing
 }
 
 // NewMemStore returns an empty in-memory store.
@@ -65,8 +161,83 @@ func (s *MemStore) Commit(_ context.Context, rec StepRecord) error {
 		mi.steps = append(mi.steps, slices.Clone(rec.Entries))
 		mi.n += len(rec.Entries)
 	}
+	if len(rec.Settled) > 0 {
+		mi.outbox = slices.DeleteFunc(mi.outbox, func(o Outgoing) bool { return slices.Contains(rec.Settled, o.Key) })
+	}
+	for _, o := range rec.Outbox {
+		if k := slices.IndexFunc(mi.outbox, func(p Outgoing) bool { return p.Key == o.Key }); k >= 0 {
+			mi.outbox[k] = o
+		} else {
+			mi.outbox = append(mi.outbox, o)
+		}
+	}
 	mi.mu.Unlock()
 	return nil
+}
+
+// Outbox implements Store.
+func (s *MemStore) Outbox(_ context.Context, id string) ([]Outgoing, error) {
+	v, ok := s.instances.Load(id)
+	if !ok {
+		return nil, ErrUnknownInstance
+	}
+	mi := v.(*memInstance)
+	mi.mu.Lock()
+	out := slices.Clone(mi.outbox)
+	mi.mu.Unlock()
+	slices.SortStableFunc(out, compareOutgoing)
+	return out, nil
+}
+
+// compareOutgoing orders outbox items by step, then key.
+func compareOutgoing(a, b Outgoing) int {
+	if c := cmp.Compare(a.Step, b.Step); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Key, b.Key)
+}
+
+// AddDeadLetter implements Store.
+func (s *MemStore) AddDeadLetter(_ context.Context, d DeadLetter) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d.Seq = len(s.dead) + 1
+	s.dead = append(s.dead, d)
+	return nil
+}
+
+// DeadLetters implements Store.
+func (s *MemStore) DeadLetters(context.Context) ([]DeadLetter, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.dead), nil
+}
+
+// SaveWorkflow implements Store.
+func (s *MemStore) SaveWorkflow(_ context.Context, w WorkflowSource) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.workflows[w.Hash]; ok {
+		return nil
+	}
+	if s.workflows == nil {
+		s.workflows = make(map[string]WorkflowSource)
+	}
+	w.Source = slices.Clone(w.Source)
+	s.workflows[w.Hash] = w
+	return nil
+}
+
+// Workflow implements Store.
+func (s *MemStore) Workflow(_ context.Context, hash string) (WorkflowSource, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.workflows[hash]
+	if !ok {
+		return WorkflowSource{}, fmt.Errorf("%w: %s", ErrUnknownWorkflow, hash)
+	}
+	w.Source = slices.Clone(w.Source)
+	return w, nil
 }
 
 // Instance implements Store.

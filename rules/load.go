@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -41,6 +42,7 @@ func Parse(filename string, src []byte) (*Workflow, error) {
 		return nil, &LoadError{Diagnostics: sortDiagnostics(l.diags)}
 	}
 	w.Hash = hex.EncodeToString(sum[:])
+	w.Source = bytes.Clone(src)
 	w.Warnings = sortDiagnostics(lint(w, l))
 	return w, nil
 }

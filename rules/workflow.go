@@ -23,6 +23,9 @@ type Workflow struct {
 	// Hash is the hex SHA-256 of the source bytes, so that a running instance
 	// can tell which revision of a version it started with.
 	Hash string
+	// Source is the file's bytes as loaded (a durable store keeps them under
+	// Hash, so that an old version can be rebuilt for its instances).
+	Source []byte
 	// Agents lists the agents in file order.
 	Agents []*Agent
 	// States lists the states in file order.

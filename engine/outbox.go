@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/rules"
+)
+
+// The transactional outbox. A step does not send the work it starts: it
+// records each piece as an Outgoing in the step's StepRecord, and the bus is
+// fed only once the store has committed the step. A crash before the commit
+// loses the step and its work together; a crash after it leaves the work in
+// the store's outbox, and Resume sends it again under the same idempotency
+// key and hand-off id. An item stays in the outbox until a later step
+// settles it: its run ended (or was abandoned), or its notice was taken.
+
+// sending is an outbox item of the step being built, waiting for the commit.
+type sending struct {
+	out Outgoing
+	r   *run // nil for a final notice
+}
+
+// openItem is an outbox item the store holds unsettled.
+type openItem struct {
+	key    string
+	r      *run   // the run it started; nil for a final notice
+	notice string // the notice's hand-off id
+}
+
+// runKindName names a run kind in an Outgoing.
+func runKindName(k runKind) string {
+	switch k {
+	case runDelegate:
+		return "delegate"
+	case runBranch:
+		return "branch"
+	}
+	return "state"
+}
+
+func runKindOf(name string) runKind {
+	switch name {
+	case "delegate":
+		return runDelegate
+	case "branch":
+		return runBranch
+	}
+	return runState
+}
+
+// queue adds the work of r (nil for a final notice, described by o) to the
+// step's outbox.
+func (i *instance) queue(o Outgoing, r *run) {
+	i.outbox = append(i.outbox, sending{out: o, r: r})
+	i.open = append(i.open, openItem{key: o.Key, r: r, notice: noticeID(o)})
+}
+
+func noticeID(o Outgoing) string {
+	if o.Kind == OutgoingNotice {
+		return o.HandoffID
+	}
+	return ""
+}
+
+// outgoing describes the work a run is sent.
+func (i *instance) outgoing(r *run, rule *rules.Rule) Outgoing {
+	o := Outgoing{
+		Key: r.key, Kind: OutgoingDispatch, Run: runKindName(r.kind), Step: r.step, Attempt: r.attempt,
+		State: r.state.Name, To: r.agent, From: r.from, HandoffID: r.handoffID, Reason: string(r.handoffReason),
+		Explanation: r.reason, Task: r.description, Priority: r.priority, Rule: ruleID(rule),
+		Previous: r.previous, Constraints: r.constraints, Payload: r.payload,
+		Delegator: r.delegator, ReturnControl: r.returnControl, Created: i.e.clock.Now(),
+	}
+	if r.handoffID != "" {
+		o.Kind = OutgoingHandoff
+	}
+	return o
+}
+
+// runOf rebuilds the run an outbox item started.
+func (i *instance) runOf(o Outgoing, st *rules.State) *run {
+	return &run{
+		step: o.Step, attempt: max(o.Attempt, 1), state: st, agent: o.To, from: o.From, key: o.Key,
+		handoffID: o.HandoffID, description: o.Task, reason: o.Explanation, priority: max(o.Priority, 1),
+		previous: o.Previous, constraints: o.Constraints, kind: runKindOf(o.Run),
+		handoffReason: handoff.Reason(o.Reason), payload: o.Payload, delegator: o.Delegator,
+		returnControl: o.ReturnControl,
+		returned:      o.Kind == OutgoingDispatch && o.Explanation == "return_control",
+	}
+}
+
+// settled returns the keys of open outbox items whose work is over, and
+// drops them from the open list. The returned slice is reused.
+func (i *instance) settled() []string {
+	keys := i.settledBuf[:0]
+	open := i.open[:0]
+	for _, it := range i.open {
+		if i.itemOver(it) {
+			keys = append(keys, it.key)
+			continue
+		}
+		open = append(open, it)
+	}
+	clear(i.open[len(open):])
+	i.open = open
+	i.settledBuf = keys
+	return keys
+}
+
+// itemOver reports whether an open outbox item's work is over: its run
+// ended or is no longer the instance's, or its notice was taken.
+func (i *instance) itemOver(it openItem) bool {
+	if it.r == nil {
+		return !i.notices[it.notice]
+	}
+	if it.r.ended || i.status.Finished() {
+		return true
+	}
+	if i.run == it.r {
+		return false
+	}
+	return i.join == nil || i.join.branch(it.r.step) != it.r
+}
+
+// flush sends the work of the step just committed, in the order it was
+// queued. Work the bus refuses fails its run (or, for a notice, is noted):
+// that is a new step, which the caller commits.
+func (i *instance) flush(ctx context.Context) (failed bool) {
+	out := i.outbox
+	i.outbox = i.sendBuf[:0]
+	for k := range out {
+		s := &out[k]
+		if err := i.send(ctx, s); err != nil {
+			failed = true
+			i.sendFailed(ctx, s, err)
+		}
+	}
+	clear(out)
+	i.sendBuf = out[:0]
+	return failed
+}
+
+// send hands one outbox item to the bus: a hand-off through the manager
+// (restored first when the manager does not know it, after a restart), the
+// engine's own dispatch otherwise. A Go agent's delivery is queued.
+func (i *instance) send(ctx context.Context, s *sending) error {
+	o := &s.out
+	switch o.Kind {
+	case OutgoingDispatch:
+		if err := i.e.sendDispatch(ctx, i, s.r); err != nil {
+			return err
+		}
+	default:
+		if _, err := i.e.handoffs.Send(ctx, o.HandoffID); err != nil {
+			return err
+		}
+	}
+	if s.r != nil && s.r.handler != nil || s.r == nil && i.e.isGoAgent(o.To) {
+		to := o.To
+		i.e.exec.Submit(func() { i.e.deliver(to) })
+	}
+	return nil
+}
+
+// sendFailed handles work the bus refused after its step was committed (a
+// full mailbox, say; the bus dead-lettered the message): the run failed
+// before it began, as its kind decides.
+func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
+	r := s.r
+	if r == nil {
+		delete(i.notices, s.out.HandoffID)
+		i.note(Entry{Kind: KindFinalNotice, Step: s.out.Step, State: s.out.State, From: s.out.From, To: s.out.To, Rule: s.out.Rule, HandoffID: s.out.HandoffID, Error: err.Error(), Detail: "not delivered"})
+		return
+	}
+	if r.ended || i.active(r.step) != r {
+		return // the run was over before its work went out
+	}
+	r.ended = true
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	i.note(Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error()})
+	switch {
+	case r.kind == runBranch:
+		i.join.fail(r.agent, err.Error())
+		i.checkJoin(ctx, false)
+	case r.kind == runDelegate && !r.returned:
+		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: err.Error(), Kind: "rejected"})
+	case r.returned:
+		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: err.Error(), Retryable: true, Kind: "error"})
+	default:
+		i.runFailed(ctx, r, err, false, true)
+	}
+}
+
+// isGoAgent reports whether id is served by a Go handler.
+func (e *Engine) isGoAgent(id string) bool {
+	a, _ := e.reg.Get(id)
+	return a.Handler != nil
+}
