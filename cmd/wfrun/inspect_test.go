@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/batonhq/baton/boltstore"
+	"github.com/batonhq/baton/engine"
 )
 
 func TestInspectAndReplay_RoundTrip(t *testing.T) {
@@ -66,4 +71,39 @@ func TestReplay_DivergenceExitsOne(t *testing.T) {
 	assert.Equal(t, 2, code)
 	_, _, code = wfrun(t, "replay", filepath.Join(dir, "missing.jsonl"), wf)
 	assert.Equal(t, 1, code)
+}
+
+func TestInspect_DeadLettersAndOutbox(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "baton.db")
+	st, err := boltstore.Open(file)
+	require.NoError(t, err)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	snap := engine.Snapshot{ID: "i-1", Workflow: "refund", Version: 1, Hash: "h", Status: engine.StatusRunning, State: "PAYING", Step: 3, Created: at, Updated: at}
+	require.NoError(t, st.Commit(ctx, engine.StepRecord{
+		Snapshot: snap,
+		Entries:  []engine.Entry{{Seq: 1, Time: at, Kind: engine.KindHandoff, Step: 3, State: "PAYING", From: "seller", To: "payment", HandoffID: "h-3"}},
+		Outbox:   []engine.Outgoing{{Key: "i-1:3", Kind: engine.OutgoingHandoff, Step: 3, State: "PAYING", From: "seller", To: "payment", HandoffID: "h-3", Created: at}},
+	}))
+	require.NoError(t, st.AddDeadLetter(ctx, engine.DeadLetter{
+		MessageID: "m-1", Type: "HANDOFF", From: "seller", To: "payment", Reason: "queue_overflow",
+		Instance: "i-1", Step: 3, Key: "i-1:3", At: at, Attempts: 1, LastError: "payment queue full",
+	}))
+	require.NoError(t, st.Close())
+
+	out, errOut, code := wfrun(t, "inspect", "--store", file, "--dead-letters")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `1\s+2026-11-21T09:00:00Z\s+queue_overflow\s+HANDOFF\s+seller\s+payment\s+i-1\s+3\s+payment queue full`, out)
+
+	out, errOut, code = wfrun(t, "inspect", "--store", file, "--dead-letters", "--json")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"message_id":"m-1"`)
+
+	out, errOut, code = wfrun(t, "inspect", "--store", file, "i-1")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "outbox (sent again on resume until settled)")
+	assert.Regexp(t, `i-1:3\s+handoff\s+PAYING\s+seller\s+payment\s+h-3`, out)
+
+	_, _, code = wfrun(t, "inspect", "--store", file, "--dead-letters", "i-1")
+	assert.Equal(t, 2, code, "--dead-letters takes no instance")
 }
