@@ -69,21 +69,7 @@ func (b *Bus) OnPressure(f func(PressureChange)) (cancel func()) {
 	if f == nil {
 		return func() {}
 	}
-	b.ev.subMu.Lock()
-	defer b.ev.subMu.Unlock()
-	if b.ev.pressure == nil {
-		b.ev.pressure = make(map[int]func(PressureChange))
-	}
-	id := b.ev.nextSub
-	b.ev.nextSub++
-	b.ev.pressure[id] = f
-	b.ev.npress.Store(int32(len(b.ev.pressure)))
-	return func() {
-		b.ev.subMu.Lock()
-		defer b.ev.subMu.Unlock()
-		delete(b.ev.pressure, id)
-		b.ev.npress.Store(int32(len(b.ev.pressure)))
-	}
+	return subscribe(&b.ev, &b.ev.pressure, &b.ev.npress, f)
 }
 
 // OnDeadLetterAlert calls f each time dead letters arrive faster than the
@@ -93,19 +79,7 @@ func (b *Bus) OnDeadLetterAlert(f func(DeadLetterAlert)) (cancel func()) {
 	if f == nil {
 		return func() {}
 	}
-	b.ev.subMu.Lock()
-	defer b.ev.subMu.Unlock()
-	if b.ev.alerts == nil {
-		b.ev.alerts = make(map[int]func(DeadLetterAlert))
-	}
-	id := b.ev.nextSub
-	b.ev.nextSub++
-	b.ev.alerts[id] = f
-	return func() {
-		b.ev.subMu.Lock()
-		defer b.ev.subMu.Unlock()
-		delete(b.ev.alerts, id)
-	}
+	return subscribe(&b.ev, &b.ev.alerts, nil, f)
 }
 
 // OnDeadLetter calls f with each message the bus dead-letters, until the
@@ -115,20 +89,30 @@ func (b *Bus) OnDeadLetter(f func(DeadLetter)) (cancel func()) {
 	if f == nil {
 		return func() {}
 	}
-	b.ev.subMu.Lock()
-	defer b.ev.subMu.Unlock()
-	if b.ev.dead == nil {
-		b.ev.dead = make(map[int]func(DeadLetter))
+	return subscribe(&b.ev, &b.ev.dead, &b.ev.ndead, f)
+}
+
+// subscribe adds f (not nil) to subs under ev.subMu, keeping n (when given) equal to
+// len(*subs) for lock-free checks, and returns the function that removes it.
+func subscribe[F any](ev *events, subs *map[int]F, n *atomic.Int32, f F) (cancel func()) {
+	ev.subMu.Lock()
+	defer ev.subMu.Unlock()
+	if *subs == nil {
+		*subs = make(map[int]F)
 	}
-	id := b.ev.nextSub
-	b.ev.nextSub++
-	b.ev.dead[id] = f
-	b.ev.ndead.Store(int32(len(b.ev.dead)))
+	id := ev.nextSub
+	ev.nextSub++
+	(*subs)[id] = f
+	if n != nil {
+		n.Store(int32(len(*subs)))
+	}
 	return func() {
-		b.ev.subMu.Lock()
-		defer b.ev.subMu.Unlock()
-		delete(b.ev.dead, id)
-		b.ev.ndead.Store(int32(len(b.ev.dead)))
+		ev.subMu.Lock()
+		defer ev.subMu.Unlock()
+		delete(*subs, id)
+		if n != nil {
+			n.Store(int32(len(*subs)))
+		}
 	}
 }
 

@@ -88,3 +88,16 @@ func TestBus_OnDeadLetter_ReportsEveryReason(t *testing.T) {
 		}
 	})
 }
+
+func TestBus_NilSubscribersAreIgnored(t *testing.T) {
+	b := newBus(t, []string{"A"})
+	b.OnDeadLetter(nil)()
+	b.OnPressure(nil)()
+	b.OnDeadLetterAlert(nil)()
+	if err := b.Send(t.Context(), request("A", "nobody", "lost")); err == nil {
+		t.Fatal("a send to an unknown agent succeeded")
+	}
+	if n := len(b.DeadLetters()); n != 1 {
+		t.Fatalf("got %d dead letters, want 1", n)
+	}
+}

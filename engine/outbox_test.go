@@ -16,7 +16,6 @@ import (
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
-	"github.com/batonhq/baton/rules"
 )
 
 // outboxWorkflow has a bit of everything a step can send: a retried run
@@ -146,18 +145,6 @@ func outboxBehaviour(agent string, m *bus.Message) (registry.Outcome, error) {
 	return registry.Outcome{Trigger: "ok", Result: map[string]any{"agent": agent}}, nil
 }
 
-func newOutboxEngine(t *testing.T, store engine.Store) *engine.Engine {
-	t.Helper()
-	w, err := rules.Parse("outbox.yaml", []byte(outboxWorkflow))
-	require.NoError(t, err)
-	reg, err := engine.NewRegistry(w, nil)
-	require.NoError(t, err)
-	eng, err := engine.New(w, reg, engine.WithStore(store))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = eng.Close() })
-	return eng
-}
-
 func transitions(h []engine.Entry) []string {
 	var out []string
 	for _, e := range h {
@@ -186,7 +173,7 @@ func TestEngine_Outbox_WorkIsSentOnlyAfterItsStepCommits(t *testing.T) {
 				}
 			}
 		}}
-		eng = newOutboxEngine(t, check)
+		eng = externalEngine(t, outboxWorkflow, check)
 		inst, err := eng.Start(context.Background(), nil)
 		require.NoError(t, err)
 		outboxDriver(t, eng, inst.ID())
@@ -228,7 +215,7 @@ func TestEngine_Outbox_KilledAfterAnyCommit(t *testing.T) {
 	var refHistory []engine.Entry
 	var id string
 	synctest.Test(t, func(t *testing.T) {
-		eng := newOutboxEngine(t, j)
+		eng := externalEngine(t, outboxWorkflow, j)
 		inst, err := eng.Start(context.Background(), nil)
 		require.NoError(t, err)
 		id = inst.ID()
@@ -253,7 +240,7 @@ func TestEngine_Outbox_KilledAfterAnyCommit(t *testing.T) {
 				store := j.upTo(t, k)
 				outbox, err := store.Outbox(context.Background(), id)
 				require.NoError(t, err)
-				eng := newOutboxEngine(t, store)
+				eng := externalEngine(t, outboxWorkflow, store)
 				rep, err := eng.Resume(context.Background())
 				require.NoError(t, err)
 				require.Empty(t, rep.Failed)
