@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/clock"
 	"github.com/batonhq/baton/rules"
@@ -137,7 +138,10 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		eng, err := engine.New(w, reg, engine.WithWorkers(1))
+		// Room for every instance's first hand-off: a full mailbox would
+		// dead-letter it and fail the instance, which is not idle.
+		bb := bus.New(bus.WithCapacity(2*n), bus.WithDefaultMailboxCapacity(2*n), bus.WithAckMessages(false))
+		eng, err := engine.New(w, reg, engine.WithWorkers(1), engine.WithBus(bb))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -151,7 +155,11 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
+		if dl := bb.DeadLetters(); len(dl) > 0 {
+			b.Fatalf("%d hand-offs dead-lettered (%s): the instances are not idle", len(dl), dl[0].Reason)
+		}
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/instance")
 		eng.Close()
+		bb.Close()
 	}
 }

@@ -157,6 +157,7 @@ func (i *instance) commitStep(ctx context.Context) {
 	if i.err != nil {
 		snap.Error = i.err.Error()
 	}
+	i.dropOver()
 	rec := StepRecord{Snapshot: snap, Settled: i.settled()}
 	if i.pending != nil {
 		rec.Entries = *i.pending

@@ -70,7 +70,7 @@ func (i *instance) outgoing(r *run, rule *rules.Rule) Outgoing {
 		State: r.state.Name, To: r.agent, From: r.from, HandoffID: r.handoffID, Reason: string(r.handoffReason),
 		Explanation: r.reason, Task: r.description, Priority: r.priority, Rule: ruleID(rule),
 		Previous: r.previous, Constraints: r.constraints, Payload: r.payload,
-		Delegator: r.delegator, ReturnControl: r.returnControl, Created: i.e.clock.Now(),
+		Delegator: r.delegator, ReturnControl: r.returnControl, Returned: r.returned, Created: i.e.clock.Now(),
 	}
 	if r.handoffID != "" {
 		o.Kind = OutgoingHandoff
@@ -86,7 +86,7 @@ func (i *instance) runOf(o Outgoing, st *rules.State) *run {
 		previous: o.Previous, constraints: o.Constraints, kind: runKindOf(o.Run),
 		handoffReason: handoff.Reason(o.Reason), payload: o.Payload, delegator: o.Delegator,
 		returnControl: o.ReturnControl,
-		returned:      o.Kind == OutgoingDispatch && o.Explanation == "return_control",
+		returned:      o.Returned,
 	}
 }
 
@@ -106,6 +106,27 @@ func (i *instance) settled() []string {
 	i.open = open
 	i.settledBuf = keys
 	return keys
+}
+
+// dropOver drops from the step's outbox the work whose run ended within the
+// same step (a join that completed or timed out as it was rebuilt, say):
+// it is neither committed nor sent, and settled() leaves it out.
+func (i *instance) dropOver() {
+	keep := i.outbox[:0]
+	for _, s := range i.outbox {
+		if s.r != nil && i.itemOver(openItem{key: s.out.Key, r: s.r}) {
+			continue
+		}
+		keep = append(keep, s)
+	}
+	clear(i.outbox[len(keep):])
+	i.outbox = keep
+}
+
+// settleLater marks an outbox item from before a restart that the resumed
+// instance does not take up: the next commit settles it.
+func (i *instance) settleLater(key string) {
+	i.open = append(i.open, openItem{key: key, r: &run{ended: true}})
 }
 
 // itemOver reports whether an open outbox item's work is over: its run
@@ -146,6 +167,9 @@ func (i *instance) flush(ctx context.Context) (failed bool) {
 // engine's own dispatch otherwise. A Go agent's delivery is queued.
 func (i *instance) send(ctx context.Context, s *sending) error {
 	o := &s.out
+	if r := s.r; r != nil && (r.ended || i.active(r.step) != r) {
+		return nil // an earlier send of this step failed and ended the run (a join, the instance)
+	}
 	switch o.Kind {
 	case OutgoingDispatch:
 		if err := i.e.sendDispatch(ctx, i, s.r); err != nil {

@@ -112,6 +112,10 @@ func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outg
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for _, o := range outbox {
+		if o.Kind != OutgoingNotice {
+			i.settleLater(o.Key) // the work of a run the instance no longer has
+			continue
+		}
 		if err := i.resend(ctx, o, nil); err != nil {
 			return err
 		}
@@ -210,6 +214,8 @@ func (i *instance) resumeRun(ctx context.Context, snap Snapshot, history []Entry
 			if err := i.resend(ctx, o, r); err != nil {
 				return err
 			}
+		default:
+			i.settleLater(o.Key) // the work of a run that is no longer current
 		}
 	}
 	if i.run != nil {
@@ -271,6 +277,13 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 			byStep[e.Step] = r
 		case KindAgentRun:
 			r := byStep[e.Step]
+			if r == nil && e.State == st.Name && e.Step > i.stepBefore(history, begin) {
+				// A branch whose hand-off was refused as the state was
+				// entered: it has a failed run and no hand-off entry.
+				r = &run{step: e.Step, attempt: 1, state: st, agent: e.Agent, kind: runBranch}
+				j.branches = append(j.branches, r)
+				byStep[e.Step] = r
+			}
 			if r == nil || r.ended {
 				continue
 			}
@@ -291,6 +304,7 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 		}
 		old := byStep[o.Step]
 		if old == nil || old.ended {
+			i.settleLater(o.Key) // not a branch still owed a reply
 			continue
 		}
 		r := i.runOf(o, st)
@@ -327,6 +341,14 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 	}
 	i.checkJoin(ctx, false)
 	return nil
+}
+
+// stepBefore is the last step recorded before history[begin].
+func (i *instance) stepBefore(history []Entry, begin int) int {
+	if begin == 0 {
+		return 0
+	}
+	return history[begin-1].Step
 }
 
 // isOpen reports whether an outbox item with key is open.

@@ -89,6 +89,7 @@ type Outgoing struct {
 	Payload       map[string]any `json:"payload,omitempty"`
 	Delegator     string         `json:"delegator,omitempty"`
 	ReturnControl bool           `json:"return_control,omitempty"`
+	Returned      bool           `json:"returned,omitempty"` // a return_control answer: the delegate's result going back
 	Created       time.Time      `json:"created"`
 }
 
@@ -127,8 +128,9 @@ type WorkflowSource struct {
 type MemStore struct {
 	instances sync.Map // id -> *memInstance
 
-	mu        sync.Mutex // guards dead and workflows
-	dead      []DeadLetter
+	mu        sync.Mutex   // guards dead and workflows
+	dead      []DeadLetter // the newest MemDeadLetterLimit, and up to as many older ones
+	deadSeq   int
 	workflows map[string]WorkflowSource
 }
 
@@ -197,11 +199,24 @@ func compareOutgoing(a, b Outgoing) int {
 	return strings.Compare(a.Key, b.Key)
 }
 
-// AddDeadLetter implements Store.
+// MemDeadLetterLimit is how many dead letters a MemStore keeps: the newest,
+// as the bus's own queue does (its default limit is the same), so that a
+// long-running process without a durable store does not grow without bound.
+const MemDeadLetterLimit = 10_000
+
+// AddDeadLetter implements Store. Past MemDeadLetterLimit the oldest is
+// dropped; Seq keeps counting.
 func (s *MemStore) AddDeadLetter(_ context.Context, d DeadLetter) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d.Seq = len(s.dead) + 1
+	s.deadSeq++
+	d.Seq = s.deadSeq
+	if len(s.dead) >= 2*MemDeadLetterLimit {
+		// Drop the older half at once: amortised, each add copies O(1).
+		keep := copy(s.dead, s.dead[len(s.dead)-MemDeadLetterLimit:])
+		clear(s.dead[keep:])
+		s.dead = s.dead[:keep]
+	}
 	s.dead = append(s.dead, d)
 	return nil
 }
@@ -210,7 +225,7 @@ func (s *MemStore) AddDeadLetter(_ context.Context, d DeadLetter) error {
 func (s *MemStore) DeadLetters(context.Context) ([]DeadLetter, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.dead), nil
+	return slices.Clone(s.dead[max(0, len(s.dead)-MemDeadLetterLimit):]), nil
 }
 
 // SaveWorkflow implements Store.

@@ -121,6 +121,7 @@ func fullOutgoing(id string, step int, key string) engine.Outgoing {
 		},
 		Delegator:     "manager",
 		ReturnControl: true,
+		Returned:      true,
 		Created:       base.In(elsewhere).Add(time.Duration(step)*time.Millisecond + 11),
 	}
 }
