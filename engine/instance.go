@@ -165,7 +165,11 @@ func (i *instance) commitStep(ctx context.Context) {
 	if len(i.outbox) > 0 {
 		outs := i.outBuf[:0]
 		for k := range i.outbox {
-			outs = append(outs, i.outbox[k].out)
+			o := &i.outbox[k].out
+			if o.Created.IsZero() {
+				o.Created = snap.Updated // the step's time; a resent item keeps its own
+			}
+			outs = append(outs, *o)
 		}
 		rec.Outbox = outs
 	}

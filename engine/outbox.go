@@ -70,7 +70,7 @@ func (i *instance) outgoing(r *run, rule *rules.Rule) Outgoing {
 		State: r.state.Name, To: r.agent, From: r.from, HandoffID: r.handoffID, Reason: string(r.handoffReason),
 		Explanation: r.reason, Task: r.description, Priority: r.priority, Rule: ruleID(rule),
 		Previous: r.previous, Constraints: r.constraints, Payload: r.payload,
-		Delegator: r.delegator, ReturnControl: r.returnControl, Returned: r.returned, Created: i.e.clock.Now(),
+		Delegator: r.delegator, ReturnControl: r.returnControl, Returned: r.returned,
 	}
 	if r.handoffID != "" {
 		o.Kind = OutgoingHandoff
