@@ -130,10 +130,7 @@ func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outg
 // id); r is the run it starts, nil for a notice.
 func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
 	if o.Kind == OutgoingNotice {
-		r := &run{
-			step: o.Step, state: i.state, agent: o.To, from: o.From, key: o.Key, handoffID: o.HandoffID,
-			description: o.Task, reason: o.Explanation, priority: max(o.Priority, 1), previous: o.Previous, constraints: o.Constraints,
-		}
+		r := i.runOf(o, i.state) // the notice's hand-off, as it was prepared
 		if err := i.e.restoreHandoff(ctx, i, r); err != nil {
 			return fmt.Errorf("%w %s: notice %s: %v", ErrCannotResume, i.id, o.HandoffID, err)
 		}
@@ -277,7 +274,7 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 			byStep[e.Step] = r
 		case KindAgentRun:
 			r := byStep[e.Step]
-			if r == nil && e.State == st.Name && e.Step > i.stepBefore(history, begin) {
+			if r == nil && e.State == st.Name && e.Step > stepBefore(history, begin) {
 				// A branch whose hand-off was refused as the state was
 				// entered: it has a failed run and no hand-off entry.
 				r = &run{step: e.Step, attempt: 1, state: st, agent: e.Agent, kind: runBranch}
@@ -344,7 +341,7 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 }
 
 // stepBefore is the last step recorded before history[begin].
-func (i *instance) stepBefore(history []Entry, begin int) int {
+func stepBefore(history []Entry, begin int) int {
 	if begin == 0 {
 		return 0
 	}
