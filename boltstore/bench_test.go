@@ -3,12 +3,14 @@ package boltstore_test
 import (
 	"context"
 	"fmt"
-	"github.com/batonhq/baton/internal/refundagents"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/refundagents"
+	"github.com/batonhq/baton/record"
 
 	"github.com/batonhq/baton/boltstore"
 	"github.com/batonhq/baton/engine"
@@ -20,7 +22,7 @@ import (
 // commits of concurrent instances grouped.
 var storeKinds = []struct {
 	name string
-	opts []boltstore.Option // nil: engine.MemStore
+	opts []boltstore.Option // nil: record.MemStore
 }{
 	{"mem", nil},
 	{"fsync", []boltstore.Option{}},
@@ -28,10 +30,10 @@ var storeKinds = []struct {
 	{"batch", []boltstore.Option{boltstore.WithBatch(256)}},
 }
 
-func benchStore(b *testing.B, opts []boltstore.Option) engine.Store {
+func benchStore(b *testing.B, opts []boltstore.Option) record.Store {
 	b.Helper()
 	if opts == nil {
-		return engine.NewMemStore()
+		return record.NewMemStore()
 	}
 	s, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), opts...)
 	if err != nil {

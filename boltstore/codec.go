@@ -9,9 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/batonhq/baton/record"
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/batonhq/baton/engine"
 )
 
 // MaxIDLen is the longest instance id the store accepts, in bytes: bbolt's
@@ -98,7 +97,7 @@ func putEncoder(e *encoder) {
 // array and each outbox item as a JSON object, and lays out the outbox keys
 // under prefix (historyPrefix of the instance). Times are written in UTC, so
 // a record reads back the same wherever it is decoded.
-func (e *encoder) encode(rec engine.StepRecord, prefix []byte) error {
+func (e *encoder) encode(rec record.Step, prefix []byte) error {
 	snap := rec.Snapshot
 	snap.Created, snap.Updated = snap.Created.UTC(), snap.Updated.UTC()
 	if err := e.snapEnc.Encode(&snap); err != nil {
@@ -122,7 +121,7 @@ func (e *encoder) encode(rec engine.StepRecord, prefix []byte) error {
 }
 
 // encodeOutbox lays out the keys and values of the step's outbox changes.
-func (e *encoder) encodeOutbox(rec engine.StepRecord, prefix []byte) error {
+func (e *encoder) encodeOutbox(rec record.Step, prefix []byte) error {
 	for i := range rec.Outbox {
 		o := rec.Outbox[i]
 		o.Created = o.Created.UTC()
@@ -142,7 +141,7 @@ func (e *encoder) encodeOutbox(rec engine.StepRecord, prefix []byte) error {
 
 // writeOutbox applies the step's outbox changes in tx: the settled items go
 // first, so that an item the step both settles and sends again is kept, as
-// engine.MemStore does. A settled key with no item is no error.
+// record.MemStore does. A settled key with no item is no error.
 func (e *encoder) writeOutbox(tx *bolt.Tx) error {
 	if len(e.keyEnds) == 0 {
 		return nil
@@ -181,8 +180,8 @@ func checkID(id string) error {
 	return nil
 }
 
-func decodeSnapshot(v []byte) (engine.Snapshot, error) {
-	var s engine.Snapshot
+func decodeSnapshot(v []byte) (record.Snapshot, error) {
+	var s record.Snapshot
 	err := json.Unmarshal(v, &s)
 	return s, err
 }
@@ -190,23 +189,23 @@ func decodeSnapshot(v []byte) (engine.Snapshot, error) {
 // appendEntries decodes one history record onto out. It decodes into a new
 // slice, never into out's spare capacity, so that no map of an entry already
 // returned is merged into.
-func appendEntries(out []engine.Entry, v []byte) ([]engine.Entry, error) {
-	var step []engine.Entry
+func appendEntries(out []record.Entry, v []byte) ([]record.Entry, error) {
+	var step []record.Entry
 	if err := json.Unmarshal(v, &step); err != nil {
 		return out, err
 	}
 	return append(out, step...), nil
 }
 
-func decodeOutgoing(v []byte) (engine.Outgoing, error) {
-	var o engine.Outgoing
+func decodeOutgoing(v []byte) (record.Outgoing, error) {
+	var o record.Outgoing
 	err := json.Unmarshal(v, &o)
 	return o, err
 }
 
 // compareOutgoing orders outbox items as Outbox returns them: by step, then
 // key.
-func compareOutgoing(a, b engine.Outgoing) int {
+func compareOutgoing(a, b record.Outgoing) int {
 	if c := cmp.Compare(a.Step, b.Step); c != 0 {
 		return c
 	}
@@ -218,7 +217,7 @@ func compareOutgoing(a, b engine.Outgoing) int {
 func deadLetterKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
 
 // encodeDeadLetter is d as the deadletters bucket keeps it.
-func encodeDeadLetter(d engine.DeadLetter) ([]byte, error) {
+func encodeDeadLetter(d record.DeadLetter) ([]byte, error) {
 	d.At = d.At.UTC()
 	b, err := marshal(&d)
 	if err != nil {
@@ -227,14 +226,14 @@ func encodeDeadLetter(d engine.DeadLetter) ([]byte, error) {
 	return b, nil
 }
 
-func decodeDeadLetter(v []byte) (engine.DeadLetter, error) {
-	var d engine.DeadLetter
+func decodeDeadLetter(v []byte) (record.DeadLetter, error) {
+	var d record.DeadLetter
 	err := json.Unmarshal(v, &d)
 	return d, err
 }
 
 // encodeWorkflow is w as the workflows bucket keeps it.
-func encodeWorkflow(w engine.WorkflowSource) ([]byte, error) {
+func encodeWorkflow(w record.WorkflowSource) ([]byte, error) {
 	w.Saved = w.Saved.UTC()
 	b, err := marshal(&w)
 	if err != nil {
@@ -243,8 +242,8 @@ func encodeWorkflow(w engine.WorkflowSource) ([]byte, error) {
 	return b, nil
 }
 
-func decodeWorkflow(v []byte) (engine.WorkflowSource, error) {
-	var w engine.WorkflowSource
+func decodeWorkflow(v []byte) (record.WorkflowSource, error) {
+	var w record.WorkflowSource
 	err := json.Unmarshal(v, &w)
 	return w, err
 }

@@ -14,7 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/batonhq/baton/boltstore"
-	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 )
 
 // writeFile returns the path of a new file holding b.
@@ -251,7 +251,7 @@ func TestOpenAddsNewBuckets(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, out)
 	_, err = s.Workflow(ctx, workflowSource.Hash)
-	require.ErrorIs(t, err, engine.ErrUnknownWorkflow)
+	require.ErrorIs(t, err, record.ErrUnknownWorkflow)
 
 	require.NoError(t, s.Commit(ctx, withOutbox("inst-001", 3)))
 	require.NoError(t, s.AddDeadLetter(ctx, deadLetter(1)))
@@ -309,7 +309,7 @@ func useDamaged(t testing.TB, path string) (opened bool, failed int) {
 	ctx := context.Background()
 	check := func(err error) {
 		requireTyped(t, err)
-		if err != nil && !errors.Is(err, engine.ErrUnknownInstance) && !errors.Is(err, engine.ErrUnknownWorkflow) {
+		if err != nil && !errors.Is(err, record.ErrUnknownInstance) && !errors.Is(err, record.ErrUnknownWorkflow) {
 			failed++
 		}
 	}
@@ -349,7 +349,7 @@ func requireTyped(t testing.TB, err error) {
 	var fe *boltstore.FormatError
 	var ce *boltstore.CommitError
 	switch {
-	case err == nil, errors.Is(err, boltstore.ErrCorrupt), errors.Is(err, engine.ErrUnknownInstance), errors.Is(err, engine.ErrUnknownWorkflow),
+	case err == nil, errors.Is(err, boltstore.ErrCorrupt), errors.Is(err, record.ErrUnknownInstance), errors.Is(err, record.ErrUnknownWorkflow),
 		errors.As(err, &oe), errors.As(err, &fe), errors.As(err, &ce):
 		return
 	}

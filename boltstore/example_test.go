@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/boltstore"
-	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 )
 
 // Steps committed before Close are there when the file is opened again.
@@ -24,11 +24,11 @@ func ExampleOpen() {
 		fmt.Println(err)
 		return
 	}
-	err = store.Commit(ctx, engine.StepRecord{
-		Snapshot: engine.Snapshot{ID: "order-1", Workflow: "refund", Status: engine.StatusRunning, State: "REVIEWING", Step: 1},
-		Entries: []engine.Entry{
-			{Seq: 1, Time: now, Kind: engine.KindStarted, To: "VALIDATING"},
-			{Seq: 2, Time: now, Kind: engine.KindTransition, From: "VALIDATING", To: "REVIEWING"},
+	err = store.Commit(ctx, record.Step{
+		Snapshot: record.Snapshot{ID: "order-1", Workflow: "refund", Status: record.StatusRunning, State: "REVIEWING", Step: 1},
+		Entries: []record.Entry{
+			{Seq: 1, Time: now, Kind: record.KindStarted, To: "VALIDATING"},
+			{Seq: 2, Time: now, Kind: record.KindTransition, From: "VALIDATING", To: "REVIEWING"},
 		},
 	})
 	if err != nil {

@@ -12,11 +12,10 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/batonhq/baton/record"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 	"go.uber.org/zap"
-
-	"github.com/batonhq/baton/engine"
 )
 
 // formatVersion is written in the meta bucket of every file this package
@@ -41,7 +40,7 @@ var (
 	addedBuckets = [][]byte{bucketOutbox, bucketDeadLetters, bucketWorkflows}
 )
 
-// Store is an engine.Store kept in one bbolt file. It is safe for concurrent
+// Store is an record.Store kept in one bbolt file. It is safe for concurrent
 // use; commits of different instances may run at once.
 type Store struct {
 	db    *bolt.DB
@@ -55,7 +54,7 @@ type Store struct {
 	closed bool
 }
 
-var _ engine.Store = (*Store)(nil)
+var _ record.Store = (*Store)(nil)
 
 // Open opens the store in the file at path, creating the file if it does not
 // exist. The file stays locked until Close: a second Open of the same file,
@@ -178,12 +177,12 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Commit implements engine.Store: the snapshot, the entries and the outbox
+// Commit implements record.Store: the snapshot, the entries and the outbox
 // changes are written in one transaction, and Commit returns once it is
 // durable (see the package documentation for WithNoSync). ctx is not
 // consulted: a step the engine has applied must reach the file even if the
 // caller has given up waiting.
-func (s *Store) Commit(_ context.Context, rec engine.StepRecord) error {
+func (s *Store) Commit(_ context.Context, rec record.Step) error {
 	id := rec.Snapshot.ID
 	if err := checkID(id); err != nil {
 		return err
@@ -252,12 +251,12 @@ func (s *Store) writeError(err error, what string) error {
 	return fmt.Errorf("boltstore: %s: %w", what, err)
 }
 
-// Instance implements engine.Store.
-func (s *Store) Instance(ctx context.Context, id string) (snap engine.Snapshot, err error) {
+// Instance implements record.Store.
+func (s *Store) Instance(ctx context.Context, id string) (snap record.Snapshot, err error) {
 	err = s.view(ctx, id, func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketInstances).Get([]byte(id))
 		if v == nil {
-			return fmt.Errorf("%w: %s", engine.ErrUnknownInstance, id)
+			return fmt.Errorf("%w: %s", record.ErrUnknownInstance, id)
 		}
 		snap, err = decodeSnapshot(v)
 		return s.corrupt(id, err)
@@ -265,11 +264,11 @@ func (s *Store) Instance(ctx context.Context, id string) (snap engine.Snapshot, 
 	return snap, err
 }
 
-// History implements engine.Store.
-func (s *Store) History(ctx context.Context, id string) (out []engine.Entry, err error) {
+// History implements record.Store.
+func (s *Store) History(ctx context.Context, id string) (out []record.Entry, err error) {
 	err = s.view(ctx, id, func(tx *bolt.Tx) error {
 		if id == "" || tx.Bucket(bucketInstances).Get([]byte(id)) == nil {
-			return fmt.Errorf("%w: %s", engine.ErrUnknownInstance, id)
+			return fmt.Errorf("%w: %s", record.ErrUnknownInstance, id)
 		}
 		prefix := historyPrefix(id)
 		c := tx.Bucket(bucketHistory).Cursor()
@@ -286,9 +285,9 @@ func (s *Store) History(ctx context.Context, id string) (out []engine.Entry, err
 	return out, err
 }
 
-// Instances implements engine.Store. bbolt keeps keys in byte order, which
+// Instances implements record.Store. bbolt keeps keys in byte order, which
 // is Go's string order, so the snapshots come out sorted by id.
-func (s *Store) Instances(ctx context.Context) (out []engine.Snapshot, err error) {
+func (s *Store) Instances(ctx context.Context) (out []record.Snapshot, err error) {
 	err = s.view(ctx, "", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketInstances).ForEach(func(k, v []byte) error {
 			snap, err := decodeSnapshot(v)
@@ -302,12 +301,12 @@ func (s *Store) Instances(ctx context.Context) (out []engine.Snapshot, err error
 	return out, err
 }
 
-// Outbox implements engine.Store. An instance has few unsettled items,
+// Outbox implements record.Store. An instance has few unsettled items,
 // usually one, so they are sorted on reading rather than keyed by step.
-func (s *Store) Outbox(ctx context.Context, id string) (out []engine.Outgoing, err error) {
+func (s *Store) Outbox(ctx context.Context, id string) (out []record.Outgoing, err error) {
 	err = s.view(ctx, id, func(tx *bolt.Tx) error {
 		if id == "" || tx.Bucket(bucketInstances).Get([]byte(id)) == nil {
-			return fmt.Errorf("%w: %s", engine.ErrUnknownInstance, id)
+			return fmt.Errorf("%w: %s", record.ErrUnknownInstance, id)
 		}
 		prefix := historyPrefix(id)
 		c := tx.Bucket(bucketOutbox).Cursor()
@@ -330,10 +329,10 @@ func (s *Store) Outbox(ctx context.Context, id string) (out []engine.Outgoing, e
 	return out, nil
 }
 
-// AddDeadLetter implements engine.Store. Like Commit, it does not consult
+// AddDeadLetter implements record.Store. Like Commit, it does not consult
 // ctx: a message the bus has given up on must not be lost because its caller
 // stopped waiting.
-func (s *Store) AddDeadLetter(_ context.Context, d engine.DeadLetter) error {
+func (s *Store) AddDeadLetter(_ context.Context, d record.DeadLetter) error {
 	err := s.write(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketDeadLetters)
 		seq, err := b.NextSequence()
@@ -350,8 +349,8 @@ func (s *Store) AddDeadLetter(_ context.Context, d engine.DeadLetter) error {
 	return s.writeError(err, "add dead letter "+d.MessageID)
 }
 
-// DeadLetters implements engine.Store.
-func (s *Store) DeadLetters(ctx context.Context) (out []engine.DeadLetter, err error) {
+// DeadLetters implements record.Store.
+func (s *Store) DeadLetters(ctx context.Context) (out []record.DeadLetter, err error) {
 	err = s.view(ctx, "", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketDeadLetters).ForEach(func(k, v []byte) error {
 			if len(k) != 8 {
@@ -368,8 +367,8 @@ func (s *Store) DeadLetters(ctx context.Context) (out []engine.DeadLetter, err e
 	return out, err
 }
 
-// SaveWorkflow implements engine.Store. ctx is not consulted, as for Commit.
-func (s *Store) SaveWorkflow(_ context.Context, w engine.WorkflowSource) error {
+// SaveWorkflow implements record.Store. ctx is not consulted, as for Commit.
+func (s *Store) SaveWorkflow(_ context.Context, w record.WorkflowSource) error {
 	if w.Hash == "" {
 		return errors.New("boltstore: save workflow: hash is empty")
 	}
@@ -388,12 +387,12 @@ func (s *Store) SaveWorkflow(_ context.Context, w engine.WorkflowSource) error {
 	return s.writeError(err, "save workflow "+w.Hash)
 }
 
-// Workflow implements engine.Store.
-func (s *Store) Workflow(ctx context.Context, hash string) (w engine.WorkflowSource, err error) {
+// Workflow implements record.Store.
+func (s *Store) Workflow(ctx context.Context, hash string) (w record.WorkflowSource, err error) {
 	err = s.view(ctx, "", func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketWorkflows).Get([]byte(hash))
 		if v == nil {
-			return fmt.Errorf("%w: %s", engine.ErrUnknownWorkflow, hash)
+			return fmt.Errorf("%w: %s", record.ErrUnknownWorkflow, hash)
 		}
 		w, err = decodeWorkflow(v)
 		if err != nil {

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/batonhq/baton/boltstore"
-	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/engine/storetest"
+	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/record/storetest"
 )
 
 func TestConformance(t *testing.T) {
@@ -30,7 +30,7 @@ func TestConformance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			storetest.Run(t, func(t *testing.T) engine.Store {
+			storetest.Run(t, func(t *testing.T) record.Store {
 				s, _ := open(t, tt.opts...)
 				return s
 			})
@@ -41,18 +41,18 @@ func TestConformance(t *testing.T) {
 var t0 = time.Date(2025, 5, 1, 8, 0, 0, 123456789, time.UTC)
 
 // step is the n-th step of instance id: a snapshot and three entries.
-func step(id string, n int) engine.StepRecord {
-	entries := make([]engine.Entry, 3)
+func step(id string, n int) record.Step {
+	entries := make([]record.Entry, 3)
 	for i := range entries {
 		seq := 3*(n-1) + i + 1
-		entries[i] = engine.Entry{
-			Seq: seq, Time: t0.Add(time.Duration(seq)), Kind: engine.KindOutcome, Step: n,
+		entries[i] = record.Entry{
+			Seq: seq, Time: t0.Add(time.Duration(seq)), Kind: record.KindOutcome, Step: n,
 			Agent: "seller", Trigger: "reviewed", Result: map[string]any{"approval": "APPROVED", "n": float64(n)},
 		}
 	}
-	return engine.StepRecord{
-		Snapshot: engine.Snapshot{
-			ID: id, Workflow: "refund", Version: 1, Status: engine.StatusRunning, State: "REVIEWING",
+	return record.Step{
+		Snapshot: record.Snapshot{
+			ID: id, Workflow: "refund", Version: 1, Status: record.StatusRunning, State: "REVIEWING",
 			Step: n, Visits: map[string]int{"REVIEWING": n}, Input: map[string]any{"order_id": "1"},
 			Context: map[string]any{"amount": 50.0}, Created: t0, Updated: t0.Add(time.Duration(n) * time.Second), Commits: n,
 		},
@@ -62,36 +62,36 @@ func step(id string, n int) engine.StepRecord {
 
 // withOutbox is step(id, n) sending one item and settling the previous
 // step's.
-func withOutbox(id string, n int) engine.StepRecord {
+func withOutbox(id string, n int) record.Step {
 	rec := step(id, n)
-	rec.Outbox = []engine.Outgoing{outgoing(id, n)}
+	rec.Outbox = []record.Outgoing{outgoing(id, n)}
 	rec.Settled = []string{fmt.Sprintf("%s:%d", id, n-1)}
 	return rec
 }
 
 // outgoing is the outbox item step n of instance id sends.
-func outgoing(id string, n int) engine.Outgoing {
-	return engine.Outgoing{
-		Key: fmt.Sprintf("%s:%d", id, n), Kind: engine.OutgoingDispatch, Run: "state", Step: n, State: "REVIEWING",
+func outgoing(id string, n int) record.Outgoing {
+	return record.Outgoing{
+		Key: fmt.Sprintf("%s:%d", id, n), Kind: record.OutgoingDispatch, Run: "state", Step: n, State: "REVIEWING",
 		To: "seller", Payload: map[string]any{"order_id": "1", "n": float64(n)}, Created: t0.Add(time.Duration(n)),
 	}
 }
 
 // deadLetter is the n-th dead letter of the tests.
-func deadLetter(n int) engine.DeadLetter {
-	return engine.DeadLetter{
+func deadLetter(n int) record.DeadLetter {
+	return record.DeadLetter{
 		MessageID: fmt.Sprintf("msg-%d", n), Type: "handoff", From: "seller", To: "payment", Reason: "rejected",
 		Instance: "inst-0", Step: n, At: t0.Add(time.Duration(n) * time.Second), Attempts: 3,
 		Content: map[string]any{"n": float64(n)},
 	}
 }
 
-var workflowSource = engine.WorkflowSource{
+var workflowSource = record.WorkflowSource{
 	Hash: "sha256:0123", Name: "refund", Version: 2, File: "refund.yaml", Source: []byte("workflow: refund\n"), Saved: t0,
 }
 
 // requireSameContent checks that got holds exactly what want holds.
-func requireSameContent(t *testing.T, got, want engine.Store) {
+func requireSameContent(t *testing.T, got, want record.Store) {
 	t.Helper()
 	ctx := context.Background()
 	wantAll, err := want.Instances(ctx)
@@ -128,7 +128,7 @@ func asJSON(t *testing.T, v any) string {
 func TestReopenSeesEveryCommit(t *testing.T) {
 	for _, opts := range [][]boltstore.Option{nil, {boltstore.WithNoSync(true)}, {boltstore.WithBatch(64)}} {
 		s, path := open(t, opts...)
-		ref := engine.NewMemStore()
+		ref := record.NewMemStore()
 		ctx := context.Background()
 		var wg sync.WaitGroup
 		for i := range 8 {
@@ -161,9 +161,9 @@ func TestReopenKeepsOutboxDeadLettersWorkflows(t *testing.T) {
 	ctx := context.Background()
 	for _, opts := range [][]boltstore.Option{nil, {boltstore.WithBatch(64)}} {
 		s, path := open(t, opts...)
-		ref := engine.NewMemStore()
-		var cur engine.Store = s
-		both := func(write func(engine.Store) error) {
+		ref := record.NewMemStore()
+		var cur record.Store = s
+		both := func(write func(record.Store) error) {
 			t.Helper()
 			require.NoError(t, write(cur))
 			require.NoError(t, write(ref))
@@ -174,13 +174,13 @@ func TestReopenKeepsOutboxDeadLettersWorkflows(t *testing.T) {
 				if n == 2 { // a fan-out: a second item, left unsettled
 					rec.Outbox = append(rec.Outbox, outgoing(id+"/branch", n))
 				}
-				both(func(st engine.Store) error { return st.Commit(ctx, rec) })
+				both(func(st record.Store) error { return st.Commit(ctx, rec) })
 			}
 		}
 		for n := 1; n <= 3; n++ {
-			both(func(st engine.Store) error { return st.AddDeadLetter(ctx, deadLetter(n)) })
+			both(func(st record.Store) error { return st.AddDeadLetter(ctx, deadLetter(n)) })
 		}
-		both(func(st engine.Store) error { return st.SaveWorkflow(ctx, workflowSource) })
+		both(func(st record.Store) error { return st.SaveWorkflow(ctx, workflowSource) })
 		require.NoError(t, s.Close())
 
 		again, err := boltstore.Open(path, opts...)
@@ -194,7 +194,7 @@ func TestReopenKeepsOutboxDeadLettersWorkflows(t *testing.T) {
 		require.Equal(t, asJSON(t, workflowSource), asJSON(t, w))
 		// The numbering of dead letters goes on where it stopped.
 		cur = again
-		both(func(st engine.Store) error { return st.AddDeadLetter(ctx, deadLetter(4)) })
+		both(func(st record.Store) error { return st.AddDeadLetter(ctx, deadLetter(4)) })
 		requireSameContent(t, again, ref)
 		dead, err := again.DeadLetters(ctx)
 		require.NoError(t, err)
@@ -267,7 +267,7 @@ func TestCloseDuringCommits(t *testing.T) {
 			id, n := fmt.Sprintf("inst-%d", i), int(landed[i].Load())
 			if n == 0 {
 				_, err := again.Instance(ctx, id)
-				require.ErrorIs(t, err, engine.ErrUnknownInstance)
+				require.ErrorIs(t, err, record.ErrUnknownInstance)
 				continue
 			}
 			snap, err := again.Instance(ctx, id)
@@ -310,13 +310,13 @@ func TestCommitUnencodable(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name  string
-		edit  func(*engine.StepRecord)
+		edit  func(*record.Step)
 		field string
 	}{
-		{"NaN in a result", func(r *engine.StepRecord) { r.Entries[1].Result = map[string]any{"x": math.NaN()} }, "entries[1]"},
-		{"channel in the context", func(r *engine.StepRecord) { r.Snapshot.Context = map[string]any{"c": make(chan int)} }, "snapshot"},
-		{"NaN in an outbox payload", func(r *engine.StepRecord) {
-			r.Outbox = []engine.Outgoing{outgoing("i", 2), outgoing("i", 2)}
+		{"NaN in a result", func(r *record.Step) { r.Entries[1].Result = map[string]any{"x": math.NaN()} }, "entries[1]"},
+		{"channel in the context", func(r *record.Step) { r.Snapshot.Context = map[string]any{"c": make(chan int)} }, "snapshot"},
+		{"NaN in an outbox payload", func(r *record.Step) {
+			r.Outbox = []record.Outgoing{outgoing("i", 2), outgoing("i", 2)}
 			r.Outbox[1].Key, r.Outbox[1].Payload = "i:2/b", map[string]any{"x": math.NaN()}
 		}, "outbox[1]"},
 	}
@@ -344,7 +344,7 @@ func TestCommitUnencodable(t *testing.T) {
 	}
 }
 
-func keys(items []engine.Outgoing) []string {
+func keys(items []record.Outgoing) []string {
 	out := make([]string, len(items))
 	for i, o := range items {
 		out[i] = o.Key

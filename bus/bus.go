@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/clock"
 )
 
 // numShards spreads the send/receive latency histograms over several

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
-	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/clock"
 )
 
 func TestBus_RegisterErrors(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/bus"
-	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/clock"
 )
 
 // RF-009 scenarios about single messages: send, receive, broadcast,

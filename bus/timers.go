@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/clock"
 )
 
 // timers owns every callback the bus schedules on its clock, so that Close

@@ -2,14 +2,15 @@ package engine_test
 
 import (
 	"context"
-	"github.com/batonhq/baton/internal/refundagents"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/refundagents"
+
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/clock"
 	"github.com/batonhq/baton/rules"
 )
 

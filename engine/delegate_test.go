@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
-	"github.com/batonhq/baton/internal/clock"
 	"github.com/batonhq/baton/registry"
 )
 

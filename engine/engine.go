@@ -11,9 +11,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/fsm"
 	"github.com/batonhq/baton/handoff"
-	"github.com/batonhq/baton/internal/clock"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )

@@ -3,15 +3,17 @@ package engine
 import (
 	"errors"
 	"fmt"
+
+	"github.com/batonhq/baton/record"
 )
 
 // Sentinel errors, matched with errors.Is.
 var (
 	// ErrUnknownInstance means no instance has the given id.
-	ErrUnknownInstance = errors.New("engine: unknown instance")
+	ErrUnknownInstance = record.ErrUnknownInstance
 	// ErrUnknownWorkflow means a store keeps no workflow source under the
 	// given hash.
-	ErrUnknownWorkflow = errors.New("engine: unknown workflow source")
+	ErrUnknownWorkflow = record.ErrUnknownWorkflow
 	// ErrInstanceFinished means the instance has already completed, failed or
 	// been cancelled.
 	ErrInstanceFinished = errors.New("engine: instance finished")

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/clock"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )

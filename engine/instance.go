@@ -1,19 +1,21 @@
 package engine
 
 import (
-	"github.com/batonhq/baton/handoff"
 	"strconv"
+
+	"github.com/batonhq/baton/handoff"
 
 	"context"
 	"errors"
 	"fmt"
-	"go.uber.org/zap"
 	"maps"
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/fsm"
-	"github.com/batonhq/baton/internal/clock"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )

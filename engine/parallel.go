@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/merge"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"

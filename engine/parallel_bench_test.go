@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/clock"
 	"github.com/batonhq/baton/registry"
 )
 

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/bus"
-	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/registry"
 )
 

@@ -6,7 +6,7 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -57,7 +57,7 @@ type Report struct {
 }
 
 // Check replays history against w.
-func Check(w *rules.Workflow, history []engine.Entry) (*Report, error) {
+func Check(w *rules.Workflow, history []record.Entry) (*Report, error) {
 	rep := &Report{Workflow: w.Name}
 	var (
 		input   map[string]any
@@ -67,7 +67,7 @@ func Check(w *rules.Workflow, history []engine.Entry) (*Report, error) {
 	)
 	for idx, e := range history {
 		switch e.Kind {
-		case engine.KindStarted:
+		case record.KindStarted:
 			started = true
 			input = e.Result
 			if input == nil {
@@ -77,9 +77,9 @@ func Check(w *rules.Workflow, history []engine.Entry) (*Report, error) {
 			if e.State != w.Initial {
 				return rep.diverge(Step{Step: 1, State: e.State, Diff: "state", Recorded: Decision{Next: e.State}, Replayed: Decision{Next: w.Initial}}), nil
 			}
-		case engine.KindTransition:
+		case record.KindTransition:
 			visits[e.Next]++
-		case engine.KindOutcome:
+		case record.KindOutcome:
 			if !started {
 				return nil, ErrNoHistory
 			}
@@ -170,16 +170,16 @@ func limitOf(w *rules.Workflow, next *rules.State, step int, visits map[string]i
 }
 
 // recorded reads the decision that followed an outcome in the history.
-func recorded(after []engine.Entry) Decision {
+func recorded(after []record.Entry) Decision {
 	var d Decision
 	for _, e := range after {
 		switch e.Kind {
-		case engine.KindRuleFired:
+		case record.KindRuleFired:
 			d = Decision{Rule: e.Rule, Next: e.Next, To: e.To}
-		case engine.KindLimitHit:
+		case record.KindLimitHit:
 			d.Limit, d.To = limitName(e.Error), ""
 			return d
-		case engine.KindFailed:
+		case record.KindFailed:
 			switch {
 			case d.Rule == "":
 				d.Fail = "no rule matched"
@@ -187,7 +187,7 @@ func recorded(after []engine.Entry) Decision {
 				d.Fail = failText(e.Error, d.Rule)
 			}
 			return d
-		case engine.KindTransition, engine.KindOutcome, engine.KindHandoff, engine.KindDispatch, engine.KindCompleted:
+		case record.KindTransition, record.KindOutcome, record.KindHandoff, record.KindDispatch, record.KindCompleted:
 			return d
 		}
 	}
@@ -227,7 +227,7 @@ func compare(a, b Decision) string {
 	return ""
 }
 
-func errorKind(e engine.Entry) string {
+func errorKind(e record.Entry) string {
 	switch e.Trigger {
 	case "error", "timeout", "rejected":
 		return e.Trigger

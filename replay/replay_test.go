@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/replay"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/scenario"
@@ -20,7 +20,7 @@ import (
 
 // recordedHistory replays a scenario and returns its history as it comes
 // back from a JSON export (numbers as float64, as a file would give them).
-func recordedHistory(t *testing.T, scenarioFile string) []engine.Entry {
+func recordedHistory(t *testing.T, scenarioFile string) []record.Entry {
 	t.Helper()
 	s, err := scenario.Load(scenarioFile)
 	require.NoError(t, err)
@@ -65,7 +65,7 @@ func TestCheck_UnchangedWorkflowsReplayClean(t *testing.T) {
 			assert.Nil(t, rep.Divergence, "got a divergence %+v", rep.Divergence)
 			outcomes := 0
 			for _, e := range history {
-				if e.Kind == engine.KindOutcome {
+				if e.Kind == record.KindOutcome {
 					outcomes++
 				}
 			}
@@ -153,7 +153,7 @@ func TestReadHistory_ArrayAndErrors(t *testing.T) {
 	entries, err := replay.ReadHistory(strings.NewReader(`[{"seq":1,"kind":"started","state":"A"}]`))
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
-	assert.Equal(t, engine.KindStarted, entries[0].Kind)
+	assert.Equal(t, record.KindStarted, entries[0].Kind)
 
 	_, err = replay.ReadHistory(strings.NewReader("{\"kind\":\"started\"}\nnot json\n"))
 	assert.ErrorContains(t, err, "history line 2")

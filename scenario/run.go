@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -25,7 +26,7 @@ type Report struct {
 	Scenario *Scenario
 	Workflow *rules.Workflow
 	Result   engine.Result
-	History  []engine.Entry
+	History  []record.Entry
 	Steps    []Row    // the step table
 	States   []string // the path of states entered, the initial state first
 	Handoffs []string // agent-to-agent hand-offs as "from->to", final notices included
@@ -123,7 +124,7 @@ func (r *Report) build() { r.Steps, r.States, r.Handoffs = Trace(r.History) }
 // hand-offs ("from->to", final notices included). A row is a step: one agent
 // run, or the join of a parallel state; hand-offs go on the row whose
 // outcome caused them, and late replies follow the step they came for.
-func Trace(history []engine.Entry) (steps []Row, states, handoffs []string) {
+func Trace(history []record.Entry) (steps []Row, states, handoffs []string) {
 	// Rows sort by step, then by kind: the agent's run, the join of a
 	// parallel state (which reports on the last branch's step), late replies.
 	const (
@@ -152,9 +153,9 @@ func Trace(history []engine.Entry) (steps []Row, states, handoffs []string) {
 	}
 	for _, en := range history {
 		switch en.Kind {
-		case engine.KindStarted:
+		case record.KindStarted:
 			states = append(states, en.State)
-		case engine.KindTransition:
+		case record.KindTransition:
 			states = append(states, en.Next)
 			if cur != nil {
 				cur.Next = en.Next
@@ -162,7 +163,7 @@ func Trace(history []engine.Entry) (steps []Row, states, handoffs []string) {
 					cur.Rule = en.Rule
 				}
 			}
-		case engine.KindAgentRun:
+		case record.KindAgentRun:
 			cur = run(en.Step)
 			cur.State, cur.Agent = en.State, en.Agent
 			switch {
@@ -173,9 +174,9 @@ func Trace(history []engine.Entry) (steps []Row, states, handoffs []string) {
 			default:
 				cur.Trigger = en.Trigger
 			}
-		case engine.KindLateReply:
+		case record.KindLateReply:
 			add(&Row{Step: en.Step, State: en.State, Agent: en.Agent, Trigger: "late reply: " + cmp.Or(en.Trigger, en.Error)}, lateRow)
-		case engine.KindOutcome:
+		case record.KindOutcome:
 			if en.Agent == en.State { // a parallel state's join: a row of its own
 				cur = add(&Row{Step: en.Step, State: en.State, Agent: en.Agent}, joinRow)
 			} else {
@@ -188,15 +189,15 @@ func Trace(history []engine.Entry) (steps []Row, states, handoffs []string) {
 			if en.Error != "" {
 				cur.Trigger += ": " + en.Error
 			}
-		case engine.KindRetry:
+		case record.KindRetry:
 			if cur != nil {
 				cur.Next = fmt.Sprintf("retry in %s", en.Delay)
 			}
-		case engine.KindRuleFired:
+		case record.KindRuleFired:
 			if cur != nil {
 				cur.Rule = en.Rule
 			}
-		case engine.KindHandoff, engine.KindFinalNotice:
+		case record.KindHandoff, record.KindFinalNotice:
 			h := en.From + "->" + en.To
 			handoffs = append(handoffs, h)
 			if cur != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/batonhq/baton/boltstore"
-	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 )
 
 func TestInspectAndReplay_RoundTrip(t *testing.T) {
@@ -79,13 +79,13 @@ func TestInspect_DeadLettersAndOutbox(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 	at := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
-	snap := engine.Snapshot{ID: "i-1", Workflow: "refund", Version: 1, Hash: "h", Status: engine.StatusRunning, State: "PAYING", Step: 3, Created: at, Updated: at}
-	require.NoError(t, st.Commit(ctx, engine.StepRecord{
+	snap := record.Snapshot{ID: "i-1", Workflow: "refund", Version: 1, Hash: "h", Status: record.StatusRunning, State: "PAYING", Step: 3, Created: at, Updated: at}
+	require.NoError(t, st.Commit(ctx, record.Step{
 		Snapshot: snap,
-		Entries:  []engine.Entry{{Seq: 1, Time: at, Kind: engine.KindHandoff, Step: 3, State: "PAYING", From: "seller", To: "payment", HandoffID: "h-3"}},
-		Outbox:   []engine.Outgoing{{Key: "i-1:3", Kind: engine.OutgoingHandoff, Step: 3, State: "PAYING", From: "seller", To: "payment", HandoffID: "h-3", Created: at}},
+		Entries:  []record.Entry{{Seq: 1, Time: at, Kind: record.KindHandoff, Step: 3, State: "PAYING", From: "seller", To: "payment", HandoffID: "h-3"}},
+		Outbox:   []record.Outgoing{{Key: "i-1:3", Kind: record.OutgoingHandoff, Step: 3, State: "PAYING", From: "seller", To: "payment", HandoffID: "h-3", Created: at}},
 	}))
-	require.NoError(t, st.AddDeadLetter(ctx, engine.DeadLetter{
+	require.NoError(t, st.AddDeadLetter(ctx, record.DeadLetter{
 		MessageID: "m-1", Type: "HANDOFF", From: "seller", To: "payment", Reason: "queue_overflow",
 		Instance: "i-1", Step: 3, Key: "i-1:3", At: at, Attempts: 1, LastError: "payment queue full",
 	}))

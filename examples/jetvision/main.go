@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -109,7 +110,7 @@ func run(ctx context.Context, out io.Writer) error {
 		}
 		var handoffs []string
 		for _, e := range history {
-			if e.Kind == engine.KindHandoff || e.Kind == engine.KindFinalNotice {
+			if e.Kind == record.KindHandoff || e.Kind == record.KindFinalNotice {
 				handoffs = append(handoffs, e.From+"->"+e.To)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -98,11 +99,11 @@ func run(ctx context.Context, out io.Writer) error {
 		var path, handoffs []string
 		for _, e := range history {
 			switch e.Kind {
-			case engine.KindStarted:
+			case record.KindStarted:
 				path = append(path, e.State)
-			case engine.KindTransition:
+			case record.KindTransition:
 				path = append(path, e.Next)
-			case engine.KindHandoff, engine.KindFinalNotice:
+			case record.KindHandoff, record.KindFinalNotice:
 				handoffs = append(handoffs, e.From+"->"+e.To)
 			}
 		}

@@ -7,21 +7,20 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/batonhq/baton/record"
 	"github.com/stretchr/testify/require"
-
-	"github.com/batonhq/baton/engine"
 )
 
 // testConcurrentCommits commits to many instances at once, each instance's
 // steps in order as the engine does under the instance's lock.
-func testConcurrentCommits(t *testing.T, s engine.Store) {
+func testConcurrentCommits(t *testing.T, s record.Store) {
 	const (
 		workers = 16
 		perWork = 4
 		steps   = 25
 	)
 	ctx := context.Background()
-	want := make([][]engine.Entry, workers*perWork)
+	want := make([][]record.Entry, workers*perWork)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -32,7 +31,7 @@ func testConcurrentCommits(t *testing.T, s engine.Store) {
 					n := w*perWork + k
 					entries := stepEntries(&seqs[k], step, 1+step%3)
 					want[n] = append(want[n], entries...)
-					rec := engine.StepRecord{Snapshot: fullSnapshot(fmt.Sprintf("i-%03d", n), step), Entries: entries}
+					rec := record.Step{Snapshot: fullSnapshot(fmt.Sprintf("i-%03d", n), step), Entries: entries}
 					if err := s.Commit(ctx, rec); err != nil {
 						errs <- fmt.Errorf("instance %d step %d: %w", n, step, err)
 						return
@@ -58,7 +57,7 @@ func testConcurrentCommits(t *testing.T, s engine.Store) {
 
 // testReadersSeeWholeSteps reads while steps are committed: a reader sees
 // either all of a step's entries or none of them, in order.
-func testReadersSeeWholeSteps(t *testing.T, s engine.Store) {
+func testReadersSeeWholeSteps(t *testing.T, s record.Store) {
 	const (
 		writers = 4
 		steps   = 60
@@ -73,7 +72,7 @@ func testReadersSeeWholeSteps(t *testing.T, s engine.Store) {
 			id := fmt.Sprintf("w-%d", w)
 			seq := 0
 			for step := 1; step <= steps; step++ {
-				if err := s.Commit(ctx, engine.StepRecord{Snapshot: fullSnapshot(id, step), Entries: stepEntries(&seq, step, perStep)}); err != nil {
+				if err := s.Commit(ctx, record.Step{Snapshot: fullSnapshot(id, step), Entries: stepEntries(&seq, step, perStep)}); err != nil {
 					errs <- err
 					return
 				}
@@ -103,7 +102,7 @@ func testReadersSeeWholeSteps(t *testing.T, s engine.Store) {
 	}
 }
 
-func readOnce(ctx context.Context, s engine.Store, id string, perStep int) error {
+func readOnce(ctx context.Context, s record.Store, id string, perStep int) error {
 	h, err := s.History(ctx, id)
 	if errorsIsUnknown(err) {
 		return nil // not committed yet
@@ -138,9 +137,9 @@ func readOnce(ctx context.Context, s engine.Store, id string, perStep int) error
 	return nil
 }
 
-func testLargeHistory(t *testing.T, s engine.Store) {
+func testLargeHistory(t *testing.T, s record.Store) {
 	const steps = 2000
-	var want []engine.Entry
+	var want []record.Entry
 	seq := 0
 	for step := 1; step <= steps; step++ {
 		entries := stepEntries(&seq, step, 5)
@@ -154,7 +153,7 @@ func testLargeHistory(t *testing.T, s engine.Store) {
 	requireSnapshot(t, instance(t, s, "long"), fullSnapshot("long", steps+1))
 }
 
-func testLargeValues(t *testing.T, s engine.Store) {
+func testLargeValues(t *testing.T, s record.Store) {
 	en := fullEntry(1, 1)
 	en.Detail = bigString(1 << 20)
 	wide := make(map[string]any, 2000)
@@ -165,6 +164,6 @@ func testLargeValues(t *testing.T, s engine.Store) {
 	snap := fullSnapshot("big", 1)
 	snap.Context = map[string]any{"blob": bigString(1 << 20), "wide": wide}
 	commit(t, s, snap, en)
-	requireHistory(t, history(t, s, "big"), []engine.Entry{en})
+	requireHistory(t, history(t, s, "big"), []record.Entry{en})
 	requireSnapshot(t, instance(t, s, "big"), snap)
 }

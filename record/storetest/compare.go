@@ -5,9 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/batonhq/baton/record"
 	"github.com/stretchr/testify/require"
-
-	"github.com/batonhq/baton/engine"
 )
 
 // asJSON returns v as a store keeping JSON data returns it: numbers become
@@ -22,21 +21,21 @@ func asJSON[T any](t *testing.T, v T) T {
 	return out
 }
 
-func normalSnapshot(t *testing.T, s engine.Snapshot) engine.Snapshot {
+func normalSnapshot(t *testing.T, s record.Snapshot) record.Snapshot {
 	t.Helper()
 	s = asJSON(t, s)
 	s.Created, s.Updated = s.Created.UTC(), s.Updated.UTC()
 	return s
 }
 
-func normalEntry(t *testing.T, e engine.Entry) engine.Entry {
+func normalEntry(t *testing.T, e record.Entry) record.Entry {
 	t.Helper()
 	e = asJSON(t, e)
 	e.Time = e.Time.UTC()
 	return e
 }
 
-func requireSnapshot(t *testing.T, got, want engine.Snapshot) {
+func requireSnapshot(t *testing.T, got, want record.Snapshot) {
 	t.Helper()
 	require.True(t, got.Created.Equal(want.Created), "created: got %v, want %v", got.Created, want.Created)
 	require.True(t, got.Updated.Equal(want.Updated), "updated: got %v, want %v", got.Updated, want.Updated)
@@ -45,7 +44,7 @@ func requireSnapshot(t *testing.T, got, want engine.Snapshot) {
 
 // requireHistory compares entry by entry so that a failure names the first
 // entry that differs instead of printing two whole histories.
-func requireHistory(t *testing.T, got, want []engine.Entry) {
+func requireHistory(t *testing.T, got, want []record.Entry) {
 	t.Helper()
 	for i := range min(len(got), len(want)) {
 		require.True(t, got[i].Time.Equal(want[i].Time), "entry %d time: got %v, want %v", i, got[i].Time, want[i].Time)
@@ -54,7 +53,7 @@ func requireHistory(t *testing.T, got, want []engine.Entry) {
 	require.Len(t, got, len(want), "history length")
 }
 
-func normalOutgoing(t *testing.T, o engine.Outgoing) engine.Outgoing {
+func normalOutgoing(t *testing.T, o record.Outgoing) record.Outgoing {
 	t.Helper()
 	o = asJSON(t, o)
 	o.Created = o.Created.UTC()
@@ -62,7 +61,7 @@ func normalOutgoing(t *testing.T, o engine.Outgoing) engine.Outgoing {
 }
 
 // requireOutbox compares item by item, like requireHistory.
-func requireOutbox(t *testing.T, got, want []engine.Outgoing) {
+func requireOutbox(t *testing.T, got, want []record.Outgoing) {
 	t.Helper()
 	for i := range min(len(got), len(want)) {
 		require.True(t, got[i].Created.Equal(want[i].Created), "outbox item %d created: got %v, want %v", i, got[i].Created, want[i].Created)
@@ -71,7 +70,7 @@ func requireOutbox(t *testing.T, got, want []engine.Outgoing) {
 	require.Len(t, got, len(want), "outbox length (got keys %v, want %v)", outboxKeys(got), outboxKeys(want))
 }
 
-func outboxKeys(items []engine.Outgoing) []string {
+func outboxKeys(items []record.Outgoing) []string {
 	keys := make([]string, len(items))
 	for i, o := range items {
 		keys[i] = o.Key
@@ -79,20 +78,20 @@ func outboxKeys(items []engine.Outgoing) []string {
 	return keys
 }
 
-func normalDeadLetter(t *testing.T, d engine.DeadLetter) engine.DeadLetter {
+func normalDeadLetter(t *testing.T, d record.DeadLetter) record.DeadLetter {
 	t.Helper()
 	d = asJSON(t, d)
 	d.At = d.At.UTC()
 	return d
 }
 
-func requireDeadLetter(t *testing.T, got, want engine.DeadLetter) {
+func requireDeadLetter(t *testing.T, got, want record.DeadLetter) {
 	t.Helper()
 	require.True(t, got.At.Equal(want.At), "dead letter %d at: got %v, want %v", want.Seq, got.At, want.At)
 	require.Equal(t, normalDeadLetter(t, want), normalDeadLetter(t, got), "dead letter %d", want.Seq)
 }
 
-func requireWorkflow(t *testing.T, got, want engine.WorkflowSource) {
+func requireWorkflow(t *testing.T, got, want record.WorkflowSource) {
 	t.Helper()
 	require.True(t, got.Saved.Equal(want.Saved), "workflow %s saved: got %v, want %v", want.Hash, got.Saved, want.Saved)
 	got, want = asJSON(t, got), asJSON(t, want)
@@ -100,4 +99,4 @@ func requireWorkflow(t *testing.T, got, want engine.WorkflowSource) {
 	require.Equal(t, want, got, "workflow %s", want.Hash)
 }
 
-func errorsIsUnknown(err error) bool { return errors.Is(err, engine.ErrUnknownInstance) }
+func errorsIsUnknown(err error) bool { return errors.Is(err, record.ErrUnknownInstance) }

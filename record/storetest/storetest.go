@@ -4,20 +4,19 @@ import (
 	"context"
 	"testing"
 
+	"github.com/batonhq/baton/record"
 	"github.com/stretchr/testify/require"
-
-	"github.com/batonhq/baton/engine"
 )
 
 // Run runs the conformance suite against the stores open returns. open is
 // called once per subtest and must return a new, empty store; closing it is
 // open's business (t.Cleanup). Subtests run in parallel, so open must not
 // share a store or a file between calls.
-func Run(t *testing.T, open func(t *testing.T) engine.Store) {
+func Run(t *testing.T, open func(t *testing.T) record.Store) {
 	t.Helper()
 	tests := []struct {
 		name string
-		fn   func(*testing.T, engine.Store)
+		fn   func(*testing.T, record.Store)
 	}{
 		{"EmptyStore", testEmptyStore},
 		{"UnknownInstanceAmongKnown", testUnknownAmongKnown},
@@ -56,26 +55,26 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 	}
 }
 
-func commit(t *testing.T, s engine.Store, snap engine.Snapshot, entries ...engine.Entry) {
+func commit(t *testing.T, s record.Store, snap record.Snapshot, entries ...record.Entry) {
 	t.Helper()
-	require.NoError(t, s.Commit(context.Background(), engine.StepRecord{Snapshot: snap, Entries: entries}))
+	require.NoError(t, s.Commit(context.Background(), record.Step{Snapshot: snap, Entries: entries}))
 }
 
-func history(t *testing.T, s engine.Store, id string) []engine.Entry {
+func history(t *testing.T, s record.Store, id string) []record.Entry {
 	t.Helper()
 	got, err := s.History(context.Background(), id)
 	require.NoError(t, err, "history of %q", id)
 	return got
 }
 
-func instance(t *testing.T, s engine.Store, id string) engine.Snapshot {
+func instance(t *testing.T, s record.Store, id string) record.Snapshot {
 	t.Helper()
 	got, err := s.Instance(context.Background(), id)
 	require.NoError(t, err, "instance %q", id)
 	return got
 }
 
-func instances(t *testing.T, s engine.Store) []engine.Snapshot {
+func instances(t *testing.T, s record.Store) []record.Snapshot {
 	t.Helper()
 	got, err := s.Instances(context.Background())
 	require.NoError(t, err, "instances")

@@ -5,16 +5,15 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/batonhq/baton/record"
 	"github.com/stretchr/testify/require"
-
-	"github.com/batonhq/baton/engine"
 )
 
-func testHistoryOrder(t *testing.T, s engine.Store) {
+func testHistoryOrder(t *testing.T, s record.Store) {
 	sizes := []int{1, 0, 2, 5, 1, 3}
-	var want []engine.Entry
+	var want []record.Entry
 	seq := 0
-	var last engine.Snapshot
+	var last record.Snapshot
 	for step := 1; step <= 300; step++ {
 		entries := stepEntries(&seq, step, sizes[step%len(sizes)])
 		last = fullSnapshot("i-1", step)
@@ -27,28 +26,28 @@ func testHistoryOrder(t *testing.T, s engine.Store) {
 
 // testEntriesReused does what the engine does: it clears the slice it
 // committed and builds the next step's entries in the same backing array.
-func testEntriesReused(t *testing.T, s engine.Store) {
+func testEntriesReused(t *testing.T, s record.Store) {
 	ctx := context.Background()
-	buf := make([]engine.Entry, 0, 8)
+	buf := make([]record.Entry, 0, 8)
 	seq := 0
-	var want []engine.Entry
+	var want []record.Entry
 	for step := 1; step <= 3; step++ {
 		again := seq
 		buf = append(buf[:0], stepEntries(&seq, step, 3)...)
 		want = append(want, stepEntries(&again, step, 3)...)
-		require.NoError(t, s.Commit(ctx, engine.StepRecord{Snapshot: fullSnapshot("i-1", step), Entries: buf}))
+		require.NoError(t, s.Commit(ctx, record.Step{Snapshot: fullSnapshot("i-1", step), Entries: buf}))
 		clear(buf)
 		full := buf[:cap(buf)]
 		for i := range full {
-			full[i] = engine.Entry{Seq: -1, Kind: "garbage", Agent: "overwritten"}
+			full[i] = record.Entry{Seq: -1, Kind: "garbage", Agent: "overwritten"}
 		}
 	}
 	requireHistory(t, history(t, s, "i-1"), want)
 }
 
-func testInstancesSorted(t *testing.T, s engine.Store) {
+func testInstancesSorted(t *testing.T, s record.Store) {
 	ids := []string{"b", "a", "B", "a-1", "10", "9", "ab", "Z", "é", "a b", "a/b", "0"}
-	latest := map[string]engine.Snapshot{}
+	latest := map[string]record.Snapshot{}
 	seq := 0
 	for round := 1; round <= 3; round++ {
 		for i, id := range ids {
@@ -74,9 +73,9 @@ func testInstancesSorted(t *testing.T, s engine.Store) {
 
 // testInstancesIsolated uses ids that are prefixes of one another, so that a
 // store keying history by id and sequence must not mix them.
-func testInstancesIsolated(t *testing.T, s engine.Store) {
+func testInstancesIsolated(t *testing.T, s record.Store) {
 	ids := []string{"a", "ab", "a\x00", "a\x00b", "abc", "b"}
-	want := map[string][]engine.Entry{}
+	want := map[string][]record.Entry{}
 	seq := 0
 	for step := 1; step <= 4; step++ {
 		for _, id := range ids {
@@ -95,7 +94,7 @@ func testInstancesIsolated(t *testing.T, s engine.Store) {
 
 // testReturnedValuesAreCopies checks that a caller changing what a read
 // returned does not change what the store holds.
-func testReturnedCopies(t *testing.T, s engine.Store) {
+func testReturnedCopies(t *testing.T, s record.Store) {
 	seq := 0
 	entries := stepEntries(&seq, 1, 3)
 	snap := fullSnapshot("i-1", 1)
@@ -103,7 +102,7 @@ func testReturnedCopies(t *testing.T, s engine.Store) {
 
 	got := history(t, s, "i-1")
 	for i := range got {
-		got[i] = engine.Entry{Kind: "changed"}
+		got[i] = record.Entry{Kind: "changed"}
 	}
 	all := instances(t, s)
 	all[0].State = "changed"

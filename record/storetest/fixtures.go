@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 )
 
 // base has nanoseconds that a store keeping microseconds or milliseconds
@@ -14,13 +14,13 @@ import (
 var base = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)
 
 // fullSnapshot sets every field of a snapshot, with nested values in its maps.
-func fullSnapshot(id string, step int) engine.Snapshot {
-	return engine.Snapshot{
+func fullSnapshot(id string, step int) record.Snapshot {
+	return record.Snapshot{
 		ID:       id,
 		Workflow: "refund",
 		Version:  3,
 		Hash:     "sha256:9f86d081884c7d65",
-		Status:   engine.StatusFailed,
+		Status:   record.StatusFailed,
 		State:    "REVIEWING",
 		Outcome:  "FAILED",
 		Error:    "engine: instance failed in state REVIEWING: boom",
@@ -39,11 +39,11 @@ func fullSnapshot(id string, step int) engine.Snapshot {
 }
 
 // fullEntry sets every field of an entry.
-func fullEntry(seq, step int) engine.Entry {
-	return engine.Entry{
+func fullEntry(seq, step int) record.Entry {
+	return record.Entry{
 		Seq:       seq,
 		Time:      base.Add(time.Duration(seq)*time.Microsecond + 3),
-		Kind:      engine.KindRuleFired,
+		Kind:      record.KindRuleFired,
 		Step:      step,
 		Attempt:   1,
 		State:     "REVIEWING",
@@ -69,16 +69,16 @@ func fullEntry(seq, step int) engine.Entry {
 	}
 }
 
-var kinds = []engine.Kind{
-	engine.KindAgentRun, engine.KindOutcome, engine.KindRuleFired, engine.KindTransition, engine.KindHandoff,
+var kinds = []record.Kind{
+	record.KindAgentRun, record.KindOutcome, record.KindRuleFired, record.KindTransition, record.KindHandoff,
 }
 
 // stepEntries returns n entries of one step, numbered from *seq on.
-func stepEntries(seq *int, step, n int) []engine.Entry {
-	out := make([]engine.Entry, n)
+func stepEntries(seq *int, step, n int) []record.Entry {
+	out := make([]record.Entry, n)
 	for i := range out {
 		*seq++
-		out[i] = engine.Entry{
+		out[i] = record.Entry{
 			Seq:    *seq,
 			Time:   base.Add(time.Duration(*seq) * time.Nanosecond),
 			Kind:   kinds[i%len(kinds)],
@@ -96,10 +96,10 @@ var elsewhere = time.FixedZone("NPT", 5*3600+45*60)
 // fullOutgoing sets every field of an outbox item of instance id, with nested
 // values in its maps and a creation time with nanoseconds in a zone that is
 // not UTC.
-func fullOutgoing(id string, step int, key string) engine.Outgoing {
-	return engine.Outgoing{
+func fullOutgoing(id string, step int, key string) record.Outgoing {
+	return record.Outgoing{
 		Key:         key,
-		Kind:        engine.OutgoingHandoff,
+		Kind:        record.OutgoingHandoff,
 		Run:         "delegate",
 		Step:        step,
 		Attempt:     2,
@@ -127,10 +127,10 @@ func fullOutgoing(id string, step int, key string) engine.Outgoing {
 }
 
 // item is a small outbox item of instance id, sent by step under key.
-func item(id string, step int, key string) engine.Outgoing {
-	return engine.Outgoing{
+func item(id string, step int, key string) record.Outgoing {
+	return record.Outgoing{
 		Key:     key,
-		Kind:    engine.OutgoingDispatch,
+		Kind:    record.OutgoingDispatch,
 		Run:     "state",
 		Step:    step,
 		State:   "REVIEWING",
@@ -142,8 +142,8 @@ func item(id string, step int, key string) engine.Outgoing {
 
 // fullDeadLetter sets every field of a dead letter, Seq included: the store
 // must replace it with its own numbering.
-func fullDeadLetter(n int) engine.DeadLetter {
-	return engine.DeadLetter{
+func fullDeadLetter(n int) record.DeadLetter {
+	return record.DeadLetter{
 		Seq:       1000 + n,
 		MessageID: fmt.Sprintf("msg-%d", n),
 		Type:      "handoff",
@@ -161,8 +161,8 @@ func fullDeadLetter(n int) engine.DeadLetter {
 }
 
 // fullWorkflow sets every field of a workflow source.
-func fullWorkflow(hash string) engine.WorkflowSource {
-	return engine.WorkflowSource{
+func fullWorkflow(hash string) record.WorkflowSource {
+	return record.WorkflowSource{
 		Hash:    hash,
 		Name:    "refund",
 		Version: 3,

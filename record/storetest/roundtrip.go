@@ -7,21 +7,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/record"
 	"github.com/stretchr/testify/require"
-
-	"github.com/batonhq/baton/engine"
 )
 
-func testEmptyStore(t *testing.T, s engine.Store) {
+func testEmptyStore(t *testing.T, s record.Store) {
 	ctx := context.Background()
 	require.Empty(t, instances(t, s))
 	_, err := s.Instance(ctx, "missing")
-	require.ErrorIs(t, err, engine.ErrUnknownInstance)
+	require.ErrorIs(t, err, record.ErrUnknownInstance)
 	_, err = s.History(ctx, "missing")
-	require.ErrorIs(t, err, engine.ErrUnknownInstance)
+	require.ErrorIs(t, err, record.ErrUnknownInstance)
 }
 
-func testUnknownAmongKnown(t *testing.T, s engine.Store) {
+func testUnknownAmongKnown(t *testing.T, s record.Store) {
 	ctx := context.Background()
 	seq := 0
 	for _, id := range []string{"a", "aaa", "b"} {
@@ -29,13 +28,13 @@ func testUnknownAmongKnown(t *testing.T, s engine.Store) {
 	}
 	for _, id := range []string{"aa", "", "A", "ab", "c"} {
 		_, err := s.Instance(ctx, id)
-		require.ErrorIs(t, err, engine.ErrUnknownInstance, "instance %q", id)
+		require.ErrorIs(t, err, record.ErrUnknownInstance, "instance %q", id)
 		_, err = s.History(ctx, id)
-		require.ErrorIs(t, err, engine.ErrUnknownInstance, "history %q", id)
+		require.ErrorIs(t, err, record.ErrUnknownInstance, "history %q", id)
 	}
 }
 
-func testSnapshotRoundTrip(t *testing.T, s engine.Store) {
+func testSnapshotRoundTrip(t *testing.T, s record.Store) {
 	want := fullSnapshot("i-1", 4)
 	requireAllFieldsSet(t, want)
 	commit(t, s, want)
@@ -45,16 +44,16 @@ func testSnapshotRoundTrip(t *testing.T, s engine.Store) {
 	requireSnapshot(t, all[0], want)
 }
 
-func testEntryRoundTrip(t *testing.T, s engine.Store) {
+func testEntryRoundTrip(t *testing.T, s record.Store) {
 	full := fullEntry(1, 1)
 	requireAllFieldsSet(t, full)
-	minimal := engine.Entry{Seq: 2, Time: base, Kind: engine.KindStarted}
-	want := []engine.Entry{full, minimal}
+	minimal := record.Entry{Seq: 2, Time: base, Kind: record.KindStarted}
+	want := []record.Entry{full, minimal}
 	commit(t, s, fullSnapshot("i-1", 1), want...)
 	requireHistory(t, history(t, s, "i-1"), want)
 }
 
-func testTimes(t *testing.T, s engine.Store) {
+func testTimes(t *testing.T, s record.Store) {
 	india := time.FixedZone("IST", 5*3600+1800)
 	times := []time.Time{
 		base,
@@ -64,9 +63,9 @@ func testTimes(t *testing.T, s engine.Store) {
 		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
 		{}, // never set
 	}
-	entries := make([]engine.Entry, len(times))
+	entries := make([]record.Entry, len(times))
 	for i, tm := range times {
-		entries[i] = engine.Entry{Seq: i + 1, Time: tm, Kind: engine.KindTransition}
+		entries[i] = record.Entry{Seq: i + 1, Time: tm, Kind: record.KindTransition}
 	}
 	snap := fullSnapshot("i-1", 1)
 	snap.Created, snap.Updated = times[3], times[2]
@@ -87,11 +86,11 @@ func testTimes(t *testing.T, s engine.Store) {
 	require.Equal(t, time.UTC, gs.Updated.Location(), "a UTC time comes back in UTC")
 }
 
-func testDurations(t *testing.T, s engine.Store) {
+func testDurations(t *testing.T, s record.Store) {
 	delays := []time.Duration{0, 1, 1500*time.Millisecond + 1, 90 * time.Hour, math.MaxInt64, -time.Second}
-	entries := make([]engine.Entry, len(delays))
+	entries := make([]record.Entry, len(delays))
 	for i, d := range delays {
-		entries[i] = engine.Entry{Seq: i + 1, Time: base, Kind: engine.KindRetry, Delay: d}
+		entries[i] = record.Entry{Seq: i + 1, Time: base, Kind: record.KindRetry, Delay: d}
 	}
 	commit(t, s, fullSnapshot("i-1", 1), entries...)
 	got := history(t, s, "i-1")
@@ -101,7 +100,7 @@ func testDurations(t *testing.T, s engine.Store) {
 	}
 }
 
-func testResultValues(t *testing.T, s engine.Store) {
+func testResultValues(t *testing.T, s record.Store) {
 	result := map[string]any{
 		"string":   "ünïcødé ✓ 日本語 \x01",
 		"empty":    "",
@@ -126,13 +125,13 @@ func testResultValues(t *testing.T, s engine.Store) {
 	en := fullEntry(1, 1)
 	en.Result = result
 	commit(t, s, snap, en)
-	requireHistory(t, history(t, s, "i-1"), []engine.Entry{en})
+	requireHistory(t, history(t, s, "i-1"), []record.Entry{en})
 	requireSnapshot(t, instance(t, s, "i-1"), snap)
 }
 
-func testCommitWithoutEntries(t *testing.T, s engine.Store) {
+func testCommitWithoutEntries(t *testing.T, s record.Store) {
 	commit(t, s, fullSnapshot("nil", 1))
-	commit(t, s, fullSnapshot("empty", 1), []engine.Entry{}...)
+	commit(t, s, fullSnapshot("empty", 1), []record.Entry{}...)
 	for _, id := range []string{"nil", "empty"} {
 		require.Empty(t, history(t, s, id), "history of %q", id)
 		requireSnapshot(t, instance(t, s, id), fullSnapshot(id, 1))
@@ -144,11 +143,11 @@ func testCommitWithoutEntries(t *testing.T, s engine.Store) {
 	requireSnapshot(t, instance(t, s, "nil"), fullSnapshot("nil", 3))
 }
 
-func testLastSnapshotWins(t *testing.T, s engine.Store) {
+func testLastSnapshotWins(t *testing.T, s record.Store) {
 	first := fullSnapshot("i-1", 1)
 	commit(t, s, first)
 	second := fullSnapshot("i-1", 2)
-	second.Status, second.State, second.Outcome, second.Error = engine.StatusCompleted, "COMPLETED", "COMPLETED", ""
+	second.Status, second.State, second.Outcome, second.Error = record.StatusCompleted, "COMPLETED", "COMPLETED", ""
 	second.Context = map[string]any{"only": "this"}
 	commit(t, s, second)
 	requireSnapshot(t, instance(t, s, "i-1"), second)

@@ -1,4 +1,4 @@
-// Package storetest is the conformance suite every engine.Store must pass.
+// Package storetest is the conformance suite every record.Store must pass.
 // A store's own tests call [Run] with a function that opens a fresh, empty
 // store; the suite then checks the contract the engine relies on:
 //
@@ -6,7 +6,7 @@
 //     returns the last committed snapshot and History every entry in commit
 //     order, each field as it was committed.
 //   - Instances lists the last snapshot of every instance, sorted by id.
-//   - An id never committed gives an error matching engine.ErrUnknownInstance.
+//   - An id never committed gives an error matching record.ErrUnknownInstance.
 //   - Commit keeps each outbox item under its Key, per instance, until a
 //     later commit settles that key; sending a key again replaces its item,
 //     and settling a key not kept is harmless. Outbox returns the unsettled
@@ -20,7 +20,7 @@
 //   - AddDeadLetter numbers dead letters 1, 2, 3... in the order added, also
 //     when called concurrently, and DeadLetters returns them in that order.
 //   - SaveWorkflow keeps the first source saved under a hash; Workflow
-//     returns a copy of it, or an error matching engine.ErrUnknownWorkflow.
+//     returns a copy of it, or an error matching record.ErrUnknownWorkflow.
 //
 // Values are compared as JSON data, the form every durable store keeps:
 // a store may return any number in a Result, Input, Context, outbox or dead

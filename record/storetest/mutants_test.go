@@ -13,32 +13,32 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/engine/storetest"
+	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/record/storetest"
 )
 
 // refStore is a plain, correct store that a knob breaks in one way.
 type refStore struct {
 	knob      string
 	mu        sync.Mutex
-	snaps     map[string]engine.Snapshot
-	steps     map[string][][]engine.Entry
-	outbox    map[string][]*engine.Outgoing
-	dead      []engine.DeadLetter
-	workflows map[string]engine.WorkflowSource
+	snaps     map[string]record.Snapshot
+	steps     map[string][][]record.Entry
+	outbox    map[string][]*record.Outgoing
+	dead      []record.DeadLetter
+	workflows map[string]record.WorkflowSource
 }
 
 func newRefStore(knob string) *refStore {
 	return &refStore{
 		knob:      knob,
-		snaps:     map[string]engine.Snapshot{},
-		steps:     map[string][][]engine.Entry{},
-		outbox:    map[string][]*engine.Outgoing{},
-		workflows: map[string]engine.WorkflowSource{},
+		snaps:     map[string]record.Snapshot{},
+		steps:     map[string][][]record.Entry{},
+		outbox:    map[string][]*record.Outgoing{},
+		workflows: map[string]record.WorkflowSource{},
 	}
 }
 
-func (s *refStore) Commit(_ context.Context, rec engine.StepRecord) error {
+func (s *refStore) Commit(_ context.Context, rec record.Step) error {
 	if s.knob == "outbox-torn" {
 		// The outbox change lands in a commit of its own, before the rest.
 		s.mu.Lock()
@@ -73,14 +73,14 @@ func (s *refStore) Commit(_ context.Context, rec engine.StepRecord) error {
 }
 
 // applyOutbox drops the items rec settles, then keeps the ones it sends.
-func (s *refStore) applyOutbox(rec engine.StepRecord) {
+func (s *refStore) applyOutbox(rec record.Step) {
 	id := rec.Snapshot.ID
 	if s.knob == "outbox-global" {
 		id = ""
 	}
 	items := s.outbox[id]
 	if s.knob != "outbox-ignores-settled" {
-		items = slices.DeleteFunc(items, func(o *engine.Outgoing) bool { return slices.Contains(rec.Settled, o.Key) })
+		items = slices.DeleteFunc(items, func(o *record.Outgoing) bool { return slices.Contains(rec.Settled, o.Key) })
 	}
 	for i := range rec.Outbox {
 		o := &rec.Outbox[i]
@@ -91,7 +91,7 @@ func (s *refStore) applyOutbox(rec engine.StepRecord) {
 		if s.knob == "outbox-lossy" {
 			o.Created = o.Created.Truncate(time.Microsecond)
 		}
-		k := slices.IndexFunc(items, func(p *engine.Outgoing) bool { return p.Key == o.Key })
+		k := slices.IndexFunc(items, func(p *record.Outgoing) bool { return p.Key == o.Key })
 		if k >= 0 && s.knob != "outbox-no-replace" {
 			items[k] = o
 		} else {
@@ -101,7 +101,7 @@ func (s *refStore) applyOutbox(rec engine.StepRecord) {
 	s.outbox[id] = items
 }
 
-func (s *refStore) Outbox(_ context.Context, id string) ([]engine.Outgoing, error) {
+func (s *refStore) Outbox(_ context.Context, id string) ([]record.Outgoing, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.snaps[id]; !ok {
@@ -113,12 +113,12 @@ func (s *refStore) Outbox(_ context.Context, id string) ([]engine.Outgoing, erro
 	if s.knob == "outbox-global" {
 		id = ""
 	}
-	out := make([]engine.Outgoing, len(s.outbox[id]))
+	out := make([]record.Outgoing, len(s.outbox[id]))
 	for i, o := range s.outbox[id] {
 		out[i] = *o
 	}
 	if s.knob != "outbox-unsorted" {
-		slices.SortStableFunc(out, func(a, b engine.Outgoing) int {
+		slices.SortStableFunc(out, func(a, b record.Outgoing) int {
 			if c := cmp.Compare(a.Step, b.Step); c != 0 {
 				return c
 			}
@@ -128,7 +128,7 @@ func (s *refStore) Outbox(_ context.Context, id string) ([]engine.Outgoing, erro
 	return out, nil
 }
 
-func (s *refStore) AddDeadLetter(_ context.Context, d engine.DeadLetter) error {
+func (s *refStore) AddDeadLetter(_ context.Context, d record.DeadLetter) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.knob != "deadletter-no-seq" {
@@ -138,7 +138,7 @@ func (s *refStore) AddDeadLetter(_ context.Context, d engine.DeadLetter) error {
 	return nil
 }
 
-func (s *refStore) DeadLetters(context.Context) ([]engine.DeadLetter, error) {
+func (s *refStore) DeadLetters(context.Context) ([]record.DeadLetter, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Clone(s.dead)
@@ -148,7 +148,7 @@ func (s *refStore) DeadLetters(context.Context) ([]engine.DeadLetter, error) {
 	return out, nil
 }
 
-func (s *refStore) SaveWorkflow(_ context.Context, w engine.WorkflowSource) error {
+func (s *refStore) SaveWorkflow(_ context.Context, w record.WorkflowSource) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.workflows[w.Hash]; ok && s.knob != "workflow-overwrites" {
@@ -161,15 +161,15 @@ func (s *refStore) SaveWorkflow(_ context.Context, w engine.WorkflowSource) erro
 	return nil
 }
 
-func (s *refStore) Workflow(_ context.Context, hash string) (engine.WorkflowSource, error) {
+func (s *refStore) Workflow(_ context.Context, hash string) (record.WorkflowSource, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.workflows[hash]
 	if !ok {
 		if s.knob == "workflow-unknown" {
-			return engine.WorkflowSource{}, errors.New("not found")
+			return record.WorkflowSource{}, errors.New("not found")
 		}
-		return engine.WorkflowSource{}, fmt.Errorf("%w: %s", engine.ErrUnknownWorkflow, hash)
+		return record.WorkflowSource{}, fmt.Errorf("%w: %s", record.ErrUnknownWorkflow, hash)
 	}
 	if s.knob != "workflow-alias" {
 		w.Source = slices.Clone(w.Source)
@@ -181,20 +181,20 @@ func (s *refStore) unknown(id string) error {
 	if s.knob == "unknown" {
 		return errors.New("not found")
 	}
-	return fmt.Errorf("%w: %s", engine.ErrUnknownInstance, id)
+	return fmt.Errorf("%w: %s", record.ErrUnknownInstance, id)
 }
 
-func (s *refStore) Instance(_ context.Context, id string) (engine.Snapshot, error) {
+func (s *refStore) Instance(_ context.Context, id string) (record.Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap, ok := s.snaps[id]
 	if !ok {
-		return engine.Snapshot{}, s.unknown(id)
+		return record.Snapshot{}, s.unknown(id)
 	}
 	return snap, nil
 }
 
-func (s *refStore) History(_ context.Context, id string) ([]engine.Entry, error) {
+func (s *refStore) History(_ context.Context, id string) ([]record.Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.snaps[id]; !ok {
@@ -208,17 +208,17 @@ func (s *refStore) History(_ context.Context, id string) ([]engine.Entry, error)
 	return slices.Concat(steps...), nil
 }
 
-func (s *refStore) Instances(_ context.Context) ([]engine.Snapshot, error) {
+func (s *refStore) Instances(_ context.Context) ([]record.Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := slices.Collect(func(yield func(engine.Snapshot) bool) {
+	out := slices.Collect(func(yield func(record.Snapshot) bool) {
 		for _, snap := range s.snaps {
 			if !yield(snap) {
 				return
 			}
 		}
 	})
-	slices.SortFunc(out, func(a, b engine.Snapshot) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b record.Snapshot) int { return strings.Compare(a.ID, b.ID) })
 	if s.knob == "unsorted" {
 		slices.Reverse(out)
 	}
@@ -230,7 +230,7 @@ const knobEnv = "STORETEST_KNOB"
 // TestRefStore proves the unbroken reference store passes, so that each
 // mutant below fails because of its knob alone.
 func TestRefStore(t *testing.T) {
-	storetest.Run(t, func(*testing.T) engine.Store { return newRefStore(os.Getenv(knobEnv)) })
+	storetest.Run(t, func(*testing.T) record.Store { return newRefStore(os.Getenv(knobEnv)) })
 }
 
 // TestSuiteCatchesMutants runs the suite against stores broken on purpose,

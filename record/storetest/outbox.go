@@ -8,22 +8,21 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/batonhq/baton/record"
 	"github.com/stretchr/testify/require"
-
-	"github.com/batonhq/baton/engine"
 )
 
-func testOutboxRoundTrip(t *testing.T, s engine.Store) {
+func testOutboxRoundTrip(t *testing.T, s record.Store) {
 	full := fullOutgoing("i-1", 1, "i-1:1")
 	requireAllFieldsSet(t, full)
-	minimal := engine.Outgoing{Key: "i-1:2", Kind: engine.OutgoingNotice, Step: 2, State: "COMPLETED", To: "customer"}
+	minimal := record.Outgoing{Key: "i-1:2", Kind: record.OutgoingNotice, Step: 2, State: "COMPLETED", To: "customer"}
 	seq := 0
 	entries := stepEntries(&seq, 2, 2)
 	snap := fullSnapshot("i-1", 2)
-	commitRecord(t, s, engine.StepRecord{Snapshot: snap, Entries: entries, Outbox: []engine.Outgoing{minimal, full}})
+	commitRecord(t, s, record.Step{Snapshot: snap, Entries: entries, Outbox: []record.Outgoing{minimal, full}})
 
 	got := outbox(t, s, "i-1")
-	requireOutbox(t, got, []engine.Outgoing{full, minimal})
+	requireOutbox(t, got, []record.Outgoing{full, minimal})
 	require.Equal(t, full.Created.Nanosecond(), got[0].Created.Nanosecond(), "created nanoseconds")
 	requireSnapshot(t, instance(t, s, "i-1"), snap)
 	requireHistory(t, history(t, s, "i-1"), entries)
@@ -31,35 +30,35 @@ func testOutboxRoundTrip(t *testing.T, s engine.Store) {
 
 // testOutboxSettle sends items over several steps, two of them by one step
 // (a parallel fan-out), settles some and sends keys again.
-func testOutboxSettle(t *testing.T, s engine.Store) {
+func testOutboxSettle(t *testing.T, s record.Store) {
 	const id = "i-1"
-	send := func(step int, settled []string, items ...engine.Outgoing) {
+	send := func(step int, settled []string, items ...record.Outgoing) {
 		t.Helper()
-		commitRecord(t, s, engine.StepRecord{Snapshot: fullSnapshot(id, step), Outbox: items, Settled: settled})
+		commitRecord(t, s, record.Step{Snapshot: fullSnapshot(id, step), Outbox: items, Settled: settled})
 	}
 	i1 := item(id, 1, "i-1:1")
 	i2a, i2b := item(id, 2, "i-1:2/a"), item(id, 2, "i-1:2/b")
 	send(1, nil, i1)
 	send(2, nil, i2b, i2a)
-	requireOutbox(t, outbox(t, s, id), []engine.Outgoing{i1, i2a, i2b})
+	requireOutbox(t, outbox(t, s, id), []record.Outgoing{i1, i2a, i2b})
 
 	// "i-1:10" sorts before "i-1:2/a" as a string: the order is by step first.
 	// Settling a key never sent, or already settled, is harmless.
 	i10 := item(id, 10, "i-1:10")
 	send(10, []string{"i-1:1", "i-1:2/b", "i-1:9", "no such key"}, i10)
-	requireOutbox(t, outbox(t, s, id), []engine.Outgoing{i2a, i10})
+	requireOutbox(t, outbox(t, s, id), []record.Outgoing{i2a, i10})
 	send(11, []string{"i-1:1"})
-	requireOutbox(t, outbox(t, s, id), []engine.Outgoing{i2a, i10})
+	requireOutbox(t, outbox(t, s, id), []record.Outgoing{i2a, i10})
 
 	// Sending a key again replaces its item: a retry of the same step...
 	retry := i2a
 	retry.Attempt, retry.Task, retry.Created = 2, "second attempt", i2a.Created.Add(1)
 	send(12, nil, retry)
-	requireOutbox(t, outbox(t, s, id), []engine.Outgoing{retry, i10})
+	requireOutbox(t, outbox(t, s, id), []record.Outgoing{retry, i10})
 	// ...or an item under a key an earlier step used, which then sorts anew.
 	moved := item(id, 13, "i-1:2/a")
 	send(13, nil, moved)
-	requireOutbox(t, outbox(t, s, id), []engine.Outgoing{i10, moved})
+	requireOutbox(t, outbox(t, s, id), []record.Outgoing{i10, moved})
 
 	send(14, []string{"i-1:10", "i-1:2/a"})
 	require.Empty(t, outbox(t, s, id))
@@ -68,16 +67,16 @@ func testOutboxSettle(t *testing.T, s engine.Store) {
 
 // testOutboxPerInstance gives instances whose ids are prefixes of one
 // another items under the same keys: each instance keeps its own.
-func testOutboxPerInstance(t *testing.T, s engine.Store) {
+func testOutboxPerInstance(t *testing.T, s record.Store) {
 	ctx := context.Background()
 	ids := []string{"a", "ab", "a\x00", "b"}
-	want := map[string][]engine.Outgoing{}
+	want := map[string][]record.Outgoing{}
 	for _, id := range ids {
 		shared, own := item(id, 1, "k"), item(id, 1, id+":1")
-		commitRecord(t, s, engine.StepRecord{Snapshot: fullSnapshot(id, 1), Outbox: []engine.Outgoing{shared, own}})
-		want[id] = []engine.Outgoing{own, shared} // "k" sorts after every id here
+		commitRecord(t, s, record.Step{Snapshot: fullSnapshot(id, 1), Outbox: []record.Outgoing{shared, own}})
+		want[id] = []record.Outgoing{own, shared} // "k" sorts after every id here
 	}
-	commitRecord(t, s, engine.StepRecord{Snapshot: fullSnapshot("a", 2), Settled: []string{"k"}})
+	commitRecord(t, s, record.Step{Snapshot: fullSnapshot("a", 2), Settled: []string{"k"}})
 	want["a"] = want["a"][:1]
 	for _, id := range ids {
 		requireOutbox(t, outbox(t, s, id), want[id])
@@ -87,14 +86,14 @@ func testOutboxPerInstance(t *testing.T, s engine.Store) {
 	require.Empty(t, outbox(t, s, "none"), "an instance that sent nothing has an empty outbox")
 	for _, id := range []string{"missing", "", "A", "abc", "a\x00b", "k"} {
 		_, err := s.Outbox(ctx, id)
-		require.ErrorIs(t, err, engine.ErrUnknownInstance, "outbox of %q", id)
+		require.ErrorIs(t, err, record.ErrUnknownInstance, "outbox of %q", id)
 	}
 }
 
 // testOutboxAtomicWithStep commits steps that each send one item and settle
 // the previous step's while readers look: an instance's outbox always holds
 // exactly one item, of a step between the snapshots read before and after.
-func testOutboxAtomicWithStep(t *testing.T, s engine.Store) {
+func testOutboxAtomicWithStep(t *testing.T, s record.Store) {
 	const (
 		writers = 4
 		steps   = 50
@@ -108,9 +107,9 @@ func testOutboxAtomicWithStep(t *testing.T, s engine.Store) {
 		wg.Go(func() {
 			id := fmt.Sprintf("w-%d", w)
 			for step := 1; step <= steps; step++ {
-				rec := engine.StepRecord{
+				rec := record.Step{
 					Snapshot: fullSnapshot(id, step),
-					Outbox:   []engine.Outgoing{item(id, step, key(id, step))},
+					Outbox:   []record.Outgoing{item(id, step, key(id, step))},
 					Settled:  []string{key(id, step-1)},
 				}
 				if err := s.Commit(ctx, rec); err != nil {
@@ -141,11 +140,11 @@ func testOutboxAtomicWithStep(t *testing.T, s engine.Store) {
 	}
 	for w := range writers {
 		id := fmt.Sprintf("w-%d", w)
-		requireOutbox(t, outbox(t, s, id), []engine.Outgoing{item(id, steps, key(id, steps))})
+		requireOutbox(t, outbox(t, s, id), []record.Outgoing{item(id, steps, key(id, steps))})
 	}
 }
 
-func readOutboxOnce(ctx context.Context, s engine.Store, id string) error {
+func readOutboxOnce(ctx context.Context, s record.Store, id string) error {
 	before, err := s.Instance(ctx, id)
 	if errorsIsUnknown(err) {
 		return nil // not committed yet
@@ -173,37 +172,37 @@ func readOutboxOnce(ctx context.Context, s engine.Store, id string) error {
 // testOutboxSlicesReused does what the engine does with the Outbox and
 // Settled slices: it clears them once Commit returns and builds the next
 // step's in the same backing arrays.
-func testOutboxSlicesReused(t *testing.T, s engine.Store) {
+func testOutboxSlicesReused(t *testing.T, s record.Store) {
 	const id = "i-1"
-	out := make([]engine.Outgoing, 0, 4)
+	out := make([]record.Outgoing, 0, 4)
 	settled := make([]string, 0, 4)
 	steps := []struct {
-		send    []engine.Outgoing
+		send    []record.Outgoing
 		settled []string
 	}{
-		{[]engine.Outgoing{item(id, 1, "i-1:1/a"), item(id, 1, "i-1:1/b")}, nil},
-		{[]engine.Outgoing{item(id, 2, "i-1:2")}, []string{"i-1:1/a"}},
-		{[]engine.Outgoing{item(id, 3, "i-1:3/a"), item(id, 3, "i-1:3/b")}, []string{"i-1:2"}},
+		{[]record.Outgoing{item(id, 1, "i-1:1/a"), item(id, 1, "i-1:1/b")}, nil},
+		{[]record.Outgoing{item(id, 2, "i-1:2")}, []string{"i-1:1/a"}},
+		{[]record.Outgoing{item(id, 3, "i-1:3/a"), item(id, 3, "i-1:3/b")}, []string{"i-1:2"}},
 	}
 	for n, st := range steps {
 		out = append(out[:0], st.send...)
 		settled = append(settled[:0], st.settled...)
-		require.NoError(t, s.Commit(context.Background(), engine.StepRecord{Snapshot: fullSnapshot(id, n+1), Outbox: out, Settled: settled}))
+		require.NoError(t, s.Commit(context.Background(), record.Step{Snapshot: fullSnapshot(id, n+1), Outbox: out, Settled: settled}))
 		full, keys := out[:cap(out)], settled[:cap(settled)]
 		for i := range full {
-			full[i] = engine.Outgoing{Key: "garbage", Step: -1, Payload: map[string]any{"overwritten": true}}
+			full[i] = record.Outgoing{Key: "garbage", Step: -1, Payload: map[string]any{"overwritten": true}}
 		}
 		for i := range keys {
 			keys[i] = "i-1:1/b" // were it read late, it would settle an item still due
 		}
 	}
-	requireOutbox(t, outbox(t, s, id), []engine.Outgoing{item(id, 1, "i-1:1/b"), item(id, 3, "i-1:3/a"), item(id, 3, "i-1:3/b")})
+	requireOutbox(t, outbox(t, s, id), []record.Outgoing{item(id, 1, "i-1:1/b"), item(id, 3, "i-1:3/a"), item(id, 3, "i-1:3/b")})
 }
 
-func testDeadLettersInOrder(t *testing.T, s engine.Store) {
+func testDeadLettersInOrder(t *testing.T, s record.Store) {
 	ctx := context.Background()
 	require.Empty(t, deadLetters(t, s), "dead letters of an empty store")
-	var want []engine.DeadLetter
+	var want []record.DeadLetter
 	for n := 1; n <= 3; n++ {
 		d := fullDeadLetter(n)
 		requireAllFieldsSet(t, d)
@@ -218,7 +217,7 @@ func testDeadLettersInOrder(t *testing.T, s engine.Store) {
 		requireDeadLetter(t, got[i], want[i])
 	}
 
-	got[0] = engine.DeadLetter{MessageID: "changed"}
+	got[0] = record.DeadLetter{MessageID: "changed"}
 	again := deadLetters(t, s)
 	require.Len(t, again, len(want))
 	requireDeadLetter(t, again[0], want[0])
@@ -226,7 +225,7 @@ func testDeadLettersInOrder(t *testing.T, s engine.Store) {
 
 // testConcurrentDeadLetters adds dead letters from several goroutines: all
 // are kept, numbered 1..n, each goroutine's in the order it added them.
-func testConcurrentDeadLetters(t *testing.T, s engine.Store) {
+func testConcurrentDeadLetters(t *testing.T, s record.Store) {
 	const (
 		goroutines = 8
 		each       = 25
@@ -237,7 +236,7 @@ func testConcurrentDeadLetters(t *testing.T, s engine.Store) {
 	for g := range goroutines {
 		wg.Go(func() {
 			for i := range each {
-				d := engine.DeadLetter{
+				d := record.DeadLetter{
 					MessageID: fmt.Sprintf("g%d-%d", g, i), Type: "dispatch", From: "engine", To: "seller",
 					Reason: "rejected", Instance: fmt.Sprintf("g%d", g), Step: i + 1, At: base, Attempts: 1,
 				}
@@ -264,7 +263,7 @@ func testConcurrentDeadLetters(t *testing.T, s engine.Store) {
 	require.Len(t, next, goroutines)
 }
 
-func testWorkflowSaveLoad(t *testing.T, s engine.Store) {
+func testWorkflowSaveLoad(t *testing.T, s record.Store) {
 	ctx := context.Background()
 	want := fullWorkflow("sha256:aaa")
 	requireAllFieldsSet(t, want)
@@ -292,30 +291,30 @@ func testWorkflowSaveLoad(t *testing.T, s engine.Store) {
 
 	for _, hash := range []string{"sha256:missing", "sha256:aa", "sha256:aaaa", ""} {
 		_, err := s.Workflow(ctx, hash)
-		require.ErrorIs(t, err, engine.ErrUnknownWorkflow, "workflow %q", hash)
+		require.ErrorIs(t, err, record.ErrUnknownWorkflow, "workflow %q", hash)
 	}
 }
 
-func commitRecord(t *testing.T, s engine.Store, rec engine.StepRecord) {
+func commitRecord(t *testing.T, s record.Store, rec record.Step) {
 	t.Helper()
 	require.NoError(t, s.Commit(context.Background(), rec))
 }
 
-func outbox(t *testing.T, s engine.Store, id string) []engine.Outgoing {
+func outbox(t *testing.T, s record.Store, id string) []record.Outgoing {
 	t.Helper()
 	got, err := s.Outbox(context.Background(), id)
 	require.NoError(t, err, "outbox of %q", id)
 	return got
 }
 
-func deadLetters(t *testing.T, s engine.Store) []engine.DeadLetter {
+func deadLetters(t *testing.T, s record.Store) []record.DeadLetter {
 	t.Helper()
 	got, err := s.DeadLetters(context.Background())
 	require.NoError(t, err, "dead letters")
 	return got
 }
 
-func workflow(t *testing.T, s engine.Store, hash string) engine.WorkflowSource {
+func workflow(t *testing.T, s record.Store, hash string) record.WorkflowSource {
 	t.Helper()
 	got, err := s.Workflow(context.Background(), hash)
 	require.NoError(t, err, "workflow %q", hash)

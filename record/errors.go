@@ -1,0 +1,12 @@
+package record
+
+import "errors"
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrUnknownInstance means no instance has the given id.
+	ErrUnknownInstance = errors.New("engine: unknown instance")
+	// ErrUnknownWorkflow means a store keeps no workflow source under the
+	// given hash.
+	ErrUnknownWorkflow = errors.New("engine: unknown workflow source")
+)
