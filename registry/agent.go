@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Agent describes one agent of a workflow.
@@ -68,20 +69,37 @@ func unit(f float64) bool { return !math.IsNaN(f) && f >= 0 && f <= 1 }
 
 func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
 
-// Task is one hand-off as an agent's handler sees it.
+// Task is one piece of work as an agent sees it: a Go handler receives it
+// as it is, and the wire codec (package wire) writes it into and reads it
+// from the HANDOFF message an external agent takes from a transport.
 type Task struct {
-	// WorkflowID and InstanceID name the workflow and the running instance.
+	// Agent is the agent the work is for.
+	Agent string
+	// WorkflowID and InstanceID name the workflow and the running instance;
+	// Version is the workflow's version.
 	WorkflowID, InstanceID string
+	Version                int
 	// State is the state the agent works in.
 	State string
 	// From is the agent that handed the work over ("" for the engine's own
 	// dispatches: the initial run, retries and re-entries).
 	From string
-	// Reason is why the work was handed over (a hand-off reason or a rule's
-	// reason).
+	// Reason is why the work was sent, in words: a rule's reason, a
+	// delegating agent's explanation, or for the engine's own dispatches
+	// start, retry, resume, on_limit or return_control.
 	Reason string
+	// Kind is the hand-off reason of an agent-to-agent hand-off (rule,
+	// plan_step, capability_match, user_request, ...); "" for the engine's
+	// own dispatches.
+	Kind string
 	// Description is the task description: what the agent should do.
 	Description string
+	// Notice marks a final notice: a hand-off into a terminal state, which
+	// asks for no outcome.
+	Notice bool
+	// HandoffID identifies an agent-to-agent hand-off ("" for the engine's
+	// own dispatches).
+	HandoffID string
 	// IdempotencyKey identifies the step ("instanceID:step"); an agent that
 	// sees the same key twice is running the same step again.
 	IdempotencyKey string
@@ -89,6 +107,8 @@ type Task struct {
 	Step int
 	// Attempt counts runs of this agent in the current visit, from 1.
 	Attempt int
+	// Priority is the rank the work travels at (1 critical ... 10 low).
+	Priority int
 	// Input is the instance's start input.
 	Input map[string]any
 	// Context is the instance context after the last merge.
@@ -100,6 +120,21 @@ type Task struct {
 	// Payload is the data a dynamic hand-off carries for its target (nil
 	// for rule hand-offs).
 	Payload map[string]any
+	// ReturnControl says the agent's result goes back to the agent that
+	// delegated to it.
+	ReturnControl bool
+	// Item and Index are, for a run over one item of a list, the item and
+	// its index from 0; HasItem tells an item run from others.
+	Item    any
+	Index   int
+	HasItem bool
+	// Deadline is when the run times out (zero: no timeout).
+	Deadline time.Time
+	// Heartbeat is how often a long run should report that it is alive
+	// (zero: no heartbeats asked).
+	Heartbeat time.Duration
+	// Traceparent is the W3C trace context the run belongs to.
+	Traceparent string
 }
 
 // Outcome is what an agent reports at the end of a run.

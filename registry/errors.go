@@ -117,3 +117,41 @@ func IsRetryable(err error) bool {
 	}
 	return !errors.Is(err, ErrRejected)
 }
+
+// KindError gives a handler failure a kind that retry policies and
+// conditions (error.kind) can tell apart; Kind builds it.
+type KindError struct {
+	Kind string
+	Err  error
+}
+
+// Error returns the wrapped error's text.
+func (e *KindError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *KindError) Unwrap() error { return e.Err }
+
+// Kind marks err with an error kind ("rate_limited", say); it returns nil
+// for a nil err. Permanent and Kind combine in either order.
+func Kind(err error, kind string) error {
+	if err == nil {
+		return nil
+	}
+	return &KindError{Kind: kind, Err: err}
+}
+
+// KindOf returns the kind err was marked with, or "error" when it has none
+// ("" for a nil err).
+func KindOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	var k *KindError
+	if errors.As(err, &k) && k.Kind != "" {
+		return k.Kind
+	}
+	if errors.Is(err, ErrRejected) {
+		return "rejected"
+	}
+	return "error"
+}

@@ -1,0 +1,183 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/batonhq/baton/registry"
+)
+
+// MaxReport is the largest report, in bytes, DecodeReport reads.
+const MaxReport = 1 << 20
+
+// Report is what an agent sends when a run ends (or, with Heartbeat, while
+// it works). Exactly one of Trigger, Error, Reject and Handoff is set,
+// unless Heartbeat is.
+type Report struct {
+	InstanceID string         `json:"instance_id"`
+	Step       int            `json:"step"`
+	Agent      string         `json:"agent"`
+	Trigger    string         `json:"trigger,omitempty"`
+	Result     map[string]any `json:"result,omitempty"`
+	Error      *Failure       `json:"error,omitempty"`
+	Reject     *string        `json:"reject,omitempty"`
+	Handoff    *Handoff       `json:"handoff,omitempty"`
+	Heartbeat  bool           `json:"heartbeat,omitempty"`
+}
+
+// Failure is a failed run: its message, whether a retry may help, and its
+// kind (rate_limited, say; "error" when none is given).
+type Failure struct {
+	Message   string `json:"message"`
+	Retryable bool   `json:"retryable"`
+	Kind      string `json:"kind,omitempty"`
+}
+
+// Handoff is a dynamic hand-off an agent asks for instead of an outcome.
+type Handoff struct {
+	To            string         `json:"to"`
+	Reason        string         `json:"reason,omitempty"`
+	Explanation   string         `json:"explanation,omitempty"`
+	Task          string         `json:"task,omitempty"`
+	Payload       map[string]any `json:"payload,omitempty"`
+	ReturnControl bool           `json:"return_control,omitempty"`
+}
+
+// Answer is the engine's answer to a report.
+type Answer struct {
+	OK      bool   `json:"ok"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// DecodeReport reads one report from JSON. Unknown fields, a missing
+// identity, none or more than one of trigger, error, reject and handoff,
+// invalid UTF-8 or more than MaxReport bytes are a *FieldError naming the
+// field.
+func DecodeReport(data []byte) (Report, error) {
+	if len(data) > MaxReport {
+		return Report{}, fieldError("report", "is larger than "+strconv.Itoa(MaxReport)+" bytes")
+	}
+	if !utf8.Valid(data) {
+		return Report{}, fieldError("report", "is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var r Report
+	if err := dec.Decode(&r); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return Report{}, fieldError(te.Field, "must be a "+jsonType(te.Type.Kind().String()))
+		}
+		return Report{}, fieldError("report", "is not a JSON report: "+err.Error())
+	}
+	if dec.More() {
+		return Report{}, fieldError("report", "has data after the report")
+	}
+	return r, r.Validate()
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "int", "int64":
+		return "integer"
+	case "map", "struct", "ptr":
+		return "object"
+	case "bool":
+		return "boolean"
+	}
+	return kind
+}
+
+// Validate checks the report's identity and that it says exactly one thing.
+func (r *Report) Validate() error {
+	switch {
+	case r.InstanceID == "":
+		return fieldError("instance_id", "is required")
+	case r.Step < 1:
+		return fieldError("step", "must be 1 or more")
+	case r.Agent == "":
+		return fieldError("agent", "is required")
+	}
+	n := 0
+	for _, set := range []bool{r.Trigger != "", r.Error != nil, r.Reject != nil, r.Handoff != nil} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case r.Heartbeat && n > 0:
+		return fieldError("heartbeat", "must come alone, without trigger, error, reject or handoff")
+	case r.Heartbeat:
+		return nil
+	case n == 0:
+		return fieldError("report", "needs one of trigger, error, reject, handoff or heartbeat")
+	case n > 1:
+		return fieldError("report", "has more than one of trigger, error, reject and handoff")
+	case r.Error != nil && r.Error.Message == "":
+		return fieldError("error.message", "is required")
+	case r.Handoff != nil && r.Handoff.To == "":
+		return fieldError("handoff.to", "is required")
+	case r.Result != nil && r.Trigger == "" && r.Handoff == nil:
+		return fieldError("result", "goes with trigger or handoff")
+	}
+	return nil
+}
+
+// Outcome turns the report into what the engine takes from a Go handler:
+// the outcome, or the error that failed the run (a rejection, a permanent
+// failure, a failure of some kind).
+func (r *Report) Outcome() (registry.Outcome, error) {
+	switch {
+	case r.Error != nil:
+		var err error = &reportedError{msg: r.Error.Message}
+		if r.Error.Kind != "" {
+			err = registry.Kind(err, r.Error.Kind)
+		}
+		if !r.Error.Retryable {
+			err = registry.Permanent(err)
+		}
+		return registry.Outcome{}, err
+	case r.Reject != nil:
+		return registry.Outcome{}, registry.Reject(*r.Reject)
+	case r.Handoff != nil:
+		h := r.Handoff
+		return registry.Outcome{Result: r.Result, Handoff: &registry.Delegation{
+			To: h.To, Reason: h.Reason, Explanation: h.Explanation, Task: h.Task,
+			Payload: h.Payload, ReturnControl: h.ReturnControl,
+		}}, nil
+	}
+	return registry.Outcome{Trigger: r.Trigger, Result: r.Result}, nil
+}
+
+// reportedError is an agent's failure as it reported it.
+type reportedError struct{ msg string }
+
+func (e *reportedError) Error() string { return e.msg }
+
+// ReportOf is the report of a run of t that ended with out, or with runErr
+// when that is not nil: the inverse of Report.Outcome.
+func ReportOf(t *registry.Task, out registry.Outcome, runErr error) Report {
+	r := Report{InstanceID: t.InstanceID, Step: t.Step, Agent: t.Agent}
+	var reject *registry.RejectError
+	switch {
+	case errors.As(runErr, &reject):
+		reason := reject.Reason
+		r.Reject = &reason
+	case runErr != nil:
+		r.Error = &Failure{Message: runErr.Error(), Retryable: registry.IsRetryable(runErr)}
+		if k := registry.KindOf(runErr); k != "error" {
+			r.Error.Kind = k
+		}
+	case out.Handoff != nil:
+		d := out.Handoff
+		r.Result = out.Result
+		r.Handoff = &Handoff{To: d.To, Reason: d.Reason, Explanation: d.Explanation, Task: d.Task, Payload: d.Payload, ReturnControl: d.ReturnControl}
+	default:
+		r.Trigger, r.Result = out.Trigger, out.Result
+	}
+	return r
+}

@@ -1,0 +1,281 @@
+package wire
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/registry"
+)
+
+// Encode writes t into the HANDOFF message that carries it to t.Agent. The
+// task's maps are shared with the message, not copied; context,
+// previous_result, constraints and input are always objects. The message
+// asks for an ack: the work stays in flight until its agent takes it.
+func Encode(t *registry.Task) *bus.Message {
+	from := t.From
+	if from == "" {
+		from = Engine
+	}
+	reason, explanation := t.Reason, ""
+	if t.HandoffID != "" {
+		// An agent-to-agent hand-off: its reason is the kind of hand-off,
+		// and the words say why.
+		reason, explanation = t.Kind, t.Reason
+	}
+	n := 8
+	if explanation != "" {
+		n++
+	}
+	if t.ReturnControl {
+		n++
+	}
+	if t.Payload != nil {
+		n++
+	}
+	if t.HasItem {
+		n += 2
+	}
+	content := make(map[string]any, n)
+	content[KeyAction] = actionOf(t)
+	content[KeyTask] = t.Description
+	content[KeyInput] = orEmpty(t.Input)
+	content[KeyContext] = orEmpty(t.Context)
+	content[KeyPreviousResult] = orEmpty(t.PreviousResult)
+	content[KeyConstraints] = orEmpty(t.Constraints)
+	content[KeyReason] = reason
+	if explanation != "" {
+		content[KeyExplanation] = explanation
+	}
+	if t.ReturnControl {
+		content[KeyReturnControl] = true
+	}
+	if t.Payload != nil {
+		content[KeyPayload] = t.Payload
+	}
+	if t.HasItem {
+		content[KeyItem] = t.Item
+		content[KeyIndex] = t.Index
+	}
+	meta := make(map[string]any, 11)
+	meta[KeyWorkflow] = t.WorkflowID
+	meta[KeyVersion] = t.Version
+	meta[KeyInstanceID] = t.InstanceID
+	meta[KeyStep] = t.Step
+	meta[KeyAttempt] = t.Attempt
+	meta[KeyState] = t.State
+	meta[KeyIdempotencyKey] = t.IdempotencyKey
+	meta[KeyTraceparent] = t.Traceparent
+	if t.HandoffID != "" {
+		meta[KeyHandoffID] = t.HandoffID
+	}
+	if !t.Deadline.IsZero() {
+		meta[KeyDeadline] = t.Deadline.UTC().Format(time.RFC3339Nano)
+	}
+	if t.Heartbeat > 0 {
+		meta[KeyHeartbeat] = t.Heartbeat.Seconds()
+	}
+	return &bus.Message{
+		Type:        bus.MessageHandoff,
+		From:        from,
+		To:          t.Agent,
+		Priority:    bus.PriorityFromRank(t.Priority),
+		Content:     content,
+		Metadata:    meta,
+		RequiresAck: true,
+	}
+}
+
+func actionOf(t *registry.Task) string {
+	if t.Notice {
+		return ActionNotice
+	}
+	return ActionRun
+}
+
+// Decode reads the task a HANDOFF message carries, from its content and
+// metadata as Encode wrote them or as they come back from JSON (numbers as
+// float64). A message that is not such work is a *FieldError naming the
+// first field that is wrong.
+func Decode(m *bus.Message) (*registry.Task, error) {
+	if m == nil {
+		return nil, fieldError("message", "is nil")
+	}
+	if m.Type != bus.MessageHandoff {
+		return nil, fieldError("message_type", "is "+strconv.Quote(string(m.Type))+", not HANDOFF")
+	}
+	c, md := m.Content, m.Metadata
+	t := &registry.Task{Agent: m.To, Priority: rankOf(m.Priority)}
+	if m.From != Engine {
+		t.From = m.From
+	}
+	var err error
+	switch a, _ := c[KeyAction].(string); a {
+	case ActionRun:
+	case ActionNotice:
+		t.Notice = true
+	default:
+		return nil, fieldError("content.action", "must be \"run\" or \"notice\"")
+	}
+	if t.InstanceID, err = str(md, "metadata.", KeyInstanceID, true); err != nil {
+		return nil, err
+	}
+	if t.Step, err = integer(md, "metadata.", KeyStep, true); err != nil {
+		return nil, err
+	}
+	if t.Step < 1 {
+		return nil, fieldError("metadata.step", "must be 1 or more")
+	}
+	if t.Attempt, err = integer(md, "metadata.", KeyAttempt, false); err != nil {
+		return nil, err
+	}
+	if t.Version, err = integer(md, "metadata.", KeyVersion, false); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		dst      *string
+		src      map[string]any
+		prefix   string
+		key      string
+		required bool
+	}{
+		{&t.WorkflowID, md, "metadata.", KeyWorkflow, false},
+		{&t.State, md, "metadata.", KeyState, false},
+		{&t.HandoffID, md, "metadata.", KeyHandoffID, false},
+		{&t.IdempotencyKey, md, "metadata.", KeyIdempotencyKey, false},
+		{&t.Traceparent, md, "metadata.", KeyTraceparent, false},
+		{&t.Description, c, "content.", KeyTask, false},
+		{&t.Reason, c, "content.", KeyReason, false},
+		{&t.Kind, c, "content.", KeyExplanation, false},
+	} {
+		if *f.dst, err = str(f.src, f.prefix, f.key, f.required); err != nil {
+			return nil, err
+		}
+	}
+	if t.HandoffID != "" {
+		t.Kind, t.Reason = t.Reason, t.Kind // reason is the hand-off's kind, explanation its words
+	}
+	if t.IdempotencyKey == "" {
+		t.IdempotencyKey = t.InstanceID + ":" + strconv.Itoa(t.Step)
+	}
+	for _, f := range []struct {
+		dst *map[string]any
+		key string
+	}{
+		{&t.Input, KeyInput}, {&t.Context, KeyContext}, {&t.PreviousResult, KeyPreviousResult},
+		{&t.Constraints, KeyConstraints}, {&t.Payload, KeyPayload},
+	} {
+		if *f.dst, err = object(c, f.key); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := c[KeyReturnControl]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			return nil, fieldError("content.return_control", "must be a boolean")
+		}
+		t.ReturnControl = b
+	}
+	if item, ok := c[KeyItem]; ok {
+		t.Item, t.HasItem = item, true
+		if t.Index, err = integer(c, "content.", KeyIndex, true); err != nil {
+			return nil, err
+		}
+	}
+	if s, err := str(md, "metadata.", KeyDeadline, false); err != nil {
+		return nil, err
+	} else if s != "" {
+		if t.Deadline, err = time.Parse(time.RFC3339Nano, s); err != nil {
+			return nil, fieldError("metadata.deadline", "must be an RFC 3339 time")
+		}
+	}
+	if v, ok := md[KeyHeartbeat]; ok {
+		secs, isNum := number(v)
+		if !isNum || secs < 0 || secs > math.MaxInt64/float64(time.Second) {
+			return nil, fieldError("metadata.heartbeat", "must be a number of seconds")
+		}
+		t.Heartbeat = time.Duration(secs * float64(time.Second))
+	}
+	return t, nil
+}
+
+func str(src map[string]any, prefix, key string, required bool) (string, error) {
+	v, ok := src[key]
+	if !ok || v == nil {
+		if required {
+			return "", fieldError(prefix+key, "is required")
+		}
+		return "", nil
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		return "", fieldError(prefix+key, "must be a string")
+	}
+	if required && s == "" {
+		return "", fieldError(prefix+key, "is required")
+	}
+	return s, nil
+}
+
+func integer(src map[string]any, prefix, key string, required bool) (int, error) {
+	v, ok := src[key]
+	if !ok || v == nil {
+		if required {
+			return 0, fieldError(prefix+key, "is required")
+		}
+		return 0, nil
+	}
+	f, isNum := number(v)
+	if !isNum || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, fieldError(prefix+key, "must be an integer")
+	}
+	return int(f), nil
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, !math.IsNaN(n) && !math.IsInf(n, 0)
+	}
+	return 0, false
+}
+
+func object(src map[string]any, key string) (map[string]any, error) {
+	v, ok := src[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		return nil, fieldError("content."+key, "must be an object")
+	}
+	return m, nil
+}
+
+// rankOf is the rank a bus priority stands for (the inverse of
+// bus.PriorityFromRank on its canonical ranks).
+func rankOf(p bus.Priority) int {
+	switch p {
+	case bus.PriorityCritical:
+		return 1
+	case bus.PriorityHigh:
+		return 2
+	case bus.PriorityLow:
+		return 10
+	}
+	return 5
+}
+
+var emptyObject = map[string]any{}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return emptyObject
+	}
+	return m
+}
