@@ -142,7 +142,7 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 		// Room for every instance's first hand-off: a full mailbox would
 		// dead-letter it and fail the instance, which is not idle.
 		bb := bus.New(bus.WithCapacity(2*n), bus.WithDefaultMailboxCapacity(2*n), bus.WithAckMessages(false))
-		eng, err := engine.New(w, reg, engine.WithWorkers(1), engine.WithBus(bb))
+		eng, err := engine.New(w, reg, engine.WithWorkers(1), engine.WithTransport(bb))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -56,9 +56,16 @@ func TestEngine_Concurrency_TenThousandRefunds(t *testing.T) {
 		t.Fatal(err)
 	}
 	var runs atomic.Int64
-	reg, err := engine.NewRegistry(w, refundApproved(t, &runs))
-	if err != nil {
-		t.Fatal(err)
+	// Every instance starts at once: each Go agent's in-process mailbox
+	// must hold all of their work (the default is 1000 per agent).
+	reg := registry.New()
+	handlers := refundApproved(t, &runs)
+	for _, a := range w.Agents {
+		ag := engine.AgentOf(a, handlers[a.ID])
+		ag.Queue = n
+		if err := reg.Add(ag); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// Every instance starts at once: the customer's mailbox must hold all
 	// of their first hand-offs (the bus defaults are 1000 per agent).
@@ -69,7 +76,7 @@ func TestEngine_Concurrency_TenThousandRefunds(t *testing.T) {
 		}
 	}
 	var completed atomic.Int64
-	eng, err := engine.New(w, reg, engine.WithBus(b), engine.WithObserver(func(e engine.Event) {
+	eng, err := engine.New(w, reg, engine.WithTransport(b), engine.WithObserver(func(e engine.Event) {
 		if e.Type == engine.EventCompleted {
 			completed.Add(1)
 		}

@@ -126,7 +126,7 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 		From: r.agent, To: agentID, Reason: handoff.ReasonUserRequest, Explanation: explanation,
 		Task: task, InstanceID: i.id,
 	}
-	if err := i.e.handoffs.Validator().Validate(cmd, i.e.handoffs.History(i.id)); err != nil {
+	if err := i.e.val.Validate(cmd, i.recentHandoffs()); err != nil {
 		return err
 	}
 	r.ended = true
@@ -135,10 +135,6 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 	}
 	if r.cancel != nil {
 		r.cancel()
-	}
-	if r.handoffID != "" && !r.accepted {
-		_ = i.e.handoffs.Accept(ctx, r.handoffID)
-		r.accepted = true
 	}
 	i.note(Entry{Kind: KindSelected, Step: r.step, State: i.state.Name, From: r.agent, To: agentID, Detail: explanation})
 	i.delegate(ctx, r, registry.Outcome{Handoff: &registry.Delegation{

@@ -82,7 +82,7 @@ func TestDelegate_Accepted_OutcomeMatchedAsTheDelegators(t *testing.T) {
 		t.Errorf("got previous result %v, want desk's result", task.PreviousResult)
 	}
 
-	recs := r.eng.Handoffs().History(res.ID)
+	recs := handoffHistory(t, r.eng, res.ID)
 	if len(recs) != 1 {
 		t.Fatalf("got %d hand-off records, want 1", len(recs))
 	}

@@ -2,219 +2,112 @@ package engine
 
 import (
 	"context"
-	"errors"
+	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"runtime/debug"
-	"strconv"
 	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/wire"
 )
 
-// dispatcherID is the from_agent of the runs the engine dispatches itself.
-const dispatcherID = "engine"
+// task is the work of run r as its agent sees it: what a Go handler is
+// given, and what the wire codec writes for an external agent.
+func (i *instance) task(r *run) *registry.Task {
+	t := &registry.Task{
+		Agent: r.agent, WorkflowID: i.e.wf.Name, Version: i.e.wf.Version, InstanceID: i.id,
+		State: r.state.Name, From: r.from, Reason: r.reason, Description: r.description,
+		HandoffID: r.handoffID, IdempotencyKey: r.key, Step: r.step, Attempt: r.attempt,
+		Priority: r.priority, Input: i.input, Context: i.context,
+		PreviousResult: orEmpty(r.previous), Constraints: orEmpty(r.constraints), Payload: r.payload,
+		ReturnControl: r.returnControl, Notice: r.notice,
+	}
+	if r.handoffID != "" {
+		t.Kind = string(r.handoffReason)
+		if t.Kind == "" {
+			t.Kind = string(handoff.ReasonRule)
+		}
+	}
+	if to := r.state.Timeout; to > 0 && !r.notice {
+		t.Deadline = i.e.clock.Now().Add(to)
+	}
+	return t
+}
 
-// Message metadata keys the engine sets on every piece of work it sends, so
-// that the receiver (a worker or an external agent) can report back.
-const (
-	metaInstance = "instance_id"
-	metaStep     = "step"
-	metaHandoff  = "handoff_id"
-)
+// traceparent is the W3C trace context of a piece of work: the instance is
+// the trace and the step its span, so that an agent's spans join the
+// instance's trace even when no exporter is configured.
+func traceparent(instanceID, key string) string {
+	h := fnv.New128a()
+	h.Write([]byte(instanceID))
+	var trace [16]byte
+	h.Sum(trace[:0])
+	s := fnv.New64a()
+	s.Write([]byte(key))
+	var span [8]byte
+	s.Sum(span[:0])
+	trace[0] |= 1 // never the all-zero id, which W3C forbids
+	span[0] |= 1
+	return "00-" + hex.EncodeToString(trace[:]) + "-" + hex.EncodeToString(span[:]) + "-01"
+}
 
-// prepareHandoff validates and records an agent-to-agent hand-off (or, for
-// a final notice, the hand-off into a terminal state) with the manager and
-// returns its id; the hand-off goes out once its step has committed.
-func (e *Engine) prepareHandoff(ctx context.Context, i *instance, r *run) (string, error) {
-	rec, err := e.handoffs.Prepare(ctx, handoffCommand(i, r))
+// sendExternal writes the work of r with the wire codec and sends it through
+// the transport to its external agent.
+func (i *instance) sendExternal(ctx context.Context, r *run) error {
+	t := i.task(r)
+	t.Traceparent = traceparent(i.id, r.key)
+	return i.e.tr.SendWork(ctx, wire.Encode(t))
+}
+
+// sendLocal queues the work of r in its Go agent's lane.
+func (i *instance) sendLocal(l *lane, r *run) error {
+	it := laneItem{i: i, step: r.step, level: bus.PriorityFromRank(r.priority)}
+	if r.notice {
+		it.notice, it.key = true, r.handoffID
+	}
+	start, err := l.push(it)
 	if err != nil {
-		return "", err
+		i.e.keepRefused(i, r, err)
+		return err
 	}
-	return rec.ID, nil
+	if start {
+		i.e.startRunner(l)
+	}
+	return nil
 }
 
-// restoreHandoff records again, under its old id, a hand-off the store's
-// outbox holds from before a restart.
-func (e *Engine) restoreHandoff(ctx context.Context, i *instance, r *run) error {
-	_, err := e.handoffs.Restore(ctx, r.handoffID, handoffCommand(i, r))
-	return err
-}
-
-// handoffCommand is the hand-off of run r.
-func handoffCommand(i *instance, r *run) handoff.Command {
-	reason := r.handoffReason
-	if reason == "" {
-		reason = handoff.ReasonRule
-	}
-	return handoff.Command{
-		From: r.from, To: r.agent, Reason: reason, Explanation: r.reason, Payload: r.payload,
-		ReturnControl: r.returnControl, RequiresAck: true,
-		Task: r.description, Context: i.context, PreviousResult: orEmpty(r.previous),
-		Constraints: orEmpty(r.constraints), Priority: r.priority, WorkflowID: i.e.wf.Name,
-		InstanceID: i.id, Step: r.step, IdempotencyKey: r.key,
-		Timeout: settleWithin(r),
-	}
-}
-
-// goRunDeadline is how long the hand-off to a Go handler in a state without
-// a timeout may stay unsettled: a day, the bus's longest message TTL.
-const goRunDeadline = 24 * time.Hour
-
-// settleWithin is the acceptance time-out of a run's hand-off; 0 keeps the
-// manager's. A Go handler settles its hand-off when it answers (accepted, or
-// rejected with its reason), so its deadline covers the run, which the
-// state's timeout bounds; otherwise a handler working longer than the
-// manager's default would have its hand-off marked timed out and its sender
-// told so while it is still working.
-func settleWithin(r *run) time.Duration {
-	if r.handler == nil {
-		return 0
-	}
-	if r.state.Timeout > 0 {
-		return r.state.Timeout + handoff.DefaultTimeout
-	}
-	return goRunDeadline
-}
-
-// sendDispatch sends the engine's own dispatch of a run (the initial run, a
-// retry, a re-entry, or a state owned by the agent that just finished).
-func (e *Engine) sendDispatch(ctx context.Context, i *instance, r *run) error {
-	m := &bus.Message{
-		Type:     bus.MessageHandoff,
-		From:     dispatcherID,
-		To:       r.agent,
-		Priority: bus.PriorityFromRank(r.priority),
-		Content: map[string]any{
-			"action":           "handoff",
-			"task_description": r.description,
-			"context":          i.context,
-			"previous_result":  orEmpty(r.previous),
-			"constraints":      orEmpty(r.constraints),
-			"workflow_id":      e.wf.Name,
-			"instance_id":      i.id,
-			"step":             r.step,
-			"reason":           r.reason,
-		},
-		Metadata: map[string]any{
-			metaInstance:      i.id,
-			metaStep:          r.step,
-			"idempotency_key": r.key,
-		},
-		RequiresAck: true,
-	}
-	return e.bus.Send(ctx, m)
-}
-
-// taskRef is what identifies a piece of work in a message.
-type taskRef struct {
-	instanceID string
-	step       int
-	handoffID  string
-}
-
-// readTask finds the instance, step and hand-off id in a message sent by the
-// engine or the hand-off manager (metadata first, then content).
-func readTask(m *bus.Message) (taskRef, error) {
-	if m == nil {
-		return taskRef{}, errors.New("engine: nil message")
-	}
-	var ref taskRef
-	ref.instanceID = lookupString(m, metaInstance)
-	ref.handoffID = lookupString(m, metaHandoff)
-	step, ok := lookupInt(m, metaStep)
-	if ref.instanceID == "" || !ok {
-		return taskRef{}, fmt.Errorf("engine: message %s carries no instance_id and step", m.MessageID)
-	}
-	ref.step = step
-	return ref, nil
-}
-
-func lookupString(m *bus.Message, key string) string {
-	for _, src := range []map[string]any{m.Metadata, m.Content} {
-		if s, ok := src[key].(string); ok && s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-func lookupInt(m *bus.Message, key string) (int, bool) {
-	for _, src := range []map[string]any{m.Metadata, m.Content} {
-		switch v := src[key].(type) {
-		case int:
-			return v, true
-		case int64:
-			return int(v), true
-		case float64:
-			return int(v), true
-		case string:
-			if n, err := strconv.Atoi(v); err == nil {
-				return n, true
-			}
-		}
-	}
-	return 0, false
-}
-
-// deliver takes the next message from a Go agent's mailbox and runs the
-// agent's handler on it. One deliver is submitted per message sent to such
-// an agent, so deliveries and messages balance without a goroutine per
-// message; the mailbox decides which message comes first (by priority).
-func (e *Engine) deliver(agent string) {
-	var m *bus.Message
-	for m == nil {
-		msgs, err := e.bus.Receive(agent, 1)
-		if err != nil || len(msgs) == 0 {
-			return
-		}
-		if msgs[0].RequiresAck {
-			// The worker owns the message from here on: the engine's run
-			// token, timeout and retry policy guard the work, so a
-			// redelivery could only run a step twice.
-			_ = e.bus.Ack(e.ctx, msgs[0])
-		}
-		if msgs[0].Type == bus.MessageHandoff {
-			m = msgs[0]
-			continue
-		}
-		// Replies, errors and notifications addressed to a Go agent (the
-		// ERROR that tells a sender its hand-off was rejected, say) are
-		// recorded in the log; only hand-offs start work.
-		e.log.Debug("engine: message for a Go agent", zap.String("to", agent), zap.String("type", string(msgs[0].Type)))
-	}
-	ref, err := readTask(m)
-	if err != nil {
-		e.log.Warn("engine: unroutable message", zap.String("to", agent), zap.Error(err))
-		return
-	}
-	v, ok := e.instances.Load(ref.instanceID)
+// runLocal runs a Go handler on the work of it, then ends its run.
+func (e *Engine) runLocal(l *lane, it laneItem) {
+	task, h, ctx, timeout, ok := it.i.takeRun(it.step)
 	if !ok {
 		return
 	}
-	i := v.(*instance)
-	if i.takeNotice(ref.handoffID) {
-		_ = e.handoffs.Accept(e.ctx, ref.handoffID)
-		return
-	}
-	task, h, ctx, timeout, ok := i.takeRun(ref.step)
-	if !ok {
-		return
-	}
-	// The hand-off is settled by finishRun once the handler has answered:
-	// accepted, or rejected with the handler's reason (which the sender is
-	// told), exactly as for an external agent's report.
 	start := e.clock.Now()
 	out, runErr := safeHandle(ctx, h, task)
 	if e.closed.Load() {
 		return // Close cancelled the handler: the instance stays as it was, to be resumed
 	}
-	elapsed := e.clock.Now().Sub(start)
-	timedOut := timeout > 0 && elapsed > timeout
-	_ = i.finishRun(e.ctx, ref.step, out, runErr, timedOut)
+	timedOut := timeout > 0 && e.clock.Now().Sub(start) > timeout
+	_ = it.i.finishRun(e.ctx, it.step, out, runErr, timedOut)
+}
+
+// keepRefused writes to the store, as a dead letter, the work a Go agent's
+// full lane refused: nothing the engine sends is dropped in silence.
+func (e *Engine) keepRefused(i *instance, r *run, err error) {
+	dl := DeadLetter{
+		MessageID: r.key, Type: string(bus.MessageHandoff), From: r.from, To: r.agent,
+		Reason: string(bus.ReasonQueueOverflow), Instance: i.id, Step: r.step, Key: r.key,
+		At: e.clock.Now(), Attempts: 1, LastError: err.Error(),
+	}
+	if dl.From == "" {
+		dl.From = wire.Engine
+	}
+	if serr := e.store.AddDeadLetter(context.Background(), dl); serr != nil {
+		e.log.Error("engine: dead letter not stored")
+	}
 }
 
 // safeHandle runs a handler and turns a panic into a failed run.
@@ -227,6 +120,8 @@ func safeHandle(ctx context.Context, h registry.Handler, t *registry.Task) (out 
 	return h.Handle(ctx, t)
 }
 
+// takeNotice settles the final notice with hand-off id, if the instance
+// still waits for it to be taken; it reports whether it did.
 func (i *instance) takeNotice(id string) bool {
 	if id == "" {
 		return false
@@ -239,20 +134,18 @@ func (i *instance) takeNotice(id string) bool {
 	delete(i.notices, id)
 	// The notice's outbox item is settled: a commit of its own, since the
 	// instance has no step left to carry it.
-	i.settle = true
+	i.note(Entry{Kind: KindNoticeTaken, HandoffID: id, Step: noticeStep(id)})
 	i.commit(i.e.ctx)
 	return true
 }
 
-// markAccepted records that the agent of step's run took its hand-off; it
+// markAccepted records that the agent of step's run took its work; it
 // reports false when that run is no longer current.
 func (i *instance) markAccepted(step int) bool {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	r := i.active(step) // a single run, or a parallel branch
-	if r == nil {
-		return false
-	}
-	r.accepted = true
-	return true
+	return i.active(step) != nil // a single run, or a parallel branch
 }
+
+// goRunDeadline bounds nothing any more; kept out.
+var _ = time.Second

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -16,38 +17,44 @@ import (
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/wire"
 )
 
 // Engine runs instances of one compiled workflow.
 type Engine struct {
-	wf       *rules.Workflow
-	def      *fsm.Definition
-	reg      *registry.Registry
-	bus      *bus.Bus
-	ownBus   bool
-	handoffs *handoff.Manager
-	store    Store
-	clock    clock.Clock
-	exec     Executor
-	pool     *pool
-	log      *zap.Logger
-	ids      func() string
-	observe  []Observer
+	wf      *rules.Workflow
+	def     *fsm.Definition
+	reg     *registry.Registry
+	val     *handoff.Validator
+	tr      Transport
+	ownTr   io.Closer        // the transport the engine made, closed with it
+	lanes   map[string]*lane // Go agents' in-process paths; read-only after New
+	store   Store
+	clock   clock.Clock
+	exec    Executor
+	pool    *pool
+	runners sync.WaitGroup // lane runners started as goroutines
+	log     *zap.Logger
+	ids     func() string
+	observe []Observer
 
 	// ctx is cancelled by Close; every handler run derives from it.
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	instances sync.Map // id -> *instance
+	instances sync.Map   // id -> *instance, until it has finished
+	lateMu    sync.Mutex // one late report of a finished instance at a time
 	metrics   metrics
 	closed    atomic.Bool
 	closeOnce sync.Once
-	unsubDead func() // stops keeping the bus's dead letters
+	unsubDead func() // stops keeping the transport's dead letters
 }
 
 // New builds an engine for w. Agents that the registry lacks are added from
 // the workflow's agents section without a handler (external agents); agents
-// the registry has keep their handlers.
+// the registry has keep their handlers. Go handlers run in process, up to
+// their agent's concurrency at once; external agents take their work from
+// the transport.
 func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, error) {
 	if w == nil {
 		return nil, errors.New("engine: nil workflow")
@@ -71,9 +78,14 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	if err != nil {
 		return nil, err
 	}
+	val, err := handoff.NewValidator(reg, handoff.WithLoopWindow(w.Limits.HandoffWindow, w.Limits.HandoffRepeats))
+	if err != nil {
+		return nil, err
+	}
 	e := &Engine{
-		wf: w, def: def, reg: reg, store: cfg.store, clock: cfg.clock, exec: cfg.executor,
-		log: cfg.logger, ids: cfg.ids, observe: cfg.observers, bus: cfg.bus,
+		wf: w, def: def, reg: reg, val: val, store: cfg.store, clock: cfg.clock, exec: cfg.executor,
+		log: cfg.logger, ids: cfg.ids, observe: cfg.observers, tr: cfg.transport,
+		lanes: map[string]*lane{},
 	}
 	if e.store == nil {
 		e.store = NewMemStore()
@@ -81,27 +93,21 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	if e.ids == nil {
 		e.ids = uuid.NewString
 	}
-	if e.bus == nil {
-		// The engine tracks every hand-off itself; ACK messages back to
-		// the sending agents would only fill their mailboxes.
-		e.bus = bus.New(bus.WithLogger(cfg.logger), bus.WithClock(cfg.clock), bus.WithIDs(e.ids), bus.WithAckMessages(false))
-		e.ownBus = true
+	if e.tr == nil {
+		// Only external agents use the transport; acks back to the senders
+		// would only fill their mailboxes.
+		b := bus.New(bus.WithLogger(cfg.logger), bus.WithClock(cfg.clock), bus.WithIDs(e.ids), bus.WithAckMessages(false))
+		e.tr, e.ownTr = b, b
 	}
 	for _, a := range reg.All() {
-		var mopts []bus.MailboxOption
-		mopts = append(mopts, bus.WithAgentType(a.Type))
-		if a.Queue > 0 {
-			mopts = append(mopts, bus.WithMailboxCapacity(a.Queue))
+		if a.Handler != nil {
+			e.lanes[a.ID] = newLane(a.ID, a.Queue, a.Concurrency)
+			continue
 		}
-		if err := e.bus.Register(a.ID, mopts...); err != nil && !errors.Is(err, bus.ErrDuplicateAgent) {
+		if err := e.tr.OpenMailbox(a.ID, a.Queue); err != nil {
+			e.closeTransport()
 			return nil, fmt.Errorf("engine: mailbox for %s: %w", a.ID, err)
 		}
-	}
-	e.handoffs, err = handoff.NewManager(reg, e.bus,
-		handoff.WithLogger(cfg.logger), handoff.WithClock(cfg.clock), handoff.WithIDs(e.ids),
-		handoff.WithLoopWindow(w.Limits.HandoffWindow, w.Limits.HandoffRepeats))
-	if err != nil {
-		return nil, err
 	}
 	if e.exec == nil {
 		e.pool = newPool(cfg.workers)
@@ -109,26 +115,31 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	// The store keeps the source of every workflow version an instance
-	// started on, so that an old version's engine can be rebuilt.
+	// started on, so that an old version's engine can be built again.
 	if err := e.store.SaveWorkflow(e.ctx, WorkflowSource{
 		Hash: w.Hash, Name: w.Name, Version: w.Version, File: w.File, Source: w.Source, Saved: e.clock.Now(),
 	}); err != nil {
 		e.cancel()
+		if e.pool != nil {
+			e.pool.close()
+		}
+		e.closeTransport()
 		return nil, fmt.Errorf("engine: save the workflow source: %w", err)
 	}
-	e.unsubDead = e.bus.OnDeadLetter(e.keepDeadLetter)
+	e.unsubDead = e.tr.OnDeadLetter(e.keepDeadLetter)
 	return e, nil
 }
 
-// keepDeadLetter writes a message the bus gave up on to the store.
+// keepDeadLetter writes a message the transport gave up on to the store.
 func (e *Engine) keepDeadLetter(d bus.DeadLetter) {
 	m := d.Message
 	dl := DeadLetter{
 		MessageID: m.MessageID, Type: string(m.Type), From: m.From, To: m.To, Reason: string(d.Reason),
-		Instance: lookupString(m, metaInstance), Key: m.Key(), At: d.At, Attempts: d.Attempts,
-		LastError: d.LastError, Content: m.Content,
+		Key: m.Key(), At: d.At, Attempts: d.Attempts, LastError: d.LastError, Content: m.Content,
 	}
-	dl.Step, _ = lookupInt(m, metaStep)
+	if t, err := wire.Decode(m); err == nil {
+		dl.Instance, dl.Step = t.InstanceID, t.Step
+	}
 	if err := e.store.AddDeadLetter(context.Background(), dl); err != nil {
 		e.log.Error("engine: dead letter not stored", zap.String("message_id", m.MessageID), zap.Error(err))
 	}
@@ -137,12 +148,8 @@ func (e *Engine) keepDeadLetter(d bus.DeadLetter) {
 // Workflow returns the workflow the engine runs.
 func (e *Engine) Workflow() *rules.Workflow { return e.wf }
 
-// Bus returns the bus the engine delivers hand-offs on; external agents
-// receive their work from it.
-func (e *Engine) Bus() *bus.Bus { return e.bus }
-
-// Handoffs returns the hand-off manager (history and statistics).
-func (e *Engine) Handoffs() *handoff.Manager { return e.handoffs }
+// Transport returns the transport external agents take their work from.
+func (e *Engine) Transport() Transport { return e.tr }
 
 // Store returns the store the engine commits to.
 func (e *Engine) Store() Store { return e.store }
@@ -150,6 +157,9 @@ func (e *Engine) Store() Store { return e.store }
 // Start creates an instance with input and dispatches its initial state's
 // agent. The returned Instance can be waited for, inspected and cancelled.
 func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, error) {
+	if ctx == nil {
+		return nil, errors.New("engine: nil context")
+	}
 	if e.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -170,119 +180,195 @@ func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, er
 	return &Instance{inst: inst}, nil
 }
 
-// Instance returns the handle of a running or finished instance.
+// Instance returns the handle of an instance: a running one, or one the
+// store keeps as finished (the engine forgets finished instances; their
+// handle then reads what the store committed).
 func (e *Engine) Instance(id string) (*Instance, error) {
-	v, ok := e.instances.Load(id)
+	if v, ok := e.instances.Load(id); ok {
+		return &Instance{inst: v.(*instance)}, nil
+	}
+	snap, err := e.store.Instance(e.ctx, id)
+	if err != nil || snap.Workflow != e.wf.Name || !snap.Status.Finished() {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownInstance, id)
+	}
+	st, ok := e.wf.State(snap.State)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownInstance, id)
 	}
-	return &Instance{inst: v.(*instance)}, nil
+	i := e.restored(snap, st, nil, 0)
+	i.forgotten = true
+	close(i.done)
+	return &Instance{inst: i}, nil
+}
+
+// with calls f with the instance id: a running one, or, for an instance the
+// store keeps as finished, one read back from the store (so that a late
+// report is still recorded in its history). Late reports of finished
+// instances are applied one at a time. Any other id is ErrUnknownInstance.
+func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error) error {
+	if v, ok := e.instances.Load(id); ok {
+		return f(v.(*instance))
+	}
+	e.lateMu.Lock()
+	defer e.lateMu.Unlock()
+	if v, ok := e.instances.Load(id); ok {
+		return f(v.(*instance))
+	}
+	snap, err := e.store.Instance(ctx, id)
+	if err != nil || snap.Workflow != e.wf.Name || !snap.Status.Finished() {
+		return fmt.Errorf("%w: %s", ErrUnknownInstance, id)
+	}
+	st, ok := e.wf.State(snap.State)
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownInstance, id)
+	}
+	hist, err := e.store.History(ctx, id)
+	if err != nil {
+		return err
+	}
+	i := e.restored(snap, st, nil, len(hist))
+	i.forgotten = true
+	close(i.done)
+	return f(i)
 }
 
 // Report delivers the outcome of an external agent's run: the agent that
-// received the hand-off for step of instance id reports how it ended. A
+// received the work for step of instance id reports how it ended. A
 // non-nil runErr fails the run (registry.Reject rejects the hand-off;
 // registry.Permanent skips retries). A report for any other run is recorded
 // and returns ErrStaleReport.
 func (e *Engine) Report(ctx context.Context, instanceID string, step int, out registry.Outcome, runErr error) error {
+	if ctx == nil {
+		return errors.New("engine: nil context")
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	v, ok := e.instances.Load(instanceID)
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownInstance, instanceID)
-	}
-	return v.(*instance).finishRun(context.WithoutCancel(ctx), step, out, runErr, false)
+	return e.with(ctx, instanceID, func(i *instance) error {
+		return i.finishRun(context.WithoutCancel(ctx), step, out, runErr, false)
+	})
 }
 
-// ReportMessage is Report for the hand-off message an external agent
-// received from the bus.
+// HandleReport applies a report in the agent protocol's form (package wire)
+// and answers it: ok, or why not (the step is over, the report does not fit
+// the run, the instance is unknown). A final notice's report settles it.
+func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
+	if ctx == nil || r == nil {
+		return wire.Answer{Code: wire.CodeInvalid, Message: "engine: nil context or report"}
+	}
+	if err := r.Validate(); err != nil {
+		return wire.Answer{Code: wire.CodeInvalid, Message: err.Error()}
+	}
+	var ans *wire.Answer
+	err := e.with(ctx, r.InstanceID, func(i *instance) error {
+		if r.Heartbeat {
+			if !i.markAccepted(r.Step) {
+				return ErrStaleReport
+			}
+			return nil
+		}
+		if i.takeNotice(idempotencyKey(r.InstanceID, r.Step)) {
+			return nil
+		}
+		if agent, ok := i.runAgent(r.Step); ok && agent != r.Agent {
+			ans = &wire.Answer{Code: wire.CodeInvalid, Message: fmt.Sprintf("engine: step %d of %s is run by %s, not %s", r.Step, r.InstanceID, agent, r.Agent)}
+			return nil
+		}
+		out, runErr := r.Outcome()
+		return i.finishRun(context.WithoutCancel(ctx), r.Step, out, runErr, false)
+	})
+	if ans != nil {
+		return *ans
+	}
+	return answerOf(err)
+}
+
+// answerOf is the answer to a report that ended with err.
+func answerOf(err error) wire.Answer {
+	switch {
+	case err == nil:
+		return wire.Answer{OK: true}
+	case errors.Is(err, ErrStaleReport):
+		return wire.Answer{Code: wire.CodeStale, Message: err.Error()}
+	case errors.Is(err, ErrUnknownInstance):
+		return wire.Answer{Code: wire.CodeUnknownInstance, Message: err.Error()}
+	}
+	return wire.Answer{Code: wire.CodeInvalid, Message: err.Error()}
+}
+
+// ReportMessage is Report for the work message an external agent took from
+// the transport: it acks the message and reports the run's outcome.
 //
-// A final notice (a hand-off into a terminal state) asks for no outcome:
-// reporting it, or calling Accept, settles it.
+// A final notice asks for no outcome: reporting it, or calling Accept,
+// settles it.
 func (e *Engine) ReportMessage(ctx context.Context, m *bus.Message, out registry.Outcome, runErr error) error {
-	meta, ctx, err := e.take(ctx, m)
+	t, ctx, err := e.take(ctx, m)
 	if err != nil {
 		return err
 	}
-	if e.acceptNotice(ctx, meta) {
-		return nil
+	if t.Notice {
+		return e.acceptNotice(ctx, t)
 	}
-	return e.Report(ctx, meta.instanceID, meta.step, out, runErr)
+	return e.Report(ctx, t.InstanceID, t.Step, out, runErr)
 }
 
-// Accept tells the engine that an external agent has taken the hand-off in
-// m: its acceptance timeout stops (for a final notice, it is settled). An
-// agent that works longer than the hand-off manager's timeout should accept
-// as soon as it takes the message.
+// Accept tells the engine that an external agent has taken the work in m
+// (it acks the message); for a final notice, that settles it. It returns
+// ErrStaleReport when the run is no longer under way.
 func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
-	meta, ctx, err := e.take(ctx, m)
+	t, ctx, err := e.take(ctx, m)
 	if err != nil {
 		return err
 	}
-	if meta.handoffID == "" || e.acceptNotice(ctx, meta) {
+	if t.Notice {
+		return e.acceptNotice(ctx, t)
+	}
+	return e.with(ctx, t.InstanceID, func(i *instance) error {
+		if !i.markAccepted(t.Step) {
+			return ErrStaleReport
+		}
 		return nil
-	}
-	v, ok := e.instances.Load(meta.instanceID)
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownInstance, meta.instanceID)
-	}
-	if !v.(*instance).markAccepted(meta.step) {
-		return ErrStaleReport
-	}
-	return e.handoffs.Accept(ctx, meta.handoffID)
+	})
 }
 
 // take is what ReportMessage and Accept do first: refuse a done ctx, read
-// the work the message names, and ack the message on the bus (the agent has
-// it). The context returned carries ctx's values without its cancellation:
-// the step it starts is carried out whole.
-func (e *Engine) take(ctx context.Context, m *bus.Message) (taskRef, context.Context, error) {
-	if err := ctx.Err(); err != nil {
-		return taskRef{}, ctx, err
+// the work the message carries, and ack the message (the agent has it). The
+// context returned carries ctx's values without its cancellation: the step
+// it starts is carried out whole.
+func (e *Engine) take(ctx context.Context, m *bus.Message) (*registry.Task, context.Context, error) {
+	if ctx == nil {
+		return nil, ctx, errors.New("engine: nil context")
 	}
-	meta, err := readTask(m)
+	if err := ctx.Err(); err != nil {
+		return nil, ctx, err
+	}
+	t, err := wire.Decode(m)
 	if err != nil {
-		return taskRef{}, ctx, err
+		return nil, ctx, fmt.Errorf("engine: %w", err)
 	}
 	ctx = context.WithoutCancel(ctx)
-	e.ack(ctx, m)
-	return meta, ctx, nil
-}
-
-// ack acknowledges a hand-off message on the bus once its agent has taken
-// it (a message already acked, or never needing one, is left alone).
-func (e *Engine) ack(ctx context.Context, m *bus.Message) {
 	if m.RequiresAck {
-		_ = e.bus.Ack(ctx, m)
+		_ = e.tr.Ack(ctx, m)
 	}
+	return t, ctx, nil
 }
 
-// IsFinalNotice reports whether m is a final notice still waiting for its
-// agent: a hand-off into a terminal state, which asks for no outcome.
+// IsFinalNotice reports whether m carries a final notice: a hand-off into a
+// terminal state, which asks for no outcome.
 func (e *Engine) IsFinalNotice(m *bus.Message) bool {
-	ref, err := readTask(m)
-	if err != nil || ref.handoffID == "" {
-		return false
-	}
-	v, ok := e.instances.Load(ref.instanceID)
-	if !ok {
-		return false
-	}
-	i := v.(*instance)
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	return i.notices[ref.handoffID]
+	t, err := wire.Decode(m)
+	return err == nil && t.Notice
 }
 
-// acceptNotice settles the final notice named by ref, if it is one.
-func (e *Engine) acceptNotice(ctx context.Context, ref taskRef) bool {
-	v, ok := e.instances.Load(ref.instanceID)
-	if !ok || !v.(*instance).takeNotice(ref.handoffID) {
-		return false
-	}
-	_ = e.handoffs.Accept(ctx, ref.handoffID)
-	return true
+// acceptNotice settles the final notice t; a notice already taken is
+// ErrStaleReport.
+func (e *Engine) acceptNotice(ctx context.Context, t *registry.Task) error {
+	return e.with(ctx, t.InstanceID, func(i *instance) error {
+		if !i.takeNotice(t.HandoffID) {
+			return ErrStaleReport
+		}
+		return nil
+	})
 }
 
 // Close cancels every handler run, stops the engine's workers and waits for
@@ -297,15 +383,19 @@ func (e *Engine) Close() error {
 			v.(*instance).stopTimers()
 			return true
 		})
+		e.runners.Wait()
 		if e.pool != nil {
 			e.pool.close()
 		}
-		_ = e.handoffs.Close()
-		if e.ownBus {
-			_ = e.bus.Close()
-		}
+		e.closeTransport()
 	})
 	return nil
+}
+
+func (e *Engine) closeTransport() {
+	if e.ownTr != nil {
+		_ = e.ownTr.Close()
+	}
 }
 
 func (e *Engine) emit(ev Event) {

@@ -67,9 +67,9 @@ func ExampleEngine_Report() {
 	ctx := context.Background()
 	inst, _ := eng.Start(ctx, map[string]any{"name": "bus"})
 
-	msg, _ := eng.Bus().ReceiveWait(ctx, "writer")
+	msg, _ := busOf(eng).ReceiveWait(ctx, "writer")
 	_ = eng.ReportMessage(ctx, msg, registry.Outcome{Trigger: "drafted", Result: map[string]any{"text": "hi"}}, nil)
-	msg, _ = eng.Bus().ReceiveWait(ctx, "reviewer")
+	msg, _ = busOf(eng).ReceiveWait(ctx, "reviewer")
 	fmt.Println(msg.Type, msg.From, "->", msg.To, msg.Content["task_description"])
 	_ = eng.ReportMessage(ctx, msg, registry.Outcome{Trigger: "approved"}, nil)
 

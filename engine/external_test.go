@@ -10,6 +10,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/wire"
 )
 
 func TestEngine_External_ReceivesFromTheBusAndReportsTheMessage(t *testing.T) {
@@ -25,22 +26,22 @@ func TestEngine_External_ReceivesFromTheBusAndReportsTheMessage(t *testing.T) {
 		t.Fatalf("Start: %v", err)
 	}
 	r.runUntil(r.queued("gamma"))
-	m, err := r.eng.Bus().ReceiveWait(ctx, "gamma")
+	m, err := busOf(r.eng).ReceiveWait(ctx, "gamma")
 	if err != nil {
 		t.Fatalf("ReceiveWait: %v", err)
 	}
 	if m.Type != bus.MessageHandoff || m.From != "beta" || m.Metadata["step"] != 3 || m.Metadata["instance_id"] != inst.ID() {
 		t.Fatalf("got %s from %s metadata %v, want the HANDOFF from beta for step 3 of %s", m.Type, m.From, m.Metadata, inst.ID())
 	}
-	d, err := handoff.Unpack(m)
+	d, err := wire.Decode(m)
 	if err != nil {
-		t.Fatalf("Unpack: %v", err)
+		t.Fatalf("Decode: %v", err)
 	}
-	if d.Task.Context["n"] != 1 || d.Task.PreviousResult["b"] != true {
-		t.Errorf("got context %v previous %v, want n=1 and b=true", d.Task.Context, d.Task.PreviousResult)
+	if d.Context["n"] != 1 || d.PreviousResult["b"] != true {
+		t.Errorf("got context %v previous %v, want n=1 and b=true", d.Context, d.PreviousResult)
 	}
 
-	if rec, ok := r.eng.Handoffs().Lookup(d.HandoffID); !ok || rec.Status != handoff.StatusPending || rec.To != "gamma" {
+	if rec, ok := lookupHandoff(t, r.eng, d.HandoffID); !ok || rec.Status != handoff.StatusPending || rec.To != "gamma" {
 		t.Errorf("got record %+v, want the hand-off to gamma pending until its report", rec)
 	}
 	if err := r.eng.ReportMessage(ctx, m, registry.Outcome{Trigger: "next", Result: map[string]any{"g": 3}}, nil); err != nil {
@@ -49,7 +50,7 @@ func TestEngine_External_ReceivesFromTheBusAndReportsTheMessage(t *testing.T) {
 	r.settle()
 	res := inst.Result()
 	wantCompleted(t, res, "DONE")
-	if st := r.eng.Handoffs().Stats(); st.Accepted != 3 || st.Pending != 0 || st.TimedOut != 0 {
+	if st := handoffStats(t, r.eng); st.Accepted != 3 || st.Pending != 0 || st.TimedOut != 0 {
 		t.Errorf("got hand-off stats %+v, want beta, gamma and watch accepted", st)
 	}
 
@@ -118,7 +119,7 @@ func TestEngine_External_RetriesAreDispatchedToIt(t *testing.T) {
 	take := func() *bus.Message {
 		t.Helper()
 		r.runUntil(r.queued("worker"))
-		m, err := r.eng.Bus().ReceiveWait(ctx, "worker")
+		m, err := busOf(r.eng).ReceiveWait(ctx, "worker")
 		if err != nil {
 			t.Fatalf("ReceiveWait: %v", err)
 		}
@@ -160,7 +161,7 @@ func TestEngine_External_TimeoutThenLateReport(t *testing.T) {
 	if got := r.sim.Now().Sub(epoch); got != 30*time.Second {
 		t.Errorf("got virtual time %s, want 30s", got)
 	}
-	m := receiveOne(t, r.eng.Bus(), "beta")
+	m := receiveOne(t, busOf(r.eng), "beta")
 	err := r.eng.ReportMessage(ctx, m, registry.Outcome{Trigger: "next"}, nil)
 	if !errors.Is(err, engine.ErrStaleReport) {
 		t.Fatalf("got %v, want ErrStaleReport", err)
@@ -184,7 +185,7 @@ func TestEngine_External_RejectsTheHandoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.runUntil(r.queued("reviewer"))
-	m, err := r.eng.Bus().ReceiveWait(ctx, "reviewer")
+	m, err := busOf(r.eng).ReceiveWait(ctx, "reviewer")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,13 +198,15 @@ func TestEngine_External_RejectsTheHandoff(t *testing.T) {
 	if res.Context["why"] != "not my job" || res.Context["state"] != "REVIEW" {
 		t.Errorf("got context %v, want the reason in REVIEW", res.Context)
 	}
-	if st := r.eng.Handoffs().Stats(); st.Rejected != 1 {
+	if st := handoffStats(t, r.eng); st.Rejected != 1 {
 		t.Errorf("got hand-off stats %+v, want one rejected", st)
 	}
 	if n := len(entries(history(t, inst), engine.KindRetry)); n != 0 {
 		t.Errorf("got %d retries, want none", n)
 	}
-	if note := receiveOne(t, r.eng.Bus(), "asker"); note.Type != bus.MessageError || note.Content["reason"] != "not my job" {
-		t.Errorf("got %s %v, want the rejection notice with the reason", note.Type, note.Content)
+	// The sender learns of it from the instance's history: its hand-off's
+	// record is rejected, with the reason.
+	if recs := handoffHistory(t, r.eng, inst.ID()); len(recs) != 1 || recs[0].From != "asker" || recs[0].Status != handoff.StatusRejected || recs[0].Detail != "not my job" {
+		t.Errorf("got records %+v, want asker's hand-off rejected with the reason", recs)
 	}
 }

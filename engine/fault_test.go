@@ -47,7 +47,7 @@ func (f *faultyWorkers) start(ctx context.Context, agent string) {
 func (f *faultyWorkers) work(ctx context.Context, agent string) {
 	defer f.wg.Done()
 	for n := 1; ; n++ {
-		m, err := f.eng.Bus().ReceiveWait(ctx, agent)
+		m, err := busOf(f.eng).ReceiveWait(ctx, agent)
 		if err != nil {
 			return
 		}
@@ -158,7 +158,7 @@ func TestEngine_Fault_CrashesSlowAgentsAndAFlood(t *testing.T) {
 		assert.Positive(t, f.slow, "the test must have slow workers")
 		assert.Positive(t, f.stale, "redelivered messages must have been answered twice, the second time stale")
 
-		m := eng.Bus().Metrics()
+		m := busOf(eng).Metrics()
 		assert.Equal(t, m.Accepted, m.Delivered+m.DeadLettered+uint64(m.Queued)+uint64(m.InFlight), "bus accounting: %+v", m)
 		assert.Zero(t, m.Queued, "nothing left queued")
 		assert.Zero(t, m.InFlight, "nothing left in flight")

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -213,7 +215,7 @@ func (r *simRun) runUntil(cond func() bool) {
 // queued reports whether agent's mailbox holds a message.
 func (r *simRun) queued(agent string) func() bool {
 	return func() bool {
-		for _, a := range r.eng.Bus().Metrics().Agents {
+		for _, a := range busOf(r.eng).Metrics().Agents {
 			if a.Agent == agent {
 				return a.Depth > 0
 			}
@@ -330,4 +332,66 @@ func wantFailed(t testing.TB, res engine.Result, msg string) {
 	if !strings.Contains(errText(res.Err), msg) {
 		t.Fatalf("got error %q, want it to contain %q", errText(res.Err), msg)
 	}
+}
+
+// busOf returns the in-memory bus an engine made for its external agents.
+func busOf(eng *engine.Engine) *bus.Bus { return eng.Transport().(*bus.Bus) }
+
+// allHandoffs returns the hand-off records of every instance eng's store
+// keeps, instance by instance.
+func allHandoffs(t testing.TB, eng *engine.Engine) []handoff.Record {
+	t.Helper()
+	ctx := context.Background()
+	snaps, err := eng.Store().Instances(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []handoff.Record
+	for _, s := range snaps {
+		h, err := eng.Store().History(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, engine.HandoffsOf(h)...)
+	}
+	return out
+}
+
+// handoffStats counts the hand-offs of every instance of eng.
+func handoffStats(t testing.TB, eng *engine.Engine) handoff.Stats {
+	t.Helper()
+	return handoff.Tally(allHandoffs(t, eng))
+}
+
+// pendingHandoffs returns the hand-offs of eng's instances still pending.
+func pendingHandoffs(t testing.TB, eng *engine.Engine) []handoff.Record {
+	t.Helper()
+	var out []handoff.Record
+	for _, r := range allHandoffs(t, eng) {
+		if r.Status == handoff.StatusPending {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// handoffHistory returns the hand-offs of one instance.
+func handoffHistory(t testing.TB, eng *engine.Engine, id string) []handoff.Record {
+	t.Helper()
+	h, err := eng.Store().History(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.HandoffsOf(h)
+}
+
+// lookupHandoff finds a hand-off record by id.
+func lookupHandoff(t testing.TB, eng *engine.Engine, id string) (handoff.Record, bool) {
+	t.Helper()
+	for _, r := range allHandoffs(t, eng) {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return handoff.Record{}, false
 }

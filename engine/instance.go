@@ -47,6 +47,7 @@ type instance struct {
 	events     []Event
 	retry      clock.Timer
 	notices    map[string]bool // hand-off ids of final notices not yet taken
+	recent     []string        // targets of the last hand-offs, oldest first (the loop window)
 	outbox     []sending       // the step's outbox, sent once the step has committed
 	sendBuf    []sending       // the other outbox buffer, reused
 	open       []openItem      // outbox items the store holds unsettled
@@ -54,6 +55,7 @@ type instance struct {
 	outBuf     []Outgoing
 	settle     bool // an outbox item was settled outside a step
 	closing    bool // finished: done closes once the final step is committed
+	forgotten  bool // finished and out of the engine's map
 	done       chan struct{}
 }
 
@@ -64,7 +66,6 @@ type run struct {
 	agent         string
 	from          string // the agent that handed off; "" for the engine's own dispatches
 	handoffID     string
-	accepted      bool
 	taken         bool
 	ended         bool
 	description   string
@@ -75,6 +76,7 @@ type run struct {
 	handler       registry.Handler
 	timer         clock.Timer
 	cancel        context.CancelFunc
+	notice        bool // a final notice: a hand-off into a terminal state, not a run
 
 	key           string // the idempotency key, instance:step
 	kind          runKind
@@ -193,10 +195,18 @@ func (i *instance) commitStep(ctx context.Context) {
 // release closes done once the step that finished the instance has been
 // committed and its events delivered, so that Wait never returns before
 // History and the observers show how the instance ended.
+//
+// A finished instance leaves the engine's map once no final notice of it
+// waits to be taken: what is left of it is in the store, and in the handles
+// that still point at it.
 func (i *instance) release() {
 	if i.closing {
 		i.closing = false
 		close(i.done)
+	}
+	if i.status.Finished() && len(i.notices) == 0 && !i.forgotten {
+		i.forgotten = true
+		i.e.instances.Delete(i.id)
 	}
 }
 
@@ -267,12 +277,12 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 	r.handler = agent.Handler
 	r.key = idempotencyKey(i.id, r.step)
 	if r.from != "" {
-		id, err := i.e.prepareHandoff(ctx, i, r)
-		if err != nil {
+		if err := i.checkHandoff(r); err != nil {
 			return err
 		}
-		r.handoffID = id
-		i.note(Entry{Kind: KindHandoff, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, To: r.agent, Rule: ruleID(rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description})
+		r.handoffID = r.key
+		i.noteHandoff(r.agent)
+		i.note(Entry{Kind: KindHandoff, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, To: r.agent, Rule: ruleID(rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description, Reason: handoffReason(r), Result: r.payload})
 		i.event(Event{Type: EventAgentHandoff, Step: r.step, From: r.from, To: r.agent, Rule: ruleID(rule)})
 	} else {
 		i.note(Entry{Kind: KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
@@ -310,6 +320,16 @@ func (i *instance) active(step int) *run {
 	return nil
 }
 
+// runAgent returns the agent of step's run, if it is under way.
+func (i *instance) runAgent(step int) (string, bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if r := i.active(step); r != nil {
+		return r.agent, true
+	}
+	return "", false
+}
+
 // takeRun marks the run of step as taken by a worker and returns what the
 // handler needs, or ok=false if that run is no longer current.
 func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, ctx context.Context, timeout time.Duration, ok bool) {
@@ -321,13 +341,7 @@ func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, c
 	}
 	r.taken = true
 	ctx, r.cancel = context.WithCancel(i.e.ctx)
-	task = &registry.Task{
-		WorkflowID: i.e.wf.Name, InstanceID: i.id, State: r.state.Name, From: r.from, Reason: r.reason,
-		Description: r.description, IdempotencyKey: r.key, Step: r.step, Attempt: r.attempt,
-		Input: i.input, Context: i.context, PreviousResult: orEmpty(r.previous), Constraints: orEmpty(r.constraints),
-		Payload: r.payload,
-	}
-	return task, r.handler, ctx, r.state.Timeout, true
+	return i.task(r), r.handler, ctx, r.state.Timeout, true
 }
 
 // finishRun ends the run of step with the agent's outcome or error.
@@ -355,18 +369,13 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 	}
 	var reject *registry.RejectError
 	isReject := errors.As(runErr, &reject)
-	if r.handoffID != "" && !r.accepted {
-		if isReject {
-			_ = i.e.handoffs.Reject(ctx, r.handoffID, reject.Reason)
-		} else {
-			_ = i.e.handoffs.Accept(ctx, r.handoffID)
-		}
-		r.accepted = true
-	}
 	if timedOut {
 		runErr = fmt.Errorf("%w: %s did not finish within %s", ErrTimeout, r.agent, r.state.Timeout)
 	}
-	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)}
+	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr)}
+	if timedOut {
+		ran.ErrorKind = "timeout"
+	}
 	if out.Handoff != nil && runErr == nil {
 		ran.To, ran.Detail = out.Handoff.To, "hand-off ("+out.Handoff.Reason+")"
 	}
@@ -450,7 +459,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		Result: orEmpty(result), Input: i.input, Context: i.context, Error: errInfo,
 		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
 	}
-	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, Attempt: attempt})
+	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt})
 	m, err := i.e.wf.Match(st.Name, owner, trigger, &env)
 	for _, ev := range m.Tried {
 		if ev.Err != nil {
@@ -579,24 +588,19 @@ func (i *instance) enter(ctx context.Context, event string, next *rules.State) b
 	return true
 }
 
-func (i *instance) finalNotice(ctx context.Context, rule *rules.Rule, from, desc string, result map[string]any) {
-	r := &run{step: i.step + 1, state: i.state, agent: rule.To, from: from, description: desc, reason: rule.Reason, priority: rule.Priority, previous: result, constraints: rule.Constraints}
+func (i *instance) finalNotice(_ context.Context, rule *rules.Rule, from, desc string, result map[string]any) {
+	r := &run{step: i.step + 1, state: i.state, agent: rule.To, from: from, description: desc, reason: rule.Reason, priority: rule.Priority, previous: result, constraints: rule.Constraints, notice: true}
 	r.key = idempotencyKey(i.id, r.step)
-	id, err := i.e.prepareHandoff(ctx, i, r)
-	en := Entry{Kind: KindFinalNotice, Step: r.step, State: i.state.Name, From: from, To: rule.To, Rule: rule.ID, HandoffID: id, Priority: rule.Priority, Detail: desc}
-	if err != nil {
-		en.Error = err.Error() // refused; the instance still completes
-	} else {
-		if i.notices == nil {
-			i.notices = map[string]bool{}
-		}
-		i.notices[id] = true
-		r.handoffID = id
-		o := i.outgoing(r, rule)
-		o.Kind, o.Run = OutgoingNotice, ""
-		i.queue(o, nil)
+	r.handoffID = r.key
+	if i.notices == nil {
+		i.notices = map[string]bool{}
 	}
-	i.note(en)
+	i.notices[r.handoffID] = true
+	i.noteHandoff(r.agent)
+	o := i.outgoing(r, rule)
+	o.Kind, o.Run = OutgoingNotice, ""
+	i.queue(o, nil)
+	i.note(Entry{Kind: KindFinalNotice, Step: r.step, State: i.state.Name, From: from, To: rule.To, Rule: rule.ID, HandoffID: r.handoffID, Priority: rule.Priority, Detail: desc})
 	i.event(Event{Type: EventAgentHandoff, From: from, To: rule.To, Rule: rule.ID})
 }
 

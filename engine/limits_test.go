@@ -177,7 +177,7 @@ func TestEngine_Limits(t *testing.T) {
 			if got := len(entries(h, engine.KindHandoff)); got != tt.wantSent {
 				t.Errorf("hand-off entries: got %d, want %d", got, tt.wantSent)
 			}
-			if got := r.eng.Handoffs().Stats().Total; got != tt.wantSent {
+			if got := handoffStats(t, r.eng).Total; got != tt.wantSent {
 				t.Errorf("hand-offs sent: got %d, want %d", got, tt.wantSent)
 			}
 			if res.Steps > r.eng.Workflow().Limits.MaxSteps {

@@ -5,7 +5,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
 )
 
@@ -18,7 +17,7 @@ type config struct {
 	store     Store
 	executor  Executor
 	workers   int
-	bus       *bus.Bus
+	transport Transport
 	ids       func() string
 	observers []Observer
 }
@@ -53,7 +52,8 @@ func WithStore(s Store) Option { return func(c *config) { c.store = s } }
 func WithExecutor(ex Executor) Option { return func(c *config) { c.executor = ex } }
 
 // WithWorkers sets the size of the engine's worker pool (default
-// max(2, GOMAXPROCS)). Handlers run on these workers.
+// max(2, GOMAXPROCS)), which runs timers' work: timeouts, retries, joins.
+// Go handlers run beside it, up to each agent's concurrency at once.
 func WithWorkers(n int) Option {
 	return func(c *config) {
 		if n > 0 {
@@ -62,9 +62,11 @@ func WithWorkers(n int) Option {
 	}
 }
 
-// WithBus makes the engine deliver hand-offs on b instead of a bus of its
-// own. The engine registers a mailbox for every agent that has none.
-func WithBus(b *bus.Bus) Option { return func(c *config) { c.bus = b } }
+// WithTransport makes the engine send the work of external agents through t
+// (a *bus.Bus shared with other engines or agents, the NATS transport)
+// instead of an in-memory bus of its own. The engine opens a mailbox for
+// every external agent; it does not close t.
+func WithTransport(t Transport) Option { return func(c *config) { c.transport = t } }
 
 // WithIDs sets the generator of instance ids (default random UUIDs). A
 // scenario replay passes a counter so that two runs print the same trace.

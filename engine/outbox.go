@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/rules"
@@ -162,29 +164,20 @@ func (i *instance) flush(ctx context.Context) (failed bool) {
 	return failed
 }
 
-// send hands one outbox item to the bus: a hand-off through the manager
-// (restored first when the manager does not know it, after a restart), the
-// engine's own dispatch otherwise. A Go agent's delivery is queued.
+// send hands one outbox item to its agent: to the agent's lane for a Go
+// handler, through the transport otherwise.
 func (i *instance) send(ctx context.Context, s *sending) error {
-	o := &s.out
-	if r := s.r; r != nil && (r.ended || i.active(r.step) != r) {
+	r := s.r
+	if r == nil {
+		r = i.runOf(s.out, i.state) // a final notice, as it was prepared
+		r.notice = true
+	} else if r.ended || i.active(r.step) != r {
 		return nil // an earlier send of this step failed and ended the run (a join, the instance)
 	}
-	switch o.Kind {
-	case OutgoingDispatch:
-		if err := i.e.sendDispatch(ctx, i, s.r); err != nil {
-			return err
-		}
-	default:
-		if _, err := i.e.handoffs.Send(ctx, o.HandoffID); err != nil {
-			return err
-		}
+	if l := i.e.lanes[r.agent]; l != nil {
+		return i.sendLocal(l, r)
 	}
-	if s.r != nil && s.r.handler != nil || s.r == nil && i.e.isGoAgent(o.To) {
-		to := o.To
-		i.e.exec.Submit(func() { i.e.deliver(to) })
-	}
-	return nil
+	return i.sendExternal(ctx, r)
 }
 
 // sendFailed handles work the bus refused after its step was committed (a
@@ -218,8 +211,9 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 	}
 }
 
-// isGoAgent reports whether id is served by a Go handler.
-func (e *Engine) isGoAgent(id string) bool {
-	a, _ := e.reg.Get(id)
-	return a.Handler != nil
+// noticeStep is the step in a notice's hand-off id (instance:step).
+func noticeStep(id string) int {
+	k := strings.LastIndexByte(id, ':')
+	n, _ := strconv.Atoi(id[k+1:])
+	return n
 }

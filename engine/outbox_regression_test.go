@@ -43,7 +43,7 @@ func TestEngine_Outbox_WorkOfARunEndedByAnEarlierSendIsNotSent(t *testing.T) {
 	require.Equal(t, engine.StatusFailed, res.Status)
 	n := 0
 	for {
-		m, ok, err := eng.Bus().TryReceive("y")
+		m, ok, err := busOf(eng).TryReceive("y")
 		require.NoError(t, err)
 		if !ok {
 			break
@@ -83,7 +83,7 @@ func TestEngine_Resume_JoinPastItsDeadlineLeavesNothingToSend(t *testing.T) {
 		first := externalEngine(t, joinTimeoutWF, store)
 		inst, err := first.Start(ctx, nil)
 		require.NoError(t, err)
-		m, err := first.Bus().ReceiveWait(ctx, "a")
+		m, err := busOf(first).ReceiveWait(ctx, "a")
 		require.NoError(t, err)
 		require.NoError(t, first.ReportMessage(ctx, m, okOutcome(), nil))
 		require.NoError(t, first.Close())
@@ -100,7 +100,7 @@ func TestEngine_Resume_JoinPastItsDeadlineLeavesNothingToSend(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, left, "a failed instance has nothing left to send")
 		for _, ag := range []string{"x", "y"} {
-			_, ok, err := second.Bus().TryReceive(ag)
+			_, ok, err := busOf(second).TryReceive(ag)
 			require.NoError(t, err)
 			assert.False(t, ok, "%s got the work of a join already over", ag)
 		}

@@ -89,7 +89,7 @@ func outboxDriver(t *testing.T, eng *engine.Engine, id string) []seen {
 	for range 200 {
 		progressed := false
 		for _, ag := range outboxAgents {
-			m, ok, err := eng.Bus().TryReceive(ag)
+			m, ok, err := busOf(eng).TryReceive(ag)
 			require.NoError(t, err)
 			if !ok {
 				continue
@@ -166,7 +166,7 @@ func TestEngine_Outbox_WorkIsSentOnlyAfterItsStepCommits(t *testing.T) {
 		j := &journal{MemStore: engine.NewMemStore()}
 		check := &commitHook{Store: j, before: func(rec engine.StepRecord) {
 			for _, o := range rec.Outbox {
-				for _, a := range eng.Bus().Metrics().Agents {
+				for _, a := range busOf(eng).Metrics().Agents {
 					if a.Agent == o.To && a.Depth > 0 {
 						early = append(early, fmt.Sprintf("%s had %d queued at the commit of %s", o.To, a.Depth, o.Key))
 					}

@@ -1,14 +1,21 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/registry"
+	"go.uber.org/goleak"
 )
 
 func TestEngine_Rejection(t *testing.T) {
@@ -35,13 +42,12 @@ func TestEngine_Rejection(t *testing.T) {
 	if last := outs[len(outs)-1]; last.Trigger != "rejected" || last.State != "REVIEW" || last.Agent != "reviewer" || last.Error != "too busy" {
 		t.Errorf("got outcome %+v, want rejected in REVIEW by reviewer with the reason", last)
 	}
-	if st := r.eng.Handoffs().Stats(); st.Total != 1 || st.Rejected != 1 || st.Accepted != 0 {
+	if st := handoffStats(t, r.eng); st.Total != 1 || st.Rejected != 1 || st.Accepted != 0 {
 		t.Fatalf("got hand-off stats %+v, want one sent and rejected", st)
 	}
-	// The sender is told with an ERROR message.
-	m := receiveOne(t, r.eng.Bus(), "asker")
-	if m.Type != bus.MessageError || m.Content["reason"] != "too busy" {
-		t.Errorf("got %s %v, want the ERROR rejection notice with the reason", m.Type, m.Content)
+	// The sender's hand-off is recorded rejected, with the reason.
+	if recs := handoffHistory(t, r.eng, res.ID); len(recs) != 1 || recs[0].From != "asker" || recs[0].Status != handoff.StatusRejected || recs[0].Detail != "too busy" {
+		t.Errorf("got records %+v, want asker's hand-off rejected with the reason", recs)
 	}
 }
 
@@ -90,7 +96,7 @@ func TestEngine_Terminal(t *testing.T) {
 				t.Errorf("got state %s steps %d, want %s and 1 (a final notice is not a step)", res.State, res.Steps, tt.wantOutcome)
 			}
 			notices := entries(h, engine.KindFinalNotice)
-			st := r.eng.Handoffs().Stats()
+			st := handoffStats(t, r.eng)
 			if tt.wantNotice == "" {
 				if len(notices) != 0 || st.Total != 0 {
 					t.Errorf("got notices %+v hand-off stats %+v, want nothing sent", notices, st)
@@ -115,7 +121,7 @@ func TestEngine_Terminal_FinalNoticeToAnExternalAgent(t *testing.T) {
 	inst := r.start(nil)
 	res := inst.Result()
 	wantCompleted(t, res, "LOUD")
-	m := receiveOne(t, r.eng.Bus(), "monitor")
+	m := receiveOne(t, busOf(r.eng), "monitor")
 	if m.Type != bus.MessageHandoff || m.From != "closer" {
 		t.Fatalf("got %s from %s, want a HANDOFF from closer", m.Type, m.From)
 	}
@@ -140,7 +146,7 @@ func TestEngine_Terminal_UndeliverableFinalNoticeIsDeadLettered(t *testing.T) {
 	r := newSimRun(t, "terminal.yaml", map[string][]reply{"closer": {ok("loud", map[string]any{"code": 7})}})
 	// The monitor's mailbox holds one message: fill it.
 	filler := &bus.Message{Type: bus.MessageNotification, From: "closer", To: "monitor", Content: map[string]any{"action": "fill"}}
-	if err := r.eng.Bus().Send(t.Context(), filler); err != nil {
+	if err := busOf(r.eng).Send(t.Context(), filler); err != nil {
 		t.Fatalf("fill the monitor's mailbox: %v", err)
 	}
 	res, h := r.finish(nil)
@@ -152,7 +158,7 @@ func TestEngine_Terminal_UndeliverableFinalNoticeIsDeadLettered(t *testing.T) {
 		t.Fatalf("got final notices %+v, want the notice, then its failure recording the full mailbox", notices)
 	}
 	var found bool
-	for _, d := range r.eng.Bus().DeadLetters() {
+	for _, d := range busOf(r.eng).DeadLetters() {
 		if d.Message.To == "monitor" && d.Message.Type == bus.MessageHandoff {
 			found = true
 			if d.Reason != bus.ReasonQueueOverflow {
@@ -161,7 +167,7 @@ func TestEngine_Terminal_UndeliverableFinalNoticeIsDeadLettered(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("got dead letters %+v, want the final notice to monitor", r.eng.Bus().DeadLetters())
+		t.Errorf("got dead letters %+v, want the final notice to monitor", busOf(r.eng).DeadLetters())
 	}
 	// The store keeps the dead letter too, tied to its instance and step.
 	kept, err := r.eng.Store().DeadLetters(t.Context())
@@ -172,7 +178,7 @@ func TestEngine_Terminal_UndeliverableFinalNoticeIsDeadLettered(t *testing.T) {
 		kept[0].Instance == "" || kept[0].Key == "" || kept[0].Step != notices[0].Step || kept[0].Seq != 1 {
 		t.Errorf("store kept dead letters %+v, want the notice to monitor of step %d", kept, notices[0].Step)
 	}
-	if m := r.eng.Bus().Metrics(); !m.Balanced() {
+	if m := busOf(r.eng).Metrics(); !m.Balanced() {
 		t.Errorf("got bus metrics %+v, want accepted = delivered + dead-lettered + queued", m)
 	}
 }
@@ -203,7 +209,7 @@ func TestEngine_ReenteringAStateIsANewVisit(t *testing.T) {
 	if n := len(entries(h, engine.KindHandoff)); n != 0 {
 		t.Errorf("got %d hand-off entries, want 0", n)
 	}
-	if st := r.eng.Handoffs().Stats(); st.Total != 0 {
+	if st := handoffStats(t, r.eng); st.Total != 0 {
 		t.Errorf("got hand-off stats %+v, want none sent", st)
 	}
 	if n := len(entries(h, engine.KindDispatch)); n != 3 {
@@ -225,62 +231,86 @@ func TestEngine_ReenteringAStateRespectsItsVisits(t *testing.T) {
 	}
 }
 
-func TestEngine_RunRefusedByTheBusIsAFailedRun(t *testing.T) {
+// A Go agent's in-process mailbox has its capacity: work it refuses fails
+// its run (the state's retry policy applies) and is kept as a dead letter.
+// Three instances meet a reviewer that runs one at a time with room for one
+// more: the third one's hand-off is refused.
+func TestEngine_RunRefusedByAFullMailboxIsAFailedRun(t *testing.T) {
 	tests := []struct {
 		name        string
-		drain       bool // empty the reviewer's mailbox before the first retry
+		work        time.Duration // how long each review takes
 		wantOutcome string
-		wantRuns    int
+		wantRuns    int // reviewer runs for the third instance
 		wantSteps   int
 	}{
-		{"retried once the mailbox has room", true, "DONE", 1, 3},
-		{"every retry refused: outcome error", false, "ERRORED", 0, 5},
+		{"retried once the mailbox has room", 500 * time.Millisecond, "DONE", 1, 3},
+		{"every retry refused: outcome error", 10 * time.Second, "ERRORED", 0, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			agents := map[string][]reply{"asker": {ok("ask", nil)}, "reviewer": nil}
-			if tt.drain {
-				agents["reviewer"] = []reply{ok("reviewed", nil)}
-			}
-			r := newSimRun(t, "reject.yaml", agents)
-			// The reviewer's mailbox holds one message: fill it.
-			filler := &bus.Message{Type: bus.MessageNotification, From: "asker", To: "reviewer", Content: map[string]any{"action": "fill"}}
-			if err := r.eng.Bus().Send(t.Context(), filler); err != nil {
-				t.Fatalf("fill: %v", err)
-			}
-			inst, err := r.eng.Start(t.Context(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tt.drain {
-				r.runUntil(func() bool { return r.sim.Now().After(epoch) }) // the first backoff has elapsed
-				if _, err := r.eng.Bus().Receive("reviewer", 0); err != nil {
+			defer goleak.VerifyNone(t)
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				runs := map[string]int{}
+				reviewer := registry.HandlerFunc(func(ctx context.Context, task *registry.Task) (registry.Outcome, error) {
+					mu.Lock()
+					runs[task.InstanceID]++
+					mu.Unlock()
+					time.Sleep(tt.work)
+					return registry.Outcome{Trigger: "reviewed"}, nil
+				})
+				eng := poolEngine(t, "lane.yaml", map[string]registry.Handler{"asker": answer("ask", nil), "reviewer": reviewer})
+				defer eng.Close()
+				var insts []*engine.Instance
+				for range 3 {
+					inst, err := eng.Start(t.Context(), nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					insts = append(insts, inst)
+					synctest.Wait() // in order: the first runs, the second waits, the third is refused
+				}
+				var res []engine.Result
+				for _, inst := range insts {
+					r, err := inst.Wait(t.Context())
+					if err != nil {
+						t.Fatal(err)
+					}
+					res = append(res, r)
+				}
+				wantCompleted(t, res[0], "DONE")
+				wantCompleted(t, res[1], "DONE")
+				third := res[2]
+				wantCompleted(t, third, tt.wantOutcome)
+				if runs[third.ID] != tt.wantRuns {
+					t.Errorf("got %d reviewer runs for the third instance, want %d", runs[third.ID], tt.wantRuns)
+				}
+				if third.Steps != tt.wantSteps {
+					t.Errorf("got %d steps, want %d", third.Steps, tt.wantSteps)
+				}
+				h := history(t, insts[2])
+				ran := entries(h, engine.KindAgentRun)
+				if len(ran) < 2 || ran[1].Agent != "reviewer" || !strings.Contains(ran[1].Error, "queue full") {
+					t.Errorf("got runs %+v, want the refused hand-off recorded as reviewer's failed run", ran)
+				}
+				dead, err := eng.Store().DeadLetters(t.Context())
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			r.settle()
-			res := inst.Result()
-			wantCompleted(t, res, tt.wantOutcome)
-			if n := len(r.script.runsOf("reviewer")); n != tt.wantRuns {
-				t.Errorf("got %d reviewer runs, want %d", n, tt.wantRuns)
-			}
-			if res.Steps != tt.wantSteps {
-				t.Errorf("got %d steps, want %d", res.Steps, tt.wantSteps)
-			}
-			h := history(t, inst)
-			runs := entries(h, engine.KindAgentRun)
-			if len(runs) < 2 || runs[1].Agent != "reviewer" || !strings.Contains(runs[1].Error, "queue full") {
-				t.Errorf("got runs %+v, want the refused hand-off recorded as reviewer's failed run", runs)
-			}
-			var refused int
-			for _, d := range r.eng.Bus().DeadLetters() {
-				if d.Message.To == "reviewer" && d.Reason == bus.ReasonQueueOverflow {
-					refused++
+				refused := 0
+				for _, d := range dead {
+					if d.To == "reviewer" && d.Instance == third.ID && d.Reason == string(bus.ReasonQueueOverflow) {
+						refused++
+					}
 				}
-			}
-			if want := tt.wantSteps - 1 - tt.wantRuns; refused != want {
-				t.Errorf("got %d dead-lettered runs for reviewer, want %d", refused, want)
-			}
+				if want := tt.wantSteps - 1 - tt.wantRuns; refused != want {
+					t.Errorf("got %d dead letters for the third instance's reviewer runs, want %d", refused, want)
+				}
+				q := eng.AgentQueues()["reviewer"]
+				if q.Sent != q.Taken || q.Queued != 0 || q.Refused != uint64(tt.wantSteps-1-tt.wantRuns) {
+					t.Errorf("got reviewer's accounting %+v, want every item sent taken and the refusals counted", q)
+				}
+			})
 		})
 	}
 }

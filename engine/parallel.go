@@ -305,9 +305,5 @@ func (i *instance) stopBranches() {
 		if r.cancel != nil {
 			r.cancel()
 		}
-		if r.handoffID != "" && !r.accepted {
-			_ = i.e.handoffs.Accept(i.e.ctx, r.handoffID)
-			r.accepted = true
-		}
 	}
 }

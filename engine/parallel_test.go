@@ -40,7 +40,7 @@ func (r *simRun) ready() {
 func (r *simRun) take(agent string) *bus.Message {
 	r.t.Helper()
 	for {
-		msgs, err := r.eng.Bus().Receive(agent, 1)
+		msgs, err := busOf(r.eng).Receive(agent, 1)
 		if err != nil || len(msgs) == 0 {
 			r.t.Fatalf("no hand-off waiting for %s (err %v)", agent, err)
 		}

@@ -63,7 +63,7 @@ func serveExternal(ctx context.Context, t *testing.T, eng *engine.Engine, agent,
 	go func() {
 		defer wg.Done()
 		for {
-			m, err := eng.Bus().ReceiveWait(ctx, agent)
+			m, err := busOf(eng).ReceiveWait(ctx, agent)
 			if err != nil {
 				return
 			}
@@ -160,7 +160,7 @@ func TestEngine_Pool_TimeoutOfAnExternalAgent(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Start: %v", err)
 		}
-		m, err := eng.Bus().ReceiveWait(ctx, "beta")
+		m, err := busOf(eng).ReceiveWait(ctx, "beta")
 		if err != nil {
 			t.Fatalf("ReceiveWait: %v", err)
 		}
@@ -273,14 +273,10 @@ func TestEngine_Instance_API(t *testing.T) {
 	if err := eng.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	// The engine owns its bus and hand-off manager: Close closed both.
+	// The engine owns its transport: Close closed it.
 	note := &bus.Message{Type: bus.MessageNotification, From: "alpha", To: "beta", Content: map[string]any{"action": "ping"}}
-	if err := eng.Bus().Send(ctx, note); !errors.Is(err, bus.ErrClosed) {
+	if err := busOf(eng).Send(ctx, note); !errors.Is(err, bus.ErrClosed) {
 		t.Errorf("Send on the engine's bus after Close: got %v, want bus.ErrClosed", err)
-	}
-	cmd := handoff.Command{From: "alpha", To: "beta", Reason: handoff.ReasonRule, Task: "x"}
-	if _, err := eng.Handoffs().Handoff(ctx, cmd); !errors.Is(err, handoff.ErrClosed) {
-		t.Errorf("Handoff after Close: got %v, want handoff.ErrClosed", err)
 	}
 	if snap, err := eng.Store().Instance(ctx, inst.ID()); err != nil || snap.State != "SECOND" {
 		t.Errorf("got stored snapshot %+v (%v), want it kept in SECOND", snap, err)
@@ -312,11 +308,11 @@ func TestEngine_Pool_LongGoHandlerKeepsItsHandoff(t *testing.T) {
 		// The final notice to the Go agent watch is taken by a worker after
 		// the instance has completed: let the workers finish.
 		synctest.Wait()
-		if st := eng.Handoffs().Stats(); st.Accepted != 3 || st.TimedOut != 0 {
+		if st := handoffStats(t, eng); st.Accepted != 3 || st.TimedOut != 0 {
 			t.Errorf("got hand-off stats %+v, want all three accepted and none timed out", st)
 		}
-		if msgs, _ := eng.Bus().Receive("beta", 0); len(msgs) != 0 {
-			t.Errorf("got %d messages for beta (first %v), want no time-out notice", len(msgs), msgs[0].Content)
+		if q := eng.AgentQueues()["beta"]; q.Queued != 0 || q.Sent != q.Taken {
+			t.Errorf("got beta's queue %+v, want everything sent taken and nothing else", q)
 		}
 	})
 }

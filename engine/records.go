@@ -35,6 +35,7 @@ const (
 	KindDispatch     = record.KindDispatch
 	KindHandoff      = record.KindHandoff
 	KindFinalNotice  = record.KindFinalNotice
+	KindNoticeTaken  = record.KindNoticeTaken
 	KindAgentRun     = record.KindAgentRun
 	KindOutcome      = record.KindOutcome
 	KindCondition    = record.KindCondition

@@ -130,10 +130,6 @@ func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outg
 // id); r is the run it starts, nil for a notice.
 func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
 	if o.Kind == OutgoingNotice {
-		r := i.runOf(o, i.state) // the notice's hand-off, as it was prepared
-		if err := i.e.restoreHandoff(ctx, i, r); err != nil {
-			return fmt.Errorf("%w %s: notice %s: %v", ErrCannotResume, i.id, o.HandoffID, err)
-		}
 		if i.notices == nil {
 			i.notices = map[string]bool{}
 		}
@@ -143,11 +139,6 @@ func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
 	}
 	agent, _ := i.e.reg.Get(r.agent)
 	r.handler = agent.Handler
-	if r.handoffID != "" {
-		if err := i.e.restoreHandoff(ctx, i, r); err != nil {
-			return fmt.Errorf("%w %s: hand-off %s: %v", ErrCannotResume, i.id, r.handoffID, err)
-		}
-	}
 	i.note(Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
 	i.queue(o, r)
 	i.arm(r)
@@ -164,6 +155,7 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 		return err
 	}
 	i := e.restored(snap, st, m, len(history))
+	i.recentFrom(history)
 	if _, loaded := e.instances.LoadOrStore(i.id, i); loaded {
 		return nil
 	}
@@ -317,11 +309,6 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 			i.note(Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, Attempt: 1, Priority: r.priority, Detail: r.description})
 			agent, _ := i.e.reg.Get(r.agent)
 			r.handler = agent.Handler
-			if r.from != "" {
-				if err := i.e.restoreHandoff(ctx, i, r); err != nil {
-					return fmt.Errorf("%w %s: hand-off %s: %v", ErrCannotResume, i.id, r.handoffID, err)
-				}
-			}
 			i.queue(i.outgoing(r, nil), r)
 			i.arm(r)
 		}

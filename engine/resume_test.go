@@ -49,10 +49,10 @@ func TestEngine_Resume_ContinuesFromTheLastCommittedStep(t *testing.T) {
 	first := externalEngine(t, resumeWorkflow, store)
 	inst, err := first.Start(ctx, map[string]any{"order": "o-1"})
 	require.NoError(t, err)
-	m, err := first.Bus().ReceiveWait(ctx, "a")
+	m, err := busOf(first).ReceiveWait(ctx, "a")
 	require.NoError(t, err)
 	require.NoError(t, first.ReportMessage(ctx, m, registry.Outcome{Trigger: "ok", Result: map[string]any{"x": 1}}, nil))
-	lost, err := first.Bus().ReceiveWait(ctx, "b") // b takes step 2, then the process dies
+	lost, err := busOf(first).ReceiveWait(ctx, "b") // b takes step 2, then the process dies
 	require.NoError(t, err)
 	require.NoError(t, first.Close())
 
@@ -62,7 +62,7 @@ func TestEngine_Resume_ContinuesFromTheLastCommittedStep(t *testing.T) {
 	assert.Equal(t, []string{inst.ID()}, rep.Resumed)
 	assert.Empty(t, rep.Failed)
 
-	again, err := second.Bus().ReceiveWait(ctx, "b")
+	again, err := busOf(second).ReceiveWait(ctx, "b")
 	require.NoError(t, err)
 	assert.Equal(t, lost.Metadata["idempotency_key"], again.Metadata["idempotency_key"], "the re-dispatched step keeps its key")
 	assert.Equal(t, lost.Metadata["handoff_id"], again.Metadata["handoff_id"], "the hand-off is sent again from the outbox, under its id")
@@ -119,10 +119,10 @@ func TestEngine_Resume_OtherVersionsFinishOnTheirOwnRules(t *testing.T) {
 	rep, err = same.Resume(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []string{inst.ID()}, rep.Resumed, "the engine of its own version resumes it")
-	m, err := same.Bus().ReceiveWait(ctx, "a")
+	m, err := busOf(same).ReceiveWait(ctx, "a")
 	require.NoError(t, err)
 	require.NoError(t, same.ReportMessage(ctx, m, registry.Outcome{Trigger: "ok"}, nil))
-	b, err := same.Bus().ReceiveWait(ctx, "b")
+	b, err := busOf(same).ReceiveWait(ctx, "b")
 	require.NoError(t, err)
 	assert.Equal(t, "do b", b.Content["task_description"], "the old version's rules, not the edited ones")
 
@@ -151,7 +151,7 @@ func TestEngine_Resume_APendingRetryIsRetried(t *testing.T) {
 		first := externalEngine(t, retryResumeWorkflow, store)
 		inst, err := first.Start(ctx, nil)
 		require.NoError(t, err)
-		m, err := first.Bus().ReceiveWait(ctx, "a")
+		m, err := busOf(first).ReceiveWait(ctx, "a")
 		require.NoError(t, err)
 		require.NoError(t, first.ReportMessage(ctx, m, registry.Outcome{}, errors.New("flaky")))
 		require.NoError(t, first.Close()) // dies during the 1m backoff
@@ -161,7 +161,7 @@ func TestEngine_Resume_APendingRetryIsRetried(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []string{inst.ID()}, rep.Resumed)
 		start := time.Now()
-		retry, err := second.Bus().ReceiveWait(ctx, "a")
+		retry, err := busOf(second).ReceiveWait(ctx, "a")
 		require.NoError(t, err)
 		assert.Equal(t, time.Minute, time.Since(start), "the retry waits its backoff again")
 		assert.Equal(t, 2, retry.Metadata["step"], "the retry is the next step")

@@ -39,7 +39,7 @@ func TestSelect_Allowed(t *testing.T) {
 	if task.From != "desk" || task.Step != 2 || task.State != "TRIAGE" || task.Reason != "the customer asked for a person" || task.Description != "start select" {
 		t.Errorf("got human's task %+v, want desk's step handed over at step 2", task)
 	}
-	recs := r.eng.Handoffs().History(res.ID)
+	recs := handoffHistory(t, r.eng, res.ID)
 	if len(recs) != 1 || recs[0].Reason != handoff.ReasonUserRequest || recs[0].From != "desk" || recs[0].To != "human" {
 		t.Errorf("got hand-off records %+v, want one desk->human user_request", recs)
 	}

@@ -85,7 +85,7 @@ func TestEngine_Context_MergeAndTransfer(t *testing.T) {
 			}
 
 			// The second hand-off goes to an external agent: read it off the bus.
-			m := receiveOne(t, r.eng.Bus(), "receiver")
+			m := receiveOne(t, busOf(r.eng), "receiver")
 			wantCtx := maps.Clone(tt.wantCtx)
 			maps.Copy(wantCtx, map[string]any{"x": "overwritten", "y": "why", "seen_x": tt.wantCtx["x"]})
 			if got := m.Content["context"]; !reflect.DeepEqual(got, wantCtx) {
@@ -103,12 +103,12 @@ func TestEngine_Context_MergeAndTransfer(t *testing.T) {
 			if m.Content["task_description"] != "Receiver finishes" || m.Content["reason"] != string(handoff.ReasonRule) {
 				t.Errorf("got task_description %v reason %v, want %q and %q", m.Content["task_description"], m.Content["reason"], "Receiver finishes", handoff.ReasonRule)
 			}
-			if m.Metadata["workflow_id"] != "transfer" || m.Metadata["instance_id"] != inst.ID() || m.Metadata["step"] != 3 {
+			if m.Metadata["workflow"] != "transfer" || m.Metadata["instance_id"] != inst.ID() || m.Metadata["step"] != 3 {
 				t.Errorf("got metadata %v, want workflow transfer, instance %s, step 3", m.Metadata, inst.ID())
 			}
 
 			// The rule hand-off records carry reason "rule".
-			recs := r.eng.Handoffs().History(inst.ID())
+			recs := handoffHistory(t, r.eng, inst.ID())
 			if len(recs) != 2 {
 				t.Fatalf("got %d hand-off records, want 2", len(recs))
 			}
@@ -149,7 +149,7 @@ func TestEngine_Context_HandoffPriorityMapping(t *testing.T) {
 				"middle": {ok(tt.trigger, nil)},
 			})
 			r.start(nil)
-			if got := receiveOne(t, r.eng.Bus(), "receiver").Priority; got != tt.want {
+			if got := receiveOne(t, busOf(r.eng), "receiver").Priority; got != tt.want {
 				t.Errorf("got priority %s, want %s", got, tt.want)
 			}
 		})

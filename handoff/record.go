@@ -83,3 +83,31 @@ type Stats struct {
 	// ReceivedBy counts sent hand-offs per target agent.
 	ReceivedBy map[string]int
 }
+
+// Tally counts a list of hand-off records (an instance's, say) the way a
+// Manager counts what it handled.
+func Tally(recs []Record) Stats {
+	s := Stats{SentBy: map[string]int{}, ReceivedBy: map[string]int{}}
+	for _, r := range recs {
+		switch r.Status {
+		case StatusFailed:
+			s.Failed++
+			continue
+		case StatusPending:
+			s.Pending++
+		case StatusAccepted:
+			s.Accepted++
+		case StatusRejected:
+			s.Rejected++
+		case StatusTimedOut:
+			s.TimedOut++
+		}
+		s.Total++
+		s.SentBy[r.From]++
+		s.ReceivedBy[r.To]++
+		if r.Parent != "" {
+			s.Escalated++
+		}
+	}
+	return s
+}

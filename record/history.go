@@ -11,6 +11,7 @@ const (
 	KindDispatch    Kind = "dispatch"     // the engine dispatched a run itself (initial run, retry, re-entry)
 	KindHandoff     Kind = "handoff"      // an agent-to-agent hand-off was sent
 	KindFinalNotice Kind = "final_notice" // a hand-off into a terminal state (no run)
+	KindNoticeTaken Kind = "notice_taken" // the agent of a final notice took it
 	KindAgentRun    Kind = "agent_run"    // an agent finished a run (successfully or not)
 	KindOutcome     Kind = "outcome"      // the outcome the rules are matched on, with the result and error they saw
 	KindCondition   Kind = "condition"    // a condition that failed at run time (counted false)
@@ -45,9 +46,11 @@ type Entry struct {
 	To        string         `json:"to,omitempty"`
 	Next      string         `json:"next,omitempty"`
 	HandoffID string         `json:"handoff_id,omitempty"`
-	Result    map[string]any `json:"result,omitempty"`
+	Result    map[string]any `json:"result,omitempty"` // the agent's result; for a handoff, its payload; for started, the input
 	Error     string         `json:"error,omitempty"`
-	Retryable bool           `json:"retryable,omitempty"` // outcome: error.retryable as the rules saw it
+	Retryable bool           `json:"retryable,omitempty"`  // outcome: error.retryable as the rules saw it
+	ErrorKind string         `json:"error_kind,omitempty"` // agent_run, outcome: the failure's kind (error, timeout, rejected, rate_limited, ...)
+	Reason    string         `json:"reason,omitempty"`     // handoff: the hand-off's reason (rule, plan_step, user_request, ...)
 	Detail    string         `json:"detail,omitempty"`
 	Delay     time.Duration  `json:"delay,omitempty"`
 }

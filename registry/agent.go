@@ -24,6 +24,9 @@ type Agent struct {
 	Selectable bool
 	// Queue is the agent's mailbox capacity; 0 means the bus default.
 	Queue int
+	// Concurrency is how many runs of the agent's Handler an engine runs at
+	// once; 0 means the engine's default.
+	Concurrency int
 	// Expertise is the agent's declared expertise in [0, 1], a weight for
 	// weighted-vote merges.
 	Expertise float64
@@ -52,6 +55,8 @@ func (a Agent) validate() error {
 		return &AgentError{ID: a.ID, Field: "id", Reason: `must not be "*" or start with "topic:" (bus addresses)`}
 	case a.Queue < 0:
 		return &AgentError{ID: a.ID, Field: "queue", Reason: "must not be negative"}
+	case a.Concurrency < 0:
+		return &AgentError{ID: a.ID, Field: "concurrency", Reason: "must not be negative"}
 	case !unit(a.Expertise):
 		return &AgentError{ID: a.ID, Field: "expertise", Reason: "must be between 0 and 1"}
 	case !unit(a.Accuracy):

@@ -7,7 +7,7 @@ import (
 )
 
 var agentKeys = keySpec{
-	optional: []string{"type", "capabilities", "queue", "system", "selectable", "expertise", "accuracy"},
+	optional: []string{"type", "capabilities", "queue", "concurrency", "system", "selectable", "expertise", "accuracy"},
 }
 
 var limitKeys = keySpec{
@@ -64,6 +64,9 @@ func (l *loader) agentSpec(a *Agent, spec fieldSet) {
 	}
 	if f, ok := spec.get("queue"); ok {
 		a.Queue, _ = l.integer(f.val, "queue", 0)
+	}
+	if f, ok := spec.get("concurrency"); ok {
+		a.Concurrency, _ = l.integer(f.val, "concurrency", 1)
 	}
 	if f, ok := spec.get("system"); ok {
 		a.System, _ = l.boolean(f.val, "system")

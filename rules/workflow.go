@@ -120,6 +120,10 @@ func (w *Workflow) Candidates(state, from, trigger string) []*Rule {
 	return nil
 }
 
+// DefaultConcurrency is how many runs of one agent an engine runs at once
+// when the agent does not say.
+const DefaultConcurrency = 16
+
 // Agent is one entry of the `agents` map.
 type Agent struct {
 	// ID is the agent's key in the `agents` map.
@@ -130,6 +134,9 @@ type Agent struct {
 	Capabilities []string
 	// Queue is the agent's mailbox capacity; 0 means the bus default.
 	Queue int
+	// Concurrency is how many runs of the agent one engine runs at once;
+	// 0 means the default (DefaultConcurrency).
+	Concurrency int
 	// System agents accept hand-offs only from the supervisor.
 	System bool
 	// Selectable agents may be chosen directly by a user.

@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/wire"
 )
 
 // Epoch is the scenario clock's start: every replay begins at this instant.
@@ -298,7 +299,7 @@ func (s *script) play(ctx context.Context, done func() bool) error {
 func (s *script) poll(ctx context.Context) bool {
 	any := false
 	for _, agent := range s.agents {
-		msgs, err := s.eng.Bus().Receive(agent, 0)
+		msgs, err := s.eng.Transport().TakeWork(ctx, agent, 0)
 		if err != nil {
 			continue
 		}
@@ -310,44 +311,48 @@ func (s *script) poll(ctx context.Context) bool {
 	return any
 }
 
+// take plays one piece of work as an external agent would: it reads the
+// work with the wire codec, acks it, and reports the agent's next reply.
 func (s *script) take(ctx context.Context, agent string, m *bus.Message) {
 	if m.RequiresAck {
 		// The script is the agent's only worker and never crashes: it
 		// takes the message for good, whatever the reply's delay.
-		_ = s.eng.Bus().Ack(ctx, m)
+		_ = s.eng.Transport().Ack(ctx, m)
 	}
-	if m.Type != bus.MessageHandoff {
-		return // an ERROR telling a sender its hand-off was rejected, say: nothing to reply
+	t, err := wire.Decode(m)
+	if err != nil {
+		s.missing = append(s.missing, fmt.Sprintf("agent %s got a message that is not work: %v", agent, err))
+		return
 	}
-	if s.eng.IsFinalNotice(m) {
-		_ = s.eng.Accept(ctx, m) // a final notice is delivered but consumes no reply
+	if t.Notice {
+		// A final notice is delivered but consumes no reply.
+		rep := wire.Report{InstanceID: t.InstanceID, Step: t.Step, Agent: agent, Trigger: "taken"}
+		s.eng.HandleReport(ctx, &rep)
 		return
 	}
 	queue := s.replies[agent]
 	if len(queue) == 0 {
-		step, _ := m.Metadata["step"].(int)
 		state := "?"
-		if id, ok := m.Metadata["instance_id"].(string); ok {
-			if inst, err := s.eng.Instance(id); err == nil {
-				state = inst.Result().State
-			}
+		if inst, err := s.eng.Instance(t.InstanceID); err == nil {
+			state = inst.Result().State
 		}
-		s.missing = append(s.missing, fmt.Sprintf("agent %s has no reply left for step %d (state %s)", agent, step, state))
-		s.report(ctx, m, 0, registry.Outcome{}, registry.Permanent(errors.New("scenario: no reply left for "+agent)))
+		s.missing = append(s.missing, fmt.Sprintf("agent %s has no reply left for step %d (state %s)", agent, t.Step, state))
+		s.report(ctx, t, 0, registry.Outcome{}, registry.Permanent(errors.New("scenario: no reply left for "+agent)))
 		return
 	}
 	r := queue[0]
 	s.replies[agent] = queue[1:]
 	out, err := outcomeOf(r)
-	s.report(ctx, m, r.Delay, out, err)
+	s.report(ctx, t, r.Delay, out, err)
 }
 
-// report hands the reply to the engine once its delay has passed.
-func (s *script) report(ctx context.Context, m *bus.Message, delay time.Duration, out registry.Outcome, runErr error) {
+// report sends the reply as the agent's report once its delay has passed.
+func (s *script) report(ctx context.Context, t *registry.Task, delay time.Duration, out registry.Outcome, runErr error) {
 	s.pending++
+	rep := wire.ReportOf(t, out, runErr)
 	send := func() {
 		s.pending--
-		_ = s.eng.ReportMessage(ctx, m, out, runErr)
+		s.eng.HandleReport(ctx, &rep)
 	}
 	if delay <= 0 {
 		s.sim.Submit(send)

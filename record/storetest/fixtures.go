@@ -64,6 +64,8 @@ func fullEntry(seq, step int) record.Entry {
 		},
 		Error:     "registry: rejected",
 		Retryable: true,
+		ErrorKind: "rate_limited",
+		Reason:    "capability_match",
 		Detail:    "détail ✓ \"quoted\" <b>&</b>\nsecond line\ttab \u2028",
 		Delay:     1500*time.Millisecond + 1,
 	}

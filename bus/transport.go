@@ -1,0 +1,36 @@
+package bus
+
+import "context"
+
+// These methods give the bus the shape of a work transport: the engine
+// reaches the message layer only through them (its Transport interface),
+// so that another transport (NATS JetStream) can take the bus's place.
+
+// OpenMailbox registers agentID with a mailbox of capacity messages (0: the
+// bus's default); an agent already registered keeps its mailbox.
+func (b *Bus) OpenMailbox(agentID string, capacity int) error {
+	var opts []MailboxOption
+	if capacity > 0 {
+		opts = append(opts, WithMailboxCapacity(capacity))
+	}
+	err := b.Register(agentID, opts...)
+	if _, dup := err.(*DuplicateAgentError); dup {
+		return nil
+	}
+	return err
+}
+
+// SendWork sends one message with the bus's defaults.
+func (b *Bus) SendWork(ctx context.Context, m *Message) error { return b.Send(ctx, m) }
+
+// TakeWork removes and returns up to max messages from agentID's mailbox,
+// highest priority first (Receive with a context).
+func (b *Bus) TakeWork(ctx context.Context, agentID string, max int) ([]*Message, error) {
+	if ctx == nil {
+		return nil, &ValidationError{Field: "ctx", Reason: "is nil"}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return b.Receive(agentID, max)
+}

@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"sync"
+
+	"github.com/batonhq/baton/bus"
+)
+
+// lane is the in-process path of one Go agent's work: a mailbox ordered by
+// priority, then send order, with the agent's capacity, and at most the
+// agent's concurrency of handler runs at once. Work waits in the lane as a
+// reference to its instance and step; the task is built when a run takes
+// it, so nothing is encoded or copied on the way.
+type lane struct {
+	agent    string
+	capacity int
+	limit    int
+
+	mu      sync.Mutex
+	queue   []laneItem // a binary heap: highest priority, then oldest, first
+	seq     uint64
+	running int // runners taking work from the lane
+
+	// accounting, guarded by mu
+	sent, taken, refused uint64
+}
+
+// laneItem is one piece of work waiting in a lane.
+type laneItem struct {
+	i      *instance
+	step   int
+	key    string // for a notice, its hand-off id
+	notice bool
+	level  bus.Priority
+	seq    uint64
+}
+
+// LaneStats is the accounting of a Go agent's in-process mailbox: every
+// item sent is taken, refused (dead-lettered queue_full) or still queued.
+type LaneStats struct {
+	Sent, Taken, Refused uint64
+	Queued, Running      int
+	Capacity, Limit      int
+}
+
+func newLane(agent string, capacity, limit int) *lane {
+	if capacity <= 0 {
+		capacity = defaultQueue
+	}
+	if limit <= 0 {
+		limit = defaultConcurrency
+	}
+	return &lane{agent: agent, capacity: capacity, limit: limit}
+}
+
+// push queues an item; a full lane refuses it with a *bus.QueueFullError
+// naming the agent. start reports whether the caller must start a runner.
+func (l *lane) push(it laneItem) (start bool, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.queue) >= l.capacity {
+		l.refused++
+		return false, &bus.QueueFullError{Agent: l.agent, Capacity: l.capacity}
+	}
+	l.seq++
+	it.seq = l.seq
+	l.queue = append(l.queue, it)
+	l.up(len(l.queue) - 1)
+	l.sent++
+	if l.running < l.limit {
+		l.running++
+		return true, nil
+	}
+	return false, nil
+}
+
+// pop takes the first item; ok is false when the lane is empty, and the
+// runner asking must then stop (it is no longer counted).
+func (l *lane) pop() (it laneItem, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.queue)
+	if n == 0 {
+		l.running--
+		return laneItem{}, false
+	}
+	it = l.queue[0]
+	l.queue[0] = l.queue[n-1]
+	l.queue[n-1] = laneItem{}
+	l.queue = l.queue[:n-1]
+	l.down(0)
+	l.taken++
+	return it, true
+}
+
+func (l *lane) stats() LaneStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return LaneStats{
+		Sent: l.sent, Taken: l.taken, Refused: l.refused,
+		Queued: len(l.queue), Running: l.running, Capacity: l.capacity, Limit: l.limit,
+	}
+}
+
+func (l *lane) before(a, b int) bool {
+	x, y := &l.queue[a], &l.queue[b]
+	if x.level != y.level {
+		return x.level > y.level
+	}
+	return x.seq < y.seq
+}
+
+func (l *lane) up(k int) {
+	for k > 0 {
+		p := (k - 1) / 2
+		if !l.before(k, p) {
+			return
+		}
+		l.queue[k], l.queue[p] = l.queue[p], l.queue[k]
+		k = p
+	}
+}
+
+func (l *lane) down(k int) {
+	n := len(l.queue)
+	for {
+		c := 2*k + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && l.before(c+1, c) {
+			c++
+		}
+		if !l.before(c, k) {
+			return
+		}
+		l.queue[k], l.queue[c] = l.queue[c], l.queue[k]
+		k = c
+	}
+}
+
+// Defaults of a Go agent's lane.
+const (
+	defaultQueue       = 1000 // the mailbox capacity of an agent that sets no queue
+	defaultConcurrency = 16   // runs of one agent at once, when it sets no concurrency
+)
+
+// runLane takes work from l until it is empty: a runner. Runners are
+// started by push, at most l.limit at once, so that work never waits while
+// a runner is free and no goroutine is started per item.
+func (e *Engine) runLane(l *lane) {
+	for {
+		it, ok := l.pop()
+		if !ok {
+			return
+		}
+		if e.closed.Load() {
+			continue // drained: Close leaves instances as they are, to be resumed
+		}
+		if it.notice {
+			it.i.takeNotice(it.key)
+			continue
+		}
+		e.runLocal(l, it)
+	}
+}
+
+// startRunner starts a runner of l: a goroutine the engine waits for on
+// Close, or, with an executor (a scenario's simulator), work on it.
+func (e *Engine) startRunner(l *lane) {
+	if e.pool == nil {
+		e.exec.Submit(func() { e.runLane(l) })
+		return
+	}
+	e.runners.Add(1)
+	go func() {
+		defer e.runners.Done()
+		e.runLane(l)
+	}()
+}
+
+// AgentQueues returns the accounting of every Go agent's in-process mailbox,
+// by agent id.
+func (e *Engine) AgentQueues() map[string]LaneStats {
+	out := make(map[string]LaneStats, len(e.lanes))
+	for id, l := range e.lanes {
+		out[id] = l.stats()
+	}
+	return out
+}

@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/batonhq/baton/bus"
+)
+
+// Transport carries work to external agents (agents without a Go handler)
+// and takes back what the engine needs to know of its delivery. The engine
+// writes work with package wire's codec and reads agents' reports through
+// HandleReport; Go handlers do not use the transport (the engine runs them
+// on an in-process path of its own with the same guarantees).
+//
+// The in-memory *bus.Bus implements it, and so does the NATS JetStream
+// transport. Every implementation passes engine/transporttest.
+type Transport interface {
+	// OpenMailbox makes the transport carry work to agent, at most capacity
+	// items waiting at once (0: the transport's default). Opening an agent
+	// twice keeps its mailbox.
+	OpenMailbox(agent string, capacity int) error
+	// SendWork queues one message for its To agent, ordered by priority
+	// then send order. A full mailbox is a *bus.QueueFullError naming the
+	// agent, an unknown agent a *bus.UnknownAgentError; either way the
+	// message is dead-lettered, never dropped in silence. A message whose
+	// idempotency key was already sent is dropped as a duplicate.
+	SendWork(ctx context.Context, m *bus.Message) error
+	// TakeWork removes up to max waiting messages of agent (all when max
+	// <= 0), highest priority first; an expired message is dead-lettered
+	// instead of returned. A message that requires an ack stays in flight
+	// until Ack, Nack or Reject, and is redelivered if none comes in time.
+	TakeWork(ctx context.Context, agent string, max int) ([]*bus.Message, error)
+	// Ack settles a message taken: its agent has it.
+	Ack(ctx context.Context, m *bus.Message) error
+	// Nack gives a message taken back for redelivery.
+	Nack(ctx context.Context, m *bus.Message) error
+	// Reject dead-letters a message taken, with the agent's reason.
+	Reject(ctx context.Context, m *bus.Message, reason string) error
+	// OnDeadLetter calls f for every message the transport dead-letters,
+	// until cancel is called.
+	OnDeadLetter(f func(bus.DeadLetter)) (cancel func())
+	// Metrics returns the transport's accounting: every message accepted
+	// ends delivered, dead-lettered or still queued or in flight.
+	Metrics() bus.Snapshot
+}
+
+var _ Transport = (*bus.Bus)(nil)
