@@ -110,7 +110,10 @@ func Decode(m *bus.Message) (*registry.Task, error) {
 	if m.From != Engine {
 		t.From = m.From
 	}
-	var err error
+	var (
+		err         error
+		explanation string
+	)
 	switch a, _ := c[KeyAction].(string); a {
 	case ActionRun:
 	case ActionNotice:
@@ -147,14 +150,18 @@ func Decode(m *bus.Message) (*registry.Task, error) {
 		{&t.Traceparent, md, "metadata.", KeyTraceparent, false},
 		{&t.Description, c, "content.", KeyTask, false},
 		{&t.Reason, c, "content.", KeyReason, false},
-		{&t.Kind, c, "content.", KeyExplanation, false},
+		{&explanation, c, "content.", KeyExplanation, false},
 	} {
 		if *f.dst, err = str(f.src, f.prefix, f.key, f.required); err != nil {
 			return nil, err
 		}
 	}
 	if t.HandoffID != "" {
-		t.Kind, t.Reason = t.Reason, t.Kind // reason is the hand-off's kind, explanation its words
+		// An agent-to-agent hand-off: reason is its kind, explanation its
+		// words. The engine's own dispatches have no words beyond their
+		// reason, so an explanation there is dropped, as Encode never
+		// writes one.
+		t.Kind, t.Reason = t.Reason, explanation
 	}
 	if t.IdempotencyKey == "" {
 		t.IdempotencyKey = t.InstanceID + ":" + strconv.Itoa(t.Step)
