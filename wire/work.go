@@ -198,11 +198,14 @@ func Decode(m *bus.Message) (*registry.Task, error) {
 		}
 	}
 	if v, ok := md[KeyHeartbeat]; ok {
+		// Rounded, not truncated: Encode writes Duration.Seconds, whose
+		// float64 may fall a hair short of the nanoseconds it stands for.
 		secs, isNum := number(v)
-		if !isNum || secs < 0 || secs > math.MaxInt64/float64(time.Second) {
+		ns := math.Round(secs * float64(time.Second))
+		if !isNum || secs < 0 || ns >= 1<<63 {
 			return nil, fieldError("metadata.heartbeat", "must be a number of seconds")
 		}
-		t.Heartbeat = time.Duration(secs * float64(time.Second))
+		t.Heartbeat = time.Duration(ns)
 	}
 	return t, nil
 }
