@@ -196,6 +196,11 @@ func Decode(m *bus.Message) (*registry.Task, error) {
 		if t.Deadline, err = time.Parse(time.RFC3339Nano, s); err != nil {
 			return nil, fieldError("metadata.deadline", "must be an RFC 3339 time")
 		}
+		// Encode writes the deadline in UTC, where an offset can push the
+		// year out of the four digits RFC 3339 has.
+		if y := t.Deadline.UTC().Year(); y < 0 || y > 9999 {
+			return nil, fieldError("metadata.deadline", "must be an RFC 3339 time")
+		}
 	}
 	if v, ok := md[KeyHeartbeat]; ok {
 		// Rounded, not truncated: Encode writes Duration.Seconds, whose
