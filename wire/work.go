@@ -286,11 +286,12 @@ func rankOf(p bus.Priority) int {
 	return 5
 }
 
-var emptyObject = map[string]any{}
-
+// orEmpty returns m, or a new empty map for nil: a map shared by every
+// message would be shared by every task decoded in process too, and one
+// handler writing into it would write into all of them.
 func orEmpty(m map[string]any) map[string]any {
 	if m == nil {
-		return emptyObject
+		return map[string]any{}
 	}
 	return m
 }
