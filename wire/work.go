@@ -65,11 +65,9 @@ func Encode(t *registry.Task) *bus.Message {
 	meta[KeyStep] = t.Step
 	meta[KeyAttempt] = t.Attempt
 	meta[KeyState] = t.State
-	meta[KeyIdempotencyKey] = t.IdempotencyKey
+	meta[KeyHandoffID] = t.HandoffID // SPEC §5: always there, "" for the engine's own dispatches
+	meta[KeyIdempotencyKey] = idempotencyKey(t)
 	meta[KeyTraceparent] = t.Traceparent
-	if t.HandoffID != "" {
-		meta[KeyHandoffID] = t.HandoffID
-	}
 	if !t.Deadline.IsZero() {
 		meta[KeyDeadline] = t.Deadline.UTC().Format(time.RFC3339Nano)
 	}
@@ -85,6 +83,15 @@ func Encode(t *registry.Task) *bus.Message {
 		Metadata:    meta,
 		RequiresAck: true,
 	}
+}
+
+// idempotencyKey is t's key, or the one SPEC §5 gives a step
+// (<instance_id>:<step>) when t has none.
+func idempotencyKey(t *registry.Task) string {
+	if t.IdempotencyKey != "" {
+		return t.IdempotencyKey
+	}
+	return t.InstanceID + ":" + strconv.Itoa(t.Step)
 }
 
 func actionOf(t *registry.Task) string {
@@ -163,9 +170,7 @@ func Decode(m *bus.Message) (*registry.Task, error) {
 		// writes one.
 		t.Kind, t.Reason = t.Reason, explanation
 	}
-	if t.IdempotencyKey == "" {
-		t.IdempotencyKey = t.InstanceID + ":" + strconv.Itoa(t.Step)
-	}
+	t.IdempotencyKey = idempotencyKey(t)
 	for _, f := range []struct {
 		dst *map[string]any
 		key string
