@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strconv"
 	"unicode/utf8"
 
@@ -74,7 +75,9 @@ func DecodeReport(data []byte) (Report, error) {
 		}
 		return Report{}, fieldError("report", "is not a JSON report: "+err.Error())
 	}
-	if dec.More() {
+	// More would let a stray "}" or "]" through: it only looks for the
+	// start of another value.
+	if _, err := dec.Token(); err != io.EOF {
 		return Report{}, fieldError("report", "has data after the report")
 	}
 	return r, r.Validate()
