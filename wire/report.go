@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/batonhq/baton/registry"
@@ -71,7 +72,14 @@ func DecodeReport(data []byte) (Report, error) {
 	if err := dec.Decode(&r); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return Report{}, fieldError(te.Field, "must be a "+jsonType(te.Type.Kind().String()))
+			return Report{}, fieldError(te.Field, "must be "+jsonType(te.Type.Kind().String()))
+		}
+		// encoding/json has no error type for an unknown field, only its
+		// text, which names the key but not the object holding it.
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			if field, qerr := strconv.Unquote(name); qerr == nil {
+				return Report{}, fieldError(field, "is unknown")
+			}
 		}
 		return Report{}, fieldError("report", "is not a JSON report: "+err.Error())
 	}
@@ -86,13 +94,13 @@ func DecodeReport(data []byte) (Report, error) {
 func jsonType(kind string) string {
 	switch kind {
 	case "int", "int64":
-		return "integer"
+		return "an integer"
 	case "map", "struct", "ptr":
-		return "object"
+		return "an object"
 	case "bool":
-		return "boolean"
+		return "a boolean"
 	}
-	return kind
+	return "a " + kind
 }
 
 // Validate checks the report's identity and that it says exactly one thing.
