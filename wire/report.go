@@ -120,8 +120,8 @@ func (r *Report) Validate() error {
 		}
 	}
 	switch {
-	case r.Heartbeat && n > 0:
-		return fieldError("heartbeat", "must come alone, without trigger, error, reject or handoff")
+	case r.Heartbeat && (n > 0 || r.Result != nil):
+		return fieldError("heartbeat", "must come alone, without trigger, result, error, reject or handoff")
 	case r.Heartbeat:
 		return nil
 	case n == 0:
