@@ -77,7 +77,7 @@ func DecodeReport(data []byte) (Report, error) {
 		// encoding/json has no error type for an unknown field, only its
 		// text, which names the key but not the object holding it.
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			if field, qerr := strconv.Unquote(name); qerr == nil {
+			if field, qerr := strconv.Unquote(name); qerr == nil && field != "" {
 				return Report{}, fieldError(field, "is unknown")
 			}
 		}

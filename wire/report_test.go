@@ -86,6 +86,7 @@ func TestDecodeReport_Errors(t *testing.T) {
 		// encoding/json names the unknown key, not its path (error.code).
 		{"unknown field in error", `{` + id + `,"error":{"message":"x","code":429}}`, "code"},
 		{"unknown field in handoff", `{` + id + `,"handoff":{"to":"rag","target":"rag"}}`, "target"},
+		{"unknown empty field", `{` + id + `,"trigger":"done","":1}`, "report"},
 		{"missing instance_id", `{"step":3,"agent":"seller","trigger":"done"}`, "instance_id"},
 		{"empty instance_id", `{"instance_id":"","step":3,"agent":"seller","trigger":"done"}`, "instance_id"},
 		{"missing step", `{"instance_id":"inst-42","agent":"seller","trigger":"done"}`, "step"},
