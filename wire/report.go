@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/batonhq/baton/registry"
@@ -70,11 +72,20 @@ func DecodeReport(data []byte) (Report, error) {
 	if err := dec.Decode(&r); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return Report{}, fieldError(te.Field, "must be a "+jsonType(te.Type.Kind().String()))
+			return Report{}, fieldError(te.Field, "must be "+jsonType(te.Type.Kind().String()))
+		}
+		// encoding/json has no error type for an unknown field, only its
+		// text, which names the key but not the object holding it.
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			if field, qerr := strconv.Unquote(name); qerr == nil && field != "" {
+				return Report{}, fieldError(field, "is unknown")
+			}
 		}
 		return Report{}, fieldError("report", "is not a JSON report: "+err.Error())
 	}
-	if dec.More() {
+	// More would let a stray "}" or "]" through: it only looks for the
+	// start of another value.
+	if _, err := dec.Token(); err != io.EOF {
 		return Report{}, fieldError("report", "has data after the report")
 	}
 	return r, r.Validate()
@@ -83,13 +94,13 @@ func DecodeReport(data []byte) (Report, error) {
 func jsonType(kind string) string {
 	switch kind {
 	case "int", "int64":
-		return "integer"
+		return "an integer"
 	case "map", "struct", "ptr":
-		return "object"
+		return "an object"
 	case "bool":
-		return "boolean"
+		return "a boolean"
 	}
-	return kind
+	return "a " + kind
 }
 
 // Validate checks the report's identity and that it says exactly one thing.
@@ -109,8 +120,8 @@ func (r *Report) Validate() error {
 		}
 	}
 	switch {
-	case r.Heartbeat && n > 0:
-		return fieldError("heartbeat", "must come alone, without trigger, error, reject or handoff")
+	case r.Heartbeat && (n > 0 || r.Result != nil):
+		return fieldError("heartbeat", "must come alone, without trigger, result, error, reject or handoff")
 	case r.Heartbeat:
 		return nil
 	case n == 0:

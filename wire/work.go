@@ -65,11 +65,9 @@ func Encode(t *registry.Task) *bus.Message {
 	meta[KeyStep] = t.Step
 	meta[KeyAttempt] = t.Attempt
 	meta[KeyState] = t.State
-	meta[KeyIdempotencyKey] = t.IdempotencyKey
+	meta[KeyHandoffID] = t.HandoffID // SPEC §5: always there, "" for the engine's own dispatches
+	meta[KeyIdempotencyKey] = idempotencyKey(t)
 	meta[KeyTraceparent] = t.Traceparent
-	if t.HandoffID != "" {
-		meta[KeyHandoffID] = t.HandoffID
-	}
 	if !t.Deadline.IsZero() {
 		meta[KeyDeadline] = t.Deadline.UTC().Format(time.RFC3339Nano)
 	}
@@ -85,6 +83,15 @@ func Encode(t *registry.Task) *bus.Message {
 		Metadata:    meta,
 		RequiresAck: true,
 	}
+}
+
+// idempotencyKey is t's key, or the one SPEC §5 gives a step
+// (<instance_id>:<step>) when t has none.
+func idempotencyKey(t *registry.Task) string {
+	if t.IdempotencyKey != "" {
+		return t.IdempotencyKey
+	}
+	return t.InstanceID + ":" + strconv.Itoa(t.Step)
 }
 
 func actionOf(t *registry.Task) string {
@@ -110,7 +117,10 @@ func Decode(m *bus.Message) (*registry.Task, error) {
 	if m.From != Engine {
 		t.From = m.From
 	}
-	var err error
+	var (
+		err         error
+		explanation string
+	)
 	switch a, _ := c[KeyAction].(string); a {
 	case ActionRun:
 	case ActionNotice:
@@ -147,18 +157,20 @@ func Decode(m *bus.Message) (*registry.Task, error) {
 		{&t.Traceparent, md, "metadata.", KeyTraceparent, false},
 		{&t.Description, c, "content.", KeyTask, false},
 		{&t.Reason, c, "content.", KeyReason, false},
-		{&t.Kind, c, "content.", KeyExplanation, false},
+		{&explanation, c, "content.", KeyExplanation, false},
 	} {
 		if *f.dst, err = str(f.src, f.prefix, f.key, f.required); err != nil {
 			return nil, err
 		}
 	}
 	if t.HandoffID != "" {
-		t.Kind, t.Reason = t.Reason, t.Kind // reason is the hand-off's kind, explanation its words
+		// An agent-to-agent hand-off: reason is its kind, explanation its
+		// words. The engine's own dispatches have no words beyond their
+		// reason, so an explanation there is dropped, as Encode never
+		// writes one.
+		t.Kind, t.Reason = t.Reason, explanation
 	}
-	if t.IdempotencyKey == "" {
-		t.IdempotencyKey = t.InstanceID + ":" + strconv.Itoa(t.Step)
-	}
+	t.IdempotencyKey = idempotencyKey(t)
 	for _, f := range []struct {
 		dst *map[string]any
 		key string
@@ -189,13 +201,21 @@ func Decode(m *bus.Message) (*registry.Task, error) {
 		if t.Deadline, err = time.Parse(time.RFC3339Nano, s); err != nil {
 			return nil, fieldError("metadata.deadline", "must be an RFC 3339 time")
 		}
+		// Encode writes the deadline in UTC, where an offset can push the
+		// year out of the four digits RFC 3339 has.
+		if y := t.Deadline.UTC().Year(); y < 0 || y > 9999 {
+			return nil, fieldError("metadata.deadline", "must be an RFC 3339 time")
+		}
 	}
 	if v, ok := md[KeyHeartbeat]; ok {
+		// Rounded, not truncated: Encode writes Duration.Seconds, whose
+		// float64 may fall a hair short of the nanoseconds it stands for.
 		secs, isNum := number(v)
-		if !isNum || secs < 0 || secs > math.MaxInt64/float64(time.Second) {
+		ns := math.Round(secs * float64(time.Second))
+		if !isNum || secs < 0 || ns >= 1<<63 {
 			return nil, fieldError("metadata.heartbeat", "must be a number of seconds")
 		}
-		t.Heartbeat = time.Duration(secs * float64(time.Second))
+		t.Heartbeat = time.Duration(ns)
 	}
 	return t, nil
 }
@@ -271,11 +291,12 @@ func rankOf(p bus.Priority) int {
 	return 5
 }
 
-var emptyObject = map[string]any{}
-
+// orEmpty returns m, or a new empty map for nil: a map shared by every
+// message would be shared by every task decoded in process too, and one
+// handler writing into it would write into all of them.
 func orEmpty(m map[string]any) map[string]any {
 	if m == nil {
-		return emptyObject
+		return map[string]any{}
 	}
 	return m
 }

@@ -1,0 +1,156 @@
+package wire_test
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/wire"
+)
+
+// checkInvalid fails unless err is a *wire.FieldError naming a field and
+// matching wire.ErrInvalid.
+func checkInvalid(t *testing.T, err error) {
+	t.Helper()
+	var fe *wire.FieldError
+	if !errors.As(err, &fe) || fe.Field == "" || !errors.Is(err, wire.ErrInvalid) {
+		t.Fatalf("got %T %v, want a *wire.FieldError naming a field and matching ErrInvalid", err, err)
+	}
+}
+
+// FuzzDecode reads arbitrary bytes as a bus message's JSON and decodes the
+// work in it: Decode must never panic, must refuse with a *FieldError, and
+// a task it returns must come back equal from Encode, through JSON and in
+// process.
+func FuzzDecode(f *testing.F) {
+	for _, task := range roundTripTasks() {
+		data, err := json.Marshal(wire.Encode(task.task))
+		if err != nil {
+			f.Fatalf("json.Marshal: %v", err)
+		}
+		f.Add(data)
+	}
+	// More seeds, among them the inputs of fixed bugs, are in
+	// testdata/fuzz/FuzzDecode.
+	for _, seed := range []string{
+		`{"message_type":"HANDOFF","from_agent":"engine","to_agent":"seller","content":{"action":"run"},"metadata":{"instance_id":"i","step":1}}`,
+		`{"message_type":"HANDOFF","from_agent":"a","to_agent":"b","priority":"URGENT","content":{"action":"notice","item":null,"index":0,"return_control":false,"payload":null},"metadata":{"instance_id":"i","step":2,"heartbeat":0.5,"deadline":"2026-11-24T07:00:00+01:00","handoff_id":"h"}}`,
+		`{"message_type":"HANDOFF","content":{"action":"run","context":[]},"metadata":{"instance_id":"i","step":1.5}}`,
+		`{"message_type":"REQUEST","content":{"action":"run"}}`,
+		`{}`, `null`, `[]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m bus.Message
+		if err := json.Unmarshal(data, &m); err != nil {
+			return
+		}
+		task, err := wire.Decode(&m)
+		if err != nil {
+			checkInvalid(t, err)
+			return
+		}
+		if task.InstanceID == "" || task.Step < 1 || task.Heartbeat < 0 {
+			t.Fatalf("got instance %q, step %d, heartbeat %v, want an id, a step from 1 and no negative heartbeat",
+				task.InstanceID, task.Step, task.Heartbeat)
+		}
+		enc, err := json.Marshal(wire.Encode(task))
+		if err != nil {
+			t.Fatalf("got %v encoding a decoded task, want success", err)
+		}
+		var again bus.Message
+		if err := json.Unmarshal(enc, &again); err != nil {
+			t.Fatalf("got %v reading %s, want success", err, enc)
+		}
+		for name, m := range map[string]*bus.Message{"through JSON": &again, "in process": wire.Encode(task)} {
+			back, err := wire.Decode(m)
+			if err != nil {
+				t.Fatalf("%s: got %v decoding %s, want the task back", name, err, enc)
+			}
+			for _, d := range taskDiff(back, task) {
+				t.Errorf("%s: %s", name, d)
+			}
+		}
+	})
+}
+
+// normalReport is r as it reads back from its JSON: omitempty drops an
+// empty result or payload.
+func normalReport(r wire.Report) wire.Report {
+	if len(r.Result) == 0 {
+		r.Result = nil
+	}
+	if r.Handoff != nil && len(r.Handoff.Payload) == 0 {
+		h := *r.Handoff
+		h.Payload = nil
+		r.Handoff = &h
+	}
+	return r
+}
+
+// FuzzDecodeReport decodes arbitrary bytes as a report: DecodeReport must
+// never panic, must refuse with a *FieldError, and a report it returns must
+// read back equal from its JSON and from ReportOf(Outcome()).
+func FuzzDecodeReport(f *testing.F) {
+	// More seeds, among them the inputs of fixed bugs, are in
+	// testdata/fuzz/FuzzDecodeReport.
+	for _, seed := range []string{
+		`{` + id + `,"trigger":"reviewed","result":{"approval":"APPROVED","n":[1,2.5,null,true,{}]}}`,
+		`{` + id + `,"error":{"message":"rate limited","retryable":true,"kind":"rate_limited"}}`,
+		`{` + id + `,"reject":"queue busy"}`,
+		`{` + id + `,"reject":""}`,
+		`{` + id + `,"handoff":{"to":"rag","reason":"capability_match","task":"t","payload":{},"return_control":true}}`,
+		`{` + id + `,"result":{},"handoff":{"to":"rag","explanation":"why"}}`,
+		`{` + id + `,"heartbeat":true}`,
+		`{"instance_id":"i","step":"3","agent":"a","trigger":"t"}`,
+		`{"INSTANCE_ID":"i","Step":1,"agent":"a","trigger":"\ud800"}`,
+		`null`, `[]`, `{`, "\xff",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := wire.DecodeReport(data)
+		if err != nil {
+			checkInvalid(t, err)
+			return
+		}
+		if err := r.Validate(); err != nil {
+			t.Fatalf("got %v validating a decoded report, want nil", err)
+		}
+		if !json.Valid(data) {
+			t.Fatalf("got report %s from %q, which is not one JSON value", asJSON(r), data)
+		}
+		if r.Heartbeat && r.Result != nil {
+			t.Fatalf("got a heartbeat with result %v, want it refused", r.Result)
+		}
+		enc, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("got %v encoding a decoded report, want success", err)
+		}
+		again, err := wire.DecodeReport(enc)
+		if err != nil {
+			t.Fatalf("got %v decoding %s, want the report back", err, enc)
+		}
+		if want := normalReport(r); !reflect.DeepEqual(again, want) {
+			t.Fatalf("got %s after a JSON round trip, want %s", asJSON(again), asJSON(want))
+		}
+		if r.Heartbeat {
+			return
+		}
+		out, runErr := r.Outcome()
+		back := wire.ReportOf(&registry.Task{InstanceID: r.InstanceID, Step: r.Step, Agent: r.Agent}, out, runErr)
+		want := r
+		if want.Error != nil && want.Error.Kind == "error" {
+			e := *want.Error
+			e.Kind = "" // the default kind, which ReportOf leaves out
+			want.Error = &e
+		}
+		if !reflect.DeepEqual(back, want) {
+			t.Fatalf("got %s from ReportOf(Outcome()), want %s", asJSON(back), asJSON(want))
+		}
+	})
+}
