@@ -447,7 +447,9 @@ func (i *instance) retryRun(ctx context.Context, step int) {
 	i.commit(ctx)
 }
 
-// decide matches the outcome against the rules and takes the transition.
+// decide matches the outcome against the rules and takes the transition
+// the workflow's decision names (rules.Workflow.Decide, which replay reads
+// too).
 func (i *instance) decide(ctx context.Context, trigger string, result map[string]any, errInfo rules.ErrorInfo) {
 	st := i.state
 	owner := i.e.wf.Owner(st.Name)
@@ -460,58 +462,52 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
 	}
 	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt})
-	m, err := i.e.wf.Match(st.Name, owner, trigger, &env)
-	for _, ev := range m.Tried {
+	d := i.e.wf.Decide(&env)
+	for _, ev := range d.Match.Tried {
 		if ev.Err != nil {
 			i.note(Entry{Kind: KindCondition, State: st.Name, Rule: ev.Rule.ID, Condition: ev.Rule.Condition.Source, Error: ev.Err.Error()})
 		}
 	}
-	if err != nil {
+	rule := d.Rule
+	if rule == nil {
 		var nm *rules.NoMatchError
-		if errors.As(err, &nm) {
+		if errors.As(d.Err, &nm) {
 			nm.AgentError = errInfo.Message
 		}
-		i.fail(err)
+		i.fail(d.Err)
 		return
 	}
-	rule := m.Rule
 	fired := Entry{Kind: KindRuleFired, State: st.Name, Agent: owner, Trigger: trigger, Rule: rule.ID, Priority: rule.Priority, Next: rule.Next, To: rule.To}
 	if rule.Condition != nil {
 		fired.Condition = rule.Condition.Source
 	}
 	i.note(fired)
-	next, _ := i.e.wf.State(rule.Next)
-	if lim := i.checkLimits(next); lim != nil {
-		i.limitHit(ctx, lim)
+	if d.Limit != nil {
+		i.limitHit(ctx, limitError(d.Limit))
 		return
 	}
-	desc, err := rule.TaskDescription(&env)
-	if err != nil {
-		i.fail(fmt.Errorf("engine: rule %s: task: %w", rule.ID, err))
+	if d.Err != nil {
+		i.fail(fmt.Errorf("engine: %w", d.Err))
 		return
 	}
-	values, err := rule.EvalContext(&env)
-	if err != nil {
-		i.fail(fmt.Errorf("engine: rule %s: %w", rule.ID, err))
-		return
-	}
-	if len(values) > 0 {
+	if len(d.Context) > 0 {
 		merged := maps.Clone(i.context)
-		maps.Copy(merged, values)
+		maps.Copy(merged, d.Context)
 		i.context = merged
 	}
+	next := d.Next
 	if !i.enter(ctx, rule.ID, next) {
 		return
 	}
 	if next.Terminal {
 		if rule.To != "" {
-			i.finalNotice(ctx, rule, owner, desc, result)
+			i.finalNotice(ctx, rule, owner, d.Task, result)
 		}
 		i.complete(next.Name)
 		return
 	}
 	i.enterRun(ctx, dispatch{
-		rule: rule, from: owner, attempt: 1, description: desc, reason: rule.Reason,
+		rule: rule, from: owner, attempt: 1, description: d.Task, reason: rule.Reason,
 		priority: rule.Priority, previous: result, constraints: rule.Constraints,
 	})
 }
@@ -528,25 +524,20 @@ func (i *instance) enterRun(ctx context.Context, d dispatch) {
 
 // checkLimits reports the limit that entering next would break, if any.
 func (i *instance) checkLimits(next *rules.State) *LimitError {
-	if next.Terminal {
+	return limitError(i.e.wf.LimitOf(next, i.step, i.visits))
+}
+
+// limitError is the engine's error for a limit hit.
+func limitError(h *rules.LimitHit) *LimitError {
+	if h == nil {
 		return nil
 	}
-	if v := i.visits[next.Name] + 1; v > next.MaxVisits {
-		return &LimitError{Limit: "max_visits", State: next.Name, Count: v, Max: next.MaxVisits}
-	}
-	runs := 1
-	if next.Parallel() {
-		runs = len(next.Agents) // each branch run is a step
-	}
-	if s := i.step + runs; s > i.e.wf.Limits.MaxSteps {
-		return &LimitError{Limit: "max_steps", State: next.Name, Count: s, Max: i.e.wf.Limits.MaxSteps}
-	}
-	return nil
+	return &LimitError{Limit: h.Limit, State: h.State, Count: h.Count, Max: h.Max}
 }
 
 // limitHit records a limit hit and enters on_limit, or fails the instance.
 func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
-	i.note(Entry{Kind: KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error()})
+	i.note(Entry{Kind: KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error(), Limit: lim.Limit})
 	onLimit := i.e.wf.Limits.OnLimit
 	if onLimit == "" || i.state.Name == onLimit {
 		i.fail(lim)
@@ -615,7 +606,7 @@ func (i *instance) complete(outcome string) {
 func (i *instance) fail(err error) {
 	i.status = StatusFailed
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: err}
-	i.note(Entry{Kind: KindFailed, State: i.state.Name, Error: err.Error()})
+	i.note(Entry{Kind: KindFailed, State: i.state.Name, Error: err.Error(), ErrorKind: failureKind(err)})
 	i.event(Event{Type: EventFailed, Err: i.err})
 	i.finish()
 }
@@ -661,6 +652,27 @@ func (i *instance) cancel(ctx context.Context) error {
 	i.finish()
 	i.commit(ctx)
 	return nil
+}
+
+// failureKind classifies why an instance failed, for the history: a
+// replay or a reader tells the kinds apart without parsing the text.
+func failureKind(err error) string {
+	var (
+		nm  *rules.NoMatchError
+		de  *rules.DecideError
+		lim *LimitError
+	)
+	switch {
+	case errors.As(err, &nm):
+		return "no_rule_matched"
+	case errors.As(err, &de):
+		return de.Part
+	case errors.As(err, &lim):
+		return lim.Limit
+	case errors.Is(err, ErrCanceled):
+		return "canceled"
+	}
+	return "error"
 }
 
 func reserved(trigger string) bool {
