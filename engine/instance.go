@@ -282,6 +282,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 		}
 		r.handoffID = r.key
 		i.noteHandoff(r.agent)
+		i.logHandoff(r)
 		i.note(Entry{Kind: KindHandoff, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, To: r.agent, Rule: ruleID(rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description, Reason: handoffReason(r), Result: r.payload})
 		i.event(Event{Type: EventAgentHandoff, Step: r.step, From: r.from, To: r.agent, Rule: ruleID(rule)})
 	} else {
@@ -588,6 +589,7 @@ func (i *instance) finalNotice(_ context.Context, rule *rules.Rule, from, desc s
 	}
 	i.notices[r.handoffID] = true
 	i.noteHandoff(r.agent)
+	i.logHandoff(r)
 	o := i.outgoing(r, rule)
 	o.Kind, o.Run = OutgoingNotice, ""
 	i.queue(o, nil)
