@@ -133,9 +133,7 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 	if r.timer != nil {
 		r.timer.Stop()
 	}
-	if r.cancel != nil {
-		r.cancel()
-	}
+	r.stop()
 	i.note(Entry{Kind: KindSelected, Step: r.step, State: i.state.Name, From: r.agent, To: agentID, Detail: explanation})
 	i.delegate(ctx, r, registry.Outcome{Handoff: &registry.Delegation{
 		To: agentID, Reason: string(handoff.ReasonUserRequest), Explanation: explanation,

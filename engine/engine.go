@@ -101,7 +101,9 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	}
 	for _, a := range reg.All() {
 		if a.Handler != nil {
-			e.lanes[a.ID] = newLane(a.ID, a.Queue, a.Concurrency)
+			l := newLane(a.ID, a.Queue, a.Concurrency)
+			l.drain = func() { e.runLane(l) }
+			e.lanes[a.ID] = l
 			continue
 		}
 		if err := e.tr.OpenMailbox(a.ID, a.Queue); err != nil {
@@ -380,7 +382,7 @@ func (e *Engine) Close() error {
 		e.unsubDead()
 		e.cancel()
 		e.instances.Range(func(_, v any) bool {
-			v.(*instance).stopTimers()
+			v.(*instance).halt()
 			return true
 		})
 		e.runners.Wait()

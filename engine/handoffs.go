@@ -35,6 +35,9 @@ func (i *instance) noteHandoff(to string) {
 	if w <= 0 {
 		return
 	}
+	if i.recent == nil {
+		i.recent = make([]string, 0, w)
+	}
 	if len(i.recent) >= w {
 		copy(i.recent, i.recent[1:])
 		i.recent = i.recent[:w-1]

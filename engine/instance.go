@@ -75,7 +75,8 @@ type run struct {
 	constraints   map[string]any
 	handler       registry.Handler
 	timer         clock.Timer
-	cancel        context.CancelFunc
+	ctx           runContext // a Go handler's context, while it runs
+	running       bool       // a Go handler has the run
 	notice        bool // a final notice: a hand-off into a terminal state, not a run
 
 	key           string // the idempotency key, instance:step
@@ -85,6 +86,13 @@ type run struct {
 	payload       map[string]any
 	delegator     string // for a delegate: the agent that delegated
 	returnControl bool   // for a delegate: its result goes back to the delegator
+}
+
+// stop cancels the context of the Go handler running r, if one is.
+func (r *run) stop() {
+	if r.running {
+		r.ctx.cancel()
+	}
 }
 
 // runKind tells the state's own runs from the runs of delegates and of
@@ -341,8 +349,8 @@ func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, c
 		return nil, nil, nil, 0, false
 	}
 	r.taken = true
-	ctx, r.cancel = context.WithCancel(i.e.ctx)
-	return i.task(r), r.handler, ctx, r.state.Timeout, true
+	r.ctx.Context, r.running = i.e.ctx, true
+	return i.task(r), r.handler, &r.ctx, r.state.Timeout, true
 }
 
 // finishRun ends the run of step with the agent's outcome or error.
@@ -365,9 +373,7 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 	if r.timer != nil {
 		r.timer.Stop()
 	}
-	if r.cancel != nil {
-		r.cancel()
-	}
+	r.stop()
 	var reject *registry.RejectError
 	isReject := errors.As(runErr, &reject)
 	if timedOut {
@@ -614,17 +620,28 @@ func (i *instance) fail(err error) {
 }
 
 func (i *instance) finish() {
-	if i.run != nil && i.run.cancel != nil {
-		i.run.cancel()
+	if i.run != nil {
+		i.run.stop()
 	}
 	i.stopTimersLocked()
 	i.closing = true // commit closes done
 }
 
-func (i *instance) stopTimers() {
+// halt is what Close does to a running instance: its timers stop and its
+// Go handlers' contexts are cancelled; its state stays as it was, to be
+// resumed.
+func (i *instance) halt() {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.stopTimersLocked()
+	if i.run != nil {
+		i.run.stop()
+	}
+	if i.join != nil {
+		for _, r := range i.join.branches {
+			r.stop()
+		}
+	}
 }
 
 func (i *instance) stopTimersLocked() {

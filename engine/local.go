@@ -19,7 +19,8 @@ type lane struct {
 	mu      sync.Mutex
 	queue   []laneItem // a binary heap: highest priority, then oldest, first
 	seq     uint64
-	running int // runners taking work from the lane
+	running int    // runners taking work from the lane
+	drain   func() // a runner's work, made once
 
 	// accounting, guarded by mu
 	sent, taken, refused uint64
@@ -169,13 +170,13 @@ func (e *Engine) runLane(l *lane) {
 // Close, or, with an executor (a scenario's simulator), work on it.
 func (e *Engine) startRunner(l *lane) {
 	if e.pool == nil {
-		e.exec.Submit(func() { e.runLane(l) })
+		e.exec.Submit(l.drain)
 		return
 	}
 	e.runners.Add(1)
 	go func() {
 		defer e.runners.Done()
-		e.runLane(l)
+		l.drain()
 	}()
 }
 
