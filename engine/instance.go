@@ -77,7 +77,7 @@ type run struct {
 	timer         clock.Timer
 	ctx           runContext // a Go handler's context, while it runs
 	running       bool       // a Go handler has the run
-	notice        bool // a final notice: a hand-off into a terminal state, not a run
+	notice        bool       // a final notice: a hand-off into a terminal state, not a run
 
 	key           string // the idempotency key, instance:step
 	kind          runKind

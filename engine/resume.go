@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/batonhq/baton/fsm"
 	"github.com/batonhq/baton/rules"
@@ -297,8 +298,9 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 			continue
 		}
 		r := i.runOf(o, st)
-		*old = *r // the branch list keeps its order
-		if err := i.resend(ctx, o, old); err != nil {
+		j.branches[slices.Index(j.branches, old)] = r // the branch list keeps its order
+		byStep[o.Step] = r
+		if err := i.resend(ctx, o, r); err != nil {
 			return err
 		}
 	}
