@@ -15,7 +15,7 @@ import (
 	"github.com/batonhq/baton/rules"
 )
 
-func loadRefund(b *testing.B) *rules.Workflow {
+func loadRefund(b testing.TB) *rules.Workflow {
 	b.Helper()
 	w, err := rules.Load("../examples/refund/workflow.yaml")
 	if err != nil {

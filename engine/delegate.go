@@ -151,6 +151,9 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 // under way (a parallel state, a retry's backoff, a finished instance) it
 // returns ErrNoActiveRun.
 func (h *Instance) Select(ctx context.Context, agentID, explanation string) error {
+	if ctx == nil {
+		return errors.New("engine: nil context")
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

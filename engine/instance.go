@@ -53,9 +53,11 @@ type instance struct {
 	open       []openItem      // outbox items the store holds unsettled
 	settledBuf []string
 	outBuf     []Outgoing
-	settle     bool // an outbox item was settled outside a step
-	closing    bool // finished: done closes once the final step is committed
-	forgotten  bool // finished and out of the engine's map
+	settle     bool  // an outbox item was settled outside a step
+	closing    bool  // finished: done closes once the final step is committed
+	forgotten  bool  // finished and out of the engine's map
+	commitErr  error // the store refused a step: nothing more is committed
+	reserved   *lane // the lane room Start reserved for the first run
 	done       chan struct{}
 }
 
@@ -139,9 +141,16 @@ var entryBuffers = sync.Pool{New: func() any { b := make([]Entry, 0, 16); return
 // observers. It is called once at the end of every step. Work the bus
 // refuses fails its run, which is a step of its own, committed in turn.
 func (i *instance) commit(ctx context.Context) {
+	if i.commitErr != nil {
+		i.discard() // the store refused this instance: nothing more is written or sent
+		return
+	}
 	for i.pending != nil || len(i.events) > 0 || len(i.outbox) > 0 || i.settle {
 		i.settle = false
-		i.commitStep(ctx)
+		if err := i.commitStep(ctx); err != nil {
+			i.commitFailed(err)
+			break
+		}
 		failed := len(i.outbox) > 0 && i.flush(ctx)
 		for _, ev := range i.events {
 			i.e.emit(ev)
@@ -154,8 +163,13 @@ func (i *instance) commit(ctx context.Context) {
 	i.release()
 }
 
-// commitStep writes the step being built through the store.
-func (i *instance) commitStep(ctx context.Context) {
+// commitAttempts is how many times a step's commit is tried before the
+// instance gives up on it.
+const commitAttempts = 3
+
+// commitStep writes the step being built through the store; a refusal is
+// tried again, commitAttempts times in all.
+func (i *instance) commitStep(ctx context.Context) (err error) {
 	i.commits++
 	snap := Snapshot{
 		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
@@ -185,8 +199,11 @@ func (i *instance) commitStep(ctx context.Context) {
 		}
 		rec.Outbox = outs
 	}
-	if err := i.e.store.Commit(ctx, rec); err != nil {
-		i.e.log.Error("engine: commit failed; the instance keeps running in memory", zap.String("instance", i.id), zap.Error(err))
+	for range commitAttempts {
+		if err = i.e.store.Commit(ctx, rec); err == nil {
+			break
+		}
+		i.e.log.Warn("engine: commit refused by the store", zap.String("instance", i.id), zap.Int("step", i.step), zap.Error(err))
 	}
 	if rec.Outbox != nil {
 		clear(rec.Outbox)
@@ -198,6 +215,28 @@ func (i *instance) commitStep(ctx context.Context) {
 		entryBuffers.Put(i.pending)
 		i.pending = nil
 	}
+	return err
+}
+
+// commitFailed gives up on an instance whose step the store refused every
+// time: none of the step's work is sent and none of its events told; the
+// instance fails in memory with a *CommitError and leaves the engine, while
+// the store keeps it at its last committed step, from which Resume
+// continues it once the store works again. An instance whose very first
+// step was refused was never accepted: Start returns the error.
+func (i *instance) commitFailed(err error) {
+	cerr := &CommitError{InstanceID: i.id, Step: i.step, Err: err}
+	i.e.log.Error("engine: step not committed; the instance stops here and resumes from its last committed step",
+		zap.String("instance", i.id), zap.Int("step", i.step), zap.Error(err))
+	clear(i.outbox)
+	i.outbox = i.outbox[:0]
+	i.events = i.events[:0]
+	i.commitErr = cerr
+	i.status = StatusFailed
+	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: cerr}
+	i.notices = nil
+	i.finish()
+	i.e.emit(Event{Type: EventFailed, InstanceID: i.id, Workflow: i.e.wf.Name, Step: i.step, Time: i.e.clock.Now(), Err: i.err})
 }
 
 // release closes done once the step that finished the instance has been

@@ -43,6 +43,9 @@ type ResumeReport struct {
 // replies committed before the crash and the deadline it had. Final notices
 // of finished instances that no agent took are sent again too.
 func (e *Engine) Resume(ctx context.Context) (ResumeReport, error) {
+	if ctx == nil {
+		return ResumeReport{}, errors.New("engine: nil context")
+	}
 	rep := ResumeReport{Failed: map[string]error{}}
 	snaps, err := e.store.Instances(ctx)
 	if err != nil {
@@ -399,6 +402,9 @@ func lastRun(w *rules.Workflow, st *rules.State, snap Snapshot, history []Entry)
 // of that version can be built to Resume the instances a newer version left
 // alone (ResumeReport.OtherVersion), so that they finish on their own rules.
 func StoredWorkflow(ctx context.Context, s Store, hash string) (*rules.Workflow, error) {
+	if ctx == nil || s == nil {
+		return nil, errors.New("engine: StoredWorkflow needs a context and a store")
+	}
 	src, err := s.Workflow(ctx, hash)
 	if err != nil {
 		return nil, err
