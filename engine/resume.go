@@ -130,8 +130,8 @@ func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outg
 }
 
 // resend puts an outbox item from before the restart back in the step's
-// outbox (the hand-off manager is told of its hand-off again, under its
-// id); r is the run it starts, nil for a notice.
+// outbox, under its old key and hand-off id; r is the run it starts, nil
+// for a notice.
 func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
 	if o.Kind == OutgoingNotice {
 		if i.notices == nil {
