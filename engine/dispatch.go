@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"runtime/debug"
@@ -93,6 +94,9 @@ func (e *Engine) runLocal(l *lane, it laneItem) {
 	out, runErr := safeHandle(ctx, h, task)
 	if e.closed.Load() {
 		return // Close cancelled the handler: the instance stays as it was, to be resumed
+	}
+	if errors.Is(runErr, registry.ErrDeferred) {
+		return // the outcome comes later, as a report; the state's timeout guards it
 	}
 	if runErr == nil {
 		if bad := checkOutcome(out); bad != nil {
