@@ -309,3 +309,25 @@ func TestEngine_NilInputsAreErrors(t *testing.T) {
 		t.Error("History(nil ctx): want an error")
 	}
 }
+
+// StartID starts under the caller's id once; the same id again is refused.
+func TestEngine_StartID(t *testing.T) {
+	eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{
+		"alpha": answer("next", nil), "beta": answer("next", nil), "gamma": answer("next", nil), "watch": answer("seen", nil),
+	})
+	defer eng.Close()
+	inst, err := eng.StartID(t.Context(), "order-7", nil)
+	if err != nil || inst.ID() != "order-7" {
+		t.Fatalf("got %v (%v), want order-7 started", inst, err)
+	}
+	if _, err := inst.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.StartID(t.Context(), "order-7", nil); !errors.Is(err, engine.ErrDuplicateInstance) {
+		t.Fatalf("got %v, want ErrDuplicateInstance", err)
+	}
+	var ie *engine.InputError
+	if _, err := eng.StartID(t.Context(), "", nil); !errors.As(err, &ie) || ie.Field != "id" {
+		t.Fatalf("got %v, want an *InputError naming id", err)
+	}
+}

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -170,6 +173,20 @@ func (e *Engine) Store() Store { return e.store }
 // *OverloadedError): a burst of starts is held at the door, never accepted
 // and then failed.
 func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, error) {
+	return e.start(ctx, "", input)
+}
+
+// StartID is Start under an id the caller chose (a client retrying a start
+// safely, say): an id any instance of the store already has is refused
+// with ErrDuplicateInstance, and nothing starts.
+func (e *Engine) StartID(ctx context.Context, id string, input map[string]any) (*Instance, error) {
+	if id == "" || !utf8.ValidString(id) || strings.ContainsFunc(id, unicode.IsControl) {
+		return nil, &InputError{Field: "id", Reason: "must be non-empty UTF-8 text without control characters"}
+	}
+	return e.start(ctx, id, input)
+}
+
+func (e *Engine) start(ctx context.Context, id string, input map[string]any) (*Instance, error) {
 	if ctx == nil {
 		return nil, errors.New("engine: nil context")
 	}
@@ -191,7 +208,7 @@ func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, er
 			return nil, err
 		}
 	}
-	inst, err := e.create(ctx, input)
+	inst, err := e.create(ctx, id, input)
 	if err != nil {
 		if l != nil {
 			l.unreserve()
@@ -214,14 +231,17 @@ func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, er
 	return &Instance{inst: inst}, nil
 }
 
-// create makes a new instance under a fresh id.
-func (e *Engine) create(ctx context.Context, input map[string]any) (*instance, error) {
-	id := e.ids()
+// create makes a new instance under id, or a fresh id when id is "".
+func (e *Engine) create(ctx context.Context, id string, input map[string]any) (*instance, error) {
+	chosen := id != ""
+	if !chosen {
+		id = e.ids()
+	}
 	inst := newInstance(e, id, input)
 	if _, taken := e.instances.LoadOrStore(id, inst); taken {
 		return nil, fmt.Errorf("%w: %s", ErrDuplicateInstance, id)
 	}
-	if e.givenIDs {
+	if chosen || e.givenIDs {
 		// Ids from WithIDs may repeat one an instance finished with.
 		if _, err := e.store.Instance(ctx, id); err == nil {
 			e.instances.Delete(id)
