@@ -25,7 +25,10 @@ func openBus(t *testing.T) (*bus.Bus, transporttest.Harness) {
 	clk := clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := bus.New(bus.WithClock(clk), bus.WithAckTimeout(ackWait), bus.WithMaxDeliveries(maxDeliveries))
 	t.Cleanup(func() { _ = b.Close() })
-	return b, transporttest.Harness{Transport: b, Advance: clk.Advance, AckWait: ackWait, MaxDeliveries: maxDeliveries}
+	return b, transporttest.Harness{
+		Transport: b, Advance: clk.Advance, AckWait: ackWait, MaxDeliveries: maxDeliveries,
+		Patience: time.Second, // the bus acts before its calls return: waiting longer finds nothing more
+	}
 }
 
 // TestBus runs the conformance suite against the in-memory bus.

@@ -61,7 +61,8 @@ func testPriority(c *checker) {
 	var order []sent
 	for i, r := range ranks {
 		m := workAt(agent, i+1, r)
-		order = append(order, sent{c.send(m), m.Priority})
+		prio := m.Priority // read before the transport owns m
+		order = append(order, sent{c.send(m), prio})
 	}
 	slices.SortStableFunc(order, func(a, b sent) int { return int(b.prio - a.prio) })
 	want := make([]string, len(order))

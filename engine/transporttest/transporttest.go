@@ -44,25 +44,7 @@ const shortTTL = time.Second
 // open must not share a transport, a clock or a stream between calls.
 func Run(t *testing.T, open func(t *testing.T) Harness) {
 	t.Helper()
-	tests := []struct {
-		name string
-		fn   func(*checker)
-	}{
-		{"OpenMailboxTwiceKeepsQueue", testOpenTwice},
-		{"UnknownAgentDeadLettered", testUnknownAgent},
-		{"PriorityThenSendOrder", testPriority},
-		{"CapacityRefusesAndDeadLetters", testCapacity},
-		{"AckSettles", testAck},
-		{"NackRedelivers", testNack},
-		{"RedeliveryAfterAckWait", testRedelivery},
-		{"RejectDeadLetters", testReject},
-		{"IdempotencyKeyDedupes", testIdempotency},
-		{"ExpiredNeverDelivered", testExpired},
-		{"AccountingAddsUp", testAccounting},
-		{"ConcurrentSendAndTake", testConcurrent},
-		{"OnDeadLetterCancel", testDeadLetterCancel},
-	}
-	for _, tt := range tests {
+	for _, tt := range subtests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := open(t)
@@ -79,4 +61,24 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 			tt.fn(&checker{t: t, h: h, tr: h.Transport})
 		})
 	}
+}
+
+// subtests are the suite's checks, each run on a transport of its own.
+var subtests = []struct {
+	name string
+	fn   func(*checker)
+}{
+	{"OpenMailboxTwiceKeepsQueue", testOpenTwice},
+	{"UnknownAgentDeadLettered", testUnknownAgent},
+	{"PriorityThenSendOrder", testPriority},
+	{"CapacityRefusesAndDeadLetters", testCapacity},
+	{"AckSettles", testAck},
+	{"NackRedelivers", testNack},
+	{"RedeliveryAfterAckWait", testRedelivery},
+	{"RejectDeadLetters", testReject},
+	{"IdempotencyKeyDedupes", testIdempotency},
+	{"ExpiredNeverDelivered", testExpired},
+	{"AccountingAddsUp", testAccounting},
+	{"ConcurrentSendAndTake", testConcurrent},
+	{"OnDeadLetterCancel", testDeadLetterCancel},
 }
