@@ -100,6 +100,11 @@ func (c *checker) ack(ms ...*bus.Message) {
 	}
 }
 
+func (c *checker) nack(m *bus.Message) {
+	c.t.Helper()
+	require.NoError(c.t, c.tr.Nack(c.t.Context(), m), "Nack %s", m.Key())
+}
+
 // advance makes d of the transport's time pass.
 func (c *checker) advance(d time.Duration) { c.h.Advance(d) }
 

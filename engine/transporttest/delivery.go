@@ -39,16 +39,16 @@ func testAck(c *checker) {
 
 // testNack: a nacked message is delivered again, the same message with the
 // same idempotency key and, when the transport counts deliveries, the next
-// count.
+// count; a message nacked on each of its MaxDeliveries deliveries is
+// dead-lettered "max_retries".
 func testNack(c *checker) {
 	const agent = "seller"
+	l := c.watch()
 	c.open(agent, 0)
 	key := c.send(work(agent, 1))
 	first := c.take(agent, 1)[0]
 	id, count := first.MessageID, first.DeliveryCount
-	if err := c.tr.Nack(c.t.Context(), first); err != nil {
-		c.t.Fatalf("got Nack error %v, want nil", err)
-	}
+	c.nack(first)
 	again := c.take(agent, 1)[0]
 	if again.MessageID != id || again.Key() != key {
 		c.t.Fatalf("got %s (key %s) after a nack, want %s (key %s) again", again.MessageID, again.Key(), id, key)
@@ -62,6 +62,17 @@ func testNack(c *checker) {
 		c.advance(c.h.AckWait)
 		c.takeNone(agent)
 	}
+
+	hopeless := c.send(work(agent, 2))
+	for range c.h.MaxDeliveries {
+		c.nack(c.take(agent, 1)[0])
+	}
+	c.takeNone(agent)
+	d := c.letterFor(c.wait(l, 1), hopeless, bus.ReasonMaxRetries)
+	if d.Attempts != c.h.MaxDeliveries {
+		c.t.Errorf("got a dead letter after %d attempts, want %d", d.Attempts, c.h.MaxDeliveries)
+	}
+	c.metrics(counts{Accepted: 2, Delivered: 1, DeadLettered: 1})
 }
 
 // testRedelivery: a taken message neither acked nor nacked comes back after
