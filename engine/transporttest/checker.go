@@ -120,6 +120,12 @@ func (n counts) String() string {
 		n.Accepted, n.Delivered, n.DeadLettered, n.Queued, n.InFlight)
 }
 
+// addsUp reports whether n keeps SPEC §4's accounting.
+func (n counts) addsUp() bool {
+	return n.Queued >= 0 && n.InFlight >= 0 &&
+		n.Accepted == n.Delivered+n.DeadLettered+uint64(n.Queued)+uint64(n.InFlight)
+}
+
 func countsOf(s bus.Snapshot) counts {
 	return counts{Accepted: s.Accepted, Delivered: s.Delivered, DeadLettered: s.DeadLettered, Queued: s.Queued, InFlight: s.InFlight}
 }
@@ -132,8 +138,7 @@ func (c *checker) metrics(want counts) bus.Snapshot {
 	c.eventually(func() (bool, string) {
 		s = c.tr.Metrics()
 		got := countsOf(s)
-		if s.Queued < 0 || s.InFlight < 0 ||
-			got.Accepted != got.Delivered+got.DeadLettered+uint64(got.Queued)+uint64(got.InFlight) {
+		if !got.addsUp() {
 			c.t.Fatalf("got metrics that do not add up: %v", got)
 		}
 		return got == want, fmt.Sprintf("got metrics %v, want %v", got, want)

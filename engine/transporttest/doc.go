@@ -14,6 +14,10 @@
 //     bus.ErrUnknownAgent whose text names the agent, and the message is
 //     dead-lettered bus.ReasonReceiverNotFound; TakeWork of such an agent
 //     is an error matching bus.ErrUnknownAgent.
+//   - SendWork of a message that breaks SPEC §4's format returns an error
+//     matching bus.ErrValidation whose text names the field
+//     ("content.action"); the message is counted in
+//     Snapshot.ValidationErrors, neither accepted nor dead-lettered.
 //   - TakeWork hands out the highest priority first and, within a
 //     priority, in send order, never more than max messages, each with the
 //     priority and content it was sent with (wire.Decode reads it back).
@@ -33,9 +37,10 @@
 //   - A message whose idempotency key was already sent to the same agent
 //     is dropped: SendWork returns nil, it is not accepted and never
 //     delivered, also when the first was already acked.
-//   - A message whose TTL ran out before it was taken is never handed out:
-//     it is dead-lettered bus.ReasonTTLExpired and counted in
-//     Snapshot.Expired, while live messages behind it are delivered.
+//   - A message whose TTL ran out before it was taken, or before it could
+//     be handed out again, is never handed out: it is dead-lettered
+//     bus.ReasonTTLExpired and counted in Snapshot.Expired, while live
+//     messages behind it are delivered.
 //   - Metrics add up in every snapshot, as bus.Snapshot documents:
 //     Accepted == Delivered + DeadLettered + Queued + InFlight, where a
 //     refused send (unknown agent, full mailbox) is accepted and
@@ -45,8 +50,10 @@
 //     workload each figure is what the workload makes it,
 //     DeadLettersByReason adds up to DeadLettered, and OnDeadLetter has
 //     reported exactly DeadLettered letters with the same reasons.
-//   - Several goroutines sending and taking at once lose and duplicate
-//     nothing (run the suite with -race).
+//   - Several goroutines sending, taking, acking and nacking at once on
+//     small mailboxes lose and duplicate nothing: each message ends acked
+//     once or refused and dead-lettered once, and every snapshot taken
+//     meanwhile adds up (run the suite with -race).
 //   - OnDeadLetter calls every subscriber for every dead letter; its
 //     cancel, safe to call twice, stops calls to that subscriber only.
 //

@@ -47,6 +47,29 @@ func testUnknownAgent(c *checker) {
 	c.metrics(counts{Accepted: 1, DeadLettered: 1})
 }
 
+// testInvalid: a message that breaks SPEC §4's format is refused with an
+// error matching bus.ErrValidation whose text names the field, counted, and
+// neither accepted nor dead-lettered.
+func testInvalid(c *checker) {
+	const agent = "seller"
+	l := c.watch()
+	c.open(agent, 0)
+	m := work(agent, 1)
+	delete(m.Content, "action")
+	err := c.tr.SendWork(c.t.Context(), m)
+	if !errors.Is(err, bus.ErrValidation) || !strings.Contains(errText(err), "content.action") {
+		c.t.Fatalf("got SendWork error %v for work without an action, want one matching bus.ErrValidation that names content.action", err)
+	}
+	c.takeNone(agent)
+	s := c.metrics(counts{})
+	if s.ValidationErrors != 1 {
+		c.t.Errorf("got %d validation errors counted, want 1", s.ValidationErrors)
+	}
+	if ds := l.all(); len(ds) > 0 {
+		c.t.Errorf("got dead letters %v of a message refused as invalid, want none", letterKeys(ds))
+	}
+}
+
 // testPriority: a mailbox hands out the highest priority first and, within
 // a priority, in send order, also when taken a few at a time.
 func testPriority(c *checker) {
@@ -139,9 +162,19 @@ func testExpired(c *checker) {
 	ds := c.wait(l, 2)
 	c.letterFor(ds, k1, bus.ReasonTTLExpired)
 	c.letterFor(ds, k3, bus.ReasonTTLExpired)
-	s := c.metrics(counts{Accepted: 3, Delivered: 1, DeadLettered: 2})
-	if s.Expired != 2 || s.DeadLettersByReason[bus.ReasonTTLExpired] != 2 {
-		c.t.Errorf("got expired %d, dead letters ttl_expired %d, want 2 and 2",
+	c.metrics(counts{Accepted: 3, Delivered: 1, DeadLettered: 2})
+
+	// Taken once and never settled, it expires before it could come back.
+	held := work(agent, 4)
+	held.TTL = shortTTL
+	k4 := c.send(held)
+	c.take(agent, 1)
+	c.advance(max(c.h.AckWait, 2*shortTTL))
+	c.takeNone(agent)
+	c.letterFor(c.wait(l, 3), k4, bus.ReasonTTLExpired)
+	s := c.metrics(counts{Accepted: 4, Delivered: 1, DeadLettered: 3})
+	if s.Expired != 3 || s.DeadLettersByReason[bus.ReasonTTLExpired] != 3 {
+		c.t.Errorf("got expired %d, dead letters ttl_expired %d, want 3 and 3",
 			s.Expired, s.DeadLettersByReason[bus.ReasonTTLExpired])
 	}
 }

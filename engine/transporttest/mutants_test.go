@@ -2,6 +2,7 @@ package transporttest_test
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"os"
 	"os/exec"
@@ -51,6 +52,8 @@ const (
 	rejectRedelivers = "reject-redelivers"
 	// reopenDrains empties a mailbox opened a second time.
 	reopenDrains = "reopen-drains"
+	// invalidSilent drops invalid messages without a word.
+	invalidSilent = "invalid-silent"
 	// losesOneIn64 silently acks and drops every 64th message taken.
 	losesOneIn64 = "loses-one-in-64"
 )
@@ -112,7 +115,11 @@ func (b *mutant) SendWork(ctx context.Context, m *bus.Message) error {
 			}
 		}
 	}
-	return b.Bus.SendWork(ctx, m)
+	err := b.Bus.SendWork(ctx, m)
+	if b.knob == invalidSilent && errors.Is(err, bus.ErrValidation) {
+		return nil
+	}
+	return err
 }
 
 func (b *mutant) TakeWork(ctx context.Context, agent string, max int) ([]*bus.Message, error) {
@@ -251,6 +258,7 @@ func TestSuiteCatchesMutants(t *testing.T) {
 		{rejectRedelivers, "RejectDeadLetters"},
 		{rejectRedelivers, "AccountingAddsUp"},
 		{reopenDrains, "OpenMailboxTwiceKeepsQueue"},
+		{invalidSilent, "InvalidMessageRefused"},
 		{losesOneIn64, "ConcurrentSendAndTake"},
 	}
 	for _, tt := range tests {

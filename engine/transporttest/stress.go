@@ -78,7 +78,26 @@ func testConcurrent(c *checker) {
 			})
 		}
 	}
+	watching := make(chan struct{})
+	wg.Go(func() {
+		for {
+			select {
+			case <-watching:
+				return
+			default:
+			}
+			if got := countsOf(c.tr.Metrics()); !got.addsUp() {
+				c.t.Errorf("got metrics that do not add up under load: %v", got)
+				return
+			}
+			time.Sleep(poll)
+		}
+	})
 	sendsRun.Wait()
+	for settled.Load() < total && time.Now().Before(deadline) {
+		time.Sleep(poll)
+	}
+	close(watching)
 	wg.Wait()
 	if c.t.Failed() {
 		return

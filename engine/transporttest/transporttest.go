@@ -70,6 +70,7 @@ var subtests = []struct {
 }{
 	{"OpenMailboxTwiceKeepsQueue", testOpenTwice},
 	{"UnknownAgentDeadLettered", testUnknownAgent},
+	{"InvalidMessageRefused", testInvalid},
 	{"PriorityThenSendOrder", testPriority},
 	{"CapacityRefusesAndDeadLetters", testCapacity},
 	{"AckSettles", testAck},
