@@ -243,7 +243,6 @@ func TestSuiteCatchesMutants(t *testing.T) {
 		{refusesSilently, "UnknownAgentDeadLettered"},
 		{refusesSilently, "CapacityRefusesAndDeadLetters"},
 		{refusesSilently, "AccountingAddsUp"},
-		{refusesSilently, "ConcurrentSendAndTake"},
 		{ignoresTTL, "ExpiredNeverDelivered"},
 		{ignoresTTL, "AccountingAddsUp"},
 		{ignoresIdempotency, "IdempotencyKeyDedupes"},
