@@ -25,6 +25,9 @@
 //     returns an error matching bus.ErrQueueFull whose text names the
 //     agent, and the message is dead-lettered bus.ReasonQueueOverflow;
 //     taking a message makes room again.
+//   - A refused send does not keep its idempotency key: the same work sent
+//     again (a sender's retry) once there is room, or once the agent is
+//     open, is delivered.
 //   - A taken message is in flight until Ack, Nack or Reject. Acked, it is
 //     delivered and never handed out again. Nacked, it is handed out again
 //     with the same message_id and idempotency key. Left alone, it comes

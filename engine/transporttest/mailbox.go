@@ -45,6 +45,17 @@ func testUnknownAgent(c *checker) {
 	}
 	c.takeNone("seller")
 	c.metrics(counts{Accepted: 1, DeadLettered: 1})
+
+	// The refusal did not keep the key: sent again once the agent is
+	// there, the work is delivered.
+	c.open(ghost, 0)
+	c.send(work(ghost, 1))
+	got := c.take(ghost, 1)
+	if got[0].Key() != key {
+		c.t.Fatalf("got %s, want %s sent again", got[0].Key(), key)
+	}
+	c.ack(got...)
+	c.metrics(counts{Accepted: 2, Delivered: 1, DeadLettered: 1})
 }
 
 // testInvalid: a message that breaks SPEC §4's format is refused with an
@@ -108,7 +119,8 @@ func testPriority(c *checker) {
 
 // testCapacity: a mailbox of capacity N takes N messages; the next one is
 // refused with an error naming the agent and dead-lettered
-// "queue_overflow"; taking one makes room again.
+// "queue_overflow"; taking one makes room again, and the refused work sent
+// again (same idempotency key, as a sender's retry) is delivered.
 func testCapacity(c *checker) {
 	const agent, capacity = "PaymentAgent", 3
 	l := c.watch()
@@ -126,11 +138,11 @@ func testCapacity(c *checker) {
 	c.letterFor(c.wait(l, 1), overKey, bus.ReasonQueueOverflow)
 
 	first := c.take(agent, 1)
-	kept = append(kept, c.send(work(agent, capacity+2)))
+	kept = append(kept, c.send(work(agent, capacity+1)))
 	rest := c.take(agent, capacity)
 	got := append(first, rest...)
 	if !slices.Equal(keys(got), kept) {
-		c.t.Fatalf("got %v, want %v (the refused %s never)", keys(got), kept, overKey)
+		c.t.Fatalf("got %v, want %v (the refused %s once, sent again)", keys(got), kept, overKey)
 	}
 	c.ack(got...)
 	c.takeNone(agent)

@@ -52,6 +52,9 @@ const (
 	rejectRedelivers = "reject-redelivers"
 	// reopenDrains empties a mailbox opened a second time.
 	reopenDrains = "reopen-drains"
+	// refusalKeepsKey remembers the keys of refused sends and drops
+	// later sends with them as duplicates.
+	refusalKeepsKey = "refusal-keeps-key"
 	// invalidSilent drops invalid messages without a word.
 	invalidSilent = "invalid-silent"
 	// losesOneIn64 silently acks and drops every 64th message taken.
@@ -64,9 +67,10 @@ type mutant struct {
 	*bus.Bus
 	knob string
 
-	mu     sync.Mutex
-	opened map[string]bool
-	taken  atomic.Int64
+	mu      sync.Mutex
+	opened  map[string]bool
+	refused map[string]bool
+	taken   atomic.Int64
 }
 
 var _ engine.Transport = (*mutant)(nil)
@@ -115,9 +119,23 @@ func (b *mutant) SendWork(ctx context.Context, m *bus.Message) error {
 			}
 		}
 	}
+	key := m.Key()
+	if b.knob == refusalKeepsKey {
+		b.mu.Lock()
+		held := b.refused[key]
+		b.mu.Unlock()
+		if held {
+			return nil
+		}
+	}
 	err := b.Bus.SendWork(ctx, m)
-	if b.knob == invalidSilent && errors.Is(err, bus.ErrValidation) {
+	switch {
+	case b.knob == invalidSilent && errors.Is(err, bus.ErrValidation):
 		return nil
+	case b.knob == refusalKeepsKey && err != nil:
+		b.mu.Lock()
+		b.refused[key] = true
+		b.mu.Unlock()
 	}
 	return err
 }
@@ -219,7 +237,7 @@ func TestMutantBus(t *testing.T) {
 	knob := os.Getenv(knobEnv)
 	transporttest.Run(t, func(t *testing.T) transporttest.Harness {
 		b, h := openBus(t)
-		h.Transport = &mutant{Bus: b, knob: knob, opened: map[string]bool{}}
+		h.Transport = &mutant{Bus: b, knob: knob, opened: map[string]bool{}, refused: map[string]bool{}}
 		return h
 	})
 }
@@ -257,6 +275,8 @@ func TestSuiteCatchesMutants(t *testing.T) {
 		{rejectRedelivers, "RejectDeadLetters"},
 		{rejectRedelivers, "AccountingAddsUp"},
 		{reopenDrains, "OpenMailboxTwiceKeepsQueue"},
+		{refusalKeepsKey, "UnknownAgentDeadLettered"},
+		{refusalKeepsKey, "CapacityRefusesAndDeadLetters"},
 		{invalidSilent, "InvalidMessageRefused"},
 		{losesOneIn64, "ConcurrentSendAndTake"},
 	}
