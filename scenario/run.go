@@ -53,8 +53,9 @@ type Loader func(path string) (*rules.Workflow, error)
 
 // Run replays the scenario against its workflow on a simulated clock, in one
 // goroutine, and checks its expectations. The error is non-nil only when the
-// scenario could not be run at all (its workflow does not load, say); a
-// failed expectation is reported in Report.Failures.
+// scenario could not be run at all: its workflow does not load, or Check
+// finds names the workflow lacks (positioned *Error values). A failed
+// expectation is reported in Report.Failures.
 //
 // Extra engine options (a durable store, say) are applied after the
 // simulator's.
@@ -66,13 +67,10 @@ func Run(ctx context.Context, s *Scenario, load Loader, opts ...engine.Option) (
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: workflow: %w", s.File, err)
 	}
-	rep := &Report{Scenario: s, Workflow: w}
-	for agent, replies := range s.Agents {
-		if _, ok := w.Agent(agent); !ok && len(replies) > 0 {
-			rep.Failures = append(rep.Failures, fmt.Sprintf("agent %q of the scenario is not in workflow %s", agent, w.Name))
-		}
+	if err := Check(s, w); err != nil {
+		return nil, err
 	}
-	slices.Sort(rep.Failures)
+	rep := &Report{Scenario: s, Workflow: w}
 
 	sim := clock.NewSim(Epoch)
 	reg, err := engine.NewRegistry(w, nil) // every agent is external: the script plays them on the bus

@@ -89,7 +89,7 @@ func Locate(src []byte, err error) Problem {
 	case text == "did not find expected key" || text == "did not find expected '-' indicator":
 		p.Plain = "the indentation of this line does not fit the block above it; indent it like its siblings"
 		p.Col = indent + 1
-	case strings.HasPrefix(text, "mapping values are not allowed") && indent > prevIndent(lines, p.Line):
+	case strings.HasPrefix(text, "mapping values are not allowed") && prevIndent(lines, p.Line) >= 0 && indent > prevIndent(lines, p.Line):
 		p.Plain = "this line is indented under a key that already has a value; indent it like its siblings, or quote a value that holds ': '"
 		p.Col = indent + 1
 	case strings.HasPrefix(text, "mapping values are not allowed"):
