@@ -60,6 +60,15 @@ type Loader func(path string) (*rules.Workflow, error)
 // Extra engine options (a durable store, say) are applied after the
 // simulator's.
 func Run(ctx context.Context, s *Scenario, load Loader, opts ...engine.Option) (*Report, error) {
+	return RunFrom(ctx, s, load, Epoch, opts...)
+}
+
+// RunFrom is Run with the scenario clock starting at start instead of
+// Epoch. A replay kept in a durable store starts at the wall clock's now, so
+// that its instance's times say when it ran; delays, backoffs and timeouts
+// still pass on the simulated clock, and ids and times stay deterministic
+// for a given start.
+func RunFrom(ctx context.Context, s *Scenario, load Loader, start time.Time, opts ...engine.Option) (*Report, error) {
 	if load == nil {
 		load = rules.Load
 	}
@@ -72,7 +81,7 @@ func Run(ctx context.Context, s *Scenario, load Loader, opts ...engine.Option) (
 	}
 	rep := &Report{Scenario: s, Workflow: w}
 
-	sim := clock.NewSim(Epoch)
+	sim := clock.NewSim(start)
 	reg, err := engine.NewRegistry(w, nil) // every agent is external: the script plays them on the bus
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
@@ -101,7 +110,7 @@ func Run(ctx context.Context, s *Scenario, load Loader, opts ...engine.Option) (
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
 	}
 	rep.Result = inst.Result()
-	rep.Duration = sim.Now().Sub(Epoch)
+	rep.Duration = sim.Now().Sub(start)
 	if rep.History, err = inst.History(ctx); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -172,4 +173,16 @@ func FuzzParse(f *testing.F) {
 			positioned(t, err)
 		}
 	})
+}
+
+func TestRunFrom_StartsTheScenarioClockThere(t *testing.T) {
+	s, err := parse(t, header+"agents:\n  a: [{trigger: done, delay: 2s}]\n  b: [{trigger: done}]\n")
+	require.NoError(t, err)
+	start := time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
+	rep, err := scenario.RunFrom(context.Background(), s, nil, start)
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.History)
+	assert.Equal(t, start, rep.History[0].Time, "the first entry is at the start")
+	assert.Equal(t, start.Add(2*time.Second), rep.History[len(rep.History)-1].Time, "delays still pass on the simulated clock")
+	assert.Equal(t, 2*time.Second, rep.Duration)
 }

@@ -2,16 +2,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -24,15 +26,20 @@ import (
 
 func runCmd() *cobra.Command {
 	var (
-		asJSON bool
-		store  string
+		out   output
+		store string
 	)
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
-		Short: "Replay one scenario: the step table and the verdict (--json: one JSON event per line)",
+		Short: "Replay one scenario: the step table and the verdict (-o json: one JSON event per line)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.get(cmd)
+			if err != nil {
+				return err
+			}
 			var opts []engine.Option
+			start := scenario.Epoch
 			if store != "" {
 				st, err := boltstore.Open(store)
 				if err != nil {
@@ -40,20 +47,21 @@ func runCmd() *cobra.Command {
 				}
 				defer st.Close()
 				// Ids must be unique across runs kept in one file; the
-				// scenario's counter would reuse them.
+				// scenario's counter would reuse them. The instance's times
+				// start at the wall clock's now, so that inspect shows when
+				// it ran.
 				opts = append(opts, engine.WithStore(st), engine.WithIDs(uuid.NewString))
+				start = time.Now().UTC()
 			}
-			rep, err := replayScenario(cmd.Context(), args[0], rules.Load, opts...)
+			rep, err := replayScenario(cmd.Context(), args[0], rules.Load, start, opts...)
 			if err != nil {
 				return &checkError{err: err}
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				if err := writeJSON(out, rep); err != nil {
-					return err
-				}
-			} else {
-				writeTable(out, rep)
+			w := cmd.OutOrStdout()
+			if format == formatTable {
+				writeTable(w, rep, paletteFor(w))
+			} else if err := writeEvents(newEncoder(w, format), rep); err != nil {
+				return err
 			}
 			if !rep.Passed() {
 				return failed("scenario %s failed", args[0])
@@ -61,18 +69,29 @@ func runCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON event per line instead of the table")
+	addOutput(cmd, &out, "one event per line, then the verdict")
 	cmd.Flags().StringVar(&store, "store", "", "keep the instance in this durable store file (bbolt) for wfrun inspect")
 	return cmd
 }
 
 func testCmd() *cobra.Command {
-	var junit string
+	var (
+		junit   string
+		pattern string
+	)
 	cmd := &cobra.Command{
 		Use:   "test PATH...",
 		Short: "Replay every scenario under the paths: a line per scenario and a summary",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var pick *regexp.Regexp
+			if pattern != "" {
+				re, err := regexp.Compile(pattern)
+				if err != nil {
+					return fmt.Errorf("--run: %w", err)
+				}
+				pick = re
+			}
 			files, err := findScenarios(args)
 			if err != nil {
 				return &checkError{err: err}
@@ -81,30 +100,31 @@ func testCmd() *cobra.Command {
 				return &checkError{err: fmt.Errorf("no scenarios under %s", strings.Join(args, ", "))}
 			}
 			out := cmd.OutOrStdout()
+			pal := paletteFor(out)
 			load := cachedLoader()
 			var results []testResult
 			for _, f := range files {
-				res := testResult{file: f}
-				rep, err := replayScenario(cmd.Context(), f, load)
-				switch {
-				case err != nil:
-					res.failures = []string{err.Error()}
-				default:
-					res.name, res.failures, res.steps = rep.Scenario.Name, rep.Failures, rep.Result.Steps
-				}
-				results = append(results, res)
-				if len(res.failures) == 0 {
-					fmt.Fprintf(out, "PASS %s (%s, %d steps)\n", f, res.name, res.steps)
+				res, ok := runTest(cmd.Context(), f, load, pick)
+				if !ok {
 					continue
 				}
-				fmt.Fprintf(out, "FAIL %s (%s)\n", f, res.name)
-				for _, msg := range res.failures {
+				results = append(results, res)
+				took := fmt.Sprintf("%.2fs", res.took.Seconds())
+				if res.passed() {
+					fmt.Fprintf(out, "%s %s (%s, %s) %s\n", pal.green("PASS"), f, res.name, plural(res.steps, "step", "steps"), took)
+					continue
+				}
+				fmt.Fprintf(out, "%s %s (%s) %s\n", pal.red("FAIL"), f, res.reason, took)
+				for _, msg := range res.details {
 					fmt.Fprintf(out, "     %s\n", msg)
 				}
 			}
+			if len(results) == 0 {
+				return &checkError{err: fmt.Errorf("no scenario under %s matches --run %q", strings.Join(args, ", "), pattern)}
+			}
 			passed := 0
 			for _, r := range results {
-				if len(r.failures) == 0 {
+				if r.passed() {
 					passed++
 				}
 			}
@@ -115,27 +135,86 @@ func testCmd() *cobra.Command {
 				}
 			}
 			if passed != len(results) {
-				return failed("%d scenarios failed", len(results)-passed)
+				return failed("%s failed", plural(len(results)-passed, "scenario", "scenarios"))
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&junit, "junit", "", "also write a JUnit XML report to this file")
+	cmd.Flags().StringVar(&pattern, "run", "", "replay only the scenarios whose path or name matches this regular expression")
 	return cmd
 }
 
 type testResult struct {
 	file, name string
 	steps      int
-	failures   []string
+	took       time.Duration
+	reason     string   // why it failed, for the FAIL line; "" when it passed
+	details    []string // what follows the FAIL line
+	failures   []string // every failure, for JUnit
 }
 
-func replayScenario(ctx context.Context, path string, load scenario.Loader, opts ...engine.Option) (*scenario.Report, error) {
+func (r testResult) passed() bool { return r.reason == "" }
+
+// runTest replays one scenario for `wfrun test`; ok is false when pick
+// leaves it out.
+func runTest(ctx context.Context, file string, load scenario.Loader, pick *regexp.Regexp) (res testResult, ok bool) {
+	res = testResult{file: file}
+	begin := time.Now()
+	s, err := scenario.Load(file)
+	if err == nil {
+		res.name = s.Name
+	}
+	if pick != nil && !pick.MatchString(file) && (res.name == "" || !pick.MatchString(res.name)) {
+		return res, false
+	}
+	var rep *scenario.Report
+	if err == nil {
+		rep, err = scenario.Run(ctx, s, load)
+	}
+	res.took = time.Since(begin)
+	switch {
+	case err != nil:
+		res.reason, res.details = loadFailure(err)
+		res.failures = append([]string{res.reason}, res.details...)
+	case !rep.Passed():
+		res.failures = rep.Failures
+		if len(rep.Failures) == 1 {
+			res.reason = rep.Failures[0]
+		} else {
+			res.reason = plural(len(rep.Failures), "failure", "failures")
+			res.details = rep.Failures
+		}
+	default:
+		res.steps = rep.Result.Steps
+	}
+	return res, true
+}
+
+// loadFailure says why a scenario could not be run, in a few words, and
+// lists each problem on a line of its own.
+func loadFailure(err error) (reason string, details []string) {
+	var le *rules.LoadError
+	if errors.As(err, &le) {
+		for _, d := range le.Diagnostics {
+			details = append(details, d.String())
+		}
+		return "its workflow does not load: " + plural(len(details), "error", "errors"), details
+	}
+	var se *scenario.Error
+	if errors.As(err, &se) {
+		details = strings.Split(err.Error(), "\n")
+		return "the scenario does not load: " + plural(len(details), "error", "errors"), details
+	}
+	return err.Error(), nil
+}
+
+func replayScenario(ctx context.Context, path string, load scenario.Loader, start time.Time, opts ...engine.Option) (*scenario.Report, error) {
 	s, err := scenario.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	return scenario.Run(ctx, s, load, opts...)
+	return scenario.RunFrom(ctx, s, load, start, opts...)
 }
 
 // cachedLoader loads each workflow file once per `wfrun test`.
@@ -187,7 +266,7 @@ func findScenarios(paths []string) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-func writeTable(out io.Writer, rep *scenario.Report) {
+func writeTable(out io.Writer, rep *scenario.Report, pal palette) {
 	fmt.Fprintf(out, "scenario %q on workflow %s\n\n", rep.Scenario.Name, rep.Workflow.Name)
 	writeRows(out, rep.Steps)
 	res := rep.Result
@@ -195,15 +274,15 @@ func writeTable(out io.Writer, rep *scenario.Report) {
 	if res.Outcome != "" {
 		fmt.Fprintf(out, ", outcome %s", res.Outcome)
 	}
-	fmt.Fprintf(out, ", %d steps, %s simulated\n", res.Steps, rep.Duration)
+	fmt.Fprintf(out, ", %s, %s simulated\n", plural(res.Steps, "step", "steps"), rep.Duration)
 	if res.Err != nil {
 		fmt.Fprintf(out, "error: %v\n", res.Err)
 	}
 	if rep.Passed() {
-		fmt.Fprintln(out, "PASS")
+		fmt.Fprintln(out, pal.green("PASS"))
 		return
 	}
-	fmt.Fprintln(out, "FAIL")
+	fmt.Fprintln(out, pal.red("FAIL"))
 	for _, f := range rep.Failures {
 		fmt.Fprintf(out, "  %s\n", f)
 	}
@@ -226,11 +305,11 @@ func dash(s string) string {
 	return s
 }
 
-// writeJSON prints the history as one JSON event per line, then the verdict.
-func writeJSON(out io.Writer, rep *scenario.Report) error {
-	enc := json.NewEncoder(out)
+// writeEvents prints the history, one event per line (JSON) or document
+// (YAML), then the verdict.
+func writeEvents(enc *encoder, rep *scenario.Report) error {
 	for _, en := range rep.History {
-		if err := enc.Encode(en); err != nil {
+		if err := enc.encode(en); err != nil {
 			return err
 		}
 	}
@@ -242,7 +321,7 @@ func writeJSON(out io.Writer, rep *scenario.Report) error {
 	if rep.Result.Err != nil {
 		verdict["error"] = rep.Result.Err.Error()
 	}
-	return enc.Encode(verdict)
+	return enc.encode(verdict)
 }
 
 type junitSuite struct {
@@ -271,7 +350,7 @@ func writeJUnit(path string, results []testResult) error {
 		if c.Name == "" {
 			c.Name = r.file
 		}
-		if len(r.failures) > 0 {
+		if !r.passed() {
 			suite.Failures++
 			c.Failure = &junitFailure{Message: r.failures[0], Text: strings.Join(r.failures, "\n")}
 		}

@@ -17,6 +17,7 @@ func validateCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
+			pal := paletteFor(out)
 			bad := 0
 			for _, path := range args {
 				w, err := rules.Load(path)
@@ -27,27 +28,28 @@ func validateCmd() *cobra.Command {
 						for _, d := range le.Diagnostics {
 							fmt.Fprintln(out, d.String())
 						}
-						fmt.Fprintf(out, "%s: invalid (%d errors)\n", path, len(le.Diagnostics))
+						fmt.Fprintf(out, "%s: %s (%s)\n", path, pal.red("invalid"), plural(len(le.Diagnostics), "error", "errors"))
 					} else {
-						fmt.Fprintf(out, "%s: %v\n", path, err)
+						fmt.Fprintf(out, "%s: %s\n", path, pal.red(err.Error()))
 					}
 					continue
 				}
 				for _, d := range w.Warnings {
 					fmt.Fprintln(out, d.String())
 				}
+				warnings := plural(len(w.Warnings), "warning", "warnings")
 				switch {
 				case len(w.Warnings) > 0 && strict:
 					bad++
-					fmt.Fprintf(out, "%s: invalid with --strict (%d warnings)\n", path, len(w.Warnings))
+					fmt.Fprintf(out, "%s: %s with --strict (%s)\n", path, pal.red("invalid"), warnings)
 				case len(w.Warnings) > 0:
-					fmt.Fprintf(out, "%s: ok (%d warnings)\n", path, len(w.Warnings))
+					fmt.Fprintf(out, "%s: %s (%s)\n", path, pal.yellow("ok"), warnings)
 				default:
-					fmt.Fprintf(out, "%s: ok\n", path)
+					fmt.Fprintf(out, "%s: %s\n", path, pal.green("ok"))
 				}
 			}
 			if bad > 0 {
-				return failed("%d of %d workflows invalid", bad, len(args))
+				return failed("%d of %s invalid", bad, plural(len(args), "workflow", "workflows"))
 			}
 			return nil
 		},
