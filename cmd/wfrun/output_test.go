@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+)
+
+const escaped = "testdata/cli/scenarios/escaped.yaml"
+
+func TestRun_OutputJSONIsTheJSONFlag(t *testing.T) {
+	viaFlag, _, code := wfrun(t, "run", "--json", approved)
+	require.Equal(t, 0, code)
+	viaO, _, code := wfrun(t, "run", "-o", "json", approved)
+	require.Equal(t, 0, code)
+	assert.Equal(t, viaFlag, viaO)
+	long, _, _ := wfrun(t, "run", "--output=json", approved)
+	assert.Equal(t, viaFlag, long)
+}
+
+func TestRun_OutputYAMLIsOneDocumentPerEvent(t *testing.T) {
+	out, errOut, code := wfrun(t, "run", "-o", "yaml", approved)
+	require.Equal(t, 0, code, errOut)
+	dec := yaml.NewDecoder(strings.NewReader(out))
+	var kinds []string
+	for {
+		var doc map[string]any
+		err := dec.Decode(&doc)
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		kinds = append(kinds, doc["kind"].(string))
+	}
+	require.NotEmpty(t, kinds)
+	assert.Equal(t, "started", kinds[0])
+	assert.Equal(t, "verdict", kinds[len(kinds)-1])
+	jsonOut, _, _ := wfrun(t, "run", "--json", approved)
+	assert.Equal(t, strings.Count(jsonOut, "\n"), len(kinds), "the same events as -o json")
+}
+
+func TestOutput_UnknownOrConflictingFormatIsAUsageError(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "-o", "xml", approved},
+		{"run", "--json", "-o", "yaml", approved},
+		{"inspect", "--store", "x.db", "-o", "csv"},
+		{"replay", "-o", "toml", "a", "b"},
+	} {
+		_, errOut, code := wfrun(t, args...)
+		assert.Equal(t, 2, code, "%v: %s", args, errOut)
+	}
+}
+
+func TestRun_JSONDoesNotEscapeHTML(t *testing.T) {
+	out, errOut, code := wfrun(t, "run", "--json", escaped)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `score < 1 && score > 10`)
+	for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+		assert.NotContains(t, out, esc)
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &v), "each line is JSON: %s", sc.Text())
+	}
+}
+
+func TestPlural(t *testing.T) {
+	tests := []struct {
+		n    int
+		want string
+	}{{0, "0 steps"}, {1, "1 step"}, {2, "2 steps"}}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, plural(tt.n, "step", "steps"))
+	}
+}
+
+func TestPlurals_InEveryReport(t *testing.T) {
+	out, _, _ := wfrun(t, "test", "testdata/cli")
+	assert.Contains(t, out, "(one step, 1 step)")
+	assert.Contains(t, out, "(an error that holds <, > and &&, 2 steps)")
+	out, _, _ = wfrun(t, "validate", "../../rules/testdata/invalid/lint_cycle_self.yaml")
+	assert.Contains(t, out, "ok (1 warning)")
+	out, _, _ = wfrun(t, "validate", "--strict", "../../rules/testdata/invalid/lint_cycle_self.yaml")
+	assert.Contains(t, out, "invalid with --strict (1 warning)")
+	out, _, _ = wfrun(t, "validate", "testdata/broken/workflow.yaml")
+	assert.Contains(t, out, "invalid (1 error)")
+	out, _, _ = wfrun(t, "run", "testdata/cli/scenarios/one_step.yaml")
+	assert.Contains(t, out, "status completed, outcome DONE, 1 step,")
+}
+
+// terminal makes the CLI believe its output is a terminal for one test.
+func terminal(t *testing.T) {
+	t.Helper()
+	was := isTerminal
+	isTerminal = func(io.Writer) bool { return true }
+	t.Cleanup(func() { isTerminal = was })
+}
+
+func TestColour_OnlyOnATerminalAndNeverWithNoColor(t *testing.T) {
+	const green, red = "\x1b[32m", "\x1b[31m"
+	t.Setenv("NO_COLOR", "")
+
+	out, _, _ := wfrun(t, "test", "testdata/cli", "testdata/broken")
+	assert.NotContains(t, out, "\x1b[", "no colour when the output is not a terminal")
+
+	terminal(t)
+	out, _, _ = wfrun(t, "test", "testdata/cli", "testdata/broken")
+	assert.Contains(t, out, green+"PASS\x1b[0m testdata/cli/scenarios/one_step.yaml")
+	assert.Contains(t, out, red+"FAIL\x1b[0m testdata/broken/scenarios/agent_typo.yaml")
+	out, _, _ = wfrun(t, "validate", "testdata/cli/workflow.yaml", "testdata/broken/workflow.yaml")
+	assert.Contains(t, out, green+"ok")
+	assert.Contains(t, out, red+"invalid")
+	out, _, _ = wfrun(t, "run", approved)
+	assert.Contains(t, out, green+"PASS")
+
+	t.Setenv("NO_COLOR", "1")
+	out, _, _ = wfrun(t, "test", "testdata/cli", "testdata/broken")
+	assert.NotContains(t, out, "\x1b[", "NO_COLOR turns colour off, even on a terminal")
+}
+
+func TestMarshalJSON_KeepsHTMLCharacters(t *testing.T) {
+	data, err := marshalJSON(map[string]string{"condition": "a > 1 && b < 2"})
+	require.NoError(t, err)
+	assert.Equal(t, `{"condition":"a > 1 && b < 2"}`+"\n", string(data))
+	assert.True(t, bytes.HasSuffix(data, []byte("\n")))
+}
