@@ -34,5 +34,6 @@ func graphCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "mermaid", "diagram format: mermaid or dot")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"mermaid", "dot"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

@@ -132,3 +132,13 @@ func TestMarshalJSON_KeepsHTMLCharacters(t *testing.T) {
 	assert.Equal(t, `{"condition":"a > 1 && b < 2"}`+"\n", string(data))
 	assert.True(t, bytes.HasSuffix(data, []byte("\n")))
 }
+
+func TestCompletion_FixedValues(t *testing.T) {
+	out, _, code := wfrun(t, "__complete", "run", "-o", "")
+	require.Equal(t, 0, code)
+	assert.Equal(t, []string{"table", "json", "yaml"}, strings.Split(strings.TrimSpace(out), "\n")[:3])
+	out, _, _ = wfrun(t, "__complete", "graph", "--format", "")
+	assert.Equal(t, []string{"mermaid", "dot"}, strings.Split(strings.TrimSpace(out), "\n")[:2])
+	out, _, _ = wfrun(t, "__complete", "schema", "")
+	assert.Equal(t, []string{"workflow", "scenario"}, strings.Split(strings.TrimSpace(out), "\n")[:2])
+}
