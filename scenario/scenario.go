@@ -47,7 +47,7 @@ type Reply struct {
 	triggerAt, toAt Pos // the trigger's value; the handoff's to or select's value
 }
 
-// Handoff is a dynamic hand-off in a reply: SPEC §3's
+// Handoff is a dynamic hand-off in a reply:
 // `handoff: {to, reason, explanation, task, payload, return_control}`.
 type Handoff struct {
 	To, Reason, Explanation, Task string

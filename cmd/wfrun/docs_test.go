@@ -108,12 +108,14 @@ func TestReadme_OpensWithTheFirstCommands(t *testing.T) {
 	assert.Contains(t, head, "go test -race ./...")
 }
 
-// TestDocs_SendNoReaderOutside: the README and docs/ point only to what is
-// in the repository.
+// TestDocs_SendNoReaderOutside: the README, docs/ and the examples' READMEs
+// point only to what is in the repository.
 func TestDocs_SendNoReaderOutside(t *testing.T) {
 	pages, err := filepath.Glob("../../docs/*.md")
 	require.NoError(t, err)
-	pages = append(pages, "../../README.md")
+	examples, err := filepath.Glob("../../examples/*/README.md")
+	require.NoError(t, err)
+	pages = append(append(pages, examples...), "../../README.md")
 	outside := regexp.MustCompile(`SPEC\.md|SPEC §|shared folder|\bseeds?\b|\b(RF|RT|PRD)-\d+`)
 	for _, page := range pages {
 		src, err := os.ReadFile(page)
