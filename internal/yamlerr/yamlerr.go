@@ -59,9 +59,9 @@ func Locate(src []byte, err error) Problem {
 	}
 	switch {
 	case strings.HasPrefix(text, "did not find expected ',' or"):
-		// An unclosed flow collection is best reported where it opens,
-		// which is the line the parser gives, counted from 0.
-		p.Line = line + 1
+		// An unclosed flow collection is reported where it opens: the
+		// parser names that line (from 0), unless it is the first.
+		p.Line = unclosedFlow(lines, min(line+1, len(lines)), text[len(text)-2])
 	case strings.HasPrefix(text, "found unexpected end of stream"):
 		// The parser names the end of the file; the quote opened earlier.
 		p.Line = firstFailing(lines, 1, text)
@@ -101,6 +101,9 @@ func Locate(src []byte, err error) Problem {
 		p.Plain = "a '[' opened on this line is not closed, or two of its items lack a ',' between them"
 	case strings.HasPrefix(text, "found unexpected end of stream"):
 		p.Plain = "a quoted string that starts here is not closed"
+		if q := openQuote(ln); q != 0 {
+			p.Col = utf8.RuneCount(ln[:bytes.IndexByte(ln, q)]) + 1
+		}
 	case strings.HasPrefix(text, "could not find expected ':'"):
 		p.Plain = "a key on this line has no ':' after it"
 	case strings.HasPrefix(text, "did not find expected node content"):
@@ -235,6 +238,40 @@ func openQuote(ln []byte) byte {
 		}
 	}
 	return q
+}
+
+// unclosedFlow returns the nearest line at or before upto that opens more
+// flow collections (closing with closer, '}' or ']') than it closes, or upto.
+func unclosedFlow(lines [][]byte, upto int, closer byte) int {
+	opener := byte('{')
+	if closer == ']' {
+		opener = '['
+	}
+	for i := upto; i >= 1; i-- {
+		depth := 0
+		var quote byte
+	scan:
+		for _, c := range lineAt(lines, i) {
+			switch {
+			case quote != 0:
+				if c == quote {
+					quote = 0
+				}
+			case c == '"' || c == '\'':
+				quote = c
+			case c == '#':
+				break scan // a comment
+			case c == opener:
+				depth++
+			case c == closer:
+				depth--
+			}
+		}
+		if depth > 0 {
+			return i
+		}
+	}
+	return max(upto, 1)
 }
 
 // prevIndent returns the indentation of the last non-blank, non-comment
