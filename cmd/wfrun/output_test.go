@@ -142,3 +142,36 @@ func TestCompletion_FixedValues(t *testing.T) {
 	out, _, _ = wfrun(t, "__complete", "schema", "")
 	assert.Equal(t, []string{"workflow", "scenario"}, strings.Split(strings.TrimSpace(out), "\n")[:2])
 }
+
+func TestValidate_OutputJSONAndYAML(t *testing.T) {
+	files := []string{"testdata/cli/workflow.yaml", "testdata/broken/workflow.yaml", "../../rules/testdata/invalid/lint_cycle_self.yaml", "testdata/nope.yaml"}
+	out, _, code := wfrun(t, append([]string{"validate", "-o", "json"}, files...)...)
+	assert.Equal(t, 1, code)
+	var got []struct {
+		File   string `json:"file"`
+		Valid  bool   `json:"valid"`
+		Error  string `json:"error"`
+		Errors []struct {
+			Line, Col int
+			Message   string
+		} `json:"errors"`
+		Warnings []struct{ Message string } `json:"warnings"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	require.Len(t, got, 4)
+	assert.True(t, got[0].Valid)
+	assert.False(t, got[1].Valid)
+	require.Len(t, got[1].Errors, 1)
+	assert.Equal(t, 9, got[1].Errors[0].Line)
+	assert.Equal(t, 37, got[1].Errors[0].Col)
+	assert.Equal(t, `unknown key "nxt" (did you mean "next"?)`, got[1].Errors[0].Message)
+	assert.True(t, got[2].Valid, "warnings do not make a file invalid without --strict")
+	assert.Len(t, got[2].Warnings, 1)
+	assert.Contains(t, got[3].Error, "no such file")
+
+	out, _, _ = wfrun(t, "validate", "--strict", "-o", "yaml", "../../rules/testdata/invalid/lint_cycle_self.yaml")
+	var list []map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(out), &list))
+	require.Len(t, list, 1)
+	assert.Equal(t, false, list[0]["valid"], "--strict: a warning makes it invalid")
+}

@@ -55,7 +55,18 @@ func runCmd() *cobra.Command {
 			}
 			rep, err := replayScenario(cmd.Context(), args[0], rules.Load, start, opts...)
 			if err != nil {
-				return &checkError{err: err}
+				reason, details := loadFailure(err)
+				if len(details) == 0 {
+					return &checkError{err: err}
+				}
+				// One problem per line, each starting with its position,
+				// as editors and CI logs expect.
+				errOut := cmd.ErrOrStderr()
+				for _, d := range details {
+					fmt.Fprintln(errOut, d)
+				}
+				fmt.Fprintf(errOut, "wfrun: %s\n", reason)
+				return failed("%s", reason)
 			}
 			w := cmd.OutOrStdout()
 			if format == formatTable {

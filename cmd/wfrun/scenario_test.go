@@ -153,3 +153,13 @@ func TestRun_AWorkflowIsToldItIsAWorkflow(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "testdata/cli/workflow.yaml:1:1: this file is a workflow, not a scenario")
 }
+
+func TestRun_LoadProblemsStartTheirLines(t *testing.T) {
+	_, errOut, code := wfrun(t, "run", "testdata/broken/scenarios/agent_typo.yaml")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, `testdata/broken/scenarios/agent_typo.yaml:4:3: agent "chekcer" is not in workflow cli (did you mean "checker"?)`+"\n"+
+		"wfrun: the scenario does not load: 1 error\n", errOut)
+	_, errOut, code = wfrun(t, "run", "testdata/broken/scenarios/bad_workflow.yaml")
+	assert.Equal(t, 1, code)
+	assert.True(t, strings.HasPrefix(errOut, `testdata/broken/workflow.yaml:9:37: unknown key "nxt" (did you mean "next"?)`), errOut)
+}
