@@ -61,7 +61,7 @@ func replayCmd() *cobra.Command {
 					d.Step, d.State, d.Trigger, d.Diff, d.Recorded, d.Replayed)
 				return failed("history diverges from %s", args[1])
 			}
-			fmt.Fprintf(stdout, "no divergence: %d decisions replayed against %s\n", len(rep.Steps), w.Name)
+			fmt.Fprintf(stdout, "no divergence: %s replayed against %s\n", plural(len(rep.Steps), "decision", "decisions"), w.Name)
 			return nil
 		},
 	}
