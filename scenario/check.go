@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -67,33 +66,36 @@ func Check(s *Scenario, w *rules.Workflow) error {
 	}
 	for i, st := range e.States {
 		if !slices.Contains(states, st) {
-			c.unknown(e.statesAt[i], "state", st, states, true)
+			c.unknown(posAt(e.statesAt, i), "state", st, states, true)
 		}
 	}
 	for i, h := range e.Handoffs {
 		from, to, ok := strings.Cut(h, "->")
 		if !ok {
-			c.add(e.handoffAt[i], fmt.Sprintf("hand-off %q must read from->to, two agents", h))
+			c.add(posAt(e.handoffAt, i), fmt.Sprintf("hand-off %q must read from->to, two agents", h))
 			continue
 		}
 		// A parallel state hands off to its branches under its own name.
 		for _, a := range []string{strings.TrimSpace(from), strings.TrimSpace(to)} {
 			if _, ok := w.Agent(a); !ok && !slices.Contains(states, a) {
-				c.unknown(e.handoffAt[i], "agent", a, agents, true)
+				c.unknown(posAt(e.handoffAt, i), "agent", a, agents, true)
 			}
 		}
 	}
 	if len(c.errs) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(c.errs, func(a, b *Error) int {
-		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col), cmp.Compare(a.Msg, b.Msg))
-	})
-	errs := make([]error, len(c.errs))
-	for i, e := range c.errs {
-		errs[i] = e
+	// Agents come from a map: order the problems of one position too.
+	slices.SortStableFunc(c.errs, func(a, b *Error) int { return cmp.Compare(a.Msg, b.Msg) })
+	return joinSorted(c.errs)
+}
+
+// posAt returns ps[i], or no position for a Scenario built without Parse.
+func posAt(ps []Pos, i int) Pos {
+	if i < len(ps) {
+		return ps[i]
 	}
-	return errors.Join(errs...)
+	return Pos{}
 }
 
 type checker struct {

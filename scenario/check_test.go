@@ -96,3 +96,25 @@ func TestCheck_ExamplesAreClean(t *testing.T) {
 		assert.Empty(t, diagnose(t, f), f)
 	}
 }
+
+// TestCheck_ScenarioBuiltInGo: a Scenario made without Parse has no
+// positions; its problems are still reported, at 1:1.
+func TestCheck_ScenarioBuiltInGo(t *testing.T) {
+	w, err := rules.Load("testdata/airline/workflow.yaml")
+	require.NoError(t, err)
+	s := &scenario.Scenario{
+		File:   "built.yaml",
+		Agents: map[string][]scenario.Reply{"seat_bookng": {{Trigger: "booked"}}},
+		Expect: scenario.Expect{Outcome: "RESOLVD", States: []string{"PAYNG"}, Handoffs: []string{"a-b"}},
+	}
+	err = scenario.Check(s, w)
+	require.Error(t, err)
+	for _, want := range []string{
+		`built.yaml:1:1: agent "seat_bookng" is not in workflow airline (did you mean "seat_booking"?)`,
+		`built.yaml:1:1: outcome "RESOLVD" is no state of workflow airline (did you mean "RESOLVED"?)`,
+		`built.yaml:1:1: state "PAYNG" is not in workflow airline (did you mean "PAYING"?)`,
+		`built.yaml:1:1: hand-off "a-b" must read from->to`,
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+}

@@ -123,18 +123,14 @@ func Parse(file string, src []byte) (*Scenario, error) {
 		p.expect(n, &s.Expect)
 	}
 	if len(p.errs) > 0 {
-		slices.SortStableFunc(p.errs, func(a, b error) int {
-			ea, eb := a.(*Error), b.(*Error)
-			return cmp.Or(cmp.Compare(ea.Line, eb.Line), cmp.Compare(ea.Col, eb.Col))
-		})
-		return nil, errors.Join(p.errs...)
+		return nil, joinSorted(p.errs)
 	}
 	return s, nil
 }
 
 type parser struct {
 	file string
-	errs []error
+	errs []*Error
 }
 
 func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
@@ -143,6 +139,18 @@ func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
 		line, col = n.Line, n.Column
 	}
 	p.errs = append(p.errs, &Error{File: p.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)})
+}
+
+// joinSorted joins errs in the order of their positions.
+func joinSorted(errs []*Error) error {
+	slices.SortStableFunc(errs, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
+	})
+	all := make([]error, len(errs))
+	for i, e := range errs {
+		all[i] = e
+	}
+	return errors.Join(all...)
 }
 
 // isWorkflow tells a workflow file given as a scenario: it declares states
