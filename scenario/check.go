@@ -44,6 +44,10 @@ func Check(s *Scenario, w *rules.Workflow) error {
 			continue
 		}
 		for _, r := range replies {
+			if slices.Contains(reserved, r.Trigger) {
+				c.add(r.triggerAt, fmt.Sprintf("trigger %q is reported by the engine, never by an agent: script a failure with {error: message}, a rejection with {reject: reason}, a timeout with a delay past the state's timeout", r.Trigger))
+				continue
+			}
 			if r.Trigger != "" && triggers[name] != nil && !slices.Contains(triggers[name], r.Trigger) {
 				c.typo(r.triggerAt, fmt.Sprintf("trigger %q of agent %s matches no rule", r.Trigger, name), r.Trigger, triggers[name])
 			}
@@ -97,6 +101,9 @@ func posAt(ps []Pos, i int) Pos {
 	}
 	return Pos{}
 }
+
+// reserved are the outcomes only the engine produces.
+var reserved = []string{"error", "timeout", "rejected", "joined", "partial", "conflict"}
 
 type checker struct {
 	s    *Scenario

@@ -67,6 +67,7 @@ func TestCheck_CorpusCoversEveryMistake(t *testing.T) {
 		{"unknown state", "unknown_states", `unknown_states.yaml:9:21: state "PAYNG" is not in workflow airline (did you mean "PAYING"?)`},
 		{"unknown hand-off agent", "unknown_states", `unknown_states.yaml:10:14: agent "paymnt" is not in workflow airline (did you mean "payment"?)`},
 		{"malformed hand-off", "unknown_states", `unknown_states.yaml:10:36: hand-off "seat_booking payment" must read from->to`},
+		{"reserved trigger", "reserved_trigger", `reserved_trigger.yaml:6:17: trigger "error" is reported by the engine, never by an agent: script a failure with {error: message}`},
 		{"dynamic hand-off target typo", "unknown_handoff_target", `unknown_handoff_target.yaml:6:22: agent "paymnt" is not in workflow airline (did you mean "payment"?)`},
 		{"selected agent typo", "unknown_handoff_target", `unknown_handoff_target.yaml:7:16: agent "suport" is not in workflow airline (did you mean "support"?)`},
 		{"unknown key", "unknown_keys", `unknown_keys.yaml:9:1: unknown key "expct" in scenario (did you mean "expect"?)`},
