@@ -14,6 +14,10 @@ func version() string {
 	if !ok {
 		return "unknown (no build info) " + runtime.Version()
 	}
+	return versionOf(info)
+}
+
+func versionOf(info *debug.BuildInfo) string {
 	v := info.Main.Version
 	if v == "" {
 		v = "(devel)"
