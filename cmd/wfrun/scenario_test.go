@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -133,7 +134,9 @@ func TestTest_FailLinesSayWhy(t *testing.T) {
 		"FAIL testdata/broken/scenarios/malformed.yaml (the scenario does not load: 1 error) ",
 		"     testdata/broken/scenarios/malformed.yaml:5:1: malformed yaml: a tab indents this line",
 		`FAIL testdata/failing/scenarios/wrong_outcome.yaml (outcome: got "REJECTED", want "COMPLETED") `,
-		"scenarios: 0 passed, 4 failed",
+		"FAIL testdata/broken/scenarios/two_failures.yaml (2 failures) ",
+		`     outcome: got "FAILED", want "DONE"`,
+		"scenarios: 0 passed, 5 failed",
 	} {
 		assert.Contains(t, out, want)
 	}
@@ -162,4 +165,12 @@ func TestRun_LoadProblemsStartTheirLines(t *testing.T) {
 	_, errOut, code = wfrun(t, "run", "testdata/broken/scenarios/bad_workflow.yaml")
 	assert.Equal(t, 1, code)
 	assert.True(t, strings.HasPrefix(errOut, `testdata/broken/workflow.yaml:9:37: unknown key "nxt" (did you mean "next"?)`), errOut)
+}
+
+// TestTest_FailuresGolden keeps the whole report of failing scenarios in a
+// golden file; durations, the one thing that varies, read "T".
+func TestTest_FailuresGolden(t *testing.T) {
+	out, _, code := wfrun(t, "test", "testdata/broken", "testdata/failing", "testdata/cli")
+	assert.Equal(t, 1, code)
+	golden(t, "test_failures.txt", regexp.MustCompile(`(?m) \d+\.\d\ds$`).ReplaceAllString(out, " T"))
 }
