@@ -175,3 +175,33 @@ func TestValidate_OutputJSONAndYAML(t *testing.T) {
 	require.Len(t, list, 1)
 	assert.Equal(t, false, list[0]["valid"], "--strict: a warning makes it invalid")
 }
+
+func TestTest_OutputJSON(t *testing.T) {
+	out, _, code := wfrun(t, "test", "-o", "json", "testdata/cli", "testdata/failing")
+	assert.Equal(t, 1, code)
+	var sum struct {
+		Scenarios []struct {
+			File     string   `json:"file"`
+			Name     string   `json:"name"`
+			Passed   bool     `json:"passed"`
+			Steps    int      `json:"steps"`
+			Seconds  float64  `json:"seconds"`
+			Reason   string   `json:"reason"`
+			Failures []string `json:"failures"`
+		} `json:"scenarios"`
+		Passed int `json:"passed"`
+		Failed int `json:"failed"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &sum), out)
+	assert.Equal(t, 2, sum.Passed)
+	assert.Equal(t, 1, sum.Failed)
+	require.Len(t, sum.Scenarios, 3)
+	assert.Equal(t, "testdata/cli/scenarios/escaped.yaml", sum.Scenarios[0].File)
+	assert.Equal(t, "an error that holds <, > and &&", sum.Scenarios[0].Name)
+	assert.True(t, sum.Scenarios[0].Passed)
+	assert.Equal(t, 2, sum.Scenarios[0].Steps)
+	assert.GreaterOrEqual(t, sum.Scenarios[0].Seconds, 0.0)
+	assert.False(t, sum.Scenarios[2].Passed)
+	assert.Equal(t, `outcome: got "REJECTED", want "COMPLETED"`, sum.Scenarios[2].Reason)
+	assert.NotContains(t, out, "PASS ", "no table lines in JSON")
+}

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -83,123 +81,6 @@ func runCmd() *cobra.Command {
 	addOutput(cmd, &out, "one event per line, then the verdict")
 	cmd.Flags().StringVar(&store, "store", "", "keep the instance in this durable store file (bbolt) for wfrun inspect")
 	return cmd
-}
-
-func testCmd() *cobra.Command {
-	var (
-		junit   string
-		pattern string
-	)
-	cmd := &cobra.Command{
-		Use:   "test PATH...",
-		Short: "Replay every scenario under the paths: a line per scenario and a summary",
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var pick *regexp.Regexp
-			if pattern != "" {
-				re, err := regexp.Compile(pattern)
-				if err != nil {
-					return fmt.Errorf("--run: %w", err)
-				}
-				pick = re
-			}
-			files, err := findScenarios(args)
-			if err != nil {
-				return &checkError{err: err}
-			}
-			if len(files) == 0 {
-				return &checkError{err: fmt.Errorf("no scenarios under %s", strings.Join(args, ", "))}
-			}
-			out := cmd.OutOrStdout()
-			pal := paletteFor(out)
-			load := cachedLoader()
-			var results []testResult
-			for _, f := range files {
-				res, ok := runTest(cmd.Context(), f, load, pick)
-				if !ok {
-					continue
-				}
-				results = append(results, res)
-				took := fmt.Sprintf("%.2fs", res.took.Seconds())
-				if res.passed() {
-					fmt.Fprintf(out, "%s %s (%s, %s) %s\n", pal.green("PASS"), f, res.name, plural(res.steps, "step", "steps"), took)
-					continue
-				}
-				fmt.Fprintf(out, "%s %s (%s) %s\n", pal.red("FAIL"), f, res.reason, took)
-				for _, msg := range res.details {
-					fmt.Fprintf(out, "     %s\n", msg)
-				}
-			}
-			if len(results) == 0 {
-				return &checkError{err: fmt.Errorf("no scenario under %s matches --run %q", strings.Join(args, ", "), pattern)}
-			}
-			passed := 0
-			for _, r := range results {
-				if r.passed() {
-					passed++
-				}
-			}
-			fmt.Fprintf(out, "scenarios: %d passed, %d failed\n", passed, len(results)-passed)
-			if junit != "" {
-				if err := writeJUnit(junit, results); err != nil {
-					return &checkError{err: err}
-				}
-			}
-			if passed != len(results) {
-				return failed("%s failed", plural(len(results)-passed, "scenario", "scenarios"))
-			}
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&junit, "junit", "", "also write a JUnit XML report to this file")
-	cmd.Flags().StringVar(&pattern, "run", "", "replay only the scenarios whose path or name matches this regular expression")
-	return cmd
-}
-
-type testResult struct {
-	file, name string
-	steps      int
-	took       time.Duration
-	reason     string   // why it failed, for the FAIL line; "" when it passed
-	details    []string // what follows the FAIL line
-	failures   []string // every failure, for JUnit
-}
-
-func (r testResult) passed() bool { return r.reason == "" }
-
-// runTest replays one scenario for `wfrun test`; ok is false when pick
-// leaves it out.
-func runTest(ctx context.Context, file string, load scenario.Loader, pick *regexp.Regexp) (res testResult, ok bool) {
-	res = testResult{file: file}
-	begin := time.Now()
-	s, err := scenario.Load(file)
-	if err == nil {
-		res.name = s.Name
-	}
-	if pick != nil && !pick.MatchString(file) && (res.name == "" || !pick.MatchString(res.name)) {
-		return res, false
-	}
-	var rep *scenario.Report
-	if err == nil {
-		rep, err = scenario.Run(ctx, s, load)
-	}
-	res.took = time.Since(begin)
-	switch {
-	case err != nil:
-		res.reason, res.details = loadFailure(err)
-		res.failures = append([]string{res.reason}, res.details...)
-	case !rep.Passed():
-		res.failures = rep.Failures
-		if len(rep.Failures) == 1 {
-			res.reason = rep.Failures[0]
-		} else {
-			res.reason = plural(len(rep.Failures), "failure", "failures")
-			res.details = rep.Failures
-		}
-	default:
-		res.steps = rep.Result.Steps
-	}
-	return res, true
 }
 
 // loadFailure says why a scenario could not be run, in a few words, and
@@ -335,41 +216,3 @@ func writeEvents(enc *encoder, rep *scenario.Report) error {
 	return enc.encode(verdict)
 }
 
-type junitSuite struct {
-	XMLName  xml.Name    `xml:"testsuite"`
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Text    string `xml:",chardata"`
-}
-
-func writeJUnit(path string, results []testResult) error {
-	suite := junitSuite{Name: "wfrun", Tests: len(results)}
-	for _, r := range results {
-		c := junitCase{Name: r.name, Classname: r.file}
-		if c.Name == "" {
-			c.Name = r.file
-		}
-		if !r.passed() {
-			suite.Failures++
-			c.Failure = &junitFailure{Message: r.failures[0], Text: strings.Join(r.failures, "\n")}
-		}
-		suite.Cases = append(suite.Cases, c)
-	}
-	data, err := xml.MarshalIndent(suite, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append([]byte(xml.Header), append(data, '\n')...), 0o644)
-}
