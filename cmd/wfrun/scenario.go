@@ -215,4 +215,3 @@ func writeEvents(enc *encoder, rep *scenario.Report) error {
 	}
 	return enc.encode(verdict)
 }
-
