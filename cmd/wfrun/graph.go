@@ -12,9 +12,10 @@ import (
 func graphCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "graph FILE",
-		Short: "Print the workflow's state diagram (Mermaid or Graphviz DOT)",
-		Args:  cobra.ExactArgs(1),
+		Use:               "graph FILE",
+		Short:             "Print the workflow's state diagram (Mermaid or Graphviz DOT)",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: yamlFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var draw func(*rules.Workflow) string
 			switch format {

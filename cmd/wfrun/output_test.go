@@ -205,3 +205,12 @@ func TestTest_OutputJSON(t *testing.T) {
 	assert.Equal(t, `outcome: got "REJECTED", want "COMPLETED"`, sum.Scenarios[2].Reason)
 	assert.NotContains(t, out, "PASS ", "no table lines in JSON")
 }
+
+func TestCompletion_FilesAreYAML(t *testing.T) {
+	for _, args := range [][]string{{"validate", ""}, {"graph", ""}, {"run", ""}, {"test", ""}, {"replay", "h.jsonl", ""}} {
+		out, _, code := wfrun(t, append([]string{"__complete"}, args...)...)
+		require.Equal(t, 0, code)
+		assert.Contains(t, out, "yaml\nyml\n", "%v", args)
+		assert.Contains(t, out, ":8\n", "%v: filter files by extension", args)
+	}
+}

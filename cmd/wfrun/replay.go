@@ -14,9 +14,10 @@ import (
 func replayCmd() *cobra.Command {
 	var out output
 	cmd := &cobra.Command{
-		Use:   "replay HISTORY WORKFLOW",
-		Short: "Re-evaluate a recorded history against a workflow; exit 1 at the first different decision",
-		Args:  cobra.ExactArgs(2),
+		Use:               "replay HISTORY WORKFLOW",
+		Short:             "Re-evaluate a recorded history against a workflow; exit 1 at the first different decision",
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: historyThenWorkflow,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := out.get(cmd)
 			if err != nil {

@@ -28,9 +28,10 @@ func runCmd() *cobra.Command {
 		store string
 	)
 	cmd := &cobra.Command{
-		Use:   "run SCENARIO",
-		Short: "Replay one scenario: the step table and the verdict (-o json: one JSON event per line)",
-		Args:  cobra.ExactArgs(1),
+		Use:               "run SCENARIO",
+		Short:             "Replay one scenario: the step table and the verdict (-o json: one JSON event per line)",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: yamlFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := out.get(cmd)
 			if err != nil {

@@ -21,9 +21,10 @@ func testCmd() *cobra.Command {
 		out     output
 	)
 	cmd := &cobra.Command{
-		Use:   "test PATH...",
-		Short: "Replay every scenario under the paths: a line per scenario and a summary",
-		Args:  cobra.MinimumNArgs(1),
+		Use:               "test PATH...",
+		Short:             "Replay every scenario under the paths: a line per scenario and a summary",
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: yamlFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := out.get(cmd)
 			if err != nil {

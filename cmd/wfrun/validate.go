@@ -58,9 +58,10 @@ func validateCmd() *cobra.Command {
 		out    output
 	)
 	cmd := &cobra.Command{
-		Use:   "validate FILE...",
-		Short: "Load and lint workflow files; print every error and warning with its position",
-		Args:  cobra.MinimumNArgs(1),
+		Use:               "validate FILE...",
+		Short:             "Load and lint workflow files; print every error and warning with its position",
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: yamlFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := out.get(cmd)
 			if err != nil {
