@@ -28,7 +28,7 @@ func graphCmd() *cobra.Command {
 			}
 			w, err := rules.Load(args[0])
 			if err != nil {
-				return &checkError{err: err}
+				return workflowError(cmd, err)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), draw(w))
 			return nil

@@ -34,7 +34,7 @@ func replayCmd() *cobra.Command {
 			}
 			w, err := rules.Load(args[1])
 			if err != nil {
-				return &checkError{err: err}
+				return workflowError(cmd, err)
 			}
 			rep, err := replay.Check(w, history)
 			if err != nil {

@@ -54,18 +54,7 @@ func runCmd() *cobra.Command {
 			}
 			rep, err := replayScenario(cmd.Context(), args[0], rules.Load, start, opts...)
 			if err != nil {
-				reason, details := loadFailure(err)
-				if len(details) == 0 {
-					return &checkError{err: err}
-				}
-				// One problem per line, each starting with its position,
-				// as editors and CI logs expect.
-				errOut := cmd.ErrOrStderr()
-				for _, d := range details {
-					fmt.Fprintln(errOut, d)
-				}
-				fmt.Fprintf(errOut, "wfrun: %s\n", reason)
-				return failed("%s", reason)
+				return workflowError(cmd, err)
 			}
 			w := cmd.OutOrStdout()
 			if format == formatTable {
@@ -82,6 +71,25 @@ func runCmd() *cobra.Command {
 	addOutput(cmd, &out, "one event per line, then the verdict")
 	cmd.Flags().StringVar(&store, "store", "", "keep the instance in this durable store file (bbolt) for wfrun inspect")
 	return cmd
+}
+
+// workflowError reports a workflow or scenario that does not load: each
+// problem on a line of its own, starting with its position, as editors and
+// CI logs expect, then what it means. Other errors are left to main.
+func workflowError(cmd *cobra.Command, err error) error {
+	reason, details := loadFailure(err)
+	if len(details) == 0 {
+		return &checkError{err: err}
+	}
+	if cmd.Name() != "run" {
+		reason = "the workflow does not load: " + plural(len(details), "error", "errors")
+	}
+	errOut := cmd.ErrOrStderr()
+	for _, d := range details {
+		fmt.Fprintln(errOut, d)
+	}
+	fmt.Fprintf(errOut, "wfrun: %s\n", reason)
+	return failed("%s", reason)
 }
 
 // loadFailure says why a scenario could not be run, in a few words, and

@@ -174,3 +174,10 @@ func TestTest_FailuresGolden(t *testing.T) {
 	assert.Equal(t, 1, code)
 	golden(t, "test_failures.txt", regexp.MustCompile(`(?m) \d+\.\d\ds$`).ReplaceAllString(out, " T"))
 }
+
+func TestGraph_LoadProblemsStartTheirLines(t *testing.T) {
+	_, errOut, code := wfrun(t, "graph", "testdata/broken/workflow.yaml")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, `testdata/broken/workflow.yaml:9:37: unknown key "nxt" (did you mean "next"?)`+"\n"+
+		"wfrun: the workflow does not load: 1 error\n", errOut)
+}
