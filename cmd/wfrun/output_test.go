@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -213,4 +215,33 @@ func TestCompletion_FilesAreYAML(t *testing.T) {
 		assert.Contains(t, out, "yaml\nyml\n", "%v", args)
 		assert.Contains(t, out, ":8\n", "%v: filter files by extension", args)
 	}
+}
+
+func TestReplay_OutputJSONAndYAML(t *testing.T) {
+	trace, errOut, code := wfrun(t, "run", "--json", approved)
+	require.Equal(t, 0, code, errOut)
+	file := filepath.Join(t.TempDir(), "approved.jsonl")
+	require.NoError(t, os.WriteFile(file, []byte(trace), 0o644))
+	const wf = "../../examples/refund/workflow.yaml"
+
+	out, errOut, code := wfrun(t, "replay", "-o", "json", file, wf)
+	require.Equal(t, 0, code, errOut)
+	var rep struct {
+		Workflow   string           `json:"workflow"`
+		Steps      []map[string]any `json:"steps"`
+		Divergence map[string]any   `json:"divergence"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	assert.Equal(t, "refund", rep.Workflow)
+	assert.NotEmpty(t, rep.Steps)
+	assert.Nil(t, rep.Divergence)
+	viaFlag, _, _ := wfrun(t, "replay", "--json", file, wf)
+	assert.Equal(t, out, viaFlag)
+
+	out, errOut, code = wfrun(t, "replay", "-o", "yaml", file, wf)
+	require.Equal(t, 0, code, errOut)
+	var doc map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(out), &doc))
+	assert.Equal(t, "refund", doc["workflow"])
+	assert.Len(t, doc["steps"], len(rep.Steps))
 }
