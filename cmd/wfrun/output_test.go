@@ -231,7 +231,8 @@ func TestReplay_OutputJSONAndYAML(t *testing.T) {
 		Steps      []map[string]any `json:"steps"`
 		Divergence map[string]any   `json:"divergence"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), "stdout holds only the report: %s", out)
+	assert.Contains(t, errOut, "no divergence: 4 decisions replayed against refund", "the verdict goes to stderr")
 	assert.Equal(t, "refund", rep.Workflow)
 	assert.NotEmpty(t, rep.Steps)
 	assert.Nil(t, rep.Divergence)

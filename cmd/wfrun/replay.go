@@ -40,8 +40,11 @@ func replayCmd() *cobra.Command {
 			if err != nil {
 				return &checkError{err: err}
 			}
-			stdout := cmd.OutOrStdout()
+			stdout, verdict := cmd.OutOrStdout(), cmd.OutOrStdout()
 			if format != formatTable {
+				// The report is the data; the verdict is for the person
+				// reading, and would break a JSON or YAML reader.
+				verdict = cmd.ErrOrStderr()
 				if err := newEncoder(stdout, format).encode(rep); err != nil {
 					return err
 				}
@@ -58,11 +61,11 @@ func replayCmd() *cobra.Command {
 				tw.Flush()
 			}
 			if d := rep.Divergence; d != nil {
-				fmt.Fprintf(stdout, "divergence at step %d (state %s, trigger %s): the %s differs: recorded %s, now %s\n",
+				fmt.Fprintf(verdict, "divergence at step %d (state %s, trigger %s): the %s differs: recorded %s, now %s\n",
 					d.Step, d.State, d.Trigger, d.Diff, d.Recorded, d.Replayed)
 				return failed("history diverges from %s", args[1])
 			}
-			fmt.Fprintf(stdout, "no divergence: %s replayed against %s\n", plural(len(rep.Steps), "decision", "decisions"), w.Name)
+			fmt.Fprintf(verdict, "no divergence: %s replayed against %s\n", plural(len(rep.Steps), "decision", "decisions"), w.Name)
 			return nil
 		},
 	}
