@@ -56,6 +56,13 @@ func inspectCmd() *cobra.Command {
 			if list.status != "" && !slices.Contains(statuses, list.status) {
 				return fmt.Errorf("unknown --status %q (want %s)", list.status, strings.Join(statuses, ", "))
 			}
+			if len(args) > 0 || dead {
+				for _, f := range []string{"status", "workflow", "state", "limit", "after"} {
+					if cmd.Flags().Changed(f) {
+						return fmt.Errorf("--%s applies to the instance list, not to one instance or the dead letters", f)
+					}
+				}
+			}
 			if list.limit < 0 {
 				return fmt.Errorf("--limit must not be negative, got %d", list.limit)
 			}

@@ -287,3 +287,12 @@ func TestRun_StoreKeepsWallClockTimes(t *testing.T) {
 	assert.False(t, created.Before(before) || created.After(after), "created %s, want between %s and %s (not the scenario clock's 2025)", created, before, after)
 	assert.False(t, list[0].Updated.Before(created))
 }
+
+func TestInspect_ListFlagsWithAnInstanceAreAUsageError(t *testing.T) {
+	store := listStore(t)
+	_, errOut, code := wfrun(t, "inspect", "--store", store, "--status", "running", "a0496f22")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--status applies to the instance list")
+	_, _, code = wfrun(t, "inspect", "--store", store, "--dead-letters", "--limit", "3")
+	assert.Equal(t, 2, code)
+}
