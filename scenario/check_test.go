@@ -73,6 +73,7 @@ func TestCheck_CorpusCoversEveryMistake(t *testing.T) {
 		{"unknown key", "unknown_keys", `unknown_keys.yaml:9:1: unknown key "expct" in scenario (did you mean "expect"?)`},
 		{"unknown reply key", "unknown_keys", `unknown_keys.yaml:8:23: unknown key "dealy" in reply of payment (did you mean "delay"?)`},
 		{"bad delay", "bad_values", `bad_values.yaml:6:32: delay "soon" is not a duration`},
+		{"yes is not a bool", "bad_values", `bad_values.yaml:11:32: retryable must be true or false`},
 		{"reply with two kinds", "bad_values", `bad_values.yaml:7:7: reply of seat_booking needs exactly one of trigger, error, reject, handoff or select`},
 		{"missing workflow", "missing_required", `missing_required.yaml:2:1: missing required key "workflow" in scenario`},
 		{"workflow given as a scenario", "workflow_not_scenario", `workflow_not_scenario.yaml:1:1: this file is a workflow, not a scenario`},

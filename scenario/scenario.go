@@ -292,7 +292,7 @@ func (p *parser) reply(n *yaml.Node, agent string) Reply {
 		r.Result = p.object(v, "result")
 	}
 	if v := f["retryable"]; v != nil {
-		if err := v.Decode(&r.Retryable); err != nil {
+		if err := decodeBool(v, &r.Retryable); err != nil {
 			p.errorf(v, "retryable must be true or false")
 		}
 		if r.Error == "" {
@@ -329,7 +329,7 @@ func (p *parser) handoff(n *yaml.Node, agent string, toAt *Pos) *Handoff {
 		h.Payload = p.object(v, "payload")
 	}
 	if v := f["return_control"]; v != nil {
-		if err := v.Decode(&h.ReturnControl); err != nil {
+		if err := decodeBool(v, &h.ReturnControl); err != nil {
 			p.errorf(v, "return_control must be true or false")
 		}
 	}
@@ -357,6 +357,15 @@ func (p *parser) expect(n *yaml.Node, e *Expect) {
 	if v := f["error"]; v != nil {
 		e.Error = p.str(v, "error")
 	}
+}
+
+// decodeBool reads true or false, and nothing else: YAML 1.1's yes, no, on
+// and off read as strings everywhere else, in workflows too.
+func decodeBool(n *yaml.Node, dst *bool) error {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		return fmt.Errorf("not a bool: %q", n.Value)
+	}
+	return n.Decode(dst)
 }
 
 // normalize turns YAML-decoded values into the plain JSON-like values the

@@ -307,3 +307,29 @@ func FuzzSchema_AcceptsWhatTheLoaderAccepts(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSchema_AcceptsWhatTheScenarioLoaderAccepts: whatever the scenario
+// loader accepts, the scenario schema must accept too.
+func FuzzSchema_AcceptsWhatTheScenarioLoaderAccepts(f *testing.F) {
+	for _, pattern := range []string{"testdata/edge_scenario.yaml", "../examples/*/scenarios/*.yaml", "../scenario/testdata/invalid/*.yaml"} {
+		files, _ := filepath.Glob(pattern)
+		for _, file := range files {
+			if src, err := os.ReadFile(file); err == nil {
+				f.Add(src)
+			}
+		}
+	}
+	sc := compile(f, "scenario.schema.json", schema.Scenario())
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if _, err := scenario.Parse("fuzz.yaml", src); err != nil {
+			return
+		}
+		doc, ok := toJSON(t, src)
+		if !ok {
+			t.Fatal("the loader accepts YAML that yaml.Unmarshal refuses")
+		}
+		if err := sc.Validate(doc); err != nil {
+			t.Fatalf("the loader accepts\n%s\nbut the schema refuses it: %v", src, err)
+		}
+	})
+}
