@@ -78,7 +78,7 @@ func Locate(src []byte, err error) Problem {
 	ln := lineAt(lines, p.Line)
 	indent := len(ln) - len(bytes.TrimLeft(ln, " "))
 	switch {
-	case strings.Contains(text, "tab") || (strings.HasPrefix(text, "found character that cannot start any token") && bytes.HasPrefix(ln[indent:], []byte("\t"))):
+	case strings.Contains(text, "tab character") || (strings.HasPrefix(text, "found character that cannot start any token") && bytes.HasPrefix(ln[indent:], []byte("\t"))):
 		p.Plain = "a tab indents this line; YAML indents with spaces only"
 		if i := bytes.IndexByte(ln, '\t'); i >= 0 {
 			p.Col = utf8.RuneCount(ln[:i]) + 1
