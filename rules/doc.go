@@ -1,4 +1,4 @@
-// Package rules loads Baton's YAML workflow language (SPEC §2) into a
+// Package rules loads Baton's YAML workflow language (docs/workflow-format.md) into a
 // compiled, immutable Workflow and selects the rule that fires on an agent's
 // outcome.
 //

@@ -87,10 +87,16 @@ func TestLoad_InvalidCorpus(t *testing.T) {
 // piece of the diagnostic that file must produce.
 func TestLoad_InvalidCorpusCoversEveryKind(t *testing.T) {
 	kinds := []struct{ kind, file, want string }{
-		{"malformed yaml: unclosed construct", "yaml_unclosed_flow", "4:1: malformed yaml: did not find expected ',' or '}'"},
-		{"malformed yaml: tab", "yaml_tab_indent", "5:1: malformed yaml: found character that cannot start any token"},
-		{"malformed yaml: indentation", "yaml_bad_indent", "4:1: malformed yaml: mapping values are not allowed"},
-		{"malformed yaml: unknown anchor", "yaml_unknown_anchor", "5:6: malformed yaml: unknown anchor"},
+		{"malformed yaml: unclosed construct", "yaml_unclosed_flow", "4:1: malformed yaml: a '{' opened on this line is not closed"},
+		{"malformed yaml: tab", "yaml_tab_indent", "5:1: malformed yaml: a tab indents this line; YAML indents with spaces only (parser: found character that cannot start any token)"},
+		{"malformed yaml: tab deep in a block", "yaml_tab_deep", "43:1: malformed yaml: a tab indents this line"},
+		{"malformed yaml: indentation under a value", "yaml_bad_indent", "4:3: malformed yaml: this line is indented under a key that already has a value"},
+		{"malformed yaml: indentation deep in a block", "yaml_indent_deep", "59:4: malformed yaml: the indentation of this line does not fit the block above it"},
+		{"malformed yaml: key at the dashes' indentation", "yaml_dash_missing", "69:3: malformed yaml: the indentation of this line does not fit"},
+		{"malformed yaml: stray colon", "yaml_stray_colon", "62:28: malformed yaml: a stray ':' here"},
+		{"malformed yaml: unclosed quote", "yaml_unclosed_quote", "39:13: malformed yaml: a quoted value opened on this line is not closed"},
+		{"malformed yaml: unknown anchor", "yaml_unknown_anchor", "5:6: malformed yaml: the alias *missing names no anchor"},
+		{"a scenario instead of a workflow", "scenario_not_workflow", "2:1: this file is a scenario, not a workflow"},
 		{"empty file", "empty", "1:1: empty workflow file"},
 		{"document not a mapping", "not_a_mapping", "workflow file must be a mapping"},
 		{"unknown key", "unknown_keys", `5:1: unknown key "owner"`},

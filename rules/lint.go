@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// lint returns the warnings of SPEC §2 for a workflow that loaded without
+// lint returns the lint warnings for a workflow that loaded without
 // errors: unreachable states, rules that can never fire, rules that may
 // both match, outcomes without an unconditional fallback, and cycles bound
 // only by the default limits.

@@ -6,12 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"regexp"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/expr-lang/expr/conf"
+
+	"github.com/batonhq/baton/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -93,9 +92,11 @@ func (l *loader) hasErrors() bool {
 	return false
 }
 
+// topKeys are the workflow file's own keys. "$schema" names the JSON Schema
+// an editor checks the file against; the loader ignores its value.
 var topKeys = keySpec{
 	required: []string{"workflow", "initial", "agents", "states"},
-	optional: []string{"version", "description", "limits", "rules"},
+	optional: []string{"$schema", "version", "description", "limits", "rules"},
 }
 
 // load decodes the document, then resolves and checks every reference.
@@ -127,6 +128,12 @@ func (l *loader) load(src []byte) *Workflow {
 	if len(fs.ordered) == 0 {
 		l.errorf(root, "empty workflow file")
 		return nil
+	}
+	if f, ok := fs.get("scenario"); ok {
+		if _, ok := fs.get("states"); !ok {
+			l.errorf(f.key, "this file is a scenario, not a workflow: run it with `wfrun run FILE`, and validate the workflow file its `workflow:` key names")
+			return nil
+		}
 	}
 	l.checkKeys(fs, topKeys, "")
 	if f, ok := fs.get("workflow"); ok {
@@ -163,53 +170,13 @@ func (l *loader) load(src []byte) *Workflow {
 	return w
 }
 
-var (
-	yamlLine      = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
-	unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
-)
-
-// parserProblems are the messages of the YAML parser proper, whose line
-// numbers go-yaml reports 0-based; the scanner's are already 1-based.
-var parserProblems = map[string]bool{
-	"did not find expected ',' or ']'":       true,
-	"did not find expected ',' or '}'":       true,
-	"did not find expected <document start>": true,
-	"did not find expected <stream-start>":   true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected key":              true,
-	"did not find expected node content":     true,
-	"found duplicate %YAML directive":        true,
-	"found duplicate %TAG directive":         true,
-	"found incompatible YAML document":       true,
-	"found undefined tag handle":             true,
-}
-
 // parseYAML decodes src into a node tree. Malformed YAML stops the load
-// with one error at the line the parser reports (column 1: the parser does
-// not tell the column).
+// with one error at the offending token, in plain words first.
 func (l *loader) parseYAML(src []byte) (root *yaml.Node, ok bool) {
 	var doc yaml.Node
-	err := safeUnmarshal(src, &doc)
-	if err != nil {
-		msg := err.Error()
-		pos := Pos{Line: 1, Col: 1}
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			msg = msg[len(m[0]):]
-			if n, convErr := strconv.Atoi(m[1]); convErr == nil && n >= 0 {
-				pos.Line = max(n, 1)
-				if parserProblems[msg] {
-					// The parser (unlike the scanner) reports 0-based lines.
-					pos.Line = n + 1
-				}
-			}
-		}
-		if first, _, cut := strings.Cut(msg, "\n"); cut {
-			msg = first
-		}
-		if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
-			pos = l.src.find("*" + m[1])
-		}
-		l.errorAt(pos, "malformed yaml: %s", msg)
+	if err := yamlerr.Unmarshal(src, &doc); err != nil {
+		p := yamlerr.Locate(src, err)
+		l.errorAt(Pos{Line: p.Line, Col: p.Col}, "%s", p.Message())
 		return nil, false
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
@@ -217,15 +184,4 @@ func (l *loader) parseYAML(src []byte) (root *yaml.Node, ok bool) {
 		return nil, false
 	}
 	return doc.Content[0], true
-}
-
-// safeUnmarshal turns a panic in the YAML parser into an error: loading
-// must never panic.
-func safeUnmarshal(src []byte, n *yaml.Node) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("yaml: %v", r)
-		}
-	}()
-	return yaml.Unmarshal(src, n)
 }

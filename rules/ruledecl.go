@@ -12,7 +12,7 @@ var ruleKeys = keySpec{
 	optional: []string{"condition", "priority", "to", "reason", "task", "context", "constraints"},
 }
 
-// Priorities of SPEC §2, lowest first.
+// Priorities, lowest first.
 const (
 	PriorityCritical = 1
 	PriorityHigh     = 2
@@ -20,7 +20,7 @@ const (
 	PriorityLow      = 10
 )
 
-// priorityNames maps the seeds' priority names to the numeric scale.
+// priorityNames maps the priority names to the numeric scale.
 var priorityNames = map[string]int{
 	"critical": PriorityCritical, "urgent": PriorityCritical,
 	"high":   PriorityHigh,
@@ -29,14 +29,14 @@ var priorityNames = map[string]int{
 }
 
 // PriorityRank returns the rank of a priority name (critical, urgent, high,
-// normal, medium, low; any case) on the SPEC §2 scale.
+// normal, medium, low; any case) on the priority scale.
 func PriorityRank(name string) (int, bool) {
 	n, ok := priorityNames[strings.ToLower(name)]
 	return n, ok
 }
 
 // PriorityName returns the canonical name of a priority value on the
-// SPEC §2 scale: critical (1), high (2-4), normal (5-9) or low (10 and up).
+// priority scale: critical (1), high (2-4), normal (5-9) or low (10 and up).
 func PriorityName(p int) string {
 	switch {
 	case p <= PriorityCritical:

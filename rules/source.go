@@ -28,16 +28,6 @@ func posOf(n *yaml.Node) Pos {
 	return p
 }
 
-// find returns the position of the first occurrence of text, or 1:1.
-func (s *source) find(text string) Pos {
-	for i, ln := range s.lines {
-		if j := bytes.Index(ln, []byte(text)); j >= 0 {
-			return Pos{Line: i + 1, Col: utf8.RuneCount(ln[:j]) + 1}
-		}
-	}
-	return Pos{Line: 1, Col: 1}
-}
-
 // line returns the 1-based line i, or nil.
 func (s *source) line(i int) []byte {
 	if i < 1 || i > len(s.lines) {

@@ -261,7 +261,7 @@ type Limits struct {
 	OnLimit string
 }
 
-// Default limits of SPEC §2.
+// Default limits of a workflow without a limits section.
 const (
 	DefaultMaxSteps       = 100
 	DefaultMaxVisits      = 10

@@ -1,4 +1,4 @@
-// Package scenario loads scenario files (SPEC §3) and replays them against
+// Package scenario loads scenario files (docs/scenario-format.md) and replays them against
 // their workflow.
 //
 // A scenario scripts every agent's replies, consumed in order, one per run of

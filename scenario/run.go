@@ -54,12 +54,22 @@ type Loader func(path string) (*rules.Workflow, error)
 
 // Run replays the scenario against its workflow on a simulated clock, in one
 // goroutine, and checks its expectations. The error is non-nil only when the
-// scenario could not be run at all (its workflow does not load, say); a
-// failed expectation is reported in Report.Failures.
+// scenario could not be run at all: its workflow does not load, or Check
+// finds names the workflow lacks (positioned *Error values). A failed
+// expectation is reported in Report.Failures.
 //
 // Extra engine options (a durable store, say) are applied after the
 // simulator's.
 func Run(ctx context.Context, s *Scenario, load Loader, opts ...engine.Option) (*Report, error) {
+	return RunFrom(ctx, s, load, Epoch, opts...)
+}
+
+// RunFrom is Run with the scenario clock starting at start instead of
+// Epoch. A replay kept in a durable store starts at the wall clock's now, so
+// that its instance's times say when it ran; delays, backoffs and timeouts
+// still pass on the simulated clock, and ids and times stay deterministic
+// for a given start.
+func RunFrom(ctx context.Context, s *Scenario, load Loader, start time.Time, opts ...engine.Option) (*Report, error) {
 	if load == nil {
 		load = rules.Load
 	}
@@ -67,15 +77,12 @@ func Run(ctx context.Context, s *Scenario, load Loader, opts ...engine.Option) (
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: workflow: %w", s.File, err)
 	}
-	rep := &Report{Scenario: s, Workflow: w}
-	for agent, replies := range s.Agents {
-		if _, ok := w.Agent(agent); !ok && len(replies) > 0 {
-			rep.Failures = append(rep.Failures, fmt.Sprintf("agent %q of the scenario is not in workflow %s", agent, w.Name))
-		}
+	if err := Check(s, w); err != nil {
+		return nil, err
 	}
-	slices.Sort(rep.Failures)
+	rep := &Report{Scenario: s, Workflow: w}
 
-	sim := clock.NewSim(Epoch)
+	sim := clock.NewSim(start)
 	reg, err := engine.NewRegistry(w, nil) // every agent is external: the script plays them on the bus
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
@@ -104,7 +111,7 @@ func Run(ctx context.Context, s *Scenario, load Loader, opts ...engine.Option) (
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
 	}
 	rep.Result = inst.Result()
-	rep.Duration = sim.Now().Sub(Epoch)
+	rep.Duration = sim.Now().Sub(start)
 	if rep.History, err = inst.History(ctx); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
 	}

@@ -1,16 +1,18 @@
 package scenario
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"github.com/batonhq/baton/internal/suggest"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/batonhq/baton/internal/suggest"
+	"github.com/batonhq/baton/internal/yamlerr"
 )
 
 // Scenario is one scripted run of a workflow: every agent's replies and what
@@ -22,7 +24,12 @@ type Scenario struct {
 	Input    map[string]any
 	Agents   map[string][]Reply
 	Expect   Expect
+
+	agentAt map[string]Pos // each scripted agent's key
 }
+
+// Pos is a 1-based line and column in a scenario file.
+type Pos struct{ Line, Col int }
 
 // Reply is one scripted run of an agent: exactly one of a trigger, an error
 // or a rejection.
@@ -36,9 +43,11 @@ type Reply struct {
 	Select    string   // the user selects this agent to take over the step
 	Delay     time.Duration
 	Line, Col int
+
+	triggerAt, toAt Pos // the trigger's value; the handoff's to or select's value
 }
 
-// Handoff is a dynamic hand-off in a reply: SPEC §3's
+// Handoff is a dynamic hand-off in a reply:
 // `handoff: {to, reason, explanation, task, payload, return_control}`.
 type Handoff struct {
 	To, Reason, Explanation, Task string
@@ -53,6 +62,9 @@ type Expect struct {
 	States   []string
 	Handoffs []string
 	Error    string
+
+	outcomeAt           Pos
+	statesAt, handoffAt []Pos
 }
 
 // Error is a problem in a scenario file, with its position.
@@ -79,16 +91,19 @@ func Load(path string) (*Scenario, error) {
 func Parse(file string, src []byte) (*Scenario, error) {
 	p := &parser{file: file}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		line, msg := yamlErr(err)
-		return nil, &Error{File: file, Line: line, Col: 1, Msg: "malformed YAML: " + msg}
+	if err := yamlerr.Unmarshal(src, &doc); err != nil {
+		pr := yamlerr.Locate(src, err)
+		return nil, &Error{File: file, Line: pr.Line, Col: pr.Col, Msg: pr.Message()}
 	}
-	s := &Scenario{File: file, Agents: map[string][]Reply{}, Input: map[string]any{}}
+	s := &Scenario{File: file, Agents: map[string][]Reply{}, Input: map[string]any{}, agentAt: map[string]Pos{}}
 	if len(doc.Content) == 0 {
 		return nil, &Error{File: file, Line: 1, Col: 1, Msg: "empty scenario"}
 	}
 	root := doc.Content[0]
-	fields := p.mapping(root, "scenario", []string{"scenario", "workflow"}, []string{"input", "agents", "expect"})
+	if isWorkflow(root) {
+		return nil, &Error{File: file, Line: 1, Col: 1, Msg: "this file is a workflow, not a scenario: check it with `wfrun validate FILE`; a scenario names its workflow in `workflow:` and scripts its agents"}
+	}
+	fields := p.mapping(root, "scenario", scenarioKeys)
 	if n := fields["scenario"]; n != nil {
 		s.Name = p.str(n, "scenario")
 	}
@@ -108,14 +123,14 @@ func Parse(file string, src []byte) (*Scenario, error) {
 		p.expect(n, &s.Expect)
 	}
 	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
+		return nil, joinSorted(p.errs)
 	}
 	return s, nil
 }
 
 type parser struct {
 	file string
-	errs []error
+	errs []*Error
 }
 
 func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
@@ -126,14 +141,40 @@ func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
 	p.errs = append(p.errs, &Error{File: p.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)})
 }
 
+// joinSorted joins errs in the order of their positions.
+func joinSorted(errs []*Error) error {
+	slices.SortStableFunc(errs, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
+	})
+	all := make([]error, len(errs))
+	for i, e := range errs {
+		all[i] = e
+	}
+	return errors.Join(all...)
+}
+
+// isWorkflow tells a workflow file given as a scenario: it declares states
+// and has no scenario key.
+func isWorkflow(root *yaml.Node) bool {
+	if root.Kind != yaml.MappingNode {
+		return false
+	}
+	keys := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		keys[root.Content[i].Value] = true
+	}
+	return keys["states"] && !keys["scenario"]
+}
+
 // mapping returns a mapping's values by key, reporting unknown and missing keys.
-func (p *parser) mapping(n *yaml.Node, what string, required, optional []string) map[string]*yaml.Node {
+func (p *parser) mapping(n *yaml.Node, what string, keys KeyTable) map[string]*yaml.Node {
 	out := map[string]*yaml.Node{}
 	if n.Kind != yaml.MappingNode {
 		p.errorf(n, "%s must be a mapping", what)
 		return out
 	}
-	allowed := append(slices.Clone(required), optional...)
+	required := keys.Required
+	allowed := append(slices.Clone(required), keys.Optional...)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		switch {
@@ -165,16 +206,17 @@ func (p *parser) str(n *yaml.Node, what string) string {
 	return n.Value
 }
 
-func (p *parser) strs(n *yaml.Node, what string) []string {
+func (p *parser) strs(n *yaml.Node, what string) ([]string, []Pos) {
 	if n.Kind != yaml.SequenceNode {
 		p.errorf(n, "%s must be a list", what)
-		return nil
+		return nil, nil
 	}
-	out := []string{}
+	out, at := []string{}, []Pos{}
 	for _, c := range n.Content {
 		out = append(out, p.str(c, what+" item"))
+		at = append(at, Pos{c.Line, c.Column})
 	}
-	return out
+	return out, at
 }
 
 func (p *parser) object(n *yaml.Node, what string) map[string]any {
@@ -208,6 +250,7 @@ func (p *parser) agents(n *yaml.Node, s *Scenario) {
 			p.errorf(v, "agent %s: replies must be a list", k.Value)
 			continue
 		}
+		s.agentAt[k.Value] = Pos{k.Line, k.Column}
 		replies := []Reply{}
 		for _, rn := range v.Content {
 			replies = append(replies, p.reply(rn, k.Value))
@@ -218,18 +261,20 @@ func (p *parser) agents(n *yaml.Node, s *Scenario) {
 
 func (p *parser) reply(n *yaml.Node, agent string) Reply {
 	r := Reply{Line: n.Line, Col: n.Column, Retryable: true}
-	f := p.mapping(n, "reply of "+agent, nil, []string{"trigger", "result", "error", "retryable", "reject", "handoff", "select", "delay"})
+	f := p.mapping(n, "reply of "+agent, replyKeys)
 	kinds := 0
 	if v := f["handoff"]; v != nil {
-		r.Handoff = p.handoff(v, agent)
+		r.Handoff = p.handoff(v, agent, &r.toAt)
 		kinds++
 	}
 	if v := f["select"]; v != nil {
 		r.Select = p.str(v, "select")
+		r.toAt = Pos{v.Line, v.Column}
 		kinds++
 	}
 	if v := f["trigger"]; v != nil {
 		r.Trigger = p.str(v, "trigger")
+		r.triggerAt = Pos{v.Line, v.Column}
 		kinds++
 	}
 	if v := f["error"]; v != nil {
@@ -247,7 +292,7 @@ func (p *parser) reply(n *yaml.Node, agent string) Reply {
 		r.Result = p.object(v, "result")
 	}
 	if v := f["retryable"]; v != nil {
-		if err := v.Decode(&r.Retryable); err != nil {
+		if err := decodeBool(v, &r.Retryable); err != nil {
 			p.errorf(v, "retryable must be true or false")
 		}
 		if r.Error == "" {
@@ -264,11 +309,12 @@ func (p *parser) reply(n *yaml.Node, agent string) Reply {
 	return r
 }
 
-func (p *parser) handoff(n *yaml.Node, agent string) *Handoff {
-	f := p.mapping(n, "handoff of "+agent, []string{"to"}, []string{"reason", "explanation", "task", "payload", "return_control"})
+func (p *parser) handoff(n *yaml.Node, agent string, toAt *Pos) *Handoff {
+	f := p.mapping(n, "handoff of "+agent, handoffKeys)
 	h := &Handoff{}
 	if v := f["to"]; v != nil {
 		h.To = p.str(v, "to")
+		*toAt = Pos{v.Line, v.Column}
 	}
 	if v := f["reason"]; v != nil {
 		h.Reason = p.str(v, "reason")
@@ -283,7 +329,7 @@ func (p *parser) handoff(n *yaml.Node, agent string) *Handoff {
 		h.Payload = p.object(v, "payload")
 	}
 	if v := f["return_control"]; v != nil {
-		if err := v.Decode(&h.ReturnControl); err != nil {
+		if err := decodeBool(v, &h.ReturnControl); err != nil {
 			p.errorf(v, "return_control must be true or false")
 		}
 	}
@@ -291,7 +337,7 @@ func (p *parser) handoff(n *yaml.Node, agent string) *Handoff {
 }
 
 func (p *parser) expect(n *yaml.Node, e *Expect) {
-	f := p.mapping(n, "expect", nil, []string{"status", "outcome", "states", "handoffs", "error"})
+	f := p.mapping(n, "expect", expectKeys)
 	if v := f["status"]; v != nil {
 		e.Status = p.str(v, "status")
 		if e.Status != "completed" && e.Status != "failed" {
@@ -300,16 +346,26 @@ func (p *parser) expect(n *yaml.Node, e *Expect) {
 	}
 	if v := f["outcome"]; v != nil {
 		e.Outcome = p.str(v, "outcome")
+		e.outcomeAt = Pos{v.Line, v.Column}
 	}
 	if v := f["states"]; v != nil {
-		e.States = p.strs(v, "states")
+		e.States, e.statesAt = p.strs(v, "states")
 	}
 	if v := f["handoffs"]; v != nil {
-		e.Handoffs = p.strs(v, "handoffs")
+		e.Handoffs, e.handoffAt = p.strs(v, "handoffs")
 	}
 	if v := f["error"]; v != nil {
 		e.Error = p.str(v, "error")
 	}
+}
+
+// decodeBool reads true or false, and nothing else: YAML 1.1's yes, no, on
+// and off read as strings everywhere else, in workflows too.
+func decodeBool(n *yaml.Node, dst *bool) error {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		return fmt.Errorf("not a bool: %q", n.Value)
+	}
+	return n.Decode(dst)
 }
 
 // normalize turns YAML-decoded values into the plain JSON-like values the
@@ -335,16 +391,4 @@ func normalize(v any) any {
 	default:
 		return v
 	}
-}
-
-// yamlErr splits a yaml.v3 error into its line (1 when it names none) and
-// its message.
-func yamlErr(err error) (int, string) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	var line int
-	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil && line > 0 {
-		_, rest, _ := strings.Cut(msg, ": ")
-		return line, rest
-	}
-	return 1, msg
 }

@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/scenario"
 )
 
@@ -24,7 +28,7 @@ func TestParse_Errors(t *testing.T) {
 		src  string
 		want []string
 	}{
-		{"malformed yaml", "scenario: x\nworkflow: [\n", []string{"testdata/s.yaml:2:1: malformed YAML"}},
+		{"malformed yaml", "scenario: x\nworkflow: [\n", []string{"testdata/s.yaml:2:1: malformed yaml: "}},
 		{"missing workflow", "scenario: x\n", []string{`testdata/s.yaml:1:1: missing required key "workflow" in scenario`}},
 		{"near miss", "scenario: x\nworkflow: flow.yaml\nexpct: {}\n", []string{`testdata/s.yaml:3:1: unknown key "expct" in scenario (did you mean "expect"?)`}},
 		{"reply needs one kind", "scenario: x\nworkflow: f\nagents:\n  a:\n    - {trigger: t, error: boom}\n", []string{"testdata/s.yaml:5:7: reply of a needs exactly one of trigger, error, reject, handoff or select"}},
@@ -90,7 +94,6 @@ func TestRun_Verdicts(t *testing.T) {
 		{"reply left unconsumed", header + "agents:\n  a: [{trigger: done}, {trigger: done}]\n  b: [{trigger: done}]\n", []string{"agent a: reply at line 4 left unconsumed"}},
 		{"expected failure", header + "agents:\n  a: [{trigger: nope}]\nexpect: {status: failed, error: no rule matched}\n", nil},
 		{"error text mismatch", header + "agents:\n  a: [{trigger: nope}]\nexpect: {status: failed, error: limit}\n", []string{`error: got "engine: instance`}},
-		{"unknown agent in scenario", header + "agents:\n  a: [{trigger: done}]\n  b: [{trigger: done}]\n  zed: [{trigger: done}]\n", []string{`agent "zed" of the scenario is not in workflow flow`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,24 +133,56 @@ func TestRun_StepTable(t *testing.T) {
 	assert.Equal(t, want, rep.Steps)
 }
 
+// FuzzParse feeds arbitrary bytes to the scenario loader, then checks what
+// loads against a workflow: neither may panic, and every problem is a
+// positioned *scenario.Error. The seeds are the corpus of broken scenarios
+// and every example scenario.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(header + "agents:\n  a: [{trigger: done}]\nexpect: {outcome: OK}\n"))
 	f.Add([]byte("scenario: x\nworkflow: [\n"))
 	f.Add([]byte("agents: {a: [{error: x, retryable: false, delay: 1s}]}\n"))
+	for _, pattern := range []string{"testdata/invalid/*.yaml", "../examples/*/scenarios/*.yaml"} {
+		files, _ := filepath.Glob(pattern)
+		for _, file := range files {
+			if src, err := os.ReadFile(file); err == nil {
+				f.Add(src)
+			}
+		}
+	}
+	w, err := rules.Load("testdata/airline/workflow.yaml")
+	require.NoError(f, err)
+	positioned := func(t *testing.T, err error) {
+		var se *scenario.Error
+		if !errors.As(err, &se) {
+			t.Fatalf("got %T, want *scenario.Error", err)
+		}
+		if se.Line < 1 || se.Col < 1 {
+			t.Fatalf("error without a position: %v", err)
+		}
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		s, err := scenario.Parse("f.yaml", src)
 		if err != nil {
-			var se *scenario.Error
-			if !errors.As(err, &se) {
-				t.Fatalf("got %T, want *scenario.Error", err)
-			}
-			if se.Line < 1 || se.Col < 1 {
-				t.Fatalf("error without a position: %v", err)
-			}
+			positioned(t, err)
 			return
 		}
 		if s == nil {
 			t.Fatal("nil scenario without an error")
 		}
+		if err := scenario.Check(s, w); err != nil {
+			positioned(t, err)
+		}
 	})
+}
+
+func TestRunFrom_StartsTheScenarioClockThere(t *testing.T) {
+	s, err := parse(t, header+"agents:\n  a: [{trigger: done, delay: 2s}]\n  b: [{trigger: done}]\n")
+	require.NoError(t, err)
+	start := time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
+	rep, err := scenario.RunFrom(context.Background(), s, nil, start)
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.History)
+	assert.Equal(t, start, rep.History[0].Time, "the first entry is at the start")
+	assert.Equal(t, start.Add(2*time.Second), rep.History[len(rep.History)-1].Time, "delays still pass on the simulated clock")
+	assert.Equal(t, 2*time.Second, rep.Duration)
 }

@@ -12,9 +12,10 @@ import (
 func graphCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "graph FILE",
-		Short: "Print the workflow's state diagram (Mermaid or Graphviz DOT)",
-		Args:  cobra.ExactArgs(1),
+		Use:               "graph FILE",
+		Short:             "Print the workflow's state diagram (Mermaid or Graphviz DOT)",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: yamlFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var draw func(*rules.Workflow) string
 			switch format {
@@ -27,12 +28,13 @@ func graphCmd() *cobra.Command {
 			}
 			w, err := rules.Load(args[0])
 			if err != nil {
-				return &checkError{err: err}
+				return workflowError(cmd, err)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), draw(w))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "mermaid", "diagram format: mermaid or dot")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"mermaid", "dot"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

@@ -1,7 +1,16 @@
-// Command wfrun validates, draws, runs and tests Baton workflows.
+// Command wfrun validates, draws, runs and tests Baton workflows, and
+// inspects the instances kept in a store file.
 //
 //	wfrun validate FILE... [--strict]
 //	wfrun graph FILE [--format mermaid|dot]
+//	wfrun run SCENARIO [-o table|json|yaml] [--store FILE]
+//	wfrun test PATH... [--run REGEX] [--junit FILE]
+//	wfrun inspect --store FILE [INSTANCE] [--status S] [--workflow W] [--state S] [--limit N] [--after ID]
+//	wfrun replay HISTORY WORKFLOW
+//	wfrun schema [workflow|scenario]
+//	wfrun completion bash|zsh|fish|powershell
+//
+// docs/cli.md in the repository describes every command and flag.
 //
 // Exit codes: 0 success, 1 a check failed or a workflow is invalid, 2 usage error.
 package main

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -13,12 +12,17 @@ import (
 )
 
 func replayCmd() *cobra.Command {
-	var asJSON bool
+	var out output
 	cmd := &cobra.Command{
-		Use:   "replay HISTORY WORKFLOW",
-		Short: "Re-evaluate a recorded history against a workflow; exit 1 at the first different decision",
-		Args:  cobra.ExactArgs(2),
+		Use:               "replay HISTORY WORKFLOW",
+		Short:             "Re-evaluate a recorded history against a workflow; exit 1 at the first different decision",
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: historyThenWorkflow,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.get(cmd)
+			if err != nil {
+				return err
+			}
 			f, err := os.Open(args[0])
 			if err != nil {
 				return &checkError{err: err}
@@ -30,19 +34,22 @@ func replayCmd() *cobra.Command {
 			}
 			w, err := rules.Load(args[1])
 			if err != nil {
-				return &checkError{err: err}
+				return workflowError(cmd, err)
 			}
 			rep, err := replay.Check(w, history)
 			if err != nil {
 				return &checkError{err: err}
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				if err := json.NewEncoder(out).Encode(rep); err != nil {
+			stdout, verdict := cmd.OutOrStdout(), cmd.OutOrStdout()
+			if format != formatTable {
+				// The report is the data; the verdict is for the person
+				// reading, and would break a JSON or YAML reader.
+				verdict = cmd.ErrOrStderr()
+				if err := newEncoder(stdout, format).encode(rep); err != nil {
 					return err
 				}
 			} else {
-				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "STEP\tSTATE\tTRIGGER\tRECORDED\tREPLAYED\t")
 				for _, s := range rep.Steps {
 					mark := "same"
@@ -54,14 +61,14 @@ func replayCmd() *cobra.Command {
 				tw.Flush()
 			}
 			if d := rep.Divergence; d != nil {
-				fmt.Fprintf(out, "divergence at step %d (state %s, trigger %s): the %s differs: recorded %s, now %s\n",
+				fmt.Fprintf(verdict, "divergence at step %d (state %s, trigger %s): the %s differs: recorded %s, now %s\n",
 					d.Step, d.State, d.Trigger, d.Diff, d.Recorded, d.Replayed)
 				return failed("history diverges from %s", args[1])
 			}
-			fmt.Fprintf(out, "no divergence: %d decisions replayed against %s\n", len(rep.Steps), w.Name)
+			fmt.Fprintf(verdict, "no divergence: %s replayed against %s\n", plural(len(rep.Steps), "decision", "decisions"), w.Name)
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the replay report as JSON")
+	addOutput(cmd, &out, "the replay report")
 	return cmd
 }

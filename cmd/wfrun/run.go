@@ -56,13 +56,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root := &cobra.Command{
 		Use:           "wfrun",
 		Short:         "Validate, draw, run and test Baton workflows",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("wfrun {{.Version}}\n")
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(validateCmd(), graphCmd(), runCmd(), testCmd(), inspectCmd(), replayCmd())
+	root.AddCommand(validateCmd(), graphCmd(), runCmd(), testCmd(), inspectCmd(), replayCmd(), schemaCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\n%s", err, c.UsageString())
 	})

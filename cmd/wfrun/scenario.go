@@ -2,8 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -24,15 +24,21 @@ import (
 
 func runCmd() *cobra.Command {
 	var (
-		asJSON bool
-		store  string
+		out   output
+		store string
 	)
 	cmd := &cobra.Command{
-		Use:   "run SCENARIO",
-		Short: "Replay one scenario: the step table and the verdict (--json: one JSON event per line)",
-		Args:  cobra.ExactArgs(1),
+		Use:               "run SCENARIO",
+		Short:             "Replay one scenario: the step table and the verdict (-o json: one JSON event per line)",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: yamlFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.get(cmd)
+			if err != nil {
+				return err
+			}
 			var opts []engine.Option
+			start := scenario.Epoch
 			if store != "" {
 				st, err := boltstore.Open(store)
 				if err != nil {
@@ -40,20 +46,21 @@ func runCmd() *cobra.Command {
 				}
 				defer st.Close()
 				// Ids must be unique across runs kept in one file; the
-				// scenario's counter would reuse them.
+				// scenario's counter would reuse them. The instance's times
+				// start at the wall clock's now, so that inspect shows when
+				// it ran.
 				opts = append(opts, engine.WithStore(st), engine.WithIDs(uuid.NewString))
+				start = time.Now().UTC()
 			}
-			rep, err := replayScenario(cmd.Context(), args[0], rules.Load, opts...)
+			rep, err := replayScenario(cmd.Context(), args[0], rules.Load, start, opts...)
 			if err != nil {
-				return &checkError{err: err}
+				return workflowError(cmd, err)
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				if err := writeJSON(out, rep); err != nil {
-					return err
-				}
-			} else {
-				writeTable(out, rep)
+			w := cmd.OutOrStdout()
+			if format == formatTable {
+				writeTable(w, rep, paletteFor(w))
+			} else if err := writeEvents(newEncoder(w, format), rep); err != nil {
+				return err
 			}
 			if !rep.Passed() {
 				return failed("scenario %s failed", args[0])
@@ -61,81 +68,54 @@ func runCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON event per line instead of the table")
+	addOutput(cmd, &out, "one event per line, then the verdict")
 	cmd.Flags().StringVar(&store, "store", "", "keep the instance in this durable store file (bbolt) for wfrun inspect")
 	return cmd
 }
 
-func testCmd() *cobra.Command {
-	var junit string
-	cmd := &cobra.Command{
-		Use:   "test PATH...",
-		Short: "Replay every scenario under the paths: a line per scenario and a summary",
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			files, err := findScenarios(args)
-			if err != nil {
-				return &checkError{err: err}
-			}
-			if len(files) == 0 {
-				return &checkError{err: fmt.Errorf("no scenarios under %s", strings.Join(args, ", "))}
-			}
-			out := cmd.OutOrStdout()
-			load := cachedLoader()
-			var results []testResult
-			for _, f := range files {
-				res := testResult{file: f}
-				rep, err := replayScenario(cmd.Context(), f, load)
-				switch {
-				case err != nil:
-					res.failures = []string{err.Error()}
-				default:
-					res.name, res.failures, res.steps = rep.Scenario.Name, rep.Failures, rep.Result.Steps
-				}
-				results = append(results, res)
-				if len(res.failures) == 0 {
-					fmt.Fprintf(out, "PASS %s (%s, %d steps)\n", f, res.name, res.steps)
-					continue
-				}
-				fmt.Fprintf(out, "FAIL %s (%s)\n", f, res.name)
-				for _, msg := range res.failures {
-					fmt.Fprintf(out, "     %s\n", msg)
-				}
-			}
-			passed := 0
-			for _, r := range results {
-				if len(r.failures) == 0 {
-					passed++
-				}
-			}
-			fmt.Fprintf(out, "scenarios: %d passed, %d failed\n", passed, len(results)-passed)
-			if junit != "" {
-				if err := writeJUnit(junit, results); err != nil {
-					return &checkError{err: err}
-				}
-			}
-			if passed != len(results) {
-				return failed("%d scenarios failed", len(results)-passed)
-			}
-			return nil
-		},
+// workflowError reports a workflow or scenario that does not load: each
+// problem on a line of its own, starting with its position, as editors and
+// CI logs expect, then what it means. Other errors are left to main.
+func workflowError(cmd *cobra.Command, err error) error {
+	reason, details := loadFailure(err)
+	if len(details) == 0 {
+		return &checkError{err: err}
 	}
-	cmd.Flags().StringVar(&junit, "junit", "", "also write a JUnit XML report to this file")
-	return cmd
+	if cmd.Name() != "run" {
+		reason = "the workflow does not load: " + plural(len(details), "error", "errors")
+	}
+	errOut := cmd.ErrOrStderr()
+	for _, d := range details {
+		fmt.Fprintln(errOut, d)
+	}
+	fmt.Fprintf(errOut, "wfrun: %s\n", reason)
+	return failed("%s", reason)
 }
 
-type testResult struct {
-	file, name string
-	steps      int
-	failures   []string
+// loadFailure says why a scenario could not be run, in a few words, and
+// lists each problem on a line of its own.
+func loadFailure(err error) (reason string, details []string) {
+	var le *rules.LoadError
+	if errors.As(err, &le) {
+		for _, d := range le.Diagnostics {
+			details = append(details, d.String())
+		}
+		return "its workflow does not load: " + plural(len(details), "error", "errors"), details
+	}
+	var se *scenario.Error
+	if errors.As(err, &se) {
+		details = strings.Split(err.Error(), "\n")
+		return "the scenario does not load: " + plural(len(details), "error", "errors"), details
+	}
+	return err.Error(), nil
 }
 
-func replayScenario(ctx context.Context, path string, load scenario.Loader, opts ...engine.Option) (*scenario.Report, error) {
+func replayScenario(ctx context.Context, path string, load scenario.Loader, start time.Time, opts ...engine.Option) (*scenario.Report, error) {
 	s, err := scenario.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	return scenario.Run(ctx, s, load, opts...)
+	return scenario.RunFrom(ctx, s, load, start, opts...)
 }
 
 // cachedLoader loads each workflow file once per `wfrun test`.
@@ -187,7 +167,7 @@ func findScenarios(paths []string) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-func writeTable(out io.Writer, rep *scenario.Report) {
+func writeTable(out io.Writer, rep *scenario.Report, pal palette) {
 	fmt.Fprintf(out, "scenario %q on workflow %s\n\n", rep.Scenario.Name, rep.Workflow.Name)
 	writeRows(out, rep.Steps)
 	res := rep.Result
@@ -195,15 +175,15 @@ func writeTable(out io.Writer, rep *scenario.Report) {
 	if res.Outcome != "" {
 		fmt.Fprintf(out, ", outcome %s", res.Outcome)
 	}
-	fmt.Fprintf(out, ", %d steps, %s simulated\n", res.Steps, rep.Duration)
+	fmt.Fprintf(out, ", %s, %s simulated\n", plural(res.Steps, "step", "steps"), rep.Duration)
 	if res.Err != nil {
 		fmt.Fprintf(out, "error: %v\n", res.Err)
 	}
 	if rep.Passed() {
-		fmt.Fprintln(out, "PASS")
+		fmt.Fprintln(out, pal.green("PASS"))
 		return
 	}
-	fmt.Fprintln(out, "FAIL")
+	fmt.Fprintln(out, pal.red("FAIL"))
 	for _, f := range rep.Failures {
 		fmt.Fprintf(out, "  %s\n", f)
 	}
@@ -226,11 +206,11 @@ func dash(s string) string {
 	return s
 }
 
-// writeJSON prints the history as one JSON event per line, then the verdict.
-func writeJSON(out io.Writer, rep *scenario.Report) error {
-	enc := json.NewEncoder(out)
+// writeEvents prints the history, one event per line (JSON) or document
+// (YAML), then the verdict.
+func writeEvents(enc *encoder, rep *scenario.Report) error {
 	for _, en := range rep.History {
-		if err := enc.Encode(en); err != nil {
+		if err := enc.encode(en); err != nil {
 			return err
 		}
 	}
@@ -242,44 +222,5 @@ func writeJSON(out io.Writer, rep *scenario.Report) error {
 	if rep.Result.Err != nil {
 		verdict["error"] = rep.Result.Err.Error()
 	}
-	return enc.Encode(verdict)
-}
-
-type junitSuite struct {
-	XMLName  xml.Name    `xml:"testsuite"`
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Text    string `xml:",chardata"`
-}
-
-func writeJUnit(path string, results []testResult) error {
-	suite := junitSuite{Name: "wfrun", Tests: len(results)}
-	for _, r := range results {
-		c := junitCase{Name: r.name, Classname: r.file}
-		if c.Name == "" {
-			c.Name = r.file
-		}
-		if len(r.failures) > 0 {
-			suite.Failures++
-			c.Failure = &junitFailure{Message: r.failures[0], Text: strings.Join(r.failures, "\n")}
-		}
-		suite.Cases = append(suite.Cases, c)
-	}
-	data, err := xml.MarshalIndent(suite, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append([]byte(xml.Header), append(data, '\n')...), 0o644)
+	return enc.encode(verdict)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -90,4 +91,93 @@ func TestTest_NoScenarios(t *testing.T) {
 	_, errOut, code := wfrun(t, "test", "testdata/golden")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "no scenarios")
+}
+
+func TestTest_RunPicksScenariosByPathOrName(t *testing.T) {
+	out, errOut, code := wfrun(t, "test", "../../examples", "--run", "approved")
+	require.Equal(t, 0, code, out+errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range lines[:len(lines)-1] {
+		assert.Contains(t, l, "approved", "only scenarios whose path or name matches")
+	}
+	assert.Contains(t, out, "PASS ../../examples/refund/scenarios/approved.yaml")
+
+	out, _, code = wfrun(t, "test", "testdata/cli", "--run", "holds <")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "escaped.yaml", "the name matches")
+	assert.Contains(t, out, "scenarios: 1 passed, 0 failed")
+
+	_, errOut, code = wfrun(t, "test", "testdata/cli", "--run", "nothing-like-this")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `matches --run "nothing-like-this"`)
+	_, _, code = wfrun(t, "test", "testdata/cli", "--run", "(")
+	assert.Equal(t, 2, code, "a bad regular expression is a usage error")
+}
+
+func TestTest_EveryLineHasADuration(t *testing.T) {
+	out, _, _ := wfrun(t, "test", "testdata/cli", "testdata/broken")
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(l, "PASS ") || strings.HasPrefix(l, "FAIL ") {
+			assert.Regexp(t, `\) \d+\.\d\ds$`, l)
+		}
+	}
+}
+
+func TestTest_FailLinesSayWhy(t *testing.T) {
+	out, _, code := wfrun(t, "test", "testdata/broken", "testdata/failing")
+	assert.Equal(t, 1, code)
+	for _, want := range []string{
+		"FAIL testdata/broken/scenarios/agent_typo.yaml (the scenario does not load: 1 error) ",
+		`     testdata/broken/scenarios/agent_typo.yaml:4:3: agent "chekcer" is not in workflow cli (did you mean "checker"?)`,
+		"FAIL testdata/broken/scenarios/bad_workflow.yaml (its workflow does not load: 1 error) ",
+		`     testdata/broken/workflow.yaml:9:37: unknown key "nxt" (did you mean "next"?)`,
+		"FAIL testdata/broken/scenarios/malformed.yaml (the scenario does not load: 1 error) ",
+		"     testdata/broken/scenarios/malformed.yaml:5:1: malformed yaml: a tab indents this line",
+		`FAIL testdata/failing/scenarios/wrong_outcome.yaml (outcome: got "REJECTED", want "COMPLETED") `,
+		"FAIL testdata/broken/scenarios/two_failures.yaml (2 failures) ",
+		`     outcome: got "FAILED", want "DONE"`,
+		"scenarios: 0 passed, 5 failed",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "()", "no empty reason")
+}
+
+func TestValidate_AScenarioIsToldItIsAScenario(t *testing.T) {
+	out, _, code := wfrun(t, "validate", "testdata/cli/scenarios/one_step.yaml")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "testdata/cli/scenarios/one_step.yaml:1:1: this file is a scenario, not a workflow")
+	assert.Contains(t, out, "invalid (1 error)")
+	assert.Equal(t, 2, strings.Count(out, "\n"), "one error, not one per workflow key: %s", out)
+}
+
+func TestRun_AWorkflowIsToldItIsAWorkflow(t *testing.T) {
+	_, errOut, code := wfrun(t, "run", "testdata/cli/workflow.yaml")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "testdata/cli/workflow.yaml:1:1: this file is a workflow, not a scenario")
+}
+
+func TestRun_LoadProblemsStartTheirLines(t *testing.T) {
+	_, errOut, code := wfrun(t, "run", "testdata/broken/scenarios/agent_typo.yaml")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, `testdata/broken/scenarios/agent_typo.yaml:4:3: agent "chekcer" is not in workflow cli (did you mean "checker"?)`+"\n"+
+		"wfrun: the scenario does not load: 1 error\n", errOut)
+	_, errOut, code = wfrun(t, "run", "testdata/broken/scenarios/bad_workflow.yaml")
+	assert.Equal(t, 1, code)
+	assert.True(t, strings.HasPrefix(errOut, `testdata/broken/workflow.yaml:9:37: unknown key "nxt" (did you mean "next"?)`), errOut)
+}
+
+// TestTest_FailuresGolden keeps the whole report of failing scenarios in a
+// golden file; durations, the one thing that varies, read "T".
+func TestTest_FailuresGolden(t *testing.T) {
+	out, _, code := wfrun(t, "test", "testdata/broken", "testdata/failing", "testdata/cli")
+	assert.Equal(t, 1, code)
+	golden(t, "test_failures.txt", regexp.MustCompile(`(?m) \d+\.\d\ds$`).ReplaceAllString(out, " T"))
+}
+
+func TestGraph_LoadProblemsStartTheirLines(t *testing.T) {
+	_, errOut, code := wfrun(t, "graph", "testdata/broken/workflow.yaml")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, `testdata/broken/workflow.yaml:9:37: unknown key "nxt" (did you mean "next"?)`+"\n"+
+		"wfrun: the workflow does not load: 1 error\n", errOut)
 }

@@ -1,4 +1,4 @@
-// Command refund embeds the Baton engine: it runs RF-009's refund workflow
+// Command refund embeds the Baton engine: it runs the refund workflow
 // with deterministic in-process agents and prints how each request ended.
 //
 //	go run ./examples/refund

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/batonhq/baton/boltstore"
+	"github.com/batonhq/baton/record"
+)
+
+// yamlFiles completes workflow and scenario files (and folders).
+func yamlFiles(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return []cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
+}
+
+// historyThenWorkflow completes a history file (any file), then a workflow.
+func historyThenWorkflow(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) == 1 {
+		return yamlFiles(cmd, args, toComplete)
+	}
+	if len(args) == 0 {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeInstances completes instance ids from the store named by --store,
+// newest first, each with its workflow and state.
+func completeInstances(store *string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if cmd.Name() == "inspect" && len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, s := range storedSnapshots(cmd.Context(), *store) {
+			if strings.HasPrefix(s.ID, toComplete) {
+				out = append(out, cobra.CompletionWithDesc(s.ID, s.Workflow+" "+s.State+" "+string(s.Status)))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeSnapshots completes the distinct values field takes over the
+// instances of the store named by --store.
+func completeSnapshots(store *string, field func(record.Snapshot) string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var out []cobra.Completion
+		for _, s := range storedSnapshots(cmd.Context(), *store) {
+			v := field(s)
+			if strings.HasPrefix(v, toComplete) && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+		slices.Sort(out)
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// storedSnapshots reads the instances of a store for completion: nothing
+// when there is no store yet, or another process holds it.
+func storedSnapshots(ctx context.Context, path string) []record.Snapshot {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if path == "" {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	st, err := boltstore.Open(path, boltstore.WithTimeout(200*time.Millisecond))
+	if err != nil {
+		return nil
+	}
+	defer st.Close()
+	list, err := st.Instances(ctx)
+	if err != nil {
+		return nil
+	}
+	newestFirst(list)
+	return list
+}

@@ -1,0 +1,34 @@
+package scenario
+
+import "slices"
+
+// KeyTable lists the keys one section of a scenario file allows.
+type KeyTable struct {
+	Required []string
+	Optional []string
+}
+
+// "$schema" names the JSON Schema an editor checks the file against; the
+// loader ignores its value.
+var (
+	scenarioKeys = KeyTable{Required: []string{"scenario", "workflow"}, Optional: []string{"$schema", "input", "agents", "expect"}}
+	replyKeys    = KeyTable{Optional: []string{"trigger", "result", "error", "retryable", "reject", "handoff", "select", "delay"}}
+	handoffKeys  = KeyTable{Required: []string{"to"}, Optional: []string{"reason", "explanation", "task", "payload", "return_control"}}
+	expectKeys   = KeyTable{Optional: []string{"status", "outcome", "states", "handoffs", "error"}}
+)
+
+// Keys returns the keys the loader allows in each section of a scenario
+// file: "scenario" (the top level), "reply", "handoff" (a reply's dynamic
+// hand-off) and "expect". Any other key is an error. The JSON Schema of the
+// format is tested against these tables.
+func Keys() map[string]KeyTable {
+	table := func(k KeyTable) KeyTable {
+		return KeyTable{Required: slices.Clone(k.Required), Optional: slices.Clone(k.Optional)}
+	}
+	return map[string]KeyTable{
+		"scenario": table(scenarioKeys),
+		"reply":    table(replyKeys),
+		"handoff":  table(handoffKeys),
+		"expect":   table(expectKeys),
+	}
+}
