@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"runtime/debug"
-	"time"
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/handoff"
@@ -154,13 +153,11 @@ func (i *instance) takeNotice(id string) bool {
 	return true
 }
 
-// markAccepted records that the agent of step's run took its work; it
-// reports false when that run is no longer current.
+// markAccepted tells whether the run of step, whose agent says it took the
+// work (or is still on it), is still current: false means its report
+// would be stale. Taking work is not a step: nothing is recorded.
 func (i *instance) markAccepted(step int) bool {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	return i.active(step) != nil // a single run, or a parallel branch
 }
-
-// goRunDeadline bounds nothing any more; kept out.
-var _ = time.Second
