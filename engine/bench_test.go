@@ -125,23 +125,7 @@ func benchRefundSim(b *testing.B, store engine.Store) {
 		b.Fatal(err)
 	}
 	defer eng.Close()
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
-	for range b.N {
-		inst, err := eng.Start(ctx, refundInput)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := sim.Run(ctx, nil); err != nil {
-			b.Fatal(err)
-		}
-		if res := inst.Result(); res.Outcome != "COMPLETED" {
-			b.Fatalf("got %s %s (%v), want COMPLETED", res.Status, res.Outcome, res.Err)
-		}
-	}
-	reportSteps(b, 4*b.N, start, cpu0)
+	runInstances(b, eng, sim, refundInput, 4, "COMPLETED")
 }
 
 // BenchmarkIdleInstanceMemory reports the heap held per instance waiting on
