@@ -81,3 +81,6 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// Prefix returns the prefix of the store's streams, subjects and bucket.
+func (s *Store) Prefix() string { return s.cfg.Prefix }

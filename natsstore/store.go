@@ -59,7 +59,10 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := natsver.CheckConn(nc); err != nil {
+	if nc == nil || !nc.IsConnected() {
+		return nil, &RequestError{Op: "open", Err: natsver.ErrNotConnected}
+	}
+	if err := natsver.Check(nc.ConnectedServerVersion(), natsver.Min); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrServerTooOld, err)
 	}
 	js, err := jetstream.New(nc)

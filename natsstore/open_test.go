@@ -1,0 +1,116 @@
+package natsstore_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/batonhq/baton/internal/natsver"
+	"github.com/batonhq/baton/natsserver"
+	"github.com/batonhq/baton/natsstore"
+	"github.com/batonhq/baton/record"
+)
+
+func TestConfig_Validate(t *testing.T) {
+	tests := []struct {
+		name  string
+		cfg   natsstore.Config
+		field string
+	}{
+		{"prefix with a dot", natsstore.Config{Prefix: "a.b"}, "Prefix"},
+		{"prefix with a wildcard", natsstore.Config{Prefix: "a*"}, "Prefix"},
+		{"replicas", natsstore.Config{Replicas: 7}, "Replicas"},
+		{"timeout", natsstore.Config{Timeout: -time.Second}, "Timeout"},
+		{"attempts", natsstore.Config{Attempts: -1}, "Attempts"},
+		{"duplicates", natsstore.Config{DuplicateWindow: -time.Second}, "DuplicateWindow"},
+		{"dead letter limit", natsstore.Config{DeadLetterLimit: -1}, "DeadLetterLimit"},
+	}
+	srv := startServer(t, natsserver.Config{})
+	nc := connect(t, srv)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := natsstore.Open(context.Background(), nc, tt.cfg)
+			var ce *natsstore.ConfigError
+			require.True(t, errors.As(err, &ce), "got %v, want a *ConfigError", err)
+			require.Equal(t, tt.field, ce.Field)
+		})
+	}
+}
+
+// TestOpen_Layout checks what another process finds on the server: the
+// streams, bucket and subjects the documentation describes, on disk, with
+// the replicas asked for.
+func TestOpen_Layout(t *testing.T) {
+	srv := startServer(t, natsserver.Config{})
+	s := openStore(t, srv, natsstore.Config{Prefix: "baton", DeadLetterLimit: 500})
+	ctx := context.Background()
+	require.NoError(t, s.Commit(ctx, step("order/1", "a", 1)))
+	require.NoError(t, s.AddDeadLetter(ctx, record.DeadLetter{MessageID: "m", At: t0}))
+	require.NoError(t, s.SaveWorkflow(ctx, record.WorkflowSource{Hash: "sha256:ab", Name: "w", Source: []byte("x")}))
+
+	js := raw(t, srv)
+	steps, err := js.Stream(ctx, "baton_steps")
+	require.NoError(t, err)
+	info := steps.CachedInfo()
+	require.Equal(t, []string{"baton.step.>"}, info.Config.Subjects)
+	require.Equal(t, jetstream.FileStorage, info.Config.Storage)
+	require.Equal(t, 1, info.Config.Replicas)
+	m, err := steps.GetLastMsgForSubject(ctx, "baton.step."+base64.RawURLEncoding.EncodeToString([]byte("order/1")))
+	require.NoError(t, err)
+	require.Contains(t, string(m.Data), `"format":1`)
+
+	dead, err := js.Stream(ctx, "baton_dead")
+	require.NoError(t, err)
+	require.Equal(t, []string{"baton.dead"}, dead.CachedInfo().Config.Subjects)
+	require.Equal(t, int64(500), dead.CachedInfo().Config.MaxMsgs)
+	require.Equal(t, uint64(1), dead.CachedInfo().State.Msgs)
+
+	kv, err := js.KeyValue(ctx, "baton_workflows")
+	require.NoError(t, err)
+	_, err = kv.Get(ctx, base64.RawURLEncoding.EncodeToString([]byte("sha256:ab")))
+	require.NoError(t, err)
+
+	// Opening again (another engine, a restart) keeps what is there.
+	again := openStore(t, srv, natsstore.Config{Prefix: "baton"})
+	require.Equal(t, 1, look(t, again, "order/1").snap.Step)
+}
+
+func TestStore_Close(t *testing.T) {
+	srv := startServer(t, natsserver.Config{})
+	nc := connect(t, srv)
+	ctx := context.Background()
+	s, err := natsstore.Open(ctx, nc, natsstore.Config{})
+	require.NoError(t, err)
+	require.NoError(t, s.Commit(ctx, step("i", "a", 1)))
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "Close is safe twice")
+	require.ErrorIs(t, s.Commit(ctx, step("i", "a", 2)), natsstore.ErrClosed)
+	_, err = s.Instance(ctx, "i")
+	require.ErrorIs(t, err, natsstore.ErrClosed)
+	_, err = s.Instances(ctx)
+	require.ErrorIs(t, err, natsstore.ErrClosed)
+	_, err = s.Prune(ctx, time.Now())
+	require.ErrorIs(t, err, natsstore.ErrClosed)
+	require.True(t, nc.IsConnected(), "the store does not own the connection")
+}
+
+func TestOpen_ClosedConnection(t *testing.T) {
+	srv := startServer(t, natsserver.Config{})
+	nc := connect(t, srv)
+	nc.Close()
+	_, err := natsstore.Open(context.Background(), nc, natsstore.Config{})
+	require.ErrorIs(t, err, natsver.ErrNotConnected)
+	require.NotErrorIs(t, err, natsstore.ErrServerTooOld)
+}
+
+func TestStore_InvalidID(t *testing.T) {
+	srv := startServer(t, natsserver.Config{})
+	s := openStore(t, srv, natsstore.Config{})
+	st := step("", "a", 1)
+	require.ErrorIs(t, s.Commit(context.Background(), st), natsstore.ErrInvalidID)
+}
