@@ -42,11 +42,7 @@ func (s *Store) DeadLetters(ctx context.Context) ([]record.DeadLetter, error) {
 	}
 	defer s.mu.RUnlock()
 	var out []record.DeadLetter
-	until, err := s.lastSeq(ctx, s.dead)
-	if err != nil || until == 0 {
-		return out, err
-	}
-	err = s.scan(ctx, s.dead, s.deadSubject, jetstream.DeliverAllPolicy, until, func(m jetstream.Msg, seq uint64) error {
+	err := s.scan(ctx, s.dead, s.deadSubject, jetstream.DeliverAllPolicy, 0, func(m jetstream.Msg, seq uint64) error {
 		d, err := decodeDead(m.Data())
 		if err != nil {
 			return &CorruptError{Subject: m.Subject(), Seq: seq, Err: err}

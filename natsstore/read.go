@@ -102,11 +102,7 @@ type lastStep struct {
 // lastSteps returns the last step of every instance, sorted by id.
 func (s *Store) lastSteps(ctx context.Context) ([]lastStep, error) {
 	byID := map[string]lastStep{}
-	until, err := s.lastSeq(ctx, s.steps)
-	if err != nil || until == 0 {
-		return nil, err
-	}
-	err = s.scan(ctx, s.steps, s.stepPrefix+">", jetstream.DeliverLastPerSubjectPolicy, until, func(m jetstream.Msg, seq uint64) error {
+	err := s.scan(ctx, s.steps, s.stepPrefix+">", jetstream.DeliverLastPerSubjectPolicy, 0, func(m jetstream.Msg, seq uint64) error {
 		id, err := untoken(strings.TrimPrefix(m.Subject(), s.stepPrefix))
 		if err != nil {
 			return &CorruptError{Subject: m.Subject(), Seq: seq, Err: err}
@@ -157,27 +153,16 @@ func (s *Store) last(ctx context.Context, id string) (stepRecord, uint64, []byte
 	return r, m.Sequence, m.Data, nil
 }
 
-// lastSeq is the sequence of a stream's last message, 0 when it is empty.
-func (s *Store) lastSeq(ctx context.Context, st jetstream.Stream) (uint64, error) {
-	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	defer cancel()
-	info, err := st.Info(rctx)
-	if err != nil {
-		return 0, &RequestError{Op: "read", Err: err}
-	}
-	if info.State.Msgs == 0 {
-		return 0, nil
-	}
-	return info.State.LastSeq, nil
-}
-
 // scanBatch is how many messages one pull asks for.
 const scanBatch = 512
 
 // scan passes the messages of stream st on subject filter to fn in stream
 // order, through an ephemeral consumer with the given deliver policy, up to
 // and including sequence until: messages written after the scan began are
-// left out. fn's first error ends the scan.
+// left out. With until 0 the bound is the stream's last message once the
+// consumer exists: a consumer delivering the last message per subject picks
+// them when it is created, and each of those is at or below that bound.
+// fn's first error ends the scan.
 func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, policy jetstream.DeliverPolicy, until uint64, fn func(jetstream.Msg, uint64) error) error {
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	cons, err := st.CreateConsumer(rctx, jetstream.ConsumerConfig{
@@ -201,6 +186,15 @@ func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, po
 		}
 	}()
 	pending := cons.CachedInfo().NumPending
+	if pending > 0 && until == 0 {
+		ictx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		info, err := st.Info(ictx)
+		cancel()
+		if err != nil {
+			return &RequestError{Op: "read " + filter, Err: err}
+		}
+		until = info.State.LastSeq
+	}
 	var ferr error
 	for empty := 0; pending > 0; {
 		if err := ctx.Err(); err != nil {
