@@ -52,10 +52,9 @@ func TestStore_CorruptStep(t *testing.T) {
 	for _, d := range damaged {
 		t.Run(d.name, func(t *testing.T) {
 			s := openStore(t, srv, natsstore.Config{Timeout: testTimeout})
-			prefix := s.Prefix()
 			require.NoError(t, s.Commit(ctx, step("good", "a", 1)))
 			require.NoError(t, s.Commit(ctx, step("i", "a", 1)))
-			_, err := js.Publish(ctx, prefix+".step."+base64.RawURLEncoding.EncodeToString([]byte("i")), []byte(d.data))
+			_, err := js.Publish(ctx, s.Subject("i"), []byte(d.data))
 			require.NoError(t, err)
 
 			_, err = s.Instance(ctx, "i")
@@ -81,7 +80,7 @@ func TestStore_CorruptStepInHistory(t *testing.T) {
 	s := openStore(t, srv, natsstore.Config{Timeout: testTimeout})
 	js := raw(t, srv)
 	ctx := context.Background()
-	subject := s.Prefix() + ".step." + base64.RawURLEncoding.EncodeToString([]byte("i"))
+	subject := s.Subject("i")
 	require.NoError(t, s.Commit(ctx, step("i", "a", 1)))
 	_, err := js.Publish(ctx, subject, []byte("{"))
 	require.NoError(t, err)
@@ -105,7 +104,7 @@ func TestStore_CorruptSubject(t *testing.T) {
 	s := openStore(t, srv, natsstore.Config{Timeout: testTimeout})
 	ctx := context.Background()
 	require.NoError(t, s.Commit(ctx, step("i", "a", 1)))
-	_, err := raw(t, srv).Publish(ctx, s.Prefix()+".step.not*base64!", []byte(`{"format":1,"snapshot":{"id":"x"}}`))
+	_, err := raw(t, srv).Publish(ctx, s.Prefix()+".step.0.not*base64!", []byte(`{"format":1,"snapshot":{"id":"x"}}`))
 	require.NoError(t, err)
 	_, err = s.Instances(ctx)
 	requireCorrupt(t, err, "instances")

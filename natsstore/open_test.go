@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ func TestConfig_Validate(t *testing.T) {
 		{"prefix with a dot", natsstore.Config{Prefix: "a.b"}, "Prefix"},
 		{"prefix with a wildcard", natsstore.Config{Prefix: "a*"}, "Prefix"},
 		{"replicas", natsstore.Config{Replicas: 7}, "Replicas"},
+		{"shards", natsstore.Config{Shards: 1000}, "Shards"},
 		{"timeout", natsstore.Config{Timeout: -time.Second}, "Timeout"},
 		{"attempts", natsstore.Config{Attempts: -1}, "Attempts"},
 		{"duplicates", natsstore.Config{DuplicateWindow: -time.Second}, "DuplicateWindow"},
@@ -54,15 +56,28 @@ func TestOpen_Layout(t *testing.T) {
 	require.NoError(t, s.SaveWorkflow(ctx, record.WorkflowSource{Hash: "sha256:ab", Name: "w", Source: []byte("x")}))
 
 	js := raw(t, srv)
-	steps, err := js.Stream(ctx, "baton_steps")
-	require.NoError(t, err)
-	info := steps.CachedInfo()
-	require.Equal(t, []string{"baton.step.>"}, info.Config.Subjects)
-	require.Equal(t, jetstream.FileStorage, info.Config.Storage)
-	require.Equal(t, 1, info.Config.Replicas)
-	m, err := steps.GetLastMsgForSubject(ctx, "baton.step."+base64.RawURLEncoding.EncodeToString([]byte("order/1")))
-	require.NoError(t, err)
-	require.Contains(t, string(m.Data), `"format":1`)
+	require.Equal(t, 8, s.Shards())
+	subject := s.Subject("order/1")
+	tok := base64.RawURLEncoding.EncodeToString([]byte("order/1"))
+	var shard int
+	_, err := fmt.Sscanf(subject, "baton.step.%d."+tok, &shard)
+	require.NoError(t, err, "subject %q", subject)
+	for k := range 8 {
+		steps, err := js.Stream(ctx, fmt.Sprintf("baton_steps_%d", k))
+		require.NoError(t, err)
+		info := steps.CachedInfo()
+		require.Equal(t, []string{fmt.Sprintf("baton.step.%d.>", k)}, info.Config.Subjects)
+		require.Equal(t, jetstream.FileStorage, info.Config.Storage)
+		require.Equal(t, 1, info.Config.Replicas)
+		require.Equal(t, "8", info.Config.Metadata["baton.shards"])
+		if k != shard {
+			require.Zero(t, info.State.Msgs, "shard %d holds no step of order/1", k)
+			continue
+		}
+		m, err := steps.GetLastMsgForSubject(ctx, subject)
+		require.NoError(t, err)
+		require.Contains(t, string(m.Data), `"format":1`)
+	}
 
 	dead, err := js.Stream(ctx, "baton_dead")
 	require.NoError(t, err)
@@ -78,6 +93,30 @@ func TestOpen_Layout(t *testing.T) {
 	// Opening again (another engine, a restart) keeps what is there.
 	again := openStore(t, srv, natsstore.Config{Prefix: "baton"})
 	require.Equal(t, 1, look(t, again, "order/1").snap.Step)
+}
+
+// TestOpen_ShardsFixedByFirstOpen: every store of a prefix hashes ids to
+// the same streams, whatever it configures.
+func TestOpen_ShardsFixedByFirstOpen(t *testing.T) {
+	srv := startServer(t, natsserver.Config{})
+	ctx := context.Background()
+	first := openStore(t, srv, natsstore.Config{Prefix: "p", Shards: 3})
+	require.Equal(t, 3, first.Shards())
+	ids := []string{"a", "b", "c", "d", "e", "f", "g"}
+	for _, id := range ids {
+		require.NoError(t, first.Commit(ctx, step(id, "a", 1)))
+	}
+	for _, shards := range []int{0, 1, 5} {
+		later := openStore(t, srv, natsstore.Config{Prefix: "p", Shards: shards})
+		require.Equal(t, 3, later.Shards())
+		all, err := later.Instances(ctx)
+		require.NoError(t, err)
+		require.Len(t, all, len(ids))
+		for _, id := range ids {
+			require.Equal(t, first.Subject(id), later.Subject(id))
+			require.Equal(t, 1, look(t, later, id).snap.Step)
+		}
+	}
 }
 
 func TestStore_Close(t *testing.T) {

@@ -127,7 +127,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 		// Purge the instance's messages up to its last step read, no further.
-		err := s.steps.Purge(rctx, jetstream.WithPurgeSubject(s.subject(snap.ID)), jetstream.WithPurgeSequence(l.seq+1))
+		err := s.stream(snap.ID).Purge(rctx, jetstream.WithPurgeSubject(s.subject(snap.ID)), jetstream.WithPurgeSequence(l.seq+1))
 		cancel()
 		if err != nil {
 			return n, &RequestError{Op: "prune", Instance: snap.ID, Err: err}

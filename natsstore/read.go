@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,7 +58,7 @@ func (s *Store) History(ctx context.Context, id string) ([]record.Entry, error) 
 		return nil, err
 	}
 	var out []record.Entry
-	err = s.scan(ctx, s.steps, s.subject(id), jetstream.DeliverAllPolicy, last, func(m jetstream.Msg, seq uint64) error {
+	err = s.scan(ctx, s.stream(id), s.subject(id), jetstream.DeliverAllPolicy, last, func(m jetstream.Msg, seq uint64) error {
 		r, err := decodeStep(id, m.Data())
 		if err != nil {
 			return &CorruptError{Subject: m.Subject(), Seq: seq, Instance: id, Err: err}
@@ -102,24 +103,27 @@ type lastStep struct {
 // lastSteps returns the last step of every instance, sorted by id.
 func (s *Store) lastSteps(ctx context.Context) ([]lastStep, error) {
 	byID := map[string]lastStep{}
-	err := s.scan(ctx, s.steps, s.stepPrefix+">", jetstream.DeliverLastPerSubjectPolicy, 0, func(m jetstream.Msg, seq uint64) error {
-		id, err := untoken(strings.TrimPrefix(m.Subject(), s.stepPrefix))
+	for k, st := range s.steps {
+		prefix := s.stepPrefix + strconv.Itoa(k) + "."
+		err := s.scan(ctx, st, prefix+">", jetstream.DeliverLastPerSubjectPolicy, 0, func(m jetstream.Msg, seq uint64) error {
+			id, err := untoken(strings.TrimPrefix(m.Subject(), prefix))
+			if err != nil {
+				return &CorruptError{Subject: m.Subject(), Seq: seq, Err: err}
+			}
+			r, err := decodeStep(id, m.Data())
+			if err != nil {
+				return &CorruptError{Subject: m.Subject(), Seq: seq, Instance: id, Err: err}
+			}
+			// A step committed during the scan may come after its
+			// instance's earlier last step: the later one wins.
+			if f, ok := byID[id]; !ok || seq > f.seq {
+				byID[id] = lastStep{r, seq}
+			}
+			return nil
+		})
 		if err != nil {
-			return &CorruptError{Subject: m.Subject(), Seq: seq, Err: err}
+			return nil, err
 		}
-		r, err := decodeStep(id, m.Data())
-		if err != nil {
-			return &CorruptError{Subject: m.Subject(), Seq: seq, Instance: id, Err: err}
-		}
-		// A step committed during the scan may come after its instance's
-		// earlier last step: the later one wins.
-		if f, ok := byID[id]; !ok || seq > f.seq {
-			byID[id] = lastStep{r, seq}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	out := make([]lastStep, 0, len(byID))
 	for id, f := range byID {
@@ -138,7 +142,7 @@ func (s *Store) last(ctx context.Context, id string) (stepRecord, uint64, []byte
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	m, err := s.steps.GetLastMsgForSubject(rctx, s.subject(id))
+	m, err := s.stream(id).GetLastMsgForSubject(rctx, s.subject(id))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return stepRecord{}, 0, nil, fmt.Errorf("natsstore: %w %q", record.ErrUnknownInstance, id)
 	}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -26,11 +28,11 @@ type Store struct {
 	nc    *nats.Conn
 	cfg   Config
 	log   *zap.Logger
-	steps jetstream.Stream
+	steps []jetstream.Stream // one per shard
 	dead  jetstream.Stream
 	flows jetstream.KeyValue
 
-	stepsName, stepPrefix, deadSubject string
+	stepPrefix, deadSubject string
 
 	// fences holds, per instance this store has read or written, the
 	// revision it saw last (the stream sequence of the instance's last
@@ -71,25 +73,13 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		js: js, nc: nc, cfg: cfg, log: cfg.Logger,
-		stepsName:   cfg.Prefix + "_steps",
 		stepPrefix:  cfg.Prefix + ".step.",
 		deadSubject: cfg.Prefix + ".dead",
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*cfg.Timeout)
 	defer cancel()
-	s.steps, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        s.stepsName,
-		Description: "baton: one message per committed step (snapshot, history entries, outbox)",
-		Subjects:    []string{s.stepPrefix + ">"},
-		Retention:   jetstream.LimitsPolicy,
-		Discard:     jetstream.DiscardOld,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
-		Duplicates:  cfg.DuplicateWindow,
-		DenyDelete:  true, // steps are never deleted one by one: Prune purges whole instances
-	})
-	if err != nil {
-		return nil, &RequestError{Op: "open stream " + s.stepsName, Err: err}
+	if err := s.openSteps(ctx); err != nil {
+		return nil, err
 	}
 	s.dead, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        cfg.Prefix + "_dead",
@@ -138,7 +128,26 @@ func (s *Store) enter() error {
 	return nil
 }
 
-func (s *Store) subject(id string) string { return s.stepPrefix + token(id) }
+// shardOf is the shard of an instance: a hash of its id.
+func (s *Store) shardOf(id string) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % uint32(len(s.steps)))
+}
+
+func (s *Store) subject(id string) string {
+	return s.stepPrefix + strconv.Itoa(s.shardOf(id)) + "." + token(id)
+}
+
+func (s *Store) stream(id string) jetstream.Stream { return s.steps[s.shardOf(id)] }
+
+// Subject returns the subject an instance's steps are written on, for tools
+// that read the stream directly.
+func (s *Store) Subject(id string) string { return s.subject(id) }
+
+// Shards returns how many streams hold the steps: the number the first
+// Open of the prefix chose.
+func (s *Store) Shards() int { return len(s.steps) }
 
 func (s *Store) fenceOf(id string) *fence {
 	if f, ok := s.fences.Load(id); ok {
@@ -215,7 +224,7 @@ func (s *Store) publish(ctx context.Context, id string, data []byte, expect uint
 		var ack *jetstream.PubAck
 		ack, err = s.js.PublishMsg(actx, msg,
 			jetstream.WithMsgID(msgID),
-			jetstream.WithExpectStream(s.stepsName),
+			jetstream.WithExpectStream(s.stepsName(s.shardOf(id))),
 			jetstream.WithExpectLastSequencePerSubject(expect))
 		cancel()
 		if err == nil {
@@ -240,7 +249,7 @@ func (s *Store) publish(ctx context.Context, id string, data []byte, expect uint
 func (s *Store) lastIsOurs(ctx context.Context, id, msgID string) (uint64, bool) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	m, err := s.steps.GetLastMsgForSubject(ctx, s.subject(id))
+	m, err := s.stream(id).GetLastMsgForSubject(ctx, s.subject(id))
 	if err != nil || m.Header.Get(jetstream.MsgIDHeader) != msgID {
 		return 0, false
 	}
