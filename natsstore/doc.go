@@ -6,12 +6,13 @@
 //
 // With the default prefix "baton":
 //
-//   - stream baton_steps, subjects baton.step.<id>: one message per
-//     committed step, holding the instance's snapshot after the step, the
-//     history entries the step added and the whole unsettled outbox after
-//     it. <id> is the instance id in unpadded URL-safe base64, so that any
-//     id is one subject token. An instance's last message is its snapshot
-//     and outbox; all its messages in order are its history.
+//   - streams baton_steps_0 ... baton_steps_7 (Config.Shards), subjects
+//     baton.step.<shard>.<id>: one message per committed step, holding the
+//     instance's snapshot after the step, the history entries the step
+//     added and the whole unsettled outbox after it. <id> is the instance
+//     id in unpadded URL-safe base64, so that any id is one subject token;
+//     <shard> is a hash of the id. An instance's last message is its
+//     snapshot and outbox; all its messages in order are its history.
 //   - stream baton_dead, subject baton.dead: dead letters, numbered by
 //     their stream sequence.
 //   - key-value bucket baton_workflows: workflow sources, keyed by their
@@ -32,6 +33,8 @@
 //
 // The store writes through the server: how often the server flushes to
 // disk is the server's setting (the embedded server of package natsserver
-// syncs every write by default). Config.Replicas sets how many servers of a
-// cluster keep each stream; use 3 on a cluster.
+// syncs every write by default; a server you run needs sync_interval:
+// always). The server syncs each stream on its own, which is why steps are
+// spread over shards. Config.Replicas sets how many servers of a cluster
+// keep each stream; use 3 on a cluster. docs/operations.md has the figures.
 package natsstore

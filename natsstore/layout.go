@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
 )
 
 // metaShards is the metadata key of the first steps stream that records how
@@ -51,7 +52,8 @@ func (s *Store) openSteps(ctx context.Context) error {
 		}
 	}
 	if shards != s.cfg.Shards {
-		s.log.Info(fmt.Sprintf("natsstore: prefix %s has %d shards, not the %d configured: using %d", s.cfg.Prefix, shards, s.cfg.Shards, shards))
+		s.log.Info("natsstore: the prefix keeps the number of shards it was created with",
+			zap.String("prefix", s.cfg.Prefix), zap.Int("shards", shards), zap.Int("configured", s.cfg.Shards))
 	}
 	s.steps = make([]jetstream.Stream, shards)
 	for k := range shards {

@@ -214,9 +214,13 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 // no answer is sent again under the same message id: the server answers a
 // resend of a write it already made as a duplicate, or (on a single server,
 // where the revision check comes first) as a conflict, which is told from a
-// real one by the message id of the instance's last message.
+// real one by the message id of the instance's last message. Conflicts are
+// rare, so every one is checked that way.
 func (s *Store) publish(ctx context.Context, id string, data []byte, expect uint64) (uint64, error) {
-	msgID := nuid.Next()
+	return s.publishAs(ctx, nuid.Next(), id, data, expect)
+}
+
+func (s *Store) publishAs(ctx context.Context, msgID, id string, data []byte, expect uint64) (uint64, error) {
 	msg := &nats.Msg{Subject: s.subject(id), Data: data, Header: nats.Header{}}
 	var err error
 	for attempt := 1; attempt <= s.cfg.Attempts; attempt++ {
@@ -231,10 +235,8 @@ func (s *Store) publish(ctx context.Context, id string, data []byte, expect uint
 			return ack.Sequence, nil
 		}
 		if isWrongLastSeq(err) {
-			if attempt > 1 {
-				if seq, ok := s.lastIsOurs(ctx, id, msgID); ok {
-					return seq, nil
-				}
+			if seq, ok := s.lastIsOurs(ctx, id, msgID); ok {
+				return seq, nil
 			}
 			return 0, &ConflictError{Instance: id, Expected: expect, Err: err}
 		}
