@@ -188,7 +188,7 @@ func crashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	ns, err := natsstore.Open(ctx, nc, natsstore.Config{Prefix: crashPrefix})
+	ns, err := natsstore.Open(ctx, nc, natsstore.Config{Prefix: crashPrefix, Timeout: testTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

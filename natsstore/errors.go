@@ -125,8 +125,8 @@ func (e *IDError) Unwrap() error { return ErrInvalidID }
 
 // RequestError is a request to the server that failed (a timeout, a lost
 // connection, a stream the server refused...). For a commit, the step may
-// or may not have been written; a later commit of the same instance tells:
-// it is refused as a conflict if the step was written.
+// or may not have been written; the next commit of the instance finds out
+// first, and follows that step if it was.
 type RequestError struct {
 	Op       string // "commit", "read", "open"...
 	Instance string

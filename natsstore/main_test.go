@@ -51,6 +51,9 @@ func openStore(t testing.TB, srv *natsserver.Server, cfg natsstore.Config) *nats
 	if cfg.Prefix == "" {
 		cfg.Prefix = fmt.Sprintf("t%d", prefixes.Add(1))
 	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = testTimeout
+	}
 	s, err := natsstore.Open(context.Background(), connect(t, srv), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })

@@ -123,7 +123,7 @@ func TestStore_Close(t *testing.T) {
 	srv := startServer(t, natsserver.Config{})
 	nc := connect(t, srv)
 	ctx := context.Background()
-	s, err := natsstore.Open(ctx, nc, natsstore.Config{})
+	s, err := natsstore.Open(ctx, nc, natsstore.Config{Timeout: testTimeout})
 	require.NoError(t, err)
 	require.NoError(t, s.Commit(ctx, step("i", "a", 1)))
 	require.NoError(t, s.Close())

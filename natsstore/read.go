@@ -199,51 +199,52 @@ func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, po
 		}
 		until = info.State.LastSeq
 	}
+	// Each message taken must be the consumer's next delivery: a delivery
+	// that reached a pull request already given up on (the server answering
+	// late) would otherwise be a message silently missing.
 	var ferr error
-	for empty := 0; pending > 0; {
+	var delivered uint64
+	for pending > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		batch, err := cons.FetchNoWait(int(min(pending, scanBatch)))
+		batch, err := cons.Fetch(int(min(pending, scanBatch)), jetstream.FetchMaxWait(s.cfg.Timeout))
 		if err != nil {
 			return &RequestError{Op: "read " + filter, Err: err}
 		}
 		n, done := 0, false
 		for m := range batch.Messages() {
 			n++
+			if done || ferr != nil {
+				continue // drain what was asked for
+			}
 			md, err := m.Metadata()
 			if err != nil {
-				return &RequestError{Op: "read " + filter, Err: err}
+				ferr = &RequestError{Op: "read " + filter, Err: err}
+				continue
 			}
+			if md.Sequence.Consumer != delivered+1 {
+				ferr = &RequestError{Op: "read " + filter, Err: fmt.Errorf("delivery %d after %d: a message was lost, read again", md.Sequence.Consumer, delivered)}
+				continue
+			}
+			delivered = md.Sequence.Consumer
 			seq := md.Sequence.Stream
 			pending = md.NumPending
-			if done || seq > until {
+			if seq > until {
 				done = true
 				continue
 			}
-			if ferr == nil {
-				ferr = fn(m, seq)
-			}
-			done = ferr != nil || seq >= until
+			ferr = fn(m, seq)
+			done = seq >= until
 		}
-		if err := batch.Error(); err != nil {
-			return &RequestError{Op: "read " + filter, Err: err}
+		if err := batch.Error(); err != nil && ferr == nil {
+			ferr = &RequestError{Op: "read " + filter, Err: err}
 		}
 		if done || ferr != nil {
 			return ferr
 		}
 		if n == 0 {
-			// Nothing was ready: ask the consumer what is left.
-			if empty++; empty > 100 {
-				return &RequestError{Op: "read " + filter, Err: fmt.Errorf("%d messages pending but none delivered", pending)}
-			}
-			ictx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-			info, err := cons.Info(ictx)
-			cancel()
-			if err != nil {
-				return &RequestError{Op: "read " + filter, Err: err}
-			}
-			pending = info.NumPending
+			return &RequestError{Op: "read " + filter, Err: fmt.Errorf("%d messages pending, none delivered within %v", pending, s.cfg.Timeout)}
 		}
 	}
 	return ferr

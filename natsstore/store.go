@@ -51,6 +51,11 @@ type fence struct {
 	mu     sync.Mutex
 	seq    uint64 // 0: nothing seen, a commit expects no instance
 	outbox []record.Outgoing
+	// unsure is the message id of this store's last commit of the instance
+	// when its answer never came (it may or may not have been written),
+	// with the outbox it carried; the next commit finds out first.
+	unsure       string
+	unsureOutbox []record.Outgoing
 }
 
 // Open opens the store on the server nc is connected to, creating its
@@ -186,6 +191,11 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	f := s.fenceOf(id)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.unsure != "" {
+		if err := s.settleUnsure(ctx, id, f); err != nil {
+			return err
+		}
+	}
 
 	outbox := nextOutbox(f.outbox, rec.Settled, rec.Outbox)
 	data, err := encodeStep(rec.Snapshot, rec.Entries, outbox)
@@ -195,8 +205,13 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	if max := s.nc.MaxPayload(); int64(len(data)) > max-1024 { // room for the subject and headers
 		return &TooLargeError{Instance: id, Size: len(data), Max: max}
 	}
-	seq, err := s.publish(ctx, id, data, f.seq)
+	msgID := nuid.Next()
+	seq, err := s.publish(ctx, msgID, id, data, f.seq)
 	if err != nil {
+		var rerr *RequestError
+		if errors.As(err, &rerr) {
+			f.unsure, f.unsureOutbox = msgID, outbox
+		}
 		if errors.Is(err, ErrFenced) {
 			s.log.Warn("natsstore: commit fenced off", zap.String("instance", id), zap.Uint64("expected", f.seq), zap.Error(err))
 			// Forget what this store saw: only a new read may let it
@@ -209,6 +224,25 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	return nil
 }
 
+// settleUnsure finds out whether the commit whose answer never came was
+// written: if the instance's last message is that commit, the fence moves
+// to it, as if the answer had come.
+func (s *Store) settleUnsure(ctx context.Context, id string, f *fence) error {
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	m, err := s.stream(id).GetLastMsgForSubject(rctx, s.subject(id))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+	case err != nil:
+		return &RequestError{Op: "commit", Instance: id, Err: err}
+	case m.Header.Get(jetstream.MsgIDHeader) == f.unsure && m.Sequence > f.seq:
+		s.log.Info("natsstore: an unanswered commit was written", zap.String("instance", id), zap.Uint64("revision", m.Sequence))
+		f.seq, f.outbox = m.Sequence, f.unsureOutbox
+	}
+	f.unsure, f.unsureOutbox = "", nil
+	return nil
+}
+
 // publish writes one step message expecting the instance's last message to
 // be at revision expect, and returns the new revision. A request that gets
 // no answer is sent again under the same message id: the server answers a
@@ -216,11 +250,7 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 // where the revision check comes first) as a conflict, which is told from a
 // real one by the message id of the instance's last message. Conflicts are
 // rare, so every one is checked that way.
-func (s *Store) publish(ctx context.Context, id string, data []byte, expect uint64) (uint64, error) {
-	return s.publishAs(ctx, nuid.Next(), id, data, expect)
-}
-
-func (s *Store) publishAs(ctx context.Context, msgID, id string, data []byte, expect uint64) (uint64, error) {
+func (s *Store) publish(ctx context.Context, msgID, id string, data []byte, expect uint64) (uint64, error) {
 	msg := &nats.Msg{Subject: s.subject(id), Data: data, Header: nats.Header{}}
 	var err error
 	for attempt := 1; attempt <= s.cfg.Attempts; attempt++ {
