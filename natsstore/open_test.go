@@ -153,3 +153,31 @@ func TestStore_InvalidID(t *testing.T) {
 	st := step("", "a", 1)
 	require.ErrorIs(t, s.Commit(context.Background(), st), natsstore.ErrInvalidID)
 }
+
+// TestStore_DeadLetterLimit: past the limit the oldest dead letters go, and
+// the numbering goes on.
+func TestStore_DeadLetterLimit(t *testing.T) {
+	srv := startServer(t, natsserver.Config{SyncInterval: 100 * time.Millisecond})
+	s := openStore(t, srv, natsstore.Config{DeadLetterLimit: 3})
+	ctx := context.Background()
+	for n := 1; n <= 5; n++ {
+		require.NoError(t, s.AddDeadLetter(ctx, record.DeadLetter{MessageID: fmt.Sprintf("m%d", n), At: t0}))
+	}
+	got, err := s.DeadLetters(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	for i, d := range got {
+		require.Equal(t, i+3, d.Seq)
+		require.Equal(t, fmt.Sprintf("m%d", i+3), d.MessageID)
+	}
+}
+
+// TestOpen_ReplicasNeedACluster: a single server cannot keep three copies;
+// Open says so instead of running with fewer.
+func TestOpen_ReplicasNeedACluster(t *testing.T) {
+	srv := startServer(t, natsserver.Config{})
+	_, err := natsstore.Open(context.Background(), connect(t, srv), natsstore.Config{Replicas: 3, Timeout: testTimeout})
+	var re *natsstore.RequestError
+	require.True(t, errors.As(err, &re), "got %v, want a *RequestError", err)
+	require.Contains(t, re.Op, "open stream")
+}
