@@ -1,0 +1,85 @@
+package natsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+)
+
+// metaShards is the metadata key of the first steps stream that records how
+// many shards the prefix has: every store of the prefix must hash ids to
+// the same streams, whatever its own Config says.
+const metaShards = "baton.shards"
+
+func (s *Store) stepsName(shard int) string { return s.cfg.Prefix + "_steps_" + strconv.Itoa(shard) }
+
+func (s *Store) stepsConfig(shard, shards int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        s.stepsName(shard),
+		Description: "baton: one message per committed step (snapshot, history entries, outbox)",
+		Subjects:    []string{s.stepPrefix + strconv.Itoa(shard) + ".>"},
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		Storage:     jetstream.FileStorage,
+		Replicas:    s.cfg.Replicas,
+		Duplicates:  s.cfg.DuplicateWindow,
+		DenyDelete:  true, // steps are never deleted one by one: Prune purges whole instances
+		Metadata:    map[string]string{metaShards: strconv.Itoa(shards)},
+	}
+}
+
+// openSteps opens the steps streams: as many as the prefix already has, or
+// Config.Shards for a new prefix.
+func (s *Store) openSteps(ctx context.Context) error {
+	shards, err := s.knownShards(ctx)
+	if err != nil {
+		return err
+	}
+	if shards == 0 {
+		shards = s.cfg.Shards
+		_, err := s.js.CreateStream(ctx, s.stepsConfig(0, shards))
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			// Another store created the prefix at the same moment: its
+			// number of shards wins.
+			shards, err = s.knownShards(ctx)
+		}
+		if err != nil {
+			return &RequestError{Op: "open stream " + s.stepsName(0), Err: err}
+		}
+	}
+	if shards != s.cfg.Shards {
+		s.log.Info("natsstore: the prefix keeps the number of shards it was created with",
+			zap.String("prefix", s.cfg.Prefix), zap.Int("shards", shards), zap.Int("configured", s.cfg.Shards))
+	}
+	s.steps = make([]jetstream.Stream, shards)
+	for k := range shards {
+		st, err := s.js.CreateOrUpdateStream(ctx, s.stepsConfig(k, shards))
+		if err != nil {
+			return &RequestError{Op: "open stream " + s.stepsName(k), Err: err}
+		}
+		s.steps[k] = st
+	}
+	return nil
+}
+
+// knownShards reads the number of shards of an existing prefix, 0 for a
+// new one.
+func (s *Store) knownShards(ctx context.Context) (int, error) {
+	st, err := s.js.Stream(ctx, s.stepsName(0))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, &RequestError{Op: "open stream " + s.stepsName(0), Err: err}
+	}
+	v := st.CachedInfo().Config.Metadata[metaShards]
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxShards {
+		return 0, &CorruptError{Subject: "stream " + s.stepsName(0) + " metadata " + metaShards, Err: fmt.Errorf("%q is not a number of shards", v)}
+	}
+	return n, nil
+}

@@ -1,0 +1,139 @@
+package natsstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/batonhq/baton/record"
+)
+
+// AddDeadLetter implements record.Store: the dead letter's Seq is its
+// sequence in the dead-letter stream, 1, 2, 3... in the order added.
+func (s *Store) AddDeadLetter(ctx context.Context, d record.DeadLetter) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	d.Seq = 0
+	data, err := json.Marshal(deadRecord{Format: format, DeadLetter: d})
+	if err != nil {
+		return &EncodeError{Field: "dead_letter", Err: err}
+	}
+	if max := s.nc.MaxPayload(); int64(len(data)) > max-1024 {
+		return &TooLargeError{Size: len(data), Max: max}
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	if _, err := s.js.Publish(rctx, s.deadSubject, data, jetstream.WithExpectStream(s.cfg.Prefix+"_dead")); err != nil {
+		return &RequestError{Op: "add dead letter", Err: err}
+	}
+	return nil
+}
+
+// DeadLetters implements record.Store.
+func (s *Store) DeadLetters(ctx context.Context) ([]record.DeadLetter, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	var out []record.DeadLetter
+	err := s.scan(ctx, s.dead, s.deadSubject, jetstream.DeliverAllPolicy, 0, func(m jetstream.Msg, seq uint64) error {
+		d, err := decodeDead(m.Data())
+		if err != nil {
+			return &CorruptError{Subject: m.Subject(), Seq: seq, Err: err}
+		}
+		d.Seq = int(seq)
+		out = append(out, d)
+		return nil
+	})
+	return out, err
+}
+
+// SaveWorkflow implements record.Store: the first source saved under a
+// hash stays.
+func (s *Store) SaveWorkflow(ctx context.Context, w record.WorkflowSource) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	if w.Hash == "" {
+		return errors.New("natsstore: save workflow: empty hash")
+	}
+	data, err := json.Marshal(workflowRecord{Format: format, Workflow: w})
+	if err != nil {
+		return &EncodeError{Field: "workflow", Err: err}
+	}
+	if max := s.nc.MaxPayload(); int64(len(data)) > max-1024 {
+		return &TooLargeError{Size: len(data), Max: max}
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	// Create writes only if the key holds nothing: here "the key exists"
+	// is the answer wanted, the first save of a hash wins.
+	if _, err := s.flows.Create(rctx, token(w.Hash), data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return &RequestError{Op: "save workflow " + w.Hash, Err: err}
+	}
+	return nil
+}
+
+// Workflow implements record.Store.
+func (s *Store) Workflow(ctx context.Context, hash string) (record.WorkflowSource, error) {
+	if err := s.enter(); err != nil {
+		return record.WorkflowSource{}, err
+	}
+	defer s.mu.RUnlock()
+	if hash == "" {
+		return record.WorkflowSource{}, fmt.Errorf("natsstore: %w: %q", record.ErrUnknownWorkflow, hash)
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	e, err := s.flows.Get(rctx, token(hash))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return record.WorkflowSource{}, fmt.Errorf("natsstore: %w: %q", record.ErrUnknownWorkflow, hash)
+	}
+	if err != nil {
+		return record.WorkflowSource{}, &RequestError{Op: "read workflow " + hash, Err: err}
+	}
+	w, err := decodeWorkflow(hash, e.Value())
+	if err != nil {
+		return record.WorkflowSource{}, &CorruptError{Subject: e.Bucket() + "/" + e.Key(), Seq: e.Revision(), Err: err}
+	}
+	return w, nil
+}
+
+// Prune deletes the finished (completed, failed or canceled) instances
+// whose last snapshot was updated before the given time, with their history
+// and outbox, and returns how many it deleted. A step committed to such an
+// instance while Prune runs is kept.
+func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
+	if err := s.enter(); err != nil {
+		return 0, err
+	}
+	defer s.mu.RUnlock()
+	lasts, err := s.lastSteps(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, l := range lasts {
+		snap := l.rec.Snapshot
+		if !snap.Status.Finished() || !snap.Updated.Before(before) {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		// Purge the instance's messages up to its last step read, no further.
+		err := s.stream(snap.ID).Purge(rctx, jetstream.WithPurgeSubject(s.subject(snap.ID)), jetstream.WithPurgeSequence(l.seq+1))
+		cancel()
+		if err != nil {
+			return n, &RequestError{Op: "prune", Instance: snap.ID, Err: err}
+		}
+		s.fences.Delete(snap.ID)
+		n++
+	}
+	return n, nil
+}

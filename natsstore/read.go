@@ -1,0 +1,251 @@
+package natsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/record"
+)
+
+// Instance implements record.Store. The revision read becomes the one the
+// next commit of the instance expects.
+func (s *Store) Instance(ctx context.Context, id string) (record.Snapshot, error) {
+	if err := s.enter(); err != nil {
+		return record.Snapshot{}, err
+	}
+	defer s.mu.RUnlock()
+	r, _, _, err := s.last(ctx, id)
+	return r.Snapshot, err
+}
+
+// Outbox implements record.Store.
+func (s *Store) Outbox(ctx context.Context, id string) ([]record.Outgoing, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	_, _, data, err := s.last(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	// Decode again: what is returned is the caller's to change, what the
+	// fence keeps is not.
+	r, err := decodeStep(id, data)
+	if err != nil {
+		return nil, err
+	}
+	return r.Outbox, nil
+}
+
+// History implements record.Store: the entries of every step up to the one
+// the last snapshot read belongs to, so that history and snapshot agree
+// even while steps are committed.
+func (s *Store) History(ctx context.Context, id string) ([]record.Entry, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	_, last, _, err := s.last(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []record.Entry
+	err = s.scan(ctx, s.stream(id), s.subject(id), jetstream.DeliverAllPolicy, last, func(m jetstream.Msg, seq uint64) error {
+		r, err := decodeStep(id, m.Data())
+		if err != nil {
+			return &CorruptError{Subject: m.Subject(), Seq: seq, Instance: id, Err: err}
+		}
+		out = append(out, r.Entries...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []record.Entry{}
+	}
+	return out, nil
+}
+
+// Instances implements record.Store. It reads the last step of every
+// instance; each revision read becomes the one the next commit of that
+// instance expects.
+func (s *Store) Instances(ctx context.Context) ([]record.Snapshot, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	lasts, err := s.lastSteps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]record.Snapshot, len(lasts))
+	for i, l := range lasts {
+		out[i] = l.rec.Snapshot
+	}
+	return out, nil
+}
+
+// lastStep is an instance's last step and its revision.
+type lastStep struct {
+	rec stepRecord
+	seq uint64
+}
+
+// lastSteps returns the last step of every instance, sorted by id.
+func (s *Store) lastSteps(ctx context.Context) ([]lastStep, error) {
+	byID := map[string]lastStep{}
+	for k, st := range s.steps {
+		prefix := s.stepPrefix + strconv.Itoa(k) + "."
+		err := s.scan(ctx, st, prefix+">", jetstream.DeliverLastPerSubjectPolicy, 0, func(m jetstream.Msg, seq uint64) error {
+			id, err := untoken(strings.TrimPrefix(m.Subject(), prefix))
+			if err != nil {
+				return &CorruptError{Subject: m.Subject(), Seq: seq, Err: err}
+			}
+			r, err := decodeStep(id, m.Data())
+			if err != nil {
+				return &CorruptError{Subject: m.Subject(), Seq: seq, Instance: id, Err: err}
+			}
+			// A step committed during the scan may come after its
+			// instance's earlier last step: the later one wins.
+			if f, ok := byID[id]; !ok || seq > f.seq {
+				byID[id] = lastStep{r, seq}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]lastStep, 0, len(byID))
+	for id, f := range byID {
+		s.saw(id, f.seq, f.rec.Outbox)
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b lastStep) int { return strings.Compare(a.rec.Snapshot.ID, b.rec.Snapshot.ID) })
+	return out, nil
+}
+
+// last reads an instance's last step: its record, its revision and the
+// message's data.
+func (s *Store) last(ctx context.Context, id string) (stepRecord, uint64, []byte, error) {
+	if id == "" {
+		return stepRecord{}, 0, nil, fmt.Errorf("natsstore: %w %q", record.ErrUnknownInstance, id)
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	m, err := s.stream(id).GetLastMsgForSubject(rctx, s.subject(id))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return stepRecord{}, 0, nil, fmt.Errorf("natsstore: %w %q", record.ErrUnknownInstance, id)
+	}
+	if err != nil {
+		return stepRecord{}, 0, nil, &RequestError{Op: "read", Instance: id, Err: err}
+	}
+	r, err := decodeStep(id, m.Data)
+	if err != nil {
+		return stepRecord{}, 0, nil, &CorruptError{Subject: m.Subject, Seq: m.Sequence, Instance: id, Err: err}
+	}
+	s.saw(id, m.Sequence, r.Outbox)
+	return r, m.Sequence, m.Data, nil
+}
+
+// scanBatch is how many messages one pull asks for.
+const scanBatch = 512
+
+// scan passes the messages of stream st on subject filter to fn in stream
+// order, through an ephemeral consumer with the given deliver policy, up to
+// and including sequence until: messages written after the scan began are
+// left out. With until 0 the bound is the stream's last message once the
+// consumer exists: a consumer delivering the last message per subject picks
+// them when it is created, and each of those is at or below that bound.
+// fn's first error ends the scan.
+func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, policy jetstream.DeliverPolicy, until uint64, fn func(jetstream.Msg, uint64) error) error {
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	cons, err := st.CreateConsumer(rctx, jetstream.ConsumerConfig{
+		FilterSubject:     filter,
+		DeliverPolicy:     policy,
+		AckPolicy:         jetstream.AckNonePolicy,
+		MemoryStorage:     true,
+		Replicas:          1,
+		InactiveThreshold: time.Minute, // cleans up after a reader that died mid-scan
+	})
+	cancel()
+	if err != nil {
+		return &RequestError{Op: "read " + filter, Err: err}
+	}
+	name := cons.CachedInfo().Name
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
+		defer cancel()
+		if err := st.DeleteConsumer(dctx, name); err != nil {
+			s.log.Debug("natsstore: delete reader consumer", zap.Error(err))
+		}
+	}()
+	pending := cons.CachedInfo().NumPending
+	if pending > 0 && until == 0 {
+		ictx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		info, err := st.Info(ictx)
+		cancel()
+		if err != nil {
+			return &RequestError{Op: "read " + filter, Err: err}
+		}
+		until = info.State.LastSeq
+	}
+	// Each message taken must be the consumer's next delivery: a delivery
+	// that reached a pull request already given up on (the server answering
+	// late) would otherwise be a message silently missing.
+	var ferr error
+	var delivered uint64
+	for pending > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch, err := cons.Fetch(int(min(pending, scanBatch)), jetstream.FetchMaxWait(s.cfg.Timeout))
+		if err != nil {
+			return &RequestError{Op: "read " + filter, Err: err}
+		}
+		n, done := 0, false
+		for m := range batch.Messages() {
+			n++
+			if done || ferr != nil {
+				continue // drain what was asked for
+			}
+			md, err := m.Metadata()
+			if err != nil {
+				ferr = &RequestError{Op: "read " + filter, Err: err}
+				continue
+			}
+			if md.Sequence.Consumer != delivered+1 {
+				ferr = &RequestError{Op: "read " + filter, Err: fmt.Errorf("delivery %d after %d: a message was lost, read again", md.Sequence.Consumer, delivered)}
+				continue
+			}
+			delivered = md.Sequence.Consumer
+			seq := md.Sequence.Stream
+			pending = md.NumPending
+			if seq > until {
+				done = true
+				continue
+			}
+			ferr = fn(m, seq)
+			done = seq >= until
+		}
+		if err := batch.Error(); err != nil && ferr == nil {
+			ferr = &RequestError{Op: "read " + filter, Err: err}
+		}
+		if done || ferr != nil {
+			return ferr
+		}
+		if n == 0 {
+			return &RequestError{Op: "read " + filter, Err: fmt.Errorf("%d messages pending, none delivered within %v", pending, s.cfg.Timeout)}
+		}
+	}
+	return ferr
+}

@@ -1,0 +1,337 @@
+package natsstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/internal/natsver"
+	"github.com/batonhq/baton/record"
+)
+
+// Store is a record.Store on NATS JetStream. It is safe for concurrent use,
+// and several stores (in several processes) may share one server: each
+// commit succeeds only if the instance is as this store last saw it.
+type Store struct {
+	js    jetstream.JetStream
+	nc    *nats.Conn
+	cfg   Config
+	log   *zap.Logger
+	steps []jetstream.Stream // one per shard
+	dead  jetstream.Stream
+	flows jetstream.KeyValue
+
+	stepPrefix, deadSubject string
+
+	// fences holds, per instance this store has read or written, the
+	// revision it saw last (the stream sequence of the instance's last
+	// step) and the outbox of that step: a commit expects that revision.
+	fences sync.Map // id -> *fence
+
+	// mu is held for reading by every call and for writing by Close, so
+	// that Close waits for the calls in flight.
+	mu     sync.RWMutex
+	closed bool
+}
+
+var _ record.Store = (*Store)(nil)
+
+type fence struct {
+	mu     sync.Mutex
+	seq    uint64 // 0: nothing seen, a commit expects no instance
+	outbox []record.Outgoing
+	// unsure is the message id of this store's last commit of the instance
+	// when its answer never came (it may or may not have been written),
+	// with the outbox it carried; the next commit finds out first.
+	unsure       string
+	unsureOutbox []record.Outgoing
+}
+
+// Open opens the store on the server nc is connected to, creating its
+// streams and bucket or updating their settings. The store does not own
+// nc: close the store, then the connection.
+func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if nc == nil || !nc.IsConnected() {
+		return nil, &RequestError{Op: "open", Err: natsver.ErrNotConnected}
+	}
+	if err := natsver.Check(nc.ConnectedServerVersion(), natsver.Min); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrServerTooOld, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, &RequestError{Op: "open", Err: err}
+	}
+	s := &Store{
+		js: js, nc: nc, cfg: cfg, log: cfg.Logger,
+		stepPrefix:  cfg.Prefix + ".step.",
+		deadSubject: cfg.Prefix + ".dead",
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*cfg.Timeout)
+	defer cancel()
+	if err := s.openSteps(ctx); err != nil {
+		return nil, err
+	}
+	s.dead, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        cfg.Prefix + "_dead",
+		Description: "baton: dead letters, in the order added",
+		Subjects:    []string{s.deadSubject},
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+		MaxMsgs:     cfg.DeadLetterLimit,
+		DenyDelete:  true,
+	})
+	if err != nil {
+		return nil, &RequestError{Op: "open stream " + cfg.Prefix + "_dead", Err: err}
+	}
+	s.flows, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      cfg.Prefix + "_workflows",
+		Description: "baton: workflow sources by hash",
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+	})
+	if err != nil {
+		return nil, &RequestError{Op: "open bucket " + cfg.Prefix + "_workflows", Err: err}
+	}
+	return s, nil
+}
+
+// Close marks the store closed and waits for the calls in flight; later
+// calls fail with ErrClosed. It does not close the connection. It is safe
+// to call more than once.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	return nil
+}
+
+// enter starts a call; the caller runs s.mu.RUnlock when it ends.
+func (s *Store) enter() error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+// shardOf is the shard of an instance: a hash of its id.
+func (s *Store) shardOf(id string) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % uint32(len(s.steps)))
+}
+
+func (s *Store) subject(id string) string {
+	return s.stepPrefix + strconv.Itoa(s.shardOf(id)) + "." + token(id)
+}
+
+func (s *Store) stream(id string) jetstream.Stream { return s.steps[s.shardOf(id)] }
+
+// Subject returns the subject an instance's steps are written on, for tools
+// that read the stream directly.
+func (s *Store) Subject(id string) string { return s.subject(id) }
+
+// Shards returns how many streams hold the steps: the number the first
+// Open of the prefix chose.
+func (s *Store) Shards() int { return len(s.steps) }
+
+func (s *Store) fenceOf(id string) *fence {
+	if f, ok := s.fences.Load(id); ok {
+		return f.(*fence)
+	}
+	f, _ := s.fences.LoadOrStore(id, &fence{})
+	return f.(*fence)
+}
+
+// saw records that a read found the instance at revision seq: a later
+// commit expects it. Revisions only move forward, so that a read that
+// raced a commit of this store does not take the fence back.
+func (s *Store) saw(id string, seq uint64, outbox []record.Outgoing) {
+	f := s.fenceOf(id)
+	f.mu.Lock()
+	if seq > f.seq {
+		f.seq, f.outbox = seq, outbox
+	}
+	f.mu.Unlock()
+}
+
+// Commit implements record.Store: the step is one message, written only if
+// the instance's last message is still the one this store last read or
+// wrote (or, for an instance it never saw, if there is none). Otherwise it
+// fails with a *ConflictError (errors.Is ErrFenced) and writes nothing; a
+// later read of the instance lets this store commit again.
+func (s *Store) Commit(ctx context.Context, rec record.Step) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	id := rec.Snapshot.ID
+	if id == "" {
+		return &IDError{ID: id, Reason: "empty"}
+	}
+	f := s.fenceOf(id)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.unsure != "" {
+		if err := s.settleUnsure(ctx, id, f); err != nil {
+			return err
+		}
+	}
+
+	outbox := nextOutbox(f.outbox, rec.Settled, rec.Outbox)
+	data, err := encodeStep(rec.Snapshot, rec.Entries, outbox)
+	if err != nil {
+		return err
+	}
+	if max := s.nc.MaxPayload(); int64(len(data)) > max-1024 { // room for the subject and headers
+		return &TooLargeError{Instance: id, Size: len(data), Max: max}
+	}
+	msgID := nuid.Next()
+	seq, err := s.publish(ctx, msgID, id, data, f.seq)
+	if err != nil {
+		var rerr *RequestError
+		if errors.As(err, &rerr) {
+			f.unsure, f.unsureOutbox = msgID, outbox
+		}
+		if errors.Is(err, ErrFenced) {
+			s.log.Warn("natsstore: commit fenced off", zap.String("instance", id), zap.Uint64("expected", f.seq), zap.Error(err))
+			// Forget what this store saw: only a new read may let it
+			// commit this instance again.
+			f.seq, f.outbox = 0, nil
+		}
+		return err
+	}
+	f.seq, f.outbox = seq, outbox
+	return nil
+}
+
+// settleUnsure finds out whether the commit whose answer never came was
+// written: if the instance's last message is that commit, the fence moves
+// to it, as if the answer had come.
+func (s *Store) settleUnsure(ctx context.Context, id string, f *fence) error {
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	m, err := s.stream(id).GetLastMsgForSubject(rctx, s.subject(id))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+	case err != nil:
+		return &RequestError{Op: "commit", Instance: id, Err: err}
+	case m.Header.Get(jetstream.MsgIDHeader) == f.unsure && m.Sequence > f.seq:
+		s.log.Info("natsstore: an unanswered commit was written", zap.String("instance", id), zap.Uint64("revision", m.Sequence))
+		f.seq, f.outbox = m.Sequence, f.unsureOutbox
+	}
+	f.unsure, f.unsureOutbox = "", nil
+	return nil
+}
+
+// publish writes one step message expecting the instance's last message to
+// be at revision expect, and returns the new revision. A request that gets
+// no answer is sent again under the same message id: the server answers a
+// resend of a write it already made as a duplicate, or (on a single server,
+// where the revision check comes first) as a conflict, which is told from a
+// real one by the message id of the instance's last message. Conflicts are
+// rare, so every one is checked that way.
+func (s *Store) publish(ctx context.Context, msgID, id string, data []byte, expect uint64) (uint64, error) {
+	msg := &nats.Msg{Subject: s.subject(id), Data: data, Header: nats.Header{}}
+	var err error
+	for attempt := 1; attempt <= s.cfg.Attempts; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		var ack *jetstream.PubAck
+		ack, err = s.js.PublishMsg(actx, msg,
+			jetstream.WithMsgID(msgID),
+			jetstream.WithExpectStream(s.stepsName(s.shardOf(id))),
+			jetstream.WithExpectLastSequencePerSubject(expect))
+		cancel()
+		if err == nil {
+			return ack.Sequence, nil
+		}
+		if isWrongLastSeq(err) {
+			if seq, ok := s.lastIsOurs(ctx, id, msgID); ok {
+				return seq, nil
+			}
+			return 0, &ConflictError{Instance: id, Expected: expect, Err: err}
+		}
+		if ctx.Err() != nil || !retryable(err) {
+			break
+		}
+		s.log.Debug("natsstore: commit unanswered, sending again", zap.String("instance", id), zap.Int("attempt", attempt), zap.Error(err))
+	}
+	return 0, &RequestError{Op: "commit", Instance: id, Err: err}
+}
+
+func (s *Store) lastIsOurs(ctx context.Context, id, msgID string) (uint64, bool) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	m, err := s.stream(id).GetLastMsgForSubject(ctx, s.subject(id))
+	if err != nil || m.Header.Get(jetstream.MsgIDHeader) != msgID {
+		return 0, false
+	}
+	return m.Sequence, true
+}
+
+// isWrongLastSeq tells a failed revision check. jetstream.ErrKeyExists
+// would also match it, and misses the code a replicated stream answers.
+func isWrongLastSeq(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+}
+
+func retryable(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+// nextOutbox is the outbox after a step: the items before it, less those it
+// settled, with the items it sent (replacing any under the same key),
+// sorted by step then key. It copies: the caller reuses its slices.
+func nextOutbox(before []record.Outgoing, settled []string, sent []record.Outgoing) []record.Outgoing {
+	if len(settled) == 0 && len(sent) == 0 {
+		return before
+	}
+	out := make([]record.Outgoing, 0, len(before)+len(sent))
+	for _, o := range before {
+		if !slices.Contains(settled, o.Key) {
+			out = append(out, o)
+		}
+	}
+	for _, o := range sent {
+		if k := slices.IndexFunc(out, func(p record.Outgoing) bool { return p.Key == o.Key }); k >= 0 {
+			out[k] = o
+		} else {
+			out = append(out, o)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b record.Outgoing) int {
+		if c := cmp.Compare(a.Step, b.Step); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

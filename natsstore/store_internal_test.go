@@ -1,0 +1,134 @@
+package natsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/batonhq/baton/natsserver"
+	"github.com/batonhq/baton/record"
+)
+
+// TestPublish_ResendOfAWriteMade: a commit sent again under the same
+// message id after its first send was written (its answer lost) succeeds
+// with the first write's revision and writes nothing more; a real conflict
+// stays one.
+func TestPublish_ResendOfAWriteMade(t *testing.T) {
+	srv, err := natsserver.Start(natsserver.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx := context.Background()
+	s, err := Open(ctx, nc, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	data, err := encodeStep(record.Snapshot{ID: "i", Step: 1}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	first, err := s.publish(ctx, "m-1", "i", data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.publish(ctx, "m-1", "i", data, 0)
+	if err != nil || again != first {
+		t.Fatalf("resend: got revision %d, %v; want %d, nil", again, err, first)
+	}
+	info, err := s.stream("i").Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Fatalf("got %d messages, want 1: the resend wrote again", info.State.Msgs)
+	}
+	_, err = s.publish(ctx, "m-2", "i", data, 0)
+	if !errors.Is(err, ErrFenced) {
+		t.Fatalf("another write expecting no instance: got %v, want ErrFenced", err)
+	}
+}
+
+// TestCommit_AfterAnUnansweredCommit: when a commit's answer never came,
+// the next commit finds out whether it was written and follows it if so.
+func TestCommit_AfterAnUnansweredCommit(t *testing.T) {
+	srv, err := natsserver.Start(natsserver.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx := context.Background()
+	s, err := Open(ctx, nc, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	step := func(id string, n int) record.Step {
+		return record.Step{
+			Snapshot: record.Snapshot{ID: id, Step: n},
+			Entries:  []record.Entry{{Seq: n, Kind: record.KindAgentRun, Step: n}},
+			Outbox:   []record.Outgoing{{Key: fmt.Sprint(n), Step: n}},
+			Settled:  []string{fmt.Sprint(n - 1)},
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		written bool
+	}{{"written", true}, {"lost", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			id := tt.name
+			if err := s.Commit(ctx, step(id, 1)); err != nil {
+				t.Fatal(err)
+			}
+			// Step 2 is sent, and its answer lost: the fence stays at step 1.
+			f := s.fenceOf(id)
+			st2 := step(id, 2)
+			outbox := nextOutbox(f.outbox, st2.Settled, st2.Outbox)
+			data, err := encodeStep(st2.Snapshot, st2.Entries, outbox)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.written {
+				if _, err := s.publish(ctx, "unanswered", id, data, f.seq); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.unsure, f.unsureOutbox = "unanswered", outbox
+
+			next := step(id, 3)
+			if !tt.written {
+				next = step(id, 2) // the engine goes on from step 1
+			}
+			if err := s.Commit(ctx, next); err != nil {
+				t.Fatalf("the commit after an unanswered one: %v", err)
+			}
+			h, err := s.History(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := next.Snapshot.Step; len(h) != want {
+				t.Fatalf("got %d history entries, want %d", len(h), want)
+			}
+			out, err := s.Outbox(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out) != 1 || out[0].Step != next.Snapshot.Step {
+				t.Fatalf("got outbox %v, want the item of step %d only", out, next.Snapshot.Step)
+			}
+		})
+	}
+}
