@@ -35,6 +35,11 @@
 // unconditional fallback, cycles bound only by the default limits) in
 // Workflow.Warnings.
 //
+// A file is refused when it is larger than MaxFileSize (1 MiB) or declares
+// more than MaxStates (5 000) states or MaxRules (10 000) rules; within
+// these limits loading and compiling its state machine take time and memory
+// linear in the file.
+//
 // Workflow.Match takes a state, the `from` key (Workflow.Owner), a trigger
 // and an Env; it tries the candidate rules in priority then file order and
 // returns the first whose condition holds, or a *NoMatchError naming every

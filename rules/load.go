@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strconv"
@@ -19,7 +20,14 @@ import (
 // problem is reported at once in a *LoadError whose diagnostics carry path
 // as given; a workflow that loads has its lint findings in Warnings.
 func Load(path string) (*Workflow, error) {
-	src, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("rules: load workflow: %w", err)
+	}
+	defer f.Close()
+	// Read one byte past the limit: enough for Parse to refuse the file
+	// without reading all of a huge one.
+	src, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("rules: load workflow: %w", err)
 	}
@@ -27,8 +35,12 @@ func Load(path string) (*Workflow, error) {
 }
 
 // Parse compiles and validates a workflow from its source; filename is used
-// in diagnostics only. It never panics, whatever src holds.
+// in diagnostics only. It never panics, whatever src holds. A source over
+// MaxFileSize, MaxStates or MaxRules is refused.
 func Parse(filename string, src []byte) (*Workflow, error) {
+	if len(src) > MaxFileSize {
+		return nil, &LoadError{Diagnostics: []Diagnostic{{File: filename, Line: 1, Col: 1, Severity: SeverityError, Message: tooLarge(len(src))}}}
+	}
 	l := &loader{
 		file:          filename,
 		src:           newSource(src),
@@ -59,7 +71,9 @@ type loader struct {
 
 	w             *Workflow
 	pendingVisits []visitRef
-	explicitLimit bool // limits.max_visits or max_steps was set
+	sources       map[string][]string // agent -> the states it owns, shared by its rules
+	explicitLimit bool                // limits.max_visits or max_steps was set
+	overLimit     bool                // more states or rules than allowed: stop before resolving
 	// noAgents, noStates and brokenFrom silence the reference errors that
 	// would only repeat a missing or malformed section.
 	noAgents, noStates, brokenFrom bool
@@ -150,6 +164,9 @@ func (l *loader) load(src []byte) *Workflow {
 	if f, ok := fs.get("states"); ok {
 		l.states(f.val)
 	}
+	if l.overLimit {
+		return nil
+	}
 	if f, ok := fs.get("initial"); ok {
 		if s, ok := l.scalar(f.val, "initial"); ok {
 			w.Initial = s
@@ -158,6 +175,9 @@ func (l *loader) load(src []byte) *Workflow {
 	}
 	if f, ok := fs.get("rules"); ok {
 		l.rules(f.val)
+	}
+	if l.overLimit {
+		return nil
 	}
 	l.resolve()
 	return w
