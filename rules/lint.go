@@ -12,6 +12,7 @@ import (
 // only by the default limits.
 func lint(w *Workflow, l *loader) []Diagnostic {
 	li := &linter{w: w, file: w.File}
+	li.out = append(li.out, l.budgetWarnings...)
 	li.unreachable()
 	li.groups()
 	if !l.explicitLimit {

@@ -61,13 +61,15 @@ func Parse(filename string, src []byte) (*Workflow, error) {
 
 // loader holds the state of one Parse.
 type loader struct {
-	file          string
-	src           *source
-	diags         []Diagnostic
-	vms           *sync.Pool
-	mergeBudget   int
-	literalBudget int
-	exprConfigs   [3]*conf.Config
+	file           string
+	src            *source
+	diags          []Diagnostic
+	vms            *sync.Pool
+	mergeBudget    int
+	literalBudget  int
+	exprConfigs    [3]*conf.Config
+	patch          *budgetPatch // shared by exprConfigs; reset before each expression
+	budgetWarnings []Diagnostic // expressions that always exceed their budget
 
 	w             *Workflow
 	pendingVisits []visitRef
