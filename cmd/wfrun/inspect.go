@@ -26,7 +26,7 @@ func inspectCmd() *cobra.Command {
 			if store == "" {
 				return fmt.Errorf("inspect needs --store FILE")
 			}
-			st, err := boltstore.Open(store)
+			st, err := boltstore.OpenReadOnly(store)
 			if err != nil {
 				return &checkError{err: err}
 			}
