@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/batonhq/baton/record"
 	bolt "go.etcd.io/bbolt"
@@ -57,7 +58,10 @@ type Store struct {
 	readOnly bool
 }
 
-var _ record.Store = (*Store)(nil)
+var (
+	_ record.Store  = (*Store)(nil)
+	_ record.Pruner = (*Store)(nil)
+)
 
 // Open opens the store in the file at path, creating the file if it does not
 // exist. The file stays locked until Close: a second Open of the same file,
@@ -505,4 +509,71 @@ func recoverCorrupt(err *error, path, id string) {
 	if p := recover(); p != nil {
 		*err = &CorruptError{Path: path, Instance: id, Err: fmt.Errorf("bbolt panicked: %v", p)}
 	}
+}
+
+// Prune implements record.Pruner: in one transaction it deletes every
+// finished instance last updated before before, with its history and outbox
+// records. Like Commit, it does not consult ctx once the transaction has
+// begun. A snapshot that cannot be decoded stops it with a *CorruptError and
+// nothing deleted.
+func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
+	if ctx == nil {
+		return 0, errors.New("boltstore: prune: nil context")
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.write(func(tx *bolt.Tx) error {
+		n = 0 // with WithBatch fn may run again
+		var ids []string
+		err := tx.Bucket(bucketInstances).ForEach(func(k, v []byte) error {
+			snap, err := decodeSnapshot(v)
+			if err != nil {
+				return &CorruptError{Path: s.path, Instance: string(k), Err: err}
+			}
+			if snap.Status.Finished() && snap.Updated.Before(before) {
+				ids = append(ids, string(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			prefix := historyPrefix(id)
+			for _, name := range [][]byte{bucketHistory, bucketOutbox} {
+				if err := deletePrefix(tx.Bucket(name), prefix); err != nil {
+					return err
+				}
+			}
+			if err := tx.Bucket(bucketInstances).Delete([]byte(id)); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return 0, err
+	}
+	if err := s.writeError(err, "prune"); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// deletePrefix deletes the keys of b that start with prefix.
+func deletePrefix(b *bolt.Bucket, prefix []byte) error {
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
