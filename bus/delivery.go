@@ -180,6 +180,9 @@ func notAwaiting(m *Message) error {
 // that does not require an acknowledgement, or is not awaiting one (already
 // acknowledged, rejected or dead-lettered), is a *ValidationError.
 func (b *Bus) Ack(ctx context.Context, m *Message) error {
+	if ctx == nil {
+		return checkCtx(ctx)
+	}
 	mb, err := b.inFlight(m)
 	if err != nil {
 		return err
@@ -229,6 +232,9 @@ func (b *Bus) Ack(ctx context.Context, m *Message) error {
 // dead-lettered "max_retries" if it has been delivered the maximum number
 // of times (WithMaxDeliveries). Only the delivery in hand may be nacked.
 func (b *Bus) Nack(ctx context.Context, m *Message) error {
+	if ctx == nil {
+		return checkCtx(ctx)
+	}
 	mb, err := b.inFlight(m)
 	if err != nil {
 		return err
@@ -264,6 +270,9 @@ func (b *Bus) Nack(ctx context.Context, m *Message) error {
 // *NoticeError (matching ErrNotice) means it was rejected and dead-lettered,
 // and only sending the ERROR to its sender failed.
 func (b *Bus) Reject(ctx context.Context, m *Message, reason string) error {
+	if ctx == nil {
+		return checkCtx(ctx)
+	}
 	mb, err := b.inFlight(m)
 	if err != nil {
 		return err
