@@ -59,6 +59,12 @@ type Loader func(path string) (*rules.Workflow, error)
 // Extra engine options (a durable store, say) are applied after the
 // simulator's.
 func Run(ctx context.Context, s *Scenario, load Loader, opts ...engine.Option) (*Report, error) {
+	if ctx == nil {
+		return nil, errors.New("scenario: run: nil context")
+	}
+	if s == nil {
+		return nil, errors.New("scenario: run: nil scenario")
+	}
 	if load == nil {
 		load = rules.Load
 	}

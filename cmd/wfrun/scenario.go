@@ -50,7 +50,8 @@ func runCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			if asJSON {
 				if err := writeJSON(out, rep); err != nil {
-					return err
+					// Not a usage error: the run produced what JSON cannot hold.
+					return &checkError{err: fmt.Errorf("run --json: %w", err)}
 				}
 			} else {
 				writeTable(out, rep)
