@@ -15,6 +15,9 @@ var (
 	// ErrCorrupt means the file, or a record in it, cannot be read back.
 	// Every *CorruptError matches it.
 	ErrCorrupt = errors.New("boltstore: corrupt file")
+	// ErrReadOnly is returned by every write to a store opened with
+	// OpenReadOnly.
+	ErrReadOnly = errors.New("boltstore: store opened read-only")
 	// ErrInvalidID means an instance id cannot be stored as a key: it is
 	// empty or longer than MaxIDLen bytes.
 	ErrInvalidID = errors.New("boltstore: invalid instance id")

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/batonhq/baton/record"
 	bolt "go.etcd.io/bbolt"
@@ -50,16 +53,33 @@ type Store struct {
 
 	// mu is held for reading by every call and for writing by Close, so that
 	// Close waits for the calls in flight and no call reaches a closed file.
-	mu     sync.RWMutex
-	closed bool
+	mu       sync.RWMutex
+	closed   bool
+	readOnly bool
 }
 
-var _ record.Store = (*Store)(nil)
+var (
+	_ record.Store = (*Store)(nil)
+)
 
 // Open opens the store in the file at path, creating the file if it does not
 // exist. The file stays locked until Close: a second Open of the same file,
 // from this process or another, waits for the lock (see WithTimeout).
 func Open(path string, opts ...Option) (*Store, error) {
+	return open(path, false, opts)
+}
+
+// OpenReadOnly opens an existing store for reading only, as a tool that
+// inspects it must: nothing is written to the file, not even the buckets
+// Open adds to a file of an older release, and a missing file is an
+// *OpenError matching fs.ErrNotExist instead of a new empty store. The file
+// takes a shared lock: other readers may open it at once, a writer waits.
+// Every write fails with ErrReadOnly.
+func OpenReadOnly(path string, opts ...Option) (*Store, error) {
+	return open(path, true, opts)
+}
+
+func open(path string, readOnly bool, opts []Option) (*Store, error) {
 	cfg := defaults()
 	for _, o := range opts {
 		o(&cfg)
@@ -67,23 +87,30 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, &OpenError{Path: path, Err: errors.New("path is empty")}
 	}
+	if readOnly {
+		// bbolt would create a missing file even when reading only.
+		if _, err := os.Stat(path); err != nil {
+			return nil, &OpenError{Path: path, Err: err}
+		}
+	}
 	db, err := openDB(path, &bolt.Options{
 		Timeout:      cfg.timeout,
 		NoSync:       cfg.noSync,
 		FreelistType: bolt.FreelistMapType,
+		ReadOnly:     readOnly,
 	})
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path, log: cfg.logger}
-	if cfg.batch > 1 {
+	s := &Store{db: db, path: path, log: cfg.logger, readOnly: readOnly}
+	if cfg.batch > 1 && !readOnly {
 		s.group = &group{db: db, max: cfg.batch}
 	}
 	if err := s.init(); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	s.log.Debug("boltstore: opened", zap.String("path", path), zap.Bool("nosync", cfg.noSync), zap.Int("batch", cfg.batch))
+	s.log.Debug("boltstore: opened", zap.String("path", path), zap.Bool("read_only", readOnly), zap.Bool("nosync", cfg.noSync), zap.Int("batch", cfg.batch))
 	return s, nil
 }
 
@@ -100,6 +127,8 @@ func openDB(path string, o *bolt.Options) (db *bolt.DB, err error) {
 		return db, nil
 	case errors.Is(err, berrors.ErrTimeout):
 		return nil, &OpenError{Path: path, Err: ErrLocked}
+	case tooLarge(err):
+		return nil, &CorruptError{Path: path, Err: err}
 	case errors.As(err, &pathErr), errors.As(err, &errno):
 		return nil, &OpenError{Path: path, Err: err} // the file could not be opened, locked or mapped
 	}
@@ -116,7 +145,10 @@ func openDB(path string, o *bolt.Options) (db *bolt.DB, err error) {
 func (s *Store) init() (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverCorrupt(&err, s.path, "")
-	return s.db.Update(func(tx *bolt.Tx) error {
+	if s.readOnly {
+		return s.db.View(s.check)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
 			if got := string(meta.Get(keyFormat)); got != formatVersion {
 				return &FormatError{Path: s.path, Got: got, Want: formatVersion}
@@ -143,6 +175,37 @@ func (s *Store) init() (err error) {
 		}
 		return createBuckets(tx, s.path, addedBuckets, false)
 	})
+	if tooLarge(err) {
+		// A damaged free list or page count made bbolt grow the file past
+		// what the system allows.
+		return &CorruptError{Path: s.path, Err: err}
+	}
+	return err
+}
+
+// check is init for a read-only store: the format marker and the first
+// buckets must be there; the buckets added later may be missing from a file
+// of an older release, and read as empty.
+func (s *Store) check(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return &FormatError{Path: s.path, Want: formatVersion}
+	}
+	if got := string(meta.Get(keyFormat)); got != formatVersion {
+		return &FormatError{Path: s.path, Got: got, Want: formatVersion}
+	}
+	for _, name := range baseBuckets {
+		if tx.Bucket(name) == nil {
+			return &CorruptError{Path: s.path, Err: fmt.Errorf("bucket %q is missing", name)}
+		}
+	}
+	return nil
+}
+
+// tooLarge reports the errors of a file whose pages claim a size the system
+// refuses to map or to grow the file to: the file is damaged.
+func tooLarge(err error) bool {
+	return errors.Is(err, syscall.EFBIG) || (err != nil && strings.Contains(err.Error(), "mmap too large"))
 }
 
 // createBuckets creates the named buckets, or with ifMissing only those not
@@ -214,7 +277,7 @@ func (s *Store) Commit(_ context.Context, rec record.Step) error {
 	err := s.write(write)
 	var pe *panicError
 	switch {
-	case err == nil, errors.Is(err, ErrClosed):
+	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, ErrReadOnly):
 		return err
 	case errors.As(err, &pe):
 		s.log.Error("boltstore: commit met a damaged page", zap.String("path", s.path), zap.String("instance", id), zap.Error(err))
@@ -231,6 +294,9 @@ func (s *Store) write(fn func(*bolt.Tx) error) error {
 	if s.closed {
 		return ErrClosed
 	}
+	if s.readOnly {
+		return ErrReadOnly
+	}
 	if s.group != nil {
 		return s.group.do(fn)
 	}
@@ -242,7 +308,7 @@ func (s *Store) writeError(err error, what string) error {
 	var pe *panicError
 	var ee *EncodeError
 	switch {
-	case err == nil, errors.Is(err, ErrClosed), errors.As(err, &ee):
+	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, ErrReadOnly), errors.As(err, &ee):
 		return err
 	case errors.As(err, &pe):
 		s.log.Error("boltstore: write met a damaged page", zap.String("path", s.path), zap.String("write", what), zap.Error(err))
@@ -309,7 +375,11 @@ func (s *Store) Outbox(ctx context.Context, id string) (out []record.Outgoing, e
 			return fmt.Errorf("%w: %s", record.ErrUnknownInstance, id)
 		}
 		prefix := historyPrefix(id)
-		c := tx.Bucket(bucketOutbox).Cursor()
+		b := tx.Bucket(bucketOutbox)
+		if b == nil { // a read-only file of an older release
+			return nil
+		}
+		c := b.Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			o, err := decodeOutgoing(v)
 			if err != nil {
@@ -352,7 +422,11 @@ func (s *Store) AddDeadLetter(_ context.Context, d record.DeadLetter) error {
 // DeadLetters implements record.Store.
 func (s *Store) DeadLetters(ctx context.Context) (out []record.DeadLetter, err error) {
 	err = s.view(ctx, "", func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketDeadLetters).ForEach(func(k, v []byte) error {
+		b := tx.Bucket(bucketDeadLetters)
+		if b == nil { // a read-only file of an older release
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
 			if len(k) != 8 {
 				return s.corrupt("", fmt.Errorf("dead letter key of %d bytes, want 8", len(k)))
 			}
@@ -390,7 +464,10 @@ func (s *Store) SaveWorkflow(_ context.Context, w record.WorkflowSource) error {
 // Workflow implements record.Store.
 func (s *Store) Workflow(ctx context.Context, hash string) (w record.WorkflowSource, err error) {
 	err = s.view(ctx, "", func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketWorkflows).Get([]byte(hash))
+		var v []byte
+		if b := tx.Bucket(bucketWorkflows); b != nil { // nil in a read-only file of an older release
+			v = b.Get([]byte(hash))
+		}
 		if v == nil {
 			return fmt.Errorf("%w: %s", record.ErrUnknownWorkflow, hash)
 		}
@@ -431,4 +508,71 @@ func recoverCorrupt(err *error, path, id string) {
 	if p := recover(); p != nil {
 		*err = &CorruptError{Path: path, Instance: id, Err: fmt.Errorf("bbolt panicked: %v", p)}
 	}
+}
+
+// Prune implements record.Pruner: in one transaction it deletes every
+// finished instance last updated before before, with its history and outbox
+// records. Like Commit, it does not consult ctx once the transaction has
+// begun. A snapshot that cannot be decoded stops it with a *CorruptError and
+// nothing deleted.
+func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
+	if ctx == nil {
+		return 0, errors.New("boltstore: prune: nil context")
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.write(func(tx *bolt.Tx) error {
+		n = 0 // with WithBatch fn may run again
+		var ids []string
+		err := tx.Bucket(bucketInstances).ForEach(func(k, v []byte) error {
+			snap, err := decodeSnapshot(v)
+			if err != nil {
+				return &CorruptError{Path: s.path, Instance: string(k), Err: err}
+			}
+			if snap.Status.Finished() && snap.Updated.Before(before) {
+				ids = append(ids, string(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			prefix := historyPrefix(id)
+			for _, name := range [][]byte{bucketHistory, bucketOutbox} {
+				if err := deletePrefix(tx.Bucket(name), prefix); err != nil {
+					return err
+				}
+			}
+			if err := tx.Bucket(bucketInstances).Delete([]byte(id)); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return 0, err
+	}
+	if err := s.writeError(err, "prune"); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// deletePrefix deletes the keys of b that start with prefix.
+func deletePrefix(b *bolt.Bucket, prefix []byte) error {
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

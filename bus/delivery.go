@@ -180,6 +180,9 @@ func notAwaiting(m *Message) error {
 // that does not require an acknowledgement, or is not awaiting one (already
 // acknowledged, rejected or dead-lettered), is a *ValidationError.
 func (b *Bus) Ack(ctx context.Context, m *Message) error {
+	if ctx == nil {
+		return checkCtx(ctx)
+	}
 	mb, err := b.inFlight(m)
 	if err != nil {
 		return err
@@ -229,6 +232,9 @@ func (b *Bus) Ack(ctx context.Context, m *Message) error {
 // dead-lettered "max_retries" if it has been delivered the maximum number
 // of times (WithMaxDeliveries). Only the delivery in hand may be nacked.
 func (b *Bus) Nack(ctx context.Context, m *Message) error {
+	if ctx == nil {
+		return checkCtx(ctx)
+	}
 	mb, err := b.inFlight(m)
 	if err != nil {
 		return err
@@ -259,7 +265,14 @@ func (b *Bus) Nack(ctx context.Context, m *Message) error {
 // receives an ERROR (action "rejected", correlation_id and in_reply_to the
 // message's id, content "error" the reason) when it has a mailbox or a
 // Request waiting. Only the delivery in hand may be rejected.
+//
+// Any error but a *NoticeError means the message was not rejected. A
+// *NoticeError (matching ErrNotice) means it was rejected and dead-lettered,
+// and only sending the ERROR to its sender failed.
 func (b *Bus) Reject(ctx context.Context, m *Message, reason string) error {
+	if ctx == nil {
+		return checkCtx(ctx)
+	}
 	mb, err := b.inFlight(m)
 	if err != nil {
 		return err
@@ -287,7 +300,7 @@ func (b *Bus) Reject(ctx context.Context, m *Message, reason string) error {
 		b.flush()
 		return nil
 	}
-	return b.Send(ctx, &Message{
+	err = b.Send(ctx, &Message{
 		Type:           MessageError,
 		From:           m.To,
 		To:             m.From,
@@ -297,6 +310,10 @@ func (b *Bus) Reject(ctx context.Context, m *Message, reason string) error {
 		Priority:       m.Priority,
 		Content:        map[string]any{"action": "rejected", "error": reason, "message_id": m.MessageID},
 	})
+	if err != nil {
+		return &NoticeError{MessageID: m.MessageID, To: m.From, Err: err}
+	}
+	return nil
 }
 
 // notifiable reports whether the sender of m can be told about it: it has

@@ -101,7 +101,7 @@ func (b *Bus) ProcessDeadLetters(ctx context.Context) (DeadLetterReport, error) 
 	if b.isClosed() {
 		return DeadLetterReport{}, ErrClosed
 	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCtx(ctx); err != nil {
 		return DeadLetterReport{}, err
 	}
 	p := b.cfg.dlPolicy

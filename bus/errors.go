@@ -62,6 +62,10 @@ var (
 	// ErrConversationsOff is returned by the conversation queries of a bus
 	// created without WithConversations.
 	ErrConversationsOff error = &commError{"bus: conversations are not tracked (WithConversations)"}
+	// ErrNotice marks a failure to send the ACK or ERROR that tells a
+	// sender what became of its message, after the bus did what was asked
+	// (see NoticeError).
+	ErrNotice error = &commError{"bus: notice not sent"}
 )
 
 // ValidationError reports a message field that breaks the format standard.
@@ -276,3 +280,20 @@ func (e *DuplicateError) Error() string {
 
 // Unwrap makes the error match ErrDuplicate.
 func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
+
+// NoticeError reports that Reject rejected and dead-lettered a message but
+// could not send the ERROR telling its sender: the rejection stands.
+type NoticeError struct {
+	// MessageID is the rejected message; To its sender, the notice's receiver.
+	MessageID, To string
+	// Err is why the notice was not sent.
+	Err error
+}
+
+// Error returns the message text.
+func (e *NoticeError) Error() string {
+	return "bus: message " + e.MessageID + " rejected, but the notice to " + e.To + " failed: " + e.Err.Error()
+}
+
+// Unwrap makes the error match ErrNotice and the cause of the failure.
+func (e *NoticeError) Unwrap() []error { return []error{ErrNotice, e.Err} }

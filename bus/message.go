@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // MessageType says what kind of traffic a message is.
@@ -220,6 +221,14 @@ func (m *Message) Validate() error {
 	if (m.Type == MessageResponse || m.Type == MessageAck) && m.InReplyTo == "" {
 		return &ValidationError{Field: "in_reply_to", Reason: "is required for " + string(m.Type)}
 	}
+	for _, f := range [...]struct{ name, value string }{
+		{"message_id", m.MessageID}, {"conversation_id", m.ConversationID}, {"correlation_id", m.CorrelationID},
+		{"in_reply_to", m.InReplyTo}, {"from_agent", m.From}, {"to_agent", m.To}, {"idempotency_key", m.IdempotencyKey},
+	} {
+		if !utf8.ValidString(f.value) {
+			return &ValidationError{Field: f.name, Reason: "is not valid UTF-8"}
+		}
+	}
 	if m.TTL < 0 {
 		return &ValidationError{Field: "ttl", Reason: "must not be negative"}
 	}
@@ -235,17 +244,26 @@ func (m *Message) Validate() error {
 	return validatePayload(m.Content, m.Metadata)
 }
 
+// payloadError is the refusal of a payload (content or metadata), naming
+// the field when the check did.
+func payloadError(payload, bad, reason string) error {
+	if reason == "" {
+		return &ValidationError{Field: payload, Reason: "cannot be encoded as JSON"}
+	}
+	return &ValidationError{Field: payload + bad, Reason: reason}
+}
+
 // validatePayload refuses content and metadata that cannot be encoded as
 // JSON or whose combined size passes MaxPayloadBytes.
 func validatePayload(content, metadata map[string]any) error {
-	n, ok := payloadSize(content, MaxPayloadBytes)
+	n, ok, bad, reason := payloadCheck(content, MaxPayloadBytes)
 	if !ok {
-		return &ValidationError{Field: "content", Reason: "cannot be encoded as JSON"}
+		return payloadError("content", bad, reason)
 	}
 	if metadata != nil {
-		k, ok := payloadSize(metadata, MaxPayloadBytes-n)
+		k, ok, bad, reason := payloadCheck(metadata, MaxPayloadBytes-n)
 		if !ok {
-			return &ValidationError{Field: "metadata", Reason: "cannot be encoded as JSON"}
+			return payloadError("metadata", bad, reason)
 		}
 		n += k
 	}

@@ -2,8 +2,12 @@ package bus
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // maxPayloadDepth bounds the nesting walked by payloadSize; deeper values
@@ -21,8 +25,30 @@ func payloadSize(v any, limit int) (n int, ok bool) {
 	return w.n, ok
 }
 
+// payloadCheck is payloadSize that also says why a payload was refused:
+// for a string or key that is not valid UTF-8 and for a value whose
+// MarshalJSON panicked, bad names the field (".order.items[2]", relative to
+// the payload) and reason what is wrong with it; for other refusals both are
+// empty.
+func payloadCheck(v any, limit int) (n int, ok bool, bad, reason string) {
+	w := sizer{limit: limit}
+	ok = w.walk(v, 0)
+	if !ok && w.reason != "" {
+		var b strings.Builder
+		for i := len(w.trail) - 1; i >= 0; i-- {
+			b.WriteString(w.trail[i])
+		}
+		bad, reason = b.String(), w.reason
+	}
+	return w.n, ok, bad, reason
+}
+
 type sizer struct {
 	n, limit int
+	// reason and trail (the path to the failure, innermost first) describe
+	// a failure that names its field.
+	reason string
+	trail  []string
 }
 
 func (w *sizer) walk(v any, depth int) bool {
@@ -36,6 +62,10 @@ func (w *sizer) walk(v any, depth int) bool {
 	case nil:
 		w.n += 4
 	case string:
+		if !utf8.ValidString(x) {
+			w.reason = "is not valid UTF-8"
+			return false
+		}
 		w.n += len(x) + 2
 	case bool:
 		w.n += 5
@@ -58,8 +88,13 @@ func (w *sizer) walk(v any, depth int) bool {
 	case map[string]any:
 		w.n += 2
 		for k, e := range x {
+			if !utf8.ValidString(k) {
+				w.reason = "has a key that is not valid UTF-8: " + strconv.Quote(k)
+				return false
+			}
 			w.n += len(k) + 4
 			if !w.walk(e, depth+1) {
+				w.trail = append(w.trail, "."+k)
 				return false
 			}
 			if w.n > w.limit {
@@ -68,9 +103,10 @@ func (w *sizer) walk(v any, depth int) bool {
 		}
 	case []any:
 		w.n += 2
-		for _, e := range x {
+		for i, e := range x {
 			w.n++
 			if !w.walk(e, depth+1) {
+				w.trail = append(w.trail, "["+strconv.Itoa(i)+"]")
 				return false
 			}
 			if w.n > w.limit {
@@ -80,15 +116,29 @@ func (w *sizer) walk(v any, depth int) bool {
 	case map[string]string:
 		w.n += 2
 		for k, e := range x {
+			if !utf8.ValidString(k) {
+				w.reason = "has a key that is not valid UTF-8: " + strconv.Quote(k)
+				return false
+			}
+			if !utf8.ValidString(e) {
+				w.trail = append(w.trail, "."+k)
+				w.reason = "is not valid UTF-8"
+				return false
+			}
 			w.n += len(k) + len(e) + 6
 		}
 	case []string:
 		w.n += 2
-		for _, e := range x {
+		for i, e := range x {
+			if !utf8.ValidString(e) {
+				w.trail = append(w.trail, "["+strconv.Itoa(i)+"]")
+				w.reason = "is not valid UTF-8"
+				return false
+			}
 			w.n += len(e) + 3
 		}
 	default:
-		b, err := json.Marshal(x)
+		b, err := w.marshal(x)
 		if err != nil {
 			return false
 		}
@@ -96,6 +146,20 @@ func (w *sizer) walk(v any, depth int) bool {
 	}
 	return true
 }
+
+// marshal encodes a value of another type, turning a panic of its
+// MarshalJSON (which encoding/json lets through) into a refusal.
+func (w *sizer) marshal(x any) (b []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.reason = fmt.Sprintf("cannot be encoded as JSON: %T's MarshalJSON panicked: %v", x, r)
+			b, err = nil, errMarshalPanic
+		}
+	}()
+	return json.Marshal(x)
+}
+
+var errMarshalPanic = errors.New("MarshalJSON panicked")
 
 // sizeKB formats a byte count as kilobytes with one decimal, for logs.
 func sizeKB(n int) string { return strconv.FormatFloat(float64(n)/1024, 'f', 1, 64) }

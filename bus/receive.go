@@ -60,6 +60,9 @@ func (b *Bus) TryReceive(agentID string) (m *Message, ok bool, err error) {
 // waiting until one arrives, ctx is done (ctx.Err() is returned), the bus
 // closes (ErrClosed) or the agent is unregistered (ErrUnknownAgent).
 func (b *Bus) ReceiveWait(ctx context.Context, agentID string) (*Message, error) {
+	if ctx == nil {
+		return nil, checkCtx(ctx)
+	}
 	mb, err := b.mailboxFor(agentID)
 	if err != nil {
 		return nil, err

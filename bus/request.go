@@ -81,7 +81,12 @@ func (b *Bus) Request(ctx context.Context, m *Message, opts ...SendOption) (*Mes
 		err = &DuplicateError{Key: m.Key(), MessageID: m.MessageID, DuplicateOf: sc.receipt.DuplicateOf}
 	}
 	if err != nil {
-		b.forget(m.MessageID)
+		if !b.forget(m.MessageID) {
+			// A copy did reach the receiver (a dead letter requeued while
+			// this send gave up, say) and its answer was handed over and
+			// counted delivered: take it rather than drop it.
+			return b.answered(m, <-w.ch, start), nil
+		}
 		return nil, err
 	}
 

@@ -178,7 +178,7 @@ func (b *Bus) admit(ctx context.Context, m *Message) error {
 	if b.isClosed() {
 		return ErrClosed
 	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCtx(ctx); err != nil {
 		return err
 	}
 	if err := m.Validate(); err != nil {
@@ -186,6 +186,15 @@ func (b *Bus) admit(ctx context.Context, m *Message) error {
 		return err
 	}
 	return nil
+}
+
+// checkCtx refuses a nil ctx, as every bus call taking one does, instead
+// of panicking on it, and returns ctx.Err() otherwise.
+func checkCtx(ctx context.Context) error {
+	if ctx == nil {
+		return &ValidationError{Field: "ctx", Reason: "is required"}
+	}
+	return ctx.Err()
 }
 
 // refuse counts and logs a message refused as invalid.

@@ -106,6 +106,7 @@ func (discardStore) Instances(context.Context) ([]engine.Snapshot, error) { retu
 func (discardStore) Outbox(context.Context, string) ([]engine.Outgoing, error) {
 	return nil, engine.ErrUnknownInstance
 }
+func (discardStore) Prune(context.Context, time.Time) (int, error)             { return 0, nil }
 func (discardStore) AddDeadLetter(context.Context, engine.DeadLetter) error    { return nil }
 func (discardStore) DeadLetters(context.Context) ([]engine.DeadLetter, error)  { return nil, nil }
 func (discardStore) SaveWorkflow(context.Context, engine.WorkflowSource) error { return nil }

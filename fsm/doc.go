@@ -5,13 +5,15 @@
 // (named after the rule id) whose sources are the rule's source states and
 // whose destination is its next state, and the workflow's on_limit state adds
 // the implicit event [LimitEvent] from every other state. The definition is
-// immutable and shared by every instance.
+// immutable and shared by every instance. Its size is linear in the
+// workflow: rules from the same agent share one set of source states, so a
+// chain of n states owned by one agent costs n entries, not n².
 //
 // A [Machine] is one instance's view of the definition: it holds nothing but
 // the current state's name, so an idle instance costs a few dozen bytes. To
-// fire an event, the machine borrows a pooled looplab/fsm machine from its
-// definition, positions it on the current state, fires the event there and
-// returns it; the looplab machine therefore validates every transition, and
+// fire an event, the machine checks it against the definition's table (an
+// unknown event or one not declared from the current state is refused),
+// then takes the transition on a looplab/fsm machine holding that one edge;
 // no looplab type leaves this package. Machines are safe for concurrent use.
 //
 // Two looplab traps are handled here so that callers never meet them: a

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,15 +27,33 @@ type Transition struct {
 
 // Definition is the immutable machine of one workflow, shared by all of its
 // instances.
+//
+// Its size is linear in the workflow: every rule from the same agent leaves
+// the same source states, so the sources are kept once per `from` (a group)
+// and each event names its group, instead of one entry per (event, source)
+// pair, which for a chain of n states owned by one agent is n².
 type Definition struct {
 	initial string
 	states  map[string]bool
-	// next maps event -> source state -> destination.
-	next map[string]map[string]string
-	// available lists the events that may fire from each state, sorted.
+	// events maps each event to its destination and its sources' group.
+	events map[string]edge
+	groups []*group
+	// available lists the events that may fire from each state, sorted;
+	// states in the same groups share one slice.
 	available map[string][]string
-	events    looplab.Events
-	pool      sync.Pool
+}
+
+// edge is one event: from any state of its group into dst.
+type edge struct {
+	dst   string
+	group *group
+}
+
+// group is the set of source states shared by the events of one `from`.
+type group struct {
+	sources []string
+	member  map[string]bool
+	events  []string
 }
 
 // Compile builds the machine of a compiled workflow: one event per rule from
@@ -46,17 +65,23 @@ func Compile(w *rules.Workflow) (*Definition, error) {
 	d := &Definition{
 		initial:   w.Initial,
 		states:    make(map[string]bool, len(w.States)),
-		next:      make(map[string]map[string]string, len(w.Rules)+1),
+		events:    make(map[string]edge, len(w.Rules)+1),
 		available: make(map[string][]string, len(w.States)),
 	}
 	for _, s := range w.States {
 		d.states[s.Name] = true
 	}
+	byFrom := map[string]*group{}
 	for _, r := range w.Rules {
 		if len(r.Sources) == 0 {
 			continue
 		}
-		d.add(r.ID, r.Sources, r.Next)
+		g := byFrom[r.From]
+		if g == nil {
+			g = d.newGroup(r.Sources)
+			byFrom[r.From] = g
+		}
+		d.add(r.ID, g, r.Next)
 	}
 	if w.Limits.OnLimit != "" {
 		var src []string
@@ -65,53 +90,68 @@ func Compile(w *rules.Workflow) (*Definition, error) {
 				src = append(src, s.Name)
 			}
 		}
-		d.add(LimitEvent, src, w.Limits.OnLimit)
+		if len(src) > 0 {
+			d.add(LimitEvent, d.newGroup(src), w.Limits.OnLimit)
+		}
 	}
-	for s := range d.available {
-		slices.Sort(d.available[s])
-	}
-	d.pool.New = func() any { return looplab.NewFSM(d.initial, d.events, nil) }
+	d.indexAvailable()
 	return d, nil
 }
 
-func (d *Definition) add(event string, sources []string, dst string) {
-	if len(sources) == 0 {
-		return
-	}
-	m := make(map[string]string, len(sources))
+func (d *Definition) newGroup(sources []string) *group {
+	g := &group{sources: sources, member: make(map[string]bool, len(sources))}
 	for _, s := range sources {
-		m[s] = dst
-		d.available[s] = append(d.available[s], event)
+		g.member[s] = true
 	}
-	d.next[event] = m
-	d.events = append(d.events, looplab.EventDesc{Name: event, Src: slices.Clone(sources), Dst: dst})
+	d.groups = append(d.groups, g)
+	return g
+}
+
+func (d *Definition) add(event string, g *group, dst string) {
+	d.events[event] = edge{dst: dst, group: g}
+	g.events = append(g.events, event)
+}
+
+// indexAvailable fills available: the sorted union of the events of the
+// groups each state belongs to, computed once per distinct set of groups.
+func (d *Definition) indexAvailable() {
+	of := map[string][]int{}
+	for i, g := range d.groups {
+		for _, s := range g.sources {
+			of[s] = append(of[s], i)
+		}
+	}
+	shared := map[string][]string{}
+	for s, idx := range of {
+		key := fmt.Sprint(idx)
+		evs, ok := shared[key]
+		if !ok {
+			for _, i := range idx {
+				evs = append(evs, d.groups[i].events...)
+			}
+			slices.Sort(evs)
+			evs = slices.Compact(evs)
+			shared[key] = evs
+		}
+		d.available[s] = evs
+	}
 }
 
 // Initial returns the workflow's initial state.
 func (d *Definition) Initial() string { return d.initial }
 
 // Transitions lists every edge of the machine, sorted by source, then event.
+// There is one edge per (event, source state): for a workflow whose agents
+// own many states the list is much larger than the definition.
 func (d *Definition) Transitions() []Transition {
 	var out []Transition
-	for ev, m := range d.next {
-		for from, to := range m {
-			out = append(out, Transition{Event: ev, From: from, To: to})
+	for ev, e := range d.events {
+		for _, from := range e.group.sources {
+			out = append(out, Transition{Event: ev, From: from, To: e.dst})
 		}
 	}
 	slices.SortFunc(out, func(a, b Transition) int {
-		if a.From != b.From {
-			if a.From < b.From {
-				return -1
-			}
-			return 1
-		}
-		if a.Event < b.Event {
-			return -1
-		}
-		if a.Event > b.Event {
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Event, b.Event))
 	})
 	return out
 }
@@ -129,8 +169,8 @@ func (d *Definition) Restore(state string) (*Machine, error) {
 }
 
 // Machine is the state machine of one workflow instance. It holds only the
-// current state's name; the looplab machine that validates each transition is
-// borrowed from the definition's pool for the duration of Fire.
+// current state's name; Fire checks the transition against the definition's
+// table and takes it on a looplab machine that holds that one edge.
 type Machine struct {
 	def   *Definition
 	mu    sync.Mutex
@@ -148,8 +188,7 @@ func (m *Machine) Current() string {
 func (m *Machine) Can(event string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok := m.def.next[event][m.state]
-	return ok
+	return m.def.can(event, m.state)
 }
 
 // Available returns the events that may fire from the current state, sorted.
@@ -167,9 +206,14 @@ func (m *Machine) Available() []string {
 func (m *Machine) Fire(ctx context.Context, event string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	f := m.def.pool.Get().(*looplab.FSM)
-	defer m.def.pool.Put(f)
-	f.SetState(m.state)
+	e, ok := m.def.events[event]
+	if !ok {
+		return m.state, &TransitionError{Event: event, State: m.state, Err: ErrUnknownEvent}
+	}
+	if !e.group.member[m.state] {
+		return m.state, &TransitionError{Event: event, State: m.state, Err: ErrInvalidTransition}
+	}
+	f := looplab.NewFSM(m.state, looplab.Events{{Name: event, Src: []string{m.state}, Dst: e.dst}}, nil)
 	if err := f.Event(ctx, event); err != nil {
 		var noTransition looplab.NoTransitionError
 		if !errors.As(err, &noTransition) || noTransition.Err != nil {
@@ -178,6 +222,12 @@ func (m *Machine) Fire(ctx context.Context, event string) (string, error) {
 	}
 	m.state = f.Current()
 	return m.state, nil
+}
+
+// can reports whether event may fire from state.
+func (d *Definition) can(event, state string) bool {
+	e, ok := d.events[event]
+	return ok && e.group.member[state]
 }
 
 func translate(event, state string, err error) error {

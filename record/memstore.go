@@ -3,15 +3,22 @@ package record
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // MemStore is the in-memory Store, the default when no durable store is
 // given. Each instance has its own lock, so commits of different instances
 // never contend.
+//
+// A MemStore keeps every running instance and the newest finished ones (by
+// the order they finished): MemRetention of them by default, see
+// WithRetention. Older finished instances are dropped with their history
+// and outbox, so that a long-running process does not grow without bound.
 type MemStore struct {
 	instances sync.Map // id -> *memInstance
 
@@ -19,13 +26,36 @@ type MemStore struct {
 	dead      []DeadLetter // the newest MemDeadLetterLimit, and up to as many older ones
 	deadSeq   int
 	workflows map[string]WorkflowSource
+
+	retention int        // finished instances kept; <= 0 keeps them all
+	finMu     sync.Mutex // guards finished and live
+	finished  []*memInstance
+	finHead   int // finished[finHead:] are the ones not yet dropped, oldest first
+	live      int // finished instances kept: those in finished[finHead:] not pruned
 }
 
-var _ Store = (*MemStore)(nil)
+var (
+	_ Store  = (*MemStore)(nil)
+	_ Pruner = (*MemStore)(nil)
+)
+
+// MemRetention is how many finished instances a MemStore keeps by default.
+const MemRetention = 10_000
+
+// MemOption configures a MemStore.
+type MemOption func(*MemStore)
+
+// WithRetention keeps the newest n finished instances (by the order they
+// finished) and drops older ones with their history and outbox; n <= 0
+// keeps every finished instance. Running instances are always kept.
+func WithRetention(n int) MemOption { return func(s *MemStore) { s.retention = n } }
 
 type memInstance struct {
-	mu   sync.Mutex
-	snap Snapshot
+	mu       sync.Mutex
+	id       string
+	finished bool // counted in the store's finished queue
+	gone     bool // pruned or dropped: not to be dropped again
+	snap     Snapshot
 	// steps holds one exactly-sized copy of each commit's entries: no
 	// growing slice is copied over and over as the history lengthens.
 	steps [][]Entry
@@ -34,17 +64,26 @@ type memInstance struct {
 	outbox []Outgoing
 }
 
-// NewMemStore returns an empty in-memory store.
-func NewMemStore() *MemStore { return &MemStore{} }
+// NewMemStore returns an empty in-memory store keeping MemRetention
+// finished instances, or what the options say.
+func NewMemStore(opts ...MemOption) *MemStore {
+	s := &MemStore{retention: MemRetention}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // Commit implements Store.
 func (s *MemStore) Commit(_ context.Context, rec Step) error {
 	v, ok := s.instances.Load(rec.Snapshot.ID)
 	if !ok {
-		v, _ = s.instances.LoadOrStore(rec.Snapshot.ID, &memInstance{})
+		v, _ = s.instances.LoadOrStore(rec.Snapshot.ID, &memInstance{id: rec.Snapshot.ID})
 	}
 	mi := v.(*memInstance)
 	mi.mu.Lock()
+	finishes := !mi.finished && rec.Snapshot.Status.Finished()
+	mi.finished = mi.finished || finishes
 	mi.snap = rec.Snapshot
 	if len(rec.Entries) > 0 {
 		mi.steps = append(mi.steps, slices.Clone(rec.Entries))
@@ -61,7 +100,81 @@ func (s *MemStore) Commit(_ context.Context, rec Step) error {
 		}
 	}
 	mi.mu.Unlock()
+	if finishes {
+		s.finish(mi)
+	}
 	return nil
+}
+
+// finish queues a newly finished instance and drops the oldest finished ones
+// past the retention.
+func (s *MemStore) finish(mi *memInstance) {
+	s.finMu.Lock()
+	defer s.finMu.Unlock()
+	if s.retention <= 0 {
+		return
+	}
+	s.finished = append(s.finished, mi)
+	s.live++
+	for s.live > s.retention && s.finHead < len(s.finished) {
+		old := s.finished[s.finHead]
+		s.finished[s.finHead] = nil
+		s.finHead++
+		if s.drop(old) {
+			s.live--
+		}
+	}
+	if s.finHead > len(s.finished)/2 {
+		// Amortised: the queue is compacted once half of it is dropped.
+		n := copy(s.finished, s.finished[s.finHead:])
+		clear(s.finished[n:])
+		s.finished, s.finHead = s.finished[:n], 0
+	}
+}
+
+// drop deletes mi from the store unless it is already gone, and reports
+// whether it did.
+func (s *MemStore) drop(mi *memInstance) bool {
+	mi.mu.Lock()
+	defer mi.mu.Unlock()
+	if mi.gone {
+		return false
+	}
+	mi.gone = true
+	s.instances.CompareAndDelete(mi.id, mi)
+	return true
+}
+
+// Prune implements Pruner.
+func (s *MemStore) Prune(ctx context.Context, before time.Time) (int, error) {
+	if ctx == nil {
+		return 0, errors.New("record: prune: nil context")
+	}
+	var victims []*memInstance
+	s.instances.Range(func(_, v any) bool {
+		mi := v.(*memInstance)
+		mi.mu.Lock()
+		if mi.snap.Status.Finished() && mi.snap.Updated.Before(before) {
+			victims = append(victims, mi)
+		}
+		mi.mu.Unlock()
+		return ctx.Err() == nil
+	})
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.finMu.Lock()
+	defer s.finMu.Unlock()
+	n := 0
+	for _, mi := range victims {
+		if s.drop(mi) {
+			n++
+			if mi.finished && s.retention > 0 {
+				s.live--
+			}
+		}
+	}
+	return n, nil
 }
 
 // Outbox implements Store.

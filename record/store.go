@@ -36,6 +36,18 @@ type Store interface {
 	SaveWorkflow(ctx context.Context, w WorkflowSource) error
 	// Workflow returns the source kept under hash, or ErrUnknownWorkflow.
 	Workflow(ctx context.Context, hash string) (WorkflowSource, error)
+	Pruner
+}
+
+// Pruner deletes finished instances, so that a long-running store does not
+// grow without bound. Every Store is one; the conformance suite
+// (record/storetest) checks it.
+type Pruner interface {
+	// Prune deletes every finished instance (completed, failed or canceled)
+	// whose snapshot was last updated before before, with its history and
+	// outbox, and returns how many it deleted. Running instances are never
+	// deleted, however old.
+	Prune(ctx context.Context, before time.Time) (int, error)
 }
 
 // Step is the unit of commit: what one step changed.

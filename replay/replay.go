@@ -57,6 +57,9 @@ type Report struct {
 
 // Check replays history against w.
 func Check(w *rules.Workflow, history []record.Entry) (*Report, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: workflow", ErrNilArgument)
+	}
 	rep := &Report{Workflow: w.Name}
 	var (
 		input   map[string]any

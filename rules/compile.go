@@ -36,7 +36,9 @@ func (l *loader) compileExpr(n *yaml.Node, kind exprKind, label string) *Expr {
 		l.errorf(n, "empty %s expression", label)
 		return nil
 	}
-	prog, err := safeCompile(src, l.exprConfig(kind))
+	cfg := l.exprConfig(kind)
+	*l.patch.patched = false
+	prog, err := safeCompile(src, cfg)
 	if err != nil {
 		off, msg := 0, err.Error()
 		var fe *file.Error
@@ -50,8 +52,12 @@ func (l *loader) compileExpr(n *yaml.Node, kind exprKind, label string) *Expr {
 		l.errorAt(l.src.exprPos(n, off), "%s: %s%s", label, msg, hint)
 		return nil
 	}
-	e := &Expr{Source: src, Pos: pos, prog: prog, vms: l.vms}
+	e := &Expr{Source: src, Pos: pos, prog: prog, vms: l.vms, budgeted: *l.patch.patched}
 	l.analyze(e, n, prog.Node())
+	if it := staticIterations(prog.Node(), nil); it > MaxExprIterations {
+		l.budgetWarnings = append(l.budgetWarnings, Diagnostic{File: l.file, Line: pos.Line, Col: pos.Col, Severity: SeverityWarning,
+			Message: fmt.Sprintf("%s iterates at least %s times over literal ranges, more than the budget of %d per evaluation: it will always fail at run time", label, countText(it), MaxExprIterations)})
+	}
 	if kind == kindCondition {
 		e.fast = newFastEq(prog.Node())
 	}
@@ -84,7 +90,7 @@ func (l *loader) exprConfig(kind exprKind) *conf.Config {
 	if c := l.exprConfigs[kind]; c != nil {
 		return c
 	}
-	opts := []expr.Option{expr.Env(Env{}), expr.DisableBuiltin("now")}
+	opts := []expr.Option{expr.Env(Env{}), expr.DisableBuiltin("now"), expr.MaxNodes(MaxExprNodes)}
 	switch kind {
 	case kindCondition:
 		opts = append(opts, expr.AsBool())
@@ -100,6 +106,11 @@ func (l *loader) exprConfig(kind exprKind) *conf.Config {
 	for name := range c.Disabled {
 		delete(c.Builtins, name)
 	}
+	budgetFunctions(c)
+	if l.patch == nil {
+		l.patch = &budgetPatch{patched: new(bool)}
+	}
+	c.Visitors = append(c.Visitors, l.patch)
 	c.Check()
 	l.exprConfigs[kind] = c
 	return c

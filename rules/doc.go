@@ -35,6 +35,19 @@
 // unconditional fallback, cycles bound only by the default limits) in
 // Workflow.Warnings.
 //
+// A file is refused when it is larger than MaxFileSize (1 MiB) or declares
+// more than MaxStates (5 000) states or MaxRules (10 000) rules; within
+// these limits loading and compiling its state machine take time and memory
+// linear in the file.
+//
+// Every evaluation has a budget: MaxExprIterations iterations over all of
+// its loops, expr-lang's memory budget (MaxExprMemory), and MaxExprString
+// and MaxExprBytes for the strings and arrays it builds; an expression has
+// at most MaxExprNodes nodes. An evaluation over budget fails with an
+// *EvalError wrapping ErrBudget (a condition then counts as false, and the
+// failure is recorded), and lint warns about an expression whose literal
+// ranges alone exceed the iteration budget.
+//
 // Workflow.Match takes a state, the `from` key (Workflow.Owner), a trigger
 // and an Env; it tries the candidate rules in priority then file order and
 // returns the first whose condition holds, or a *NoMatchError naming every

@@ -49,6 +49,10 @@ type Env struct {
 	Visits map[string]int `expr:"visits"`
 	// Attempt counts the runs of this state's agent in this visit, from 1.
 	Attempt int `expr:"attempt"`
+
+	// budget is what remains of the evaluation's budgets; Eval sets it on
+	// its own copy of the Env.
+	budget *budget
 }
 
 // Expr is a compiled expression of the workflow file.
@@ -60,6 +64,9 @@ type Expr struct {
 
 	prog *vm.Program
 	vms  *sync.Pool
+	// budgeted is set when the expression loops or builds strings: each
+	// evaluation then gets its own budget (see MaxExprIterations).
+	budgeted bool
 	// readsProgress is set when the expression reads visits or step, which
 	// bounds a cycle the expression guards.
 	readsProgress bool
@@ -89,6 +96,11 @@ func (e *Expr) Eval(env *Env) (any, error) {
 	}
 	if env.Result == nil || env.Input == nil || env.Context == nil {
 		env = withEmptyMaps(env)
+	}
+	if e.budgeted {
+		c := *env
+		c.budget = newBudget()
+		env = &c
 	}
 	m := e.vms.Get().(*vm.VM)
 	out, err := m.Run(e.prog, env)
@@ -144,7 +156,7 @@ func withEmptyMaps(env *Env) *Env {
 // expressions: a machine keeps its stack between runs, so a pooled one
 // evaluates without allocating.
 func newVMPool() *sync.Pool {
-	return &sync.Pool{New: func() any { return new(vm.VM) }}
+	return &sync.Pool{New: func() any { return &vm.VM{MemoryBudget: MaxExprMemory} }}
 }
 
 // TaskDescription returns the hand-off's task description: the `task`

@@ -24,11 +24,14 @@ func TestParse_HostileInputs(t *testing.T) {
 		mergeBomb += fmt.Sprintf("  a%d: &m%d {<<: [*m%d, *m%d, *m%d, *m%d, *m%d, *m%d, *m%d, *m%d, *m%d, *m%d]}\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
 	}
 	mergeBomb += "states: {A: {agent: a0}, Z: {terminal: true}}\nrules: [{id: r, from: a0, trigger: t, next: Z}]\n"
+	tooManyRules := hostileHead + "rules:\n" + strings.Repeat("  - {id: r, from: a, trigger: t, next: Z}\n", rules.MaxRules+1)
 	tests := []struct {
 		name string
 		src  string
 		want string // a piece of the first diagnostic
 	}{
+		{"file over the size limit", "# " + strings.Repeat("x", rules.MaxFileSize), "hostile.yaml:1:1: workflow file is too large"},
+		{"too many rules", tooManyRules, fmt.Sprintf("hostile.yaml:%d:5: too many rules: %d, the limit is %d", rules.MaxRules+6, rules.MaxRules+1, rules.MaxRules)},
 		{"alias bomb in constraints", aliasBomb, "constraints are too large"},
 		{"self-referencing constraints", hostileHead + "rules:\n  - id: r\n    from: a\n    trigger: t\n    next: Z\n    constraints: &c {self: *c}\n", "nested too deeply"},
 		{"merge-key fan-out", mergeBomb, "merge keys expand to too many values"},

@@ -12,6 +12,7 @@ import (
 // only by the default limits.
 func lint(w *Workflow, l *loader) []Diagnostic {
 	li := &linter{w: w, file: w.File}
+	li.out = append(li.out, l.budgetWarnings...)
 	li.unreachable()
 	li.groups()
 	if !l.explicitLimit {
@@ -30,12 +31,26 @@ func (li *linter) warnAt(p Pos, format string, args ...any) {
 	li.out = append(li.out, Diagnostic{File: li.file, Line: p.Line, Col: p.Col, Severity: SeverityWarning, Message: fmt.Sprintf(format, args...)})
 }
 
-// edges returns the rule edges of the state graph, by source state.
-func (li *linter) edges() map[string][]*Rule {
+// fromKey is the `from` of the rules leaving state s: its agent, or its own
+// name for a state without one agent; "" for a terminal state. Every state
+// with the same key has the same outgoing rules, which is what keeps the
+// graph walks below linear in the file rather than in states × rules.
+func fromKey(s *State) string {
+	switch {
+	case s.Terminal:
+		return ""
+	case s.Agent != "":
+		return s.Agent
+	}
+	return s.Name
+}
+
+// rulesByFrom returns the rules that have sources, by `from`.
+func (li *linter) rulesByFrom() map[string][]*Rule {
 	out := map[string][]*Rule{}
 	for _, r := range li.w.Rules {
-		for _, s := range r.Sources {
-			out[s] = append(out[s], r)
+		if len(r.Sources) > 0 {
+			out[r.From] = append(out[r.From], r)
 		}
 	}
 	return out
@@ -49,7 +64,8 @@ func (li *linter) unreachable() {
 	if w.Limits.OnLimit != "" {
 		seen[w.Limits.OnLimit] = true
 	}
-	edges := li.edges()
+	byFrom := li.rulesByFrom()
+	expanded := map[string]bool{}
 	queue := []string{w.Initial}
 	if w.Limits.OnLimit != "" {
 		queue = append(queue, w.Limits.OnLimit)
@@ -57,7 +73,12 @@ func (li *linter) unreachable() {
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		for _, r := range edges[s] {
+		key := fromKey(w.states[s])
+		if key == "" || expanded[key] {
+			continue
+		}
+		expanded[key] = true
+		for _, r := range byFrom[key] {
 			if !seen[r.Next] {
 				seen[r.Next] = true
 				queue = append(queue, r.Next)
@@ -144,40 +165,66 @@ func (li *linter) fallback(cands []*Rule, trigger string) {
 
 // cycles warns about each cycle of the state graph that neither a state's
 // own max_visits nor a condition reading visits or step bounds.
+//
+// The graph walked has a node per state and one per `from` key (named
+// "@key", which no state can be): a state leads to its key's node, the
+// key's node to the rules' next states. A cycle of states is a cycle of
+// this graph, and its size stays linear in the file.
 func (li *linter) cycles() {
 	w := li.w
 	succ := map[string][]string{}
+	added := map[[2]string]bool{}
 	for _, r := range w.Rules {
-		if r.Condition != nil && r.Condition.readsProgress {
+		if len(r.Sources) == 0 || (r.Condition != nil && r.Condition.readsProgress) {
 			continue
 		}
 		next, ok := w.states[r.Next]
 		if !ok || next.explicitMaxVisits {
 			continue
 		}
-		for _, s := range r.Sources {
-			if src := w.states[s]; src != nil && !src.explicitMaxVisits && !slices.Contains(succ[s], r.Next) {
-				succ[s] = append(succ[s], r.Next)
-			}
+		node := groupNode(r.From)
+		if !added[[2]string{node, r.Next}] {
+			added[[2]string{node, r.Next}] = true
+			succ[node] = append(succ[node], r.Next)
+		}
+	}
+	for _, s := range w.States {
+		if key := fromKey(s); key != "" && !s.explicitMaxVisits {
+			succ[s.Name] = []string{groupNode(key)}
 		}
 	}
 	for _, comp := range sccs(w.States, succ) {
 		start := comp[0]
+		if _, isState := w.states[start]; !isState {
+			continue
+		}
 		path := shortestCycle(start, succ, comp)
 		if path == nil {
 			continue
 		}
+		path = slices.DeleteFunc(path, isGroupNode)
 		li.warnAt(w.states[start].Pos, "cycle %s is bounded only by the default limits (max_visits %d, max_steps %d): set max_visits or guard a rule with visits",
 			strings.Join(path, " -> "), w.Limits.MaxVisits, w.Limits.MaxSteps)
 	}
 }
 
-// sccs returns the strongly connected components (Tarjan), each listed in
-// file order, the components ordered by their first state.
+func groupNode(from string) string { return "@" + from }
+
+func isGroupNode(n string) bool { return strings.HasPrefix(n, "@") }
+
+// sccs returns the strongly connected components (Tarjan) of the graph
+// whose nodes are the states and the keys of succ, each listed in file
+// order (group nodes last), the components ordered by their first node.
 func sccs(states []*State, succ map[string][]string) [][]string {
 	order := map[string]int{}
 	for i, s := range states {
 		order[s.Name] = i
+	}
+	rank := func(n string) int {
+		if i, ok := order[n]; ok {
+			return i
+		}
+		return len(states)
 	}
 	index, low := map[string]int{}, map[string]int{}
 	onStack := map[string]bool{}
@@ -209,7 +256,7 @@ func sccs(states []*State, succ map[string][]string) [][]string {
 					break
 				}
 			}
-			slices.SortFunc(comp, func(a, b string) int { return order[a] - order[b] })
+			slices.SortStableFunc(comp, func(a, b string) int { return rank(a) - rank(b) })
 			out = append(out, comp)
 		}
 	}
@@ -218,7 +265,7 @@ func sccs(states []*State, succ map[string][]string) [][]string {
 			visit(s.Name)
 		}
 	}
-	slices.SortFunc(out, func(a, b []string) int { return order[a[0]] - order[b[0]] })
+	slices.SortStableFunc(out, func(a, b []string) int { return rank(a[0]) - rank(b[0]) })
 	return out
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 
@@ -18,7 +19,14 @@ import (
 // problem is reported at once in a *LoadError whose diagnostics carry path
 // as given; a workflow that loads has its lint findings in Warnings.
 func Load(path string) (*Workflow, error) {
-	src, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("rules: load workflow: %w", err)
+	}
+	defer f.Close()
+	// Read one byte past the limit: enough for Parse to refuse the file
+	// without reading all of a huge one.
+	src, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("rules: load workflow: %w", err)
 	}
@@ -26,8 +34,12 @@ func Load(path string) (*Workflow, error) {
 }
 
 // Parse compiles and validates a workflow from its source; filename is used
-// in diagnostics only. It never panics, whatever src holds.
+// in diagnostics only. It never panics, whatever src holds. A source over
+// MaxFileSize, MaxStates or MaxRules is refused.
 func Parse(filename string, src []byte) (*Workflow, error) {
+	if len(src) > MaxFileSize {
+		return nil, &LoadError{Diagnostics: []Diagnostic{{File: filename, Line: 1, Col: 1, Severity: SeverityError, Message: tooLarge(len(src))}}}
+	}
 	l := &loader{
 		file:          filename,
 		src:           newSource(src),
@@ -48,17 +60,21 @@ func Parse(filename string, src []byte) (*Workflow, error) {
 
 // loader holds the state of one Parse.
 type loader struct {
-	file          string
-	src           *source
-	diags         []Diagnostic
-	vms           *sync.Pool
-	mergeBudget   int
-	literalBudget int
-	exprConfigs   [3]*conf.Config
+	file           string
+	src            *source
+	diags          []Diagnostic
+	vms            *sync.Pool
+	mergeBudget    int
+	literalBudget  int
+	exprConfigs    [3]*conf.Config
+	patch          *budgetPatch // shared by exprConfigs; reset before each expression
+	budgetWarnings []Diagnostic // expressions that always exceed their budget
 
 	w             *Workflow
 	pendingVisits []visitRef
-	explicitLimit bool // limits.max_visits or max_steps was set
+	sources       map[string][]string // agent -> the states it owns, shared by its rules
+	explicitLimit bool                // limits.max_visits or max_steps was set
+	overLimit     bool                // more states or rules than allowed: stop before resolving
 	// noAgents, noStates and brokenFrom silence the reference errors that
 	// would only repeat a missing or malformed section.
 	noAgents, noStates, brokenFrom bool
@@ -157,6 +173,9 @@ func (l *loader) load(src []byte) *Workflow {
 	if f, ok := fs.get("states"); ok {
 		l.states(f.val)
 	}
+	if l.overLimit {
+		return nil
+	}
 	if f, ok := fs.get("initial"); ok {
 		if s, ok := l.scalar(f.val, "initial"); ok {
 			w.Initial = s
@@ -165,6 +184,9 @@ func (l *loader) load(src []byte) *Workflow {
 	}
 	if f, ok := fs.get("rules"); ok {
 		l.rules(f.val)
+	}
+	if l.overLimit {
+		return nil
 	}
 	l.resolve()
 	return w

@@ -158,11 +158,7 @@ func (l *loader) resolveFrom(r *Rule, rn *ruleNodes) (parallel bool) {
 		l.unknownAgent(rn.from, r.From, cands)
 		return false
 	}
-	for _, s := range w.States {
-		if !s.Terminal && s.Agent == r.From {
-			r.Sources = append(r.Sources, s.Name)
-		}
-	}
+	r.Sources = l.agentSources(r.From)
 	if len(r.Sources) > 0 {
 		return false
 	}
@@ -174,6 +170,27 @@ func (l *loader) resolveFrom(r *Rule, rn *ruleNodes) (parallel bool) {
 	}
 	l.errorf(rn.from, "agent %q owns no state", r.From)
 	return false
+}
+
+// agentSources returns the non-terminal states agent owns, in file order.
+// Every rule from the same agent shares one slice (capped, so that an append
+// copies): a copy per rule would make the workflow quadratic in its size.
+func (l *loader) agentSources(agent string) []string {
+	if src, ok := l.sources[agent]; ok {
+		return src
+	}
+	var src []string
+	for _, s := range l.w.States {
+		if !s.Terminal && s.Agent == agent {
+			src = append(src, s.Name)
+		}
+	}
+	src = src[:len(src):len(src)]
+	if l.sources == nil {
+		l.sources = map[string][]string{}
+	}
+	l.sources[agent] = src
+	return src
 }
 
 // checkTriggers refuses outcomes the rule's source can never report.

@@ -72,6 +72,11 @@ func (l *loader) rules(n *yaml.Node) {
 		l.errorf(n, "rules must be a list, got %s", kindName(d))
 		return
 	}
+	if len(d.Content) > MaxRules {
+		l.errorf(d.Content[MaxRules], "too many rules: %d, the limit is %d", len(d.Content), MaxRules)
+		l.overLimit = true
+		return
+	}
 	for i, item := range d.Content {
 		fs, ok := l.mapping(item, "rule")
 		if !ok {

@@ -31,6 +31,11 @@ func (l *loader) states(n *yaml.Node) {
 		l.errorf(n, "states must declare at least one state")
 		return
 	}
+	if len(fs.ordered) > MaxStates {
+		l.errorf(fs.ordered[MaxStates].key, "too many states: %d, the limit is %d", len(fs.ordered), MaxStates)
+		l.overLimit = true
+		return
+	}
 	l.noStates = false
 	for _, f := range fs.ordered {
 		name := deref(f.key).Value

@@ -294,7 +294,8 @@ type Rule struct {
 	Context []ContextEntry
 	// Constraints are passed to the target as written (plain Go values).
 	Constraints map[string]any
-	// Sources are the states the rule leaves from, in file order.
+	// Sources are the states the rule leaves from, in file order. Rules
+	// from the same agent share one slice: do not modify it.
 	Sources []string
 	// Index is the rule's position in file order, from 0.
 	Index int

@@ -70,6 +70,12 @@ func Run(ctx context.Context, s *Scenario, load Loader, opts ...engine.Option) (
 // still pass on the simulated clock, and ids and times stay deterministic
 // for a given start.
 func RunFrom(ctx context.Context, s *Scenario, load Loader, start time.Time, opts ...engine.Option) (*Report, error) {
+	if ctx == nil {
+		return nil, errors.New("scenario: run: nil context")
+	}
+	if s == nil {
+		return nil, errors.New("scenario: run: nil scenario")
+	}
 	if load == nil {
 		load = rules.Load
 	}
@@ -354,12 +360,16 @@ func (s *script) take(ctx context.Context, agent string, m *bus.Message) {
 }
 
 // report sends the reply as the agent's report once its delay has passed.
+// A report the engine refuses (data no store can keep, say) is a problem of
+// the scenario, named with the engine's reason.
 func (s *script) report(ctx context.Context, t *registry.Task, delay time.Duration, out registry.Outcome, runErr error) {
 	s.pending++
 	rep := wire.ReportOf(t, out, runErr)
 	send := func() {
 		s.pending--
-		s.eng.HandleReport(ctx, &rep)
+		if ans := s.eng.HandleReport(ctx, &rep); !ans.OK && ans.Code == wire.CodeInvalid {
+			s.missing = append(s.missing, fmt.Sprintf("agent %s: its reply for step %d was refused: %s", t.Agent, t.Step, ans.Message))
+		}
 	}
 	if delay <= 0 {
 		s.sim.Submit(send)

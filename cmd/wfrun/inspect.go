@@ -66,7 +66,7 @@ func inspectCmd() *cobra.Command {
 			if list.limit < 0 {
 				return fmt.Errorf("--limit must not be negative, got %d", list.limit)
 			}
-			st, err := boltstore.Open(store)
+			st, err := boltstore.OpenReadOnly(store)
 			if err != nil {
 				return &checkError{err: err}
 			}

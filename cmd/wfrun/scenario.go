@@ -60,7 +60,8 @@ func runCmd() *cobra.Command {
 			if format == formatTable {
 				writeTable(w, rep, paletteFor(w))
 			} else if err := writeEvents(newEncoder(w, format), rep); err != nil {
-				return err
+				// Not a usage error: the run produced what JSON cannot hold.
+				return &checkError{err: fmt.Errorf("run -o %s: %w", format, err)}
 			}
 			if !rep.Passed() {
 				return failed("scenario %s failed", args[0])

@@ -177,6 +177,27 @@ func (s *refStore) Workflow(_ context.Context, hash string) (record.WorkflowSour
 	return w, nil
 }
 
+// Prune deletes finished instances updated before before; its knobs
+// prune running ones, prune at the cutoff, or leave history and outbox.
+func (s *refStore) Prune(_ context.Context, before time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, snap := range s.snaps {
+		old := snap.Updated.Before(before) || (s.knob == "prune-inclusive" && snap.Updated.Equal(before))
+		if !old || (!snap.Status.Finished() && s.knob != "prune-running") {
+			continue
+		}
+		delete(s.snaps, id)
+		if s.knob != "prune-keeps-records" {
+			delete(s.steps, id)
+			delete(s.outbox, id)
+		}
+		n++
+	}
+	return n, nil
+}
+
 func (s *refStore) unknown(id string) error {
 	if s.knob == "unknown" {
 		return errors.New("not found")
@@ -264,6 +285,9 @@ func TestSuiteCatchesMutants(t *testing.T) {
 		{"workflow-overwrites", "WorkflowSaveLoad"},
 		{"workflow-alias", "WorkflowSaveLoad"},
 		{"workflow-unknown", "WorkflowSaveLoad"},
+		{"prune-running", "Prune"},
+		{"prune-inclusive", "Prune"},
+		{"prune-keeps-records", "Prune"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.knob+"/"+tt.subtest, func(t *testing.T) {

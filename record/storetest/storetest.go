@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) record.Store) {
 		{"DeadLettersInOrder", testDeadLettersInOrder},
 		{"ConcurrentDeadLetters", testConcurrentDeadLetters},
 		{"WorkflowSaveLoad", testWorkflowSaveLoad},
+		{"Prune", testPrune},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
