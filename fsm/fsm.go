@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sync"
 
-	looplab "github.com/looplab/fsm"
-
 	"github.com/batonhq/baton/rules"
 )
 
@@ -169,8 +167,8 @@ func (d *Definition) Restore(state string) (*Machine, error) {
 }
 
 // Machine is the state machine of one workflow instance. It holds only the
-// current state's name; Fire checks the transition against the definition's
-// table and takes it on a looplab machine that holds that one edge.
+// current state's name; Fire checks and takes the transition in the
+// definition's table.
 type Machine struct {
 	def   *Definition
 	mu    sync.Mutex
@@ -201,8 +199,10 @@ func (m *Machine) Available() []string {
 
 // Fire takes the transition named event from the current state and returns
 // the state entered. A transition into the current state succeeds and leaves
-// the state unchanged. A refused transition returns a *TransitionError and
-// leaves the state unchanged.
+// the state unchanged. A refused transition (an event the workflow does not
+// declare, or one that does not leave the current state) returns a
+// *TransitionError and leaves the state unchanged; so does a ctx already
+// done. Fire answers from the definition's table, allocating nothing.
 func (m *Machine) Fire(ctx context.Context, event string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -213,14 +213,10 @@ func (m *Machine) Fire(ctx context.Context, event string) (string, error) {
 	if !e.group.member[m.state] {
 		return m.state, &TransitionError{Event: event, State: m.state, Err: ErrInvalidTransition}
 	}
-	f := looplab.NewFSM(m.state, looplab.Events{{Name: event, Src: []string{m.state}, Dst: e.dst}}, nil)
-	if err := f.Event(ctx, event); err != nil {
-		var noTransition looplab.NoTransitionError
-		if !errors.As(err, &noTransition) || noTransition.Err != nil {
-			return m.state, translate(event, m.state, err)
-		}
+	if err := ctx.Err(); err != nil {
+		return m.state, &TransitionError{Event: event, State: m.state, Err: fmt.Errorf("%w: %w", ErrTransitionFailed, err)}
 	}
-	m.state = f.Current()
+	m.state = e.dst
 	return m.state, nil
 }
 
@@ -228,19 +224,4 @@ func (m *Machine) Fire(ctx context.Context, event string) (string, error) {
 func (d *Definition) can(event, state string) bool {
 	e, ok := d.events[event]
 	return ok && e.group.member[state]
-}
-
-func translate(event, state string, err error) error {
-	var (
-		unknown looplab.UnknownEventError
-		invalid looplab.InvalidEventError
-	)
-	switch {
-	case errors.As(err, &unknown):
-		return &TransitionError{Event: event, State: state, Err: ErrUnknownEvent}
-	case errors.As(err, &invalid):
-		return &TransitionError{Event: event, State: state, Err: ErrInvalidTransition}
-	default:
-		return &TransitionError{Event: event, State: state, Err: fmt.Errorf("%w: %w", ErrTransitionFailed, err)}
-	}
 }
