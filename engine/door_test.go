@@ -331,3 +331,24 @@ func TestEngine_StartID(t *testing.T) {
 		t.Fatalf("got %v, want an *InputError naming id", err)
 	}
 }
+
+// Instance ids sort in the order the instances started (UUID version 7), so
+// that stores keyed by id append instead of writing all over their index.
+func TestEngine_IDsSortByStart(t *testing.T) {
+	eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{
+		"alpha": answer("next", nil), "beta": answer("next", nil), "gamma": answer("next", nil), "watch": answer("seen", nil),
+	})
+	defer eng.Close()
+	var prev string
+	for range 50 {
+		inst, err := eng.Start(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id := inst.ID(); len(id) != 36 || id[14] != '7' || id <= prev {
+			t.Fatalf("got id %q after %q, want UUID v7 ids in increasing order", id, prev)
+		} else {
+			prev = id
+		}
+	}
+}

@@ -95,7 +95,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 		e.store = NewMemStore()
 	}
 	if e.ids == nil {
-		e.ids = uuid.NewString
+		e.ids = timeOrderedID
 	} else {
 		e.givenIDs = true
 	}
@@ -493,4 +493,16 @@ func (e *Engine) emit(ev Event) {
 	for _, o := range e.observe {
 		o(ev)
 	}
+}
+
+// timeOrderedID returns a new instance id: a UUID version 7, whose first
+// bits are the time it was made. Ids of instances started one after another
+// sort together, so a store keyed by id appends to the end of its index
+// instead of writing all over it.
+func timeOrderedID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
 }
