@@ -130,8 +130,15 @@ func benchRefundSim(b *testing.B, store engine.Store) {
 }
 
 // BenchmarkIdleInstanceMemory reports the heap held per instance waiting on
-// an external agent (its first hand-off queued on the bus).
+// an external agent (its first hand-off queued on the bus), with the
+// in-memory store (which keeps every snapshot and history) and with a store
+// that keeps nothing (the engine's and the bus's share alone).
 func BenchmarkIdleInstanceMemory(b *testing.B) {
+	b.Run("memstore", func(b *testing.B) { benchIdle(b, func() engine.Store { return engine.NewMemStore() }) })
+	b.Run("discard", func(b *testing.B) { benchIdle(b, func() engine.Store { return discardStore{} }) })
+}
+
+func benchIdle(b *testing.B, store func() engine.Store) {
 	w := loadRefund(b)
 	const n = 10_000
 	for range b.N {
@@ -142,7 +149,7 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 		// Room for every instance's first hand-off: a full mailbox would
 		// dead-letter it and fail the instance, which is not idle.
 		bb := bus.New(bus.WithCapacity(2*n), bus.WithDefaultMailboxCapacity(2*n), bus.WithAckMessages(false))
-		eng, err := engine.New(w, reg, engine.WithWorkers(1), engine.WithTransport(bb))
+		eng, err := engine.New(w, reg, engine.WithWorkers(1), engine.WithTransport(bb), engine.WithStore(store()))
 		if err != nil {
 			b.Fatal(err)
 		}
