@@ -129,7 +129,7 @@ func (e *Engine) keepRefused(i *instance, r *run, err error) {
 func safeHandle(ctx context.Context, h registry.Handler, t *registry.Task) (out registry.Outcome, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("engine: agent handler panicked: %v\n%s", p, debug.Stack())
+			err = registry.Kind(fmt.Errorf("engine: agent handler panicked: %v\n%s", p, debug.Stack()), "panic")
 		}
 	}()
 	return h.Handle(ctx, t)
@@ -156,10 +156,19 @@ func (i *instance) takeNotice(id string) bool {
 
 // markAccepted records that the agent of step's run took its work; it
 // reports false when that run is no longer current.
+//
+// Taking the work, or a heartbeat, restarts the run's heartbeat timer.
 func (i *instance) markAccepted(step int) bool {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	return i.active(step) != nil // a single run, or a parallel branch
+	r := i.active(step) // a single run, or a parallel branch
+	if r == nil {
+		return false
+	}
+	if r.beat != nil {
+		i.armBeat(r)
+	}
+	return true
 }
 
 // goRunDeadline bounds nothing any more; kept out.

@@ -15,6 +15,7 @@ type Result struct {
 	Status  Status
 	State   string         // the current state; the terminal state once completed
 	Outcome string         // the terminal state reached, when completed
+	Waiting string         // the wait state the instance waits in for a signal; "" when it does not wait
 	Steps   int            // agent runs so far
 	Context map[string]any // the instance context
 	Err     error          // why it failed or was cancelled
@@ -44,10 +45,14 @@ func (h *Instance) Result() Result {
 	i := h.inst
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	return Result{
+	res := Result{
 		ID: i.id, Status: i.status, State: i.state.Name, Outcome: i.outcome,
 		Steps: i.step, Context: maps.Clone(i.context), Err: i.err,
 	}
+	if i.waiting != nil && !i.status.Finished() {
+		res.Waiting = i.waiting.state.Name
+	}
+	return res
 }
 
 // History returns the instance's committed history.

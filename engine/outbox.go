@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/batonhq/baton/registry"
 	"strconv"
 	"strings"
 
@@ -197,7 +198,10 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 	if r.timer != nil {
 		r.timer.Stop()
 	}
-	i.note(Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error()})
+	if r.beat != nil {
+		r.beat.Stop()
+	}
+	i.note(Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error(), ErrorKind: "transport"})
 	switch {
 	case r.kind == runBranch:
 		i.join.fail(r.agent, err.Error())
@@ -207,7 +211,7 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 	case r.returned:
 		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: err.Error(), Retryable: true, Kind: "error"})
 	default:
-		i.runFailed(ctx, r, err, false, true)
+		i.runFailed(ctx, r, registry.Kind(err, "transport"), false, true)
 	}
 }
 

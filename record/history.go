@@ -23,6 +23,8 @@ const (
 	KindReturned    Kind = "returned"     // a delegate's result went back to the agent that delegated
 	KindSelected    Kind = "selected"     // a user handed the current step to another agent
 	KindJoined      Kind = "joined"       // a parallel state's join completed (or timed out)
+	KindWaiting     Kind = "waiting"      // a wait state began waiting for its signals (Detail lists them, Delay is its timeout)
+	KindSignal      Kind = "signal"       // a signal the waiting instance accepted (Trigger is its name, Result its data)
 	KindCompleted   Kind = "completed"    // a terminal state was entered
 	KindFailed      Kind = "failed"       // the instance failed
 	KindCanceled    Kind = "canceled"     // the instance was cancelled
