@@ -608,8 +608,12 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		i.complete(next.Name)
 		return
 	}
+	from := owner
+	if st.Waits() {
+		from = "" // no agent hands over after a wait: the engine dispatches, with the signal's data as the previous result
+	}
 	i.enterRun(ctx, dispatch{
-		rule: rule, from: owner, attempt: 1, description: d.Task, reason: rule.Reason,
+		rule: rule, from: from, attempt: 1, description: d.Task, reason: rule.Reason,
 		priority: rule.Priority, previous: result, constraints: rule.Constraints,
 	})
 }

@@ -78,7 +78,7 @@ func TestRetry_Jittered(t *testing.T) {
 	for _, tt := range []struct {
 		u    float64
 		want time.Duration
-	}{{0, 0}, {0.5, 4 * time.Second}, {0.999999999999, 8 * time.Second}} {
+	}{{0, 0}, {0.5, 4 * time.Second}, {0.9999, 7999 * time.Millisecond}, {0.999999999999, 8 * time.Second}} {
 		if got := full.Jittered(2, tt.u); got != tt.want {
 			t.Errorf("full jitter at u=%v: got %s, want %s", tt.u, got, tt.want)
 		}

@@ -252,13 +252,16 @@ func (r Retry) Delay(n int) time.Duration {
 }
 
 // Jittered returns Delay(n) with the policy's jitter applied: with full
-// jitter, u (in [0, 1)) picks the delay uniformly in [0, Delay(n)].
+// jitter, u (in [0, 1)) picks the delay uniformly in [0, Delay(n)], in
+// whole milliseconds.
 func (r Retry) Jittered(n int, u float64) time.Duration {
 	d := r.Delay(n)
 	if r.Jitter != JitterFull || d <= 0 {
 		return d
 	}
-	return time.Duration(u * float64(d+1))
+	// Whole milliseconds: finer delays mean nothing to a retry and only
+	// clutter step tables and histories.
+	return time.Duration(u * float64(d+1)).Truncate(time.Millisecond)
 }
 
 // Retries reports whether the policy retries a failure of that kind, as far
