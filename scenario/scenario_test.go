@@ -134,6 +134,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(header + "agents:\n  a: [{trigger: done}]\nexpect: {outcome: OK}\n"))
 	f.Add([]byte("scenario: x\nworkflow: [\n"))
 	f.Add([]byte("agents: {a: [{error: x, retryable: false, delay: 1s}]}\n"))
+	f.Add([]byte(header + "agents: {a: [{error: x, kind: rate_limited}]}\nsignals: [{signal: go, data: {by: ana}, delay: 2h}]\nexpect: {steps: 2, condition_errors: true, context: {k: [1, {a: b}]}}\n"))
+	f.Add([]byte(header + "signals: [{signal: [x]}, {data: 3}, 7]\nexpect: {steps: -1, condition_errors: maybe}\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		s, err := scenario.Parse("f.yaml", src)
 		if err != nil {
