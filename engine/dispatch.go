@@ -35,6 +35,9 @@ func (i *instance) task(r *run) *registry.Task {
 	if to := r.state.Timeout; to > 0 && !r.notice {
 		t.Deadline = i.e.clock.Now().Add(to)
 	}
+	if hb := r.state.Heartbeat; hb > 0 && !r.notice {
+		t.Heartbeat = hb // the agent's cue: report a heartbeat more often than this
+	}
 	return t
 }
 

@@ -184,6 +184,14 @@ func TestEngine_Heartbeat_ExternalRunWithoutHeartbeatFails(t *testing.T) {
 			t.Fatalf("heartbeat of step %d: %+v", step, ans)
 		}
 	}
+	msgs, err := busOf(r.eng).TakeWork(ctx, "worker", 0)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("TakeWork: %v, %d messages", err, len(msgs))
+	}
+	_ = busOf(r.eng).Ack(ctx, msgs[0])
+	if task, err := wire.Decode(msgs[0]); err != nil || task.Heartbeat != 30*time.Second {
+		t.Fatalf("work: got heartbeat %v (%v), want 30s in its metadata", task.Heartbeat, err)
+	}
 	start := r.sim.Now()
 	r.sim.Advance(20 * time.Second)
 	beat(1) // the timer restarts: 30s from now
