@@ -221,3 +221,55 @@ func TestEngine_Heartbeat_ExternalRunWithoutHeartbeatFails(t *testing.T) {
 		t.Errorf("got outcome %s, want timeout", out[len(out)-1].Trigger)
 	}
 }
+
+func TestEngine_RetryPolicy_ResumedRetryKeepsItsKind(t *testing.T) {
+	ctx := context.Background()
+	w := policyWorkflow(t, `retry: {max: 2, backoff: [1h], on: [rate_limited]}`)
+	store := engine.NewMemStore()
+	sim := clock.NewSim(epoch)
+	build := func() *engine.Engine {
+		reg, err := engine.NewRegistry(w, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("k")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = eng.Close() })
+		return eng
+	}
+	first := build()
+	inst, err := first.Start(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Report(ctx, inst.ID(), 1, registry.Outcome{}, registry.Kind(errors.New("429"), "rate_limited")); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Close() // down while the retry waits for its backoff
+
+	second := build()
+	if _, err := second.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Run(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	again, err := second.Instance(inst.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := again.Result(); res.Status != engine.StatusRunning || res.Steps != 2 {
+		t.Fatalf("got %s after %d steps, want the rate_limited run retried as step 2", res.Status, res.Steps)
+	}
+}
+
+func TestEngine_Signal_ClosedEngine(t *testing.T) {
+	r := newSimRun(t, "wait.yaml", map[string][]reply{"writer": {ok("drafted", nil)}})
+	inst := startWaiting(t, r)
+	_ = r.eng.Close()
+	if err := inst.Signal(context.Background(), "approved", nil); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("got %v, want ErrClosed", err)
+	}
+}

@@ -101,6 +101,9 @@ func (h *Instance) Signal(ctx context.Context, name string, data map[string]any)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if h.inst.e.closed.Load() {
+		return ErrClosed
+	}
 	if data == nil {
 		data = map[string]any{}
 	}

@@ -86,6 +86,9 @@ func (li *linter) waits() {
 				li.warnAt(s.Pos, "wait state %q has no timeout and no rule covers its signal %q: the instance may wait for ever", s.Name, sig)
 			}
 		}
+		for _, r := range w.Candidates(s.Name, s.Name, "timeout") {
+			li.warnAt(r.Pos, "rule %q can never fire on timeout: wait state %q has no timeout", r.ID, s.Name)
+		}
 	}
 }
 
