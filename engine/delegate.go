@@ -134,9 +134,7 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 		return err
 	}
 	r.ended = true
-	if r.timer != nil {
-		r.timer.Stop()
-	}
+	r.stopTimers()
 	r.stop()
 	i.note(Entry{Kind: KindSelected, Step: r.step, State: i.state.Name, From: r.agent, To: agentID, Detail: explanation})
 	i.delegate(ctx, r, registry.Outcome{Handoff: &registry.Delegation{

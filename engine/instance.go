@@ -92,6 +92,16 @@ type run struct {
 	returnControl bool   // for a delegate: its result goes back to the delegator
 }
 
+// stopTimers stops the run's timeout and heartbeat timers.
+func (r *run) stopTimers() {
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	if r.beat != nil {
+		r.beat.Stop()
+	}
+}
+
 // stop cancels the context of the Go handler running r, if one is.
 func (r *run) stop() {
 	if r.running {
@@ -453,12 +463,7 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 // error; the caller holds mu and commits.
 func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, runErr error, timedOut bool) {
 	r.ended = true
-	if r.timer != nil {
-		r.timer.Stop()
-	}
-	if r.beat != nil {
-		r.beat.Stop()
-	}
+	r.stopTimers()
 	r.stop()
 	var reject *registry.RejectError
 	isReject := errors.As(runErr, &reject)
@@ -752,11 +757,8 @@ func (i *instance) stopTimersLocked() {
 		i.retry.Stop()
 		i.retry = nil
 	}
-	if i.run != nil && i.run.timer != nil {
-		i.run.timer.Stop()
-	}
-	if i.run != nil && i.run.beat != nil {
-		i.run.beat.Stop()
+	if i.run != nil {
+		i.run.stopTimers()
 	}
 	if i.join != nil {
 		i.stopBranches()

@@ -195,12 +195,7 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 		return // the run was over before its work went out
 	}
 	r.ended = true
-	if r.timer != nil {
-		r.timer.Stop()
-	}
-	if r.beat != nil {
-		r.beat.Stop()
-	}
+	r.stopTimers()
 	i.note(Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error(), ErrorKind: "transport"})
 	switch {
 	case r.kind == runBranch:
