@@ -273,3 +273,29 @@ func TestEngine_Signal_ClosedEngine(t *testing.T) {
 		t.Errorf("got %v, want ErrClosed", err)
 	}
 }
+
+func TestEngine_Heartbeat_AcceptRestartsTheClock(t *testing.T) {
+	ctx := context.Background()
+	r := newSimRunOf(t, policyWorkflow(t, `heartbeat: 30s`), nil)
+	inst, err := r.eng.Start(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := busOf(r.eng).TakeWork(ctx, "worker", 0)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("TakeWork: %v, %d messages", err, len(msgs))
+	}
+	start := r.sim.Now()
+	r.sim.Advance(25 * time.Second)
+	if err := r.eng.Accept(ctx, msgs[0]); err != nil { // the agent takes its work late
+		t.Fatal(err)
+	}
+	r.settle()
+	res := inst.Result()
+	wantCompleted(t, res, "FAILED")
+	out := entries(history(t, inst), engine.KindOutcome)
+	last := out[len(out)-1]
+	if last.Trigger != "timeout" || last.ErrorKind != "heartbeat" || !last.Time.Equal(start.Add(55*time.Second)) {
+		t.Errorf("got outcome %s (kind %s) at +%s, want timeout of kind heartbeat at +55s", last.Trigger, last.ErrorKind, last.Time.Sub(start))
+	}
+}
