@@ -12,6 +12,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
 )
 
 // startWaiting starts an instance of wait.yaml and runs the simulator until
@@ -275,4 +276,38 @@ func TestEngine_Wait_ResumedPastItsDeadlineTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCompleted(t, again.Result(), "EXPIRED")
+}
+
+func TestEngine_Wait_InitialState(t *testing.T) {
+	w, err := rules.Parse("gate.yaml", []byte(`
+workflow: gate
+initial: GATE
+agents: {worker: {}}
+states:
+  GATE: {wait: {signals: [open]}}
+  WORK: {agent: worker}
+  DONE: {terminal: true}
+rules:
+  - {id: open, from: GATE, trigger: open, next: WORK}
+  - {id: done, from: worker, trigger: done, next: DONE, context: {got: result.n}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newSimRunOf(t, w, map[string][]reply{"worker": {func(_ context.Context, _ *clock.Sim, task *registry.Task) (registry.Outcome, error) {
+		return registry.Outcome{Trigger: "done", Result: map[string]any{"n": task.PreviousResult["n"]}}, nil
+	}}})
+	inst := r.start(nil) // nothing runs: no timer, no work
+	if res := inst.Result(); res.Waiting != "GATE" || res.Steps != 0 {
+		t.Fatalf("got waiting %q after %d steps, want GATE after 0", res.Waiting, res.Steps)
+	}
+	if err := inst.Signal(context.Background(), "open", map[string]any{"n": 3}); err != nil {
+		t.Fatal(err)
+	}
+	r.settle()
+	res := inst.Result()
+	wantCompleted(t, res, "DONE")
+	if res.Context["got"] != 3 || res.Steps != 1 {
+		t.Errorf("got context %v after %d steps, want the signal's data as the worker's previous result, 1 step", res.Context, res.Steps)
+	}
 }
