@@ -64,10 +64,14 @@ func (i *instance) delegateDone(ctx context.Context, r *run, out registry.Outcom
 	switch {
 	case isReject && errors.As(runErr, &reject):
 		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: reject.Reason, Kind: "rejected"})
-	case timedOut:
-		i.decide(ctx, "timeout", nil, rules.ErrorInfo{Message: runErr.Error(), Retryable: true, Kind: "timeout"})
+	case timedOut || errors.Is(runErr, ErrTimeout):
+		kind := registry.KindOf(runErr) // heartbeat, for a delegate that went quiet
+		if kind == "error" {
+			kind = "timeout"
+		}
+		i.decide(ctx, "timeout", nil, rules.ErrorInfo{Message: runErr.Error(), Retryable: true, Kind: kind})
 	case runErr != nil:
-		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: runErr.Error(), Retryable: registry.IsRetryable(runErr), Kind: "error"})
+		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: runErr.Error(), Retryable: registry.IsRetryable(runErr), Kind: registry.KindOf(runErr)})
 	case r.returnControl:
 		i.returnControl(ctx, r, out)
 	case reserved(out.Trigger) || out.Trigger == "":
@@ -130,9 +134,7 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 		return err
 	}
 	r.ended = true
-	if r.timer != nil {
-		r.timer.Stop()
-	}
+	r.stopTimers()
 	r.stop()
 	i.note(Entry{Kind: KindSelected, Step: r.step, State: i.state.Name, From: r.agent, To: agentID, Detail: explanation})
 	i.delegate(ctx, r, registry.Outcome{Handoff: &registry.Delegation{

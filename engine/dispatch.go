@@ -34,6 +34,9 @@ func (i *instance) task(r *run) *registry.Task {
 	if to := r.state.Timeout; to > 0 && !r.notice {
 		t.Deadline = i.e.clock.Now().Add(to)
 	}
+	if hb := r.state.Heartbeat; hb > 0 && !r.notice {
+		t.Heartbeat = hb // the agent's cue: report a heartbeat more often than this
+	}
 	return t
 }
 
@@ -128,7 +131,7 @@ func (e *Engine) keepRefused(i *instance, r *run, err error) {
 func safeHandle(ctx context.Context, h registry.Handler, t *registry.Task) (out registry.Outcome, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("engine: agent handler panicked: %v\n%s", p, debug.Stack())
+			err = registry.Kind(fmt.Errorf("engine: agent handler panicked: %v\n%s", p, debug.Stack()), "panic")
 		}
 	}()
 	return h.Handle(ctx, t)
@@ -155,9 +158,17 @@ func (i *instance) takeNotice(id string) bool {
 
 // markAccepted tells whether the run of step, whose agent says it took the
 // work (or is still on it), is still current: false means its report
-// would be stale. Taking work is not a step: nothing is recorded.
+// would be stale. Taking the work, or a heartbeat, restarts the run's
+// heartbeat timer; nothing is recorded.
 func (i *instance) markAccepted(step int) bool {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	return i.active(step) != nil // a single run, or a parallel branch
+	r := i.active(step) // a single run, or a parallel branch
+	if r == nil {
+		return false
+	}
+	if r.beat != nil {
+		i.armBeat(r)
+	}
+	return true
 }

@@ -36,6 +36,27 @@
 // rules.Workflow.Decide, which replay applies to recorded histories too. Entering a terminal state completes the instance; a rule
 // into it with `to` sends that agent a final notice first.
 //
+// # Waiting, retry policies, heartbeats
+//
+// A wait state runs no agent: the instance waits until Instance.Signal (or
+// Engine.Signal) sends one of the state's signals, which is the state's
+// outcome with the signal's data as result, or until the state's timeout
+// produces the outcome `timeout`. Anything else is refused with
+// ErrUnexpectedSignal and changes nothing. A wait is not a step; a resumed
+// instance waits on, with its original deadline.
+//
+// A failed run has a kind: the agent's (registry.Kind), else `error`, or
+// the engine's own (`timeout`, `heartbeat`, `panic`, `invalid_result`,
+// `transport`). The state's retry policy retries it when retries are left,
+// the failure is retryable and its kind passes the policy's on and except
+// lists; the delay comes from the policy's backoff, with full jitter drawn
+// from a seed (WithJitterSeed) the simulated clock fixes. Rules read the
+// kind as error.kind. An external agent's run in a state with a heartbeat
+// fails with kind `heartbeat` when it reports no heartbeat for that long.
+// A condition that fails at run time counts as false, and is recorded
+// (a condition entry), told (EventConditionError) and counted
+// (Metrics.ConditionErrors).
+//
 // # History, store and events
 //
 // Each step (an outcome processed, a retry dispatched, a timeout) is

@@ -41,6 +41,7 @@ type Engine struct {
 	ids      func() string
 	givenIDs bool // ids come from WithIDs and may repeat
 	observe  []Observer
+	seed     uint64 // of the retry policies' jitter
 
 	// ctx is cancelled by Close; every handler run derives from it.
 	ctx    context.Context
@@ -93,6 +94,10 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	}
 	if e.store == nil {
 		e.store = NewMemStore()
+	}
+	e.seed = cfg.jitterSeed
+	if !cfg.seeded {
+		e.seed = uint64(e.clock.Now().UnixNano())
 	}
 	if e.ids == nil {
 		e.ids = timeOrderedID

@@ -39,6 +39,10 @@ var (
 	ErrOverloaded = errors.New("engine: overloaded")
 	// ErrDuplicateInstance means an instance id is already taken.
 	ErrDuplicateInstance = errors.New("engine: duplicate instance id")
+	// ErrUnexpectedSignal means a signal came that the instance does not
+	// wait for: it is not in a wait state, or the state does not list the
+	// signal. The instance is left as it was.
+	ErrUnexpectedSignal = errors.New("engine: unexpected signal")
 	// ErrNoActiveRun means a user selection came when no agent was working on
 	// the instance (or the state is parallel).
 	ErrNoActiveRun = errors.New("engine: no run under way to hand over")

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/batonhq/baton/engine"
@@ -78,4 +79,45 @@ func ExampleEngine_Report() {
 	// Output:
 	// HANDOFF writer -> reviewer Review: hi
 	// DONE
+}
+
+const approvalWorkflow = `
+workflow: approval
+initial: DRAFTING
+agents: {writer: {}}
+states:
+  DRAFTING: {agent: writer}
+  APPROVAL: {wait: {signals: [approved, rejected]}, timeout: 48h}
+  PUBLISHED: {terminal: true}
+  DROPPED: {terminal: true}
+rules:
+  - {id: drafted, from: writer, trigger: drafted, next: APPROVAL}
+  - {id: approved, from: APPROVAL, trigger: approved, next: PUBLISHED, context: {approver: result.by}}
+  - {id: dropped, from: APPROVAL, trigger: [rejected, timeout], next: DROPPED}
+`
+
+// A wait state pauses the instance until a person (or another system)
+// sends one of its signals.
+func ExampleInstance_Signal() {
+	w, _ := rules.Parse("approval.yaml", []byte(approvalWorkflow))
+	reg, _ := engine.NewRegistry(w, nil)
+	eng, _ := engine.New(w, reg)
+	defer eng.Close()
+	ctx := context.Background()
+	inst, _ := eng.Start(ctx, nil)
+
+	msg, _ := busOf(eng).ReceiveWait(ctx, "writer")
+	_ = eng.ReportMessage(ctx, msg, registry.Outcome{Trigger: "drafted"}, nil)
+	fmt.Println("waiting in", inst.Result().Waiting)
+
+	err := inst.Signal(ctx, "escalated", nil)
+	fmt.Println(errors.Is(err, engine.ErrUnexpectedSignal))
+
+	_ = inst.Signal(ctx, "approved", map[string]any{"by": "ana"})
+	res, _ := inst.Wait(ctx)
+	fmt.Println(res.Outcome, res.Context["approver"], res.Steps)
+	// Output:
+	// waiting in APPROVAL
+	// true
+	// PUBLISHED ana 1
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"time"
 )
 
 // Instance is the handle of one workflow instance.
@@ -15,6 +16,8 @@ type Result struct {
 	Status  Status
 	State   string         // the current state; the terminal state once completed
 	Outcome string         // the terminal state reached, when completed
+	Waiting string         // the wait state the instance waits in for a signal; "" when it does not wait
+	Since   time.Time      // when the wait under way began (zero when not waiting)
 	Steps   int            // agent runs so far
 	Context map[string]any // the instance context
 	Err     error          // why it failed or was cancelled
@@ -44,10 +47,14 @@ func (h *Instance) Result() Result {
 	i := h.inst
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	return Result{
+	res := Result{
 		ID: i.id, Status: i.status, State: i.state.Name, Outcome: i.outcome,
 		Steps: i.step, Context: maps.Clone(i.context), Err: i.err,
 	}
+	if i.waiting != nil && !i.status.Finished() {
+		res.Waiting, res.Since = i.waiting.state.Name, i.waiting.since
+	}
+	return res
 }
 
 // History returns the instance's committed history.

@@ -152,7 +152,13 @@ type simRun struct {
 // agents. Extra options are applied after the simulator's.
 func newSimRun(t testing.TB, file string, agents map[string][]reply, opts ...engine.Option) *simRun {
 	t.Helper()
-	w := loadWorkflow(t, file)
+	return newSimRunOf(t, loadWorkflow(t, file), agents, opts...)
+}
+
+// newSimRunOf is newSimRun for a workflow already loaded.
+func newSimRunOf(t testing.TB, w *rules.Workflow, agents map[string][]reply, opts ...engine.Option) *simRun {
+	t.Helper()
+	file := w.File
 	sim := clock.NewSim(epoch)
 	sc := &script{t: t, sim: sim, replies: map[string][]reply{}}
 	reg := registry.New()

@@ -38,6 +38,7 @@ type instance struct {
 	context    map[string]any // copy-on-write
 	run        *run           // the current run of a single-agent state
 	join       *join          // the fan-out of a parallel state
+	waiting    *waiting       // the wait of a wait state
 	outcome    string
 	err        error
 	created    time.Time
@@ -77,9 +78,10 @@ type run struct {
 	constraints   map[string]any
 	handler       registry.Handler
 	timer         clock.Timer
-	ctx           runContext // a Go handler's context, while it runs
-	running       bool       // a Go handler has the run
-	notice        bool       // a final notice: a hand-off into a terminal state, not a run
+	beat          clock.Timer // the heartbeat an external run owes, in a state with a heartbeat
+	ctx           runContext  // a Go handler's context, while it runs
+	running       bool        // a Go handler has the run
+	notice        bool        // a final notice: a hand-off into a terminal state, not a run
 
 	key           string // the idempotency key, instance:step
 	kind          runKind
@@ -88,6 +90,16 @@ type run struct {
 	payload       map[string]any
 	delegator     string // for a delegate: the agent that delegated
 	returnControl bool   // for a delegate: its result goes back to the delegator
+}
+
+// stopTimers stops the run's timeout and heartbeat timers.
+func (r *run) stopTimers() {
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	if r.beat != nil {
+		r.beat.Stop()
+	}
 }
 
 // stop cancels the context of the Go handler running r, if one is.
@@ -340,7 +352,8 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 	return nil
 }
 
-// arm starts the timeout of a run's state.
+// arm starts the timeout of a run's state, and for an external agent's
+// run the heartbeat the state asks for.
 func (i *instance) arm(r *run) {
 	if r.state.Timeout > 0 {
 		step := r.step
@@ -350,6 +363,39 @@ func (i *instance) arm(r *run) {
 			})
 		})
 	}
+	i.armBeat(r)
+}
+
+// armBeat (re)starts the heartbeat timer of an external agent's run in a
+// state with a heartbeat: when it fires, the run has failed with kind
+// heartbeat.
+func (i *instance) armBeat(r *run) {
+	hb := r.state.Heartbeat
+	if hb <= 0 || r.handler != nil || r.notice {
+		return
+	}
+	if r.beat != nil {
+		r.beat.Stop()
+	}
+	r.beat = i.e.clock.AfterFunc(hb, func() {
+		i.e.exec.Submit(func() { i.heartbeatMissed(i.e.ctx, r) })
+	})
+}
+
+// heartbeatMissed fails the run r, if it is still under way, for want of a
+// heartbeat.
+func (i *instance) heartbeatMissed(ctx context.Context, r *run) {
+	if i.e.closed.Load() {
+		return
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.active(r.step) != r {
+		return
+	}
+	err := registry.Kind(fmt.Errorf("%w: %s sent no heartbeat within %s", ErrTimeout, r.agent, r.state.Heartbeat), "heartbeat")
+	i.endRun(ctx, r, registry.Outcome{}, err, false)
+	i.commit(ctx)
 }
 
 // active returns the run of step if it is still under way.
@@ -408,10 +454,16 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 		}
 		return ErrStaleReport
 	}
+	i.endRun(ctx, r, out, runErr, timedOut)
+	i.commit(ctx)
+	return nil
+}
+
+// endRun ends the run r, still under way, with the agent's outcome or
+// error; the caller holds mu and commits.
+func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, runErr error, timedOut bool) {
 	r.ended = true
-	if r.timer != nil {
-		r.timer.Stop()
-	}
+	r.stopTimers()
 	r.stop()
 	var reject *registry.RejectError
 	isReject := errors.As(runErr, &reject)
@@ -435,7 +487,7 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 		i.delegateDone(ctx, r, out, runErr, isReject, timedOut)
 	case isReject:
 		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: reject.Reason, Kind: "rejected"})
-	case timedOut:
+	case timedOut || errors.Is(runErr, ErrTimeout):
 		i.runFailed(ctx, r, runErr, true, true)
 	case runErr != nil:
 		i.runFailed(ctx, r, runErr, false, registry.IsRetryable(runErr))
@@ -446,17 +498,23 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 	default:
 		i.decide(ctx, out.Trigger, out.Result, rules.ErrorInfo{})
 	}
-	i.commit(ctx)
-	return nil
 }
 
 // runFailed applies the state's retry policy to a failed run, or produces
 // the outcome error (timeout) when no retry is left.
+//
+// The failure's kind (registry.KindOf; timeout for a run that timed out)
+// is what the policy's on and except lists read, and what rules see as
+// error.kind.
 func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, retryable bool) {
 	st := r.state
-	if retryable && r.attempt-1 < st.Retry.Max {
-		delay := st.Retry.Delay(r.attempt)
-		i.note(Entry{Kind: KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error()})
+	kind := registry.KindOf(err)
+	if timedOut && kind == "error" {
+		kind = "timeout"
+	}
+	if retryable && r.attempt-1 < st.Retry.Max && st.Retry.Retries(kind) {
+		delay := st.Retry.Jittered(r.attempt, i.e.jitter(i.id, r.step))
+		i.note(Entry{Kind: KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind})
 		step := r.step
 		i.retry = i.e.clock.AfterFunc(delay, func() {
 			i.e.exec.Submit(func() { i.retryRun(i.e.ctx, step) })
@@ -467,7 +525,7 @@ func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, r
 	if timedOut {
 		trigger = "timeout"
 	}
-	i.decide(ctx, trigger, nil, rules.ErrorInfo{Message: err.Error(), Retryable: retryable, Kind: trigger})
+	i.decide(ctx, trigger, nil, rules.ErrorInfo{Message: err.Error(), Retryable: retryable, Kind: kind})
 }
 
 // retryRun dispatches the retry of the run of step once its backoff is over.
@@ -511,7 +569,10 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	d := i.e.wf.Decide(&env)
 	for _, ev := range d.Match.Tried {
 		if ev.Err != nil {
+			// Counted false, and never silent: recorded, counted, told.
 			i.note(Entry{Kind: KindCondition, State: st.Name, Rule: ev.Rule.ID, Condition: ev.Rule.Condition.Source, Error: ev.Err.Error()})
+			i.e.metrics.conditionErrors.Add(1)
+			i.event(Event{Type: EventConditionError, Rule: ev.Rule.ID, Err: ev.Err})
 		}
 	}
 	rule := d.Rule
@@ -552,8 +613,12 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		i.complete(next.Name)
 		return
 	}
+	from := owner
+	if st.Waits() {
+		from = "" // no agent hands over after a wait: the engine dispatches, with the signal's data as the previous result
+	}
 	i.enterRun(ctx, dispatch{
-		rule: rule, from: owner, attempt: 1, description: d.Task, reason: rule.Reason,
+		rule: rule, from: from, attempt: 1, description: d.Task, reason: rule.Reason,
 		priority: rule.Priority, previous: result, constraints: rule.Constraints,
 	})
 }
@@ -561,6 +626,10 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 // enterRun starts the work of the state just entered: one run of its agent,
 // or a branch per agent of a parallel state.
 func (i *instance) enterRun(ctx context.Context, d dispatch) {
+	if i.state.Waits() {
+		i.startWait()
+		return
+	}
 	if i.state.Parallel() {
 		i.startBranches(ctx, d)
 		return
@@ -688,11 +757,14 @@ func (i *instance) stopTimersLocked() {
 		i.retry.Stop()
 		i.retry = nil
 	}
-	if i.run != nil && i.run.timer != nil {
-		i.run.timer.Stop()
+	if i.run != nil {
+		i.run.stopTimers()
 	}
 	if i.join != nil {
 		i.stopBranches()
+	}
+	if i.waiting != nil && i.waiting.timer != nil {
+		i.waiting.timer.Stop()
 	}
 }
 

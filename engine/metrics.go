@@ -18,12 +18,17 @@ type Metrics struct {
 	ResolutionTime, ResolutionMax time.Duration
 	// JoinWait is the total time from fan-out to merge.
 	JoinWait time.Duration
+	// ConditionErrors counts the rule conditions that failed at run time
+	// (each counted as false); a Prometheus collector exposes it as
+	// baton_condition_errors_total.
+	ConditionErrors int64
 }
 
 type metrics struct {
 	resolutions, conflicts, disagreements atomic.Int64
 	resolutionNanos, resolutionMax        atomic.Int64
 	joinWaitNanos                         atomic.Int64
+	conditionErrors                       atomic.Int64
 }
 
 func (m *metrics) resolution(d merge.Decision, wait, took time.Duration) {
@@ -50,6 +55,7 @@ func (e *Engine) Metrics() Metrics {
 	return Metrics{
 		Resolutions: m.resolutions.Load(), Conflicts: m.conflicts.Load(), Disagreements: m.disagreements.Load(),
 		ResolutionTime: time.Duration(m.resolutionNanos.Load()), ResolutionMax: time.Duration(m.resolutionMax.Load()),
-		JoinWait: time.Duration(m.joinWaitNanos.Load()),
+		JoinWait:        time.Duration(m.joinWaitNanos.Load()),
+		ConditionErrors: m.conditionErrors.Load(),
 	}
 }

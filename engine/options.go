@@ -12,14 +12,16 @@ import (
 type Option func(*config)
 
 type config struct {
-	logger    *zap.Logger
-	clock     clock.Clock
-	store     Store
-	executor  Executor
-	workers   int
-	transport Transport
-	ids       func() string
-	observers []Observer
+	jitterSeed uint64
+	seeded     bool
+	logger     *zap.Logger
+	clock      clock.Clock
+	store      Store
+	executor   Executor
+	workers    int
+	transport  Transport
+	ids        func() string
+	observers  []Observer
 }
 
 func defaults() config {
@@ -71,6 +73,14 @@ func WithTransport(t Transport) Option { return func(c *config) { c.transport = 
 // WithIDs sets the generator of instance ids (default random UUIDs). A
 // scenario replay passes a counter so that two runs print the same trace.
 func WithIDs(next func() string) Option { return func(c *config) { c.ids = next } }
+
+// WithJitterSeed fixes the seed of the retry policies' full jitter (default:
+// the clock's time when the engine is built, so a simulated clock fixes
+// it). Each draw depends only on the seed, the instance and the step, so a
+// replay draws the same delays whatever order instances run in.
+func WithJitterSeed(seed uint64) Option {
+	return func(c *config) { c.jitterSeed, c.seeded = seed, true }
+}
 
 // WithObserver subscribes o to the engine's events.
 func WithObserver(o Observer) Option {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/batonhq/baton/registry"
 	"strconv"
 	"strings"
 
@@ -194,10 +195,8 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 		return // the run was over before its work went out
 	}
 	r.ended = true
-	if r.timer != nil {
-		r.timer.Stop()
-	}
-	i.note(Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error()})
+	r.stopTimers()
+	i.note(Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error(), ErrorKind: "transport"})
 	switch {
 	case r.kind == runBranch:
 		i.join.fail(r.agent, err.Error())
@@ -207,7 +206,7 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 	case r.returned:
 		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: err.Error(), Retryable: true, Kind: "error"})
 	default:
-		i.runFailed(ctx, r, err, false, true)
+		i.runFailed(ctx, r, registry.Kind(err, "transport"), false, true)
 	}
 }
 

@@ -290,8 +290,8 @@ func TestEngine_RunRefusedByAFullMailboxIsAFailedRun(t *testing.T) {
 				}
 				h := history(t, insts[2])
 				ran := entries(h, engine.KindAgentRun)
-				if len(ran) < 2 || ran[1].Agent != "reviewer" || !strings.Contains(ran[1].Error, "queue full") {
-					t.Errorf("got runs %+v, want the refused hand-off recorded as reviewer's failed run", ran)
+				if len(ran) < 2 || ran[1].Agent != "reviewer" || !strings.Contains(ran[1].Error, "queue full") || ran[1].ErrorKind != "transport" {
+					t.Errorf("got runs %+v, want the refused hand-off recorded as reviewer's failed run of kind transport", ran)
 				}
 				dead, err := eng.Store().DeadLetters(t.Context())
 				if err != nil {

@@ -299,9 +299,7 @@ func (i *instance) stopBranches() {
 			continue
 		}
 		r.ended = true
-		if r.timer != nil {
-			r.timer.Stop()
-		}
+		r.stopTimers()
 		r.stop()
 	}
 }

@@ -47,6 +47,8 @@ const (
 	KindReturned     = record.KindReturned
 	KindSelected     = record.KindSelected
 	KindJoined       = record.KindJoined
+	KindWaiting      = record.KindWaiting
+	KindSignal       = record.KindSignal
 	KindCompleted    = record.KindCompleted
 	KindFailed       = record.KindFailed
 	KindCanceled     = record.KindCanceled

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/batonhq/baton/fsm"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -165,9 +167,12 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if st.Parallel() {
+	switch {
+	case st.Waits():
+		err = i.resumeWait(ctx, history, outbox)
+	case st.Parallel():
 		err = i.resumeJoin(ctx, history, outbox)
-	} else {
+	default:
 		err = i.resumeRun(ctx, snap, history, outbox)
 	}
 	if err != nil {
@@ -224,7 +229,8 @@ func (i *instance) resumeRun(ctx context.Context, snap Snapshot, history []Entry
 	if retry != nil {
 		// The run had failed and its retry was pending.
 		r.ended = true
-		i.runFailed(ctx, r, errors.New(retry.Error), false, true)
+		kind := retry.ErrorKind
+		i.runFailed(ctx, r, registry.Kind(errors.New(retry.Error), cmp.Or(kind, "error")), kind == "timeout" || kind == "heartbeat", true)
 		return nil
 	}
 	if err := i.launch(ctx, r, nil); err != nil {

@@ -54,6 +54,8 @@ func DOT(w *rules.Workflow) string {
 			attrs = ", shape=doublecircle, style=solid"
 		case s.Parallel():
 			attrs = ", shape=box3d, style=solid"
+		case s.Waits():
+			attrs = ", shape=octagon, style=solid"
 		}
 		fmt.Fprintf(&b, "    %s [label=%s%s];\n", strconv.Quote(s.Name), dotLabel(lines), attrs)
 	}
@@ -72,8 +74,8 @@ func DOT(w *rules.Workflow) string {
 	return b.String()
 }
 
-// stateLines describes a state under its name: its agent, or for a parallel
-// state its agents, join and merge.
+// stateLines describes a state under its name: its agent, for a parallel
+// state its agents, join and merge, for a wait state its signals and timeout.
 func stateLines(s *rules.State) []string {
 	switch {
 	case s.Terminal:
@@ -97,6 +99,12 @@ func stateLines(s *rules.State) []string {
 			lines = append(lines, "merge "+s.Merge)
 		}
 		return lines
+	case s.Waits():
+		wait := "wait for " + strings.Join(s.Wait.Signals, " | ")
+		if s.Timeout > 0 {
+			wait += ", timeout " + s.Timeout.String()
+		}
+		return []string{wait}
 	default:
 		return []string{"agent " + s.Agent}
 	}

@@ -23,6 +23,8 @@ const (
 	KindReturned    Kind = "returned"     // a delegate's result went back to the agent that delegated
 	KindSelected    Kind = "selected"     // a user handed the current step to another agent
 	KindJoined      Kind = "joined"       // a parallel state's join completed (or timed out)
+	KindWaiting     Kind = "waiting"      // a wait state began waiting for its signals (Detail lists them, Delay is its timeout)
+	KindSignal      Kind = "signal"       // a signal the waiting instance accepted (Trigger is its name, Result its data)
 	KindCompleted   Kind = "completed"    // a terminal state was entered
 	KindFailed      Kind = "failed"       // the instance failed
 	KindCanceled    Kind = "canceled"     // the instance was cancelled
@@ -49,7 +51,7 @@ type Entry struct {
 	Result    map[string]any `json:"result,omitempty"` // the agent's result; for a handoff, its payload; for started, the input
 	Error     string         `json:"error,omitempty"`
 	Retryable bool           `json:"retryable,omitempty"`  // outcome: error.retryable as the rules saw it
-	ErrorKind string         `json:"error_kind,omitempty"` // agent_run, outcome: the failure's kind (error, timeout, rejected, rate_limited, ...); failed: why (no_rule_matched, task, context, max_steps, max_visits, canceled, error)
+	ErrorKind string         `json:"error_kind,omitempty"` // agent_run, retry, outcome: the failure's kind (error, timeout, heartbeat, panic, transport, invalid_result, rejected, or the agent's own such as rate_limited); failed: why (no_rule_matched, task, context, max_steps, max_visits, canceled, error)
 	Limit     string         `json:"limit,omitempty"`      // limit_hit: the limit (max_steps or max_visits)
 	Reason    string         `json:"reason,omitempty"`     // handoff: the hand-off's reason (rule, plan_step, user_request, ...)
 	Detail    string         `json:"detail,omitempty"`

@@ -99,8 +99,11 @@ func (w *Workflow) LimitOf(next *State, step int, visits map[string]int) *LimitH
 		return &LimitHit{Limit: "max_visits", State: next.Name, Count: v, Max: next.MaxVisits}
 	}
 	runs := 1
-	if next.Parallel() {
+	switch {
+	case next.Parallel():
 		runs = len(next.Agents) // each branch run is a step
+	case next.Waits():
+		runs = 0 // waiting is not a step
 	}
 	if s := step + runs; s > w.Limits.MaxSteps {
 		return &LimitHit{Limit: "max_steps", State: next.Name, Count: s, Max: w.Limits.MaxSteps}

@@ -9,8 +9,8 @@ type KeyTable struct {
 }
 
 // Keys returns the keys the loader allows in each section of a workflow
-// file: "workflow" (the top level), "agent", "state", "retry", "join",
-// "limits" and "rule". Any other key is a load error. The JSON Schema of the
+// file: "workflow" (the top level), "agent", "state", "retry", "backoff",
+// "wait", "join", "limits" and "rule". Any other key is a load error. The JSON Schema of the
 // format is tested against these tables, so the two cannot drift apart.
 func Keys() map[string]KeyTable {
 	table := func(k keySpec) KeyTable {
@@ -21,6 +21,8 @@ func Keys() map[string]KeyTable {
 		"agent":    table(agentKeys),
 		"state":    table(stateKeys),
 		"retry":    table(retryKeys),
+		"backoff":  table(backoffKeys),
+		"wait":     table(waitKeys),
 		"join":     table(joinKeys),
 		"limits":   table(limitKeys),
 		"rule":     table(ruleKeys),

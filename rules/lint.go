@@ -15,6 +15,7 @@ func lint(w *Workflow, l *loader) []Diagnostic {
 	li.out = append(li.out, l.budgetWarnings...)
 	li.unreachable()
 	li.groups()
+	li.waits()
 	if !l.explicitLimit {
 		li.cycles()
 	}
@@ -88,6 +89,26 @@ func (li *linter) unreachable() {
 	for _, s := range w.States {
 		if !seen[s.Name] {
 			li.warnAt(s.Pos, "state %q is unreachable from initial state %q", s.Name, w.Initial)
+		}
+	}
+}
+
+// waits warns about each signal of a wait state without a timeout that no
+// rule covers: sent, it fails the instance; never sent, the instance waits
+// for ever.
+func (li *linter) waits() {
+	w := li.w
+	for _, s := range w.States {
+		if !s.Waits() || s.Timeout > 0 {
+			continue
+		}
+		for _, sig := range s.Wait.Signals {
+			if len(w.Candidates(s.Name, s.Name, sig)) == 0 {
+				li.warnAt(s.Pos, "wait state %q has no timeout and no rule covers its signal %q: the instance may wait for ever", s.Name, sig)
+			}
+		}
+		for _, r := range w.Candidates(s.Name, s.Name, "timeout") {
+			li.warnAt(r.Pos, "rule %q can never fire on timeout: wait state %q has no timeout", r.ID, s.Name)
 		}
 	}
 }

@@ -78,7 +78,7 @@ func (l *loader) resolveStates() {
 		}
 		switch {
 		case s.Terminal:
-		case s.Parallel():
+		case s.Parallel(), s.Waits():
 			s.owner = s.Name
 		case s.Agent != "" && known:
 			s.owner = s.Agent
@@ -108,7 +108,13 @@ func (l *loader) resolveRules() {
 			}
 		}
 		parallel := l.resolveFrom(r, rn)
-		l.checkTriggers(r, rn, parallel)
+		if src, ok := w.states[r.From]; ok && src.Waits() && len(r.Sources) > 0 {
+			if len(src.Wait.Signals) > 0 {
+				l.checkSignals(r, rn, src)
+			}
+		} else {
+			l.checkTriggers(r, rn, parallel)
+		}
 		l.resolveNext(r, rn)
 	}
 	lists := map[candKey][]*Rule{}
@@ -143,6 +149,9 @@ func (l *loader) resolveFrom(r *Rule, rn *ruleNodes) (parallel bool) {
 		case s.Parallel():
 			r.Sources = []string{s.Name}
 			return true
+		case s.Waits():
+			r.Sources = []string{s.Name}
+			return false
 		case s.Agent != "":
 			l.errorf(rn.from, "from names state %q, which agent %q owns: use from: %s", s.Name, s.Agent, s.Agent)
 		}
@@ -151,7 +160,7 @@ func (l *loader) resolveFrom(r *Rule, rn *ruleNodes) (parallel bool) {
 	if _, ok := w.agents[r.From]; !ok {
 		cands := l.agentIDs()
 		for _, s := range w.States {
-			if s.Parallel() {
+			if s.Parallel() || s.Waits() {
 				cands = append(cands, s.Name)
 			}
 		}
@@ -209,6 +218,18 @@ func (l *loader) checkTriggers(r *Rule, rn *ruleNodes, parallel bool) {
 	}
 }
 
+// checkSignals refuses outcomes a wait state never reports: its triggers
+// are its signals and timeout.
+func (l *loader) checkSignals(r *Rule, rn *ruleNodes, s *State) {
+	allowed := append(slices.Clone(s.Wait.Signals), "timeout")
+	for i, t := range r.Triggers {
+		if !slices.Contains(allowed, t) {
+			l.errorf(rn.triggers[i], "wait state %q only reports its signals (%s) and timeout, not %q%s",
+				s.Name, strings.Join(s.Wait.Signals, ", "), t, didYouMean(t, allowed))
+		}
+	}
+}
+
 // resolveNext checks `next` and `to`, and computes the effective target.
 func (l *loader) resolveNext(r *Rule, rn *ruleNodes) {
 	w := l.w
@@ -233,6 +254,11 @@ func (l *loader) resolveNext(r *Rule, rn *ruleNodes) {
 	case next.Parallel():
 		if rn.to != nil {
 			l.errorf(rn.to, "a rule into parallel state %q must omit to: entering it hands off to each of its agents", next.Name)
+		}
+		r.To = ""
+	case next.Waits():
+		if rn.to != nil {
+			l.errorf(rn.to, "a rule into wait state %q must omit to: a wait state runs no agent", next.Name)
 		}
 		r.To = ""
 	default:

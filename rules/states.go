@@ -7,10 +7,10 @@ import (
 )
 
 var stateKeys = keySpec{
-	optional: []string{"agent", "agents", "terminal", "timeout", "retry", "max_visits", "join", "merge"},
+	optional: []string{"agent", "agents", "wait", "terminal", "timeout", "heartbeat", "retry", "max_visits", "join", "merge"},
 }
 
-var retryKeys = keySpec{required: []string{"max"}, optional: []string{"backoff"}}
+var retryKeys = keySpec{required: []string{"max"}, optional: []string{"backoff", "on", "except"}}
 
 var joinKeys = keySpec{optional: []string{"strategy", "quorum", "timeout", "on_partial"}}
 
@@ -60,20 +60,33 @@ func (l *loader) stateSpec(s *State, key *yaml.Node, spec fieldSet) {
 	}
 	agent, hasAgent := spec.get("agent")
 	agents, hasAgents := spec.get("agents")
+	wait, hasWait := spec.get("wait")
 	if s.Terminal {
 		for _, k := range []struct{ key, what string }{
-			{"agent", "an agent"}, {"agents", "agents"}, {"timeout", "a timeout"},
-			{"retry", "a retry"}, {"join", "a join"}, {"merge", "a merge"},
+			{"agent", "an agent"}, {"agents", "agents"}, {"wait", "a wait"}, {"timeout", "a timeout"},
+			{"heartbeat", "a heartbeat"}, {"retry", "a retry"}, {"join", "a join"}, {"merge", "a merge"},
 		} {
 			if f, ok := spec.get(k.key); ok {
 				l.errorf(f.key, "terminal state %s has %s", q, k.what)
 			}
 		}
-	} else if !hasAgent && !hasAgents {
-		l.errorf(key, "state %s has neither agent, agents nor terminal", q)
+	} else if !hasAgent && !hasAgents && !hasWait {
+		l.errorf(key, "state %s has neither agent, agents, wait nor terminal", q)
 	}
 	if hasAgent && hasAgents && !s.Terminal {
 		l.errorf(agents.key, "state %s has both agent and agents", q)
+	}
+	if hasWait && !s.Terminal {
+		if hasAgent || hasAgents {
+			l.errorf(wait.key, "state %s has both wait and an agent: a wait state runs no agent", q)
+		} else {
+			l.wait(s, wait.val)
+			for _, k := range []string{"retry", "heartbeat"} {
+				if f, ok := spec.get(k); ok {
+					l.errorf(f.key, "wait state %s has a %s: it runs no agent", q, k)
+				}
+			}
+		}
 	}
 	if hasAgent {
 		s.Agent, _ = l.name(agent.val, "agent id", identName)
@@ -84,6 +97,9 @@ func (l *loader) stateSpec(s *State, key *yaml.Node, spec fieldSet) {
 	}
 	if f, ok := spec.get("timeout"); ok {
 		s.Timeout, _ = l.duration(f.val, "timeout")
+	}
+	if f, ok := spec.get("heartbeat"); ok {
+		s.Heartbeat, _ = l.duration(f.val, "heartbeat")
 	}
 	if f, ok := spec.get("retry"); ok {
 		s.Retry = l.retry(f.val)
@@ -155,14 +171,7 @@ func (l *loader) retry(n *yaml.Node) Retry {
 	if f, ok := fs.get("max"); ok {
 		r.Max, _ = l.integer(f.val, "retry.max", 0)
 	}
-	if f, ok := fs.get("backoff"); ok {
-		items, _ := l.stringList(f.val, "backoff", true)
-		for _, it := range items {
-			if d, ok := l.duration(it, "backoff"); ok {
-				r.Backoff = append(r.Backoff, d)
-			}
-		}
-	}
+	l.retryPolicy(&r, fs)
 	return r
 }
 

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -175,6 +176,11 @@ type State struct {
 	Join *Join
 	// Merge is the parallel state's merge strategy, or "".
 	Merge string
+	// Wait makes the state wait for a signal; nil for other states.
+	Wait *Wait
+	// Heartbeat is how long an external run may go without a heartbeat
+	// before it has failed (kind heartbeat); 0 means no heartbeat is asked.
+	Heartbeat time.Duration
 	// Pos is the position of the state's key.
 	Pos Pos
 
@@ -185,24 +191,88 @@ type State struct {
 // Parallel reports whether the state fans out to several agents.
 func (s *State) Parallel() bool { return len(s.Agents) > 0 }
 
+// Waits reports whether the state waits for a signal.
+func (s *State) Waits() bool { return s.Wait != nil }
+
+// Wait is a wait state's `wait`: the signals it accepts.
+type Wait struct {
+	// Signals are the signal names the state accepts, in file order; each
+	// is an outcome (trigger) of the state.
+	Signals []string
+}
+
+// Accepts reports whether name is one of the wait's signals.
+func (w *Wait) Accepts(name string) bool { return w != nil && slices.Contains(w.Signals, name) }
+
 // Retry is a state's retry policy.
 type Retry struct {
 	// Max counts retries after the first run.
 	Max int
-	// Backoff is the wait before each retry; its last value repeats.
+	// Backoff is the wait before each retry; its last value repeats. It is
+	// the list form of `backoff`; Initial is set instead by the object form.
 	Backoff []time.Duration
+	// Initial is the object form's first delay; Rate multiplies it for each
+	// further retry (default 2); MaxDelay caps it (0: no cap).
+	Initial  time.Duration
+	Rate     float64
+	MaxDelay time.Duration
+	// Jitter is none or full (a uniform delay in [0, computed]); "" for the
+	// list form.
+	Jitter string
+	// On lists the error kinds retried; empty means every retryable
+	// failure. Except lists kinds never retried.
+	On, Except []string
 }
 
-// Delay returns the wait before retry n (1-based): the n-th backoff value,
-// the last one when n is past the end, and 0 without backoff or for n < 1.
+// Delay returns the wait before retry n (1-based), before any jitter: the
+// n-th backoff value of the list form (the last one when n is past the end),
+// or initial * rate^(n-1) capped by max for the object form; 0 without
+// backoff or for n < 1.
 func (r Retry) Delay(n int) time.Duration {
-	if n < 1 || len(r.Backoff) == 0 {
+	if n < 1 {
+		return 0
+	}
+	if r.Initial > 0 {
+		d := float64(r.Initial) * math.Pow(max(r.Rate, 1), float64(n-1))
+		if r.MaxDelay > 0 && d > float64(r.MaxDelay) {
+			return r.MaxDelay
+		}
+		if d > float64(math.MaxInt64) {
+			return time.Duration(math.MaxInt64)
+		}
+		return time.Duration(d)
+	}
+	if len(r.Backoff) == 0 {
 		return 0
 	}
 	if n > len(r.Backoff) {
 		n = len(r.Backoff)
 	}
 	return r.Backoff[n-1]
+}
+
+// Jittered returns Delay(n) with the policy's jitter applied: with full
+// jitter, u (in [0, 1)) picks the delay uniformly in [0, Delay(n)], in
+// whole milliseconds.
+func (r Retry) Jittered(n int, u float64) time.Duration {
+	d := r.Delay(n)
+	if r.Jitter != JitterFull || d <= 0 {
+		return d
+	}
+	// Whole milliseconds: finer delays mean nothing to a retry and only
+	// clutter step tables and histories.
+	return time.Duration(u * float64(d+1)).Truncate(time.Millisecond)
+}
+
+// Retries reports whether the policy retries a failure of that kind, as far
+// as kinds go (Max and the failure's own retryable flag are the caller's):
+// never a rejection, never a kind in Except, and, when On is set, only its
+// kinds.
+func (r Retry) Retries(kind string) bool {
+	if kind == "rejected" || slices.Contains(r.Except, kind) {
+		return false
+	}
+	return len(r.On) == 0 || slices.Contains(r.On, kind)
 }
 
 // Join strategies of a parallel state.

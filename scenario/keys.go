@@ -11,15 +11,16 @@ type KeyTable struct {
 // "$schema" names the JSON Schema an editor checks the file against; the
 // loader ignores its value.
 var (
-	scenarioKeys = KeyTable{Required: []string{"scenario", "workflow"}, Optional: []string{"$schema", "input", "agents", "expect"}}
-	replyKeys    = KeyTable{Optional: []string{"trigger", "result", "error", "retryable", "reject", "handoff", "select", "delay"}}
+	scenarioKeys = KeyTable{Required: []string{"scenario", "workflow"}, Optional: []string{"$schema", "input", "agents", "signals", "expect"}}
+	replyKeys    = KeyTable{Optional: []string{"trigger", "result", "error", "retryable", "kind", "reject", "handoff", "select", "delay"}}
 	handoffKeys  = KeyTable{Required: []string{"to"}, Optional: []string{"reason", "explanation", "task", "payload", "return_control"}}
-	expectKeys   = KeyTable{Optional: []string{"status", "outcome", "states", "handoffs", "error"}}
+	signalKeys   = KeyTable{Required: []string{"signal"}, Optional: []string{"data", "delay"}}
+	expectKeys   = KeyTable{Optional: []string{"status", "outcome", "states", "handoffs", "error", "context", "steps", "condition_errors"}}
 )
 
 // Keys returns the keys the loader allows in each section of a scenario
 // file: "scenario" (the top level), "reply", "handoff" (a reply's dynamic
-// hand-off) and "expect". Any other key is an error. The JSON Schema of the
+// hand-off), "signal" and "expect". Any other key is an error. The JSON Schema of the
 // format is tested against these tables.
 func Keys() map[string]KeyTable {
 	table := func(k KeyTable) KeyTable {
@@ -29,6 +30,7 @@ func Keys() map[string]KeyTable {
 		"scenario": table(scenarioKeys),
 		"reply":    table(replyKeys),
 		"handoff":  table(handoffKeys),
+		"signal":   table(signalKeys),
 		"expect":   table(expectKeys),
 	}
 }

@@ -3,8 +3,10 @@ package scenario
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/suggest"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
@@ -47,6 +50,10 @@ type Row struct {
 	Rule    string `json:"rule,omitempty"`
 	Next    string `json:"next,omitempty"`
 	Handoff string `json:"handoff,omitempty"`
+	// ConditionErrors lists the conditions that failed at run time while
+	// the step's outcome was matched (each counted as false), as
+	// "rule ID: `condition`: error".
+	ConditionErrors []string `json:"condition_errors,omitempty"`
 }
 
 // Loader loads workflows; a cache lets `wfrun test` load each workflow once.
@@ -87,6 +94,22 @@ func RunFrom(ctx context.Context, s *Scenario, load Loader, start time.Time, opt
 		return nil, err
 	}
 	rep := &Report{Scenario: s, Workflow: w}
+	var signals []string
+	for _, st := range w.States {
+		if st.Waits() {
+			signals = append(signals, st.Wait.Signals...)
+		}
+	}
+	for _, sig := range s.Signals {
+		if !slices.Contains(signals, sig.Name) {
+			msg := fmt.Sprintf("%s:%d:%d: no wait state of workflow %s lists signal %q", s.File, sig.Line, sig.Col, w.Name, sig.Name)
+			if near := suggest.Nearest(sig.Name, signals); near != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			rep.Failures = append(rep.Failures, msg)
+		}
+	}
+	slices.Sort(rep.Failures)
 
 	sim := clock.NewSim(start)
 	reg, err := engine.NewRegistry(w, nil) // every agent is external: the script plays them on the bus
@@ -105,6 +128,7 @@ func RunFrom(ctx context.Context, s *Scenario, load Loader, start time.Time, opt
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
 	}
+	script.inst = inst
 	finished := func() bool {
 		select {
 		case <-inst.Done():
@@ -153,6 +177,7 @@ func Trace(history []record.Entry) (steps []Row, states, handoffs []string) {
 	runs := map[int]*Row{}
 	var all []keyed
 	var cur *Row
+	waiting := "" // the wait state entered last: its outcome is a signal or its timeout
 	add := func(r *Row, kind int) *Row {
 		all = append(all, keyed{r, kind})
 		return r
@@ -190,7 +215,18 @@ func Trace(history []record.Entry) (steps []Row, states, handoffs []string) {
 			}
 		case record.KindLateReply:
 			add(&Row{Step: en.Step, State: en.State, Agent: en.Agent, Trigger: "late reply: " + cmp.Or(en.Trigger, en.Error)}, lateRow)
+		case record.KindWaiting:
+			waiting = en.State
 		case record.KindOutcome:
+			if en.State == waiting && en.Agent == en.State { // a wait's signal or timeout: a row of its own
+				waiting = ""
+				cur = add(&Row{Step: en.Step, State: en.State, Agent: "(wait)"}, joinRow)
+				cur.Trigger = "signal " + en.Trigger
+				if en.Error != "" {
+					cur.Trigger = en.Trigger + ": " + en.Error
+				}
+				continue
+			}
 			if en.Agent == en.State { // a parallel state's join: a row of its own
 				cur = add(&Row{Step: en.Step, State: en.State, Agent: en.Agent}, joinRow)
 			} else {
@@ -210,6 +246,10 @@ func Trace(history []record.Entry) (steps []Row, states, handoffs []string) {
 		case record.KindRuleFired:
 			if cur != nil {
 				cur.Rule = en.Rule
+			}
+		case record.KindCondition:
+			if cur != nil {
+				cur.ConditionErrors = append(cur.ConditionErrors, fmt.Sprintf("rule %s: `%s`: %s", en.Rule, en.Condition, en.Error))
 			}
 		case record.KindHandoff, record.KindFinalNotice:
 			h := en.From + "->" + en.To
@@ -260,6 +300,50 @@ func (r *Report) check() {
 			r.Failures = append(r.Failures, fmt.Sprintf("error: got %q, want it to contain %q", got, e.Error))
 		}
 	}
+	if e.Steps != nil && res.Steps != *e.Steps {
+		r.Failures = append(r.Failures, fmt.Sprintf("steps: got %d, want %d", res.Steps, *e.Steps))
+	}
+	r.checkContext()
+	if !e.ConditionErrors {
+		for _, row := range r.Steps {
+			for _, ce := range row.ConditionErrors {
+				r.Failures = append(r.Failures, fmt.Sprintf("condition failed at run time at step %d (counted as false): %s (a scenario that expects it says expect: {condition_errors: true})", row.Step, ce))
+			}
+		}
+	}
+}
+
+// checkContext compares the keys expect.context names with the final
+// context, as JSON.
+func (r *Report) checkContext() {
+	want := r.Scenario.Expect.Context
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		w, _ := json.Marshal(want[k])
+		got, ok := r.Result.Context[k]
+		if !ok {
+			r.Failures = append(r.Failures, fmt.Sprintf("context.%s: missing, want %s", k, w))
+			continue
+		}
+		g, err := json.Marshal(got)
+		if err != nil || !jsonEqual(g, w) {
+			r.Failures = append(r.Failures, fmt.Sprintf("context.%s: got %s, want %s", k, g, w))
+		}
+	}
+}
+
+// jsonEqual reports whether two JSON texts hold the same value (numbers
+// compared as numbers, objects whatever their key order).
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // script plays the scenario's agents as external agents: it takes each
@@ -270,15 +354,20 @@ func (r *Report) check() {
 // recorded as late, as in production.
 type script struct {
 	eng     *engine.Engine
+	inst    *engine.Instance
+	wf      *rules.Workflow
 	sim     *clock.Sim
-	agents  []string // the workflow's agents, in file order: the polling order
+	signals []Signal    // not sent yet, in order
+	armed   clock.Timer // sends signals[0] into the wait under way
+	armedAt time.Time   // the start of the wait it was armed for
+	agents  []string    // the workflow's agents, in file order: the polling order
 	replies map[string][]Reply
 	missing []string
 	pending int // replies scheduled but not yet reported
 }
 
 func newScript(s *Scenario, w *rules.Workflow, eng *engine.Engine, sim *clock.Sim) *script {
-	sc := &script{eng: eng, sim: sim, replies: map[string][]Reply{}}
+	sc := &script{eng: eng, wf: w, sim: sim, replies: map[string][]Reply{}, signals: slices.Clone(s.Signals)}
 	for _, a := range w.Agents {
 		sc.agents = append(sc.agents, a.ID)
 	}
@@ -298,6 +387,7 @@ func (s *script) play(ctx context.Context, done func() bool) error {
 		if s.poll(ctx) {
 			continue
 		}
+		s.armSignal(ctx)
 		if done() && s.pending == 0 {
 			return nil // what is left are timers of the bus and the engine with nothing to do
 		}
@@ -305,6 +395,38 @@ func (s *script) play(ctx context.Context, done func() bool) error {
 			return nil
 		}
 	}
+}
+
+// armSignal arms the next signal when the instance waits in a state that
+// lists it: it is sent its delay after the waiting began. A signal armed
+// for a wait that ended without it (a timeout) waits for the next one.
+func (s *script) armSignal(ctx context.Context) {
+	if len(s.signals) == 0 || s.inst == nil {
+		return
+	}
+	res := s.inst.Result()
+	if s.armed != nil {
+		if res.Waiting != "" && res.Since.Equal(s.armedAt) {
+			return
+		}
+		s.armed.Stop()
+		s.armed = nil
+	}
+	if res.Waiting == "" {
+		return
+	}
+	st, ok := s.wf.State(res.Waiting)
+	if !ok || !st.Wait.Accepts(s.signals[0].Name) {
+		return
+	}
+	sig := s.signals[0]
+	s.armedAt = res.Since
+	s.armed = s.sim.AfterFunc(max(res.Since.Add(sig.Delay).Sub(s.sim.Now()), 0), func() {
+		s.armed = nil
+		if err := s.inst.Signal(ctx, sig.Name, sig.Data); err == nil {
+			s.signals = s.signals[1:]
+		}
+	})
 }
 
 // poll takes every message waiting in the agents' mailboxes; it reports
@@ -385,6 +507,9 @@ func outcomeOf(r Reply) (registry.Outcome, error) {
 		return registry.Outcome{}, registry.Reject(r.Reject)
 	case r.Error != "":
 		err := errors.New(r.Error)
+		if r.Kind != "" {
+			err = registry.Kind(err, r.Kind)
+		}
 		if !r.Retryable {
 			err = registry.Permanent(err)
 		}
@@ -410,6 +535,9 @@ func outcomeOf(r Reply) (registry.Outcome, error) {
 
 func (s *script) problems() []string {
 	out := slices.Clone(s.missing)
+	for _, sig := range s.signals {
+		out = append(out, fmt.Sprintf("signal %s at line %d left unsent: the instance never waited for it", sig.Name, sig.Line))
+	}
 	agents := make([]string, 0, len(s.replies))
 	for a := range s.replies {
 		agents = append(agents, a)

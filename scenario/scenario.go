@@ -23,6 +23,7 @@ type Scenario struct {
 	Workflow string // the workflow file's path, resolved against File's folder
 	Input    map[string]any
 	Agents   map[string][]Reply
+	Signals  []Signal // sent in order, each when the instance next waits for it
 	Expect   Expect
 
 	agentAt map[string]Pos // each scripted agent's key
@@ -31,6 +32,16 @@ type Scenario struct {
 // Pos is a 1-based line and column in a scenario file.
 type Pos struct{ Line, Col int }
 
+// Signal is one signal the scenario sends to the instance: when the
+// instance next waits in a state that lists it, Delay after the waiting
+// began on the scenario clock.
+type Signal struct {
+	Name      string
+	Data      map[string]any
+	Delay     time.Duration
+	Line, Col int
+}
+
 // Reply is one scripted run of an agent: exactly one of a trigger, an error
 // or a rejection.
 type Reply struct {
@@ -38,6 +49,7 @@ type Reply struct {
 	Result    map[string]any
 	Error     string   // the run fails with this message
 	Retryable bool     // with Error: whether the failure may be retried (default true)
+	Kind      string   // with Error: the failure's kind (rate_limited, say); "" is kind error
 	Reject    string   // the agent rejects the hand-off with this reason
 	Handoff   *Handoff // the agent hands the step to another agent (a dynamic hand-off)
 	Select    string   // the user selects this agent to take over the step
@@ -62,6 +74,14 @@ type Expect struct {
 	States   []string
 	Handoffs []string
 	Error    string
+	// Context holds keys the final context must have, each equal (as JSON)
+	// to its value; nil is not checked.
+	Context map[string]any
+	// Steps is the number of agent runs; nil is not checked.
+	Steps *int
+	// ConditionErrors allows conditions that fail at run time; without it
+	// any such failure fails the scenario.
+	ConditionErrors bool
 
 	outcomeAt           Pos
 	statesAt, handoffAt []Pos
@@ -117,6 +137,9 @@ func Parse(file string, src []byte) (*Scenario, error) {
 	}
 	if n := fields["agents"]; n != nil {
 		p.agents(n, s)
+	}
+	if n := fields["signals"]; n != nil {
+		p.signals(n, s)
 	}
 	s.Expect.Status = "completed"
 	if n := fields["expect"]; n != nil {
@@ -299,14 +322,45 @@ func (p *parser) reply(n *yaml.Node, agent string) Reply {
 			p.errorf(v, "retryable goes with error")
 		}
 	}
-	if v := f["delay"]; v != nil {
-		d, err := time.ParseDuration(p.str(v, "delay"))
-		if err != nil || d < 0 {
-			p.errorf(v, "delay %q is not a duration (100ms, 2s, 1h)", v.Value)
+	if v := f["kind"]; v != nil {
+		r.Kind = p.str(v, "kind")
+		if r.Error == "" {
+			p.errorf(v, "kind goes with error")
 		}
-		r.Delay = d
+	}
+	if v := f["delay"]; v != nil {
+		r.Delay = p.delay(v)
 	}
 	return r
+}
+
+func (p *parser) delay(v *yaml.Node) time.Duration {
+	d, err := time.ParseDuration(p.str(v, "delay"))
+	if err != nil || d < 0 {
+		p.errorf(v, "delay %q is not a duration (100ms, 2s, 1h)", v.Value)
+	}
+	return d
+}
+
+func (p *parser) signals(n *yaml.Node, s *Scenario) {
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(n, "signals must be a list of {signal, data, delay}")
+		return
+	}
+	for _, sn := range n.Content {
+		f := p.mapping(sn, "signal", signalKeys)
+		sig := Signal{Line: sn.Line, Col: sn.Column, Data: map[string]any{}}
+		if v := f["signal"]; v != nil {
+			sig.Name = p.str(v, "signal")
+		}
+		if v := f["data"]; v != nil {
+			sig.Data = p.object(v, "data")
+		}
+		if v := f["delay"]; v != nil {
+			sig.Delay = p.delay(v)
+		}
+		s.Signals = append(s.Signals, sig)
+	}
 }
 
 func (p *parser) handoff(n *yaml.Node, agent string, toAt *Pos) *Handoff {
@@ -356,6 +410,21 @@ func (p *parser) expect(n *yaml.Node, e *Expect) {
 	}
 	if v := f["error"]; v != nil {
 		e.Error = p.str(v, "error")
+	}
+	if v := f["context"]; v != nil {
+		e.Context = p.object(v, "context")
+	}
+	if v := f["steps"]; v != nil {
+		var n int
+		if err := v.Decode(&n); err != nil || n < 0 || v.Tag != "!!int" {
+			p.errorf(v, "steps must be a count, got %q", v.Value)
+		}
+		e.Steps = &n
+	}
+	if v := f["condition_errors"]; v != nil {
+		if err := v.Decode(&e.ConditionErrors); err != nil || v.Tag != "!!bool" {
+			p.errorf(v, "condition_errors must be true or false")
+		}
 	}
 }
 

@@ -160,6 +160,8 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error without a position: %v", err)
 		}
 	}
+	f.Add([]byte(header + "agents: {a: [{error: x, kind: rate_limited}]}\nsignals: [{signal: go, data: {by: ana}, delay: 2h}]\nexpect: {steps: 2, condition_errors: true, context: {k: [1, {a: b}]}}\n"))
+	f.Add([]byte(header + "signals: [{signal: [x]}, {data: 3}, 7]\nexpect: {steps: -1, condition_errors: maybe}\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		s, err := scenario.Parse("f.yaml", src)
 		if err != nil {

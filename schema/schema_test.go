@@ -85,6 +85,8 @@ func TestSchema_PropertiesEqualTheLoadersKeyTables(t *testing.T) {
 		"agent":    {wf, []any{"$defs", "agent", "anyOf", 1}},
 		"state":    {wf, []any{"$defs", "state"}},
 		"retry":    {wf, []any{"$defs", "retry"}},
+		"backoff":  {wf, []any{"$defs", "backoff"}},
+		"wait":     {wf, []any{"$defs", "wait"}},
 		"join":     {wf, []any{"$defs", "join"}},
 		"limits":   {wf, []any{"$defs", "limits"}},
 		"rule":     {wf, []any{"$defs", "rule"}},
@@ -93,6 +95,7 @@ func TestSchema_PropertiesEqualTheLoadersKeyTables(t *testing.T) {
 		"scenario": {sc, nil},
 		"reply":    {sc, []any{"$defs", "reply"}},
 		"handoff":  {sc, []any{"$defs", "handoff"}},
+		"signal":   {sc, []any{"$defs", "signal"}},
 		"expect":   {sc, []any{"$defs", "expect"}},
 	}
 	check := func(tables map[string]struct{ required, all []string }, sections map[string]section) {

@@ -38,7 +38,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestGraph_Golden(t *testing.T) {
-	for _, ex := range []string{"refund", "jetvision", "travel"} {
+	for _, ex := range []string{"refund", "jetvision", "travel", "approval"} {
 		for _, format := range []string{"mermaid", "dot"} {
 			t.Run(ex+"/"+format, func(t *testing.T) {
 				out, errOut, code := wfrun(t, "graph", "../../examples/"+ex+"/workflow.yaml", "--format", format)

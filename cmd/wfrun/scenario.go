@@ -190,14 +190,29 @@ func writeTable(out io.Writer, rep *scenario.Report, pal palette) {
 	}
 }
 
-// writeRows prints a step table.
+// writeRows prints a step table. A step whose conditions failed at run
+// time is marked with "!" and each failure is printed under it.
 func writeRows(out io.Writer, rows []scenario.Row) {
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATE\tAGENT\tTRIGGER\tRULE\tNEXT\tHANDOFF")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Step, r.State, r.Agent, dash(r.Trigger), dash(r.Rule), dash(r.Next), dash(r.Handoff))
+		step := fmt.Sprint(r.Step)
+		if len(r.ConditionErrors) > 0 {
+			step += " !"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", step, r.State, r.Agent, dash(r.Trigger), dash(r.Rule), dash(r.Next), dash(r.Handoff))
 	}
 	tw.Flush()
+	// The failures go under their rows, outside the table's columns.
+	lines := strings.SplitAfter(table.String(), "\n")
+	io.WriteString(out, lines[0])
+	for k, r := range rows {
+		io.WriteString(out, lines[k+1])
+		for _, ce := range r.ConditionErrors {
+			fmt.Fprintf(out, "      ! condition error (counted as false): %s\n", ce)
+		}
+	}
 }
 
 func dash(s string) string {
