@@ -19,8 +19,7 @@ type Delivery struct {
 	Err error
 }
 
-// Broadcast sends a copy of m to every registered agent except its sender
-// (RF-009 scenario 3), in agent-id order. It sets to_agent to "*" and, when
+// Broadcast sends a copy of m to every registered agent except its sender, in agent-id order. It sets to_agent to "*" and, when
 // empty, message_type to BROADCAST. Every copy is identical except for its
 // to_agent and message_id, and shares the conversation_id of m; its content
 // and metadata maps are copies of the top level of m's. It returns one
@@ -30,7 +29,7 @@ func (b *Bus) Broadcast(ctx context.Context, m *Message, opts ...SendOption) ([]
 }
 
 // BroadcastToTypes is Broadcast restricted to the agents registered with
-// one of types (WithAgentType), RF-009 scenario 17. An empty types is a
+// one of types (WithAgentType). An empty types is a
 // *ValidationError on field "agent_types".
 func (b *Bus) BroadcastToTypes(ctx context.Context, types []string, m *Message, opts ...SendOption) ([]Delivery, error) {
 	if len(types) == 0 {

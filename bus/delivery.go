@@ -170,8 +170,7 @@ func notAwaiting(m *Message) error {
 	return &ValidationError{Field: "message_id", Reason: "is not awaiting an acknowledgement: " + m.MessageID}
 }
 
-// Ack acknowledges a received message that has requires_ack set (RF-009
-// scenario 13): the message leaves flight, counts as delivered, and its
+// Ack acknowledges a received message that has requires_ack set: the message leaves flight, counts as delivered, and its
 // sender receives an ACK from its receiver whose correlation_id and
 // in_reply_to are the message's id (when the sender has a mailbox, unless
 // WithAckMessages(false)). Any

@@ -1,4 +1,4 @@
-// Package bus is Baton's built-in message layer (SPEC §4): the Message
+// Package bus is Baton's built-in message layer: the Message
 // envelope that carries every hand-off, one mailbox per registered agent,
 // broadcast, topics, request/response correlation, acknowledgements with
 // redelivery, idempotency keys, conversation threads, rate limits,
@@ -167,6 +167,6 @@
 // acks from fixed log-scale histograms that cost one atomic add per sample.
 // Package busprom exposes the same figures to Prometheus. Sends (debug),
 // broadcasts (info), refusals, expiries and dead letters (warn) are logged
-// through the injected zap logger with RT-012's fields: category, from, to,
+// through the injected zap logger with the fields: category, from, to,
 // message_id, type and latency.
 package bus

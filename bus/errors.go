@@ -8,7 +8,7 @@ import (
 )
 
 // commError is the type of the package's sentinels. Every sentinel matches
-// ErrCommunication with errors.Is, mirroring RT-011's exception hierarchy in
+// ErrCommunication with errors.Is, mirroring the exception hierarchy in
 // which every error derives from MultiAgentCommunicationError.
 type commError struct{ msg string }
 
@@ -18,27 +18,27 @@ func (e *commError) Error() string { return e.msg }
 // Is reports whether target is the root of the hierarchy.
 func (e *commError) Is(target error) bool { return target == ErrCommunication }
 
-// Sentinels of RT-011's exception types and of the bus's own failure modes.
+// Sentinels of the exception types and of the bus's own failure modes.
 // Match them with errors.Is; the typed errors below carry the details.
 var (
 	// ErrCommunication is the root every other error of this package matches
-	// (RT-011 MultiAgentCommunicationError).
+	//.
 	ErrCommunication = errors.New("bus: communication error")
 	// ErrValidation marks a message or argument that breaks the format
-	// standard (RT-011 MessageValidationError).
+	// standard.
 	ErrValidation error = &commError{"bus: invalid message"}
 	// ErrQueueFull marks a send refused because a mailbox or the bus is at
-	// capacity (RT-011 MessageQueueFullError).
+	// capacity.
 	ErrQueueFull error = &commError{"bus: queue full"}
 	// ErrRouting marks a message that cannot be routed to a receiver
-	// (RT-011 RoutingError).
+	//.
 	ErrRouting error = &commError{"bus: routing failed"}
 	// ErrUnknownAgent marks a receiver or agent id that is not registered.
 	ErrUnknownAgent error = &commError{"bus: unknown agent"}
-	// ErrHandoff marks a failed hand-off between agents (RT-011 HandoffError).
+	// ErrHandoff marks a failed hand-off between agents.
 	ErrHandoff error = &commError{"bus: hand-off failed"}
 	// ErrConflictResolution marks a conflict between agents that cannot be
-	// resolved (RT-011 ConflictResolutionError).
+	// resolved.
 	ErrConflictResolution error = &commError{"bus: conflict resolution failed"}
 	// ErrTimeout marks an operation that did not complete in time, such as a
 	// request without a response.

@@ -5,7 +5,7 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// Logging follows RT-012: every entry carries a category and the message's
+// Every log entry carries a category and the message's
 // from, to, message_id and type; timed operations add a latency. Entries are
 // built only when their level is enabled, so a Nop logger costs nothing on
 // the hot path.
@@ -42,7 +42,7 @@ func (b *Bus) logExpired(ms []*Message) {
 	}
 }
 
-// sendCategory is the RT-012 category of a send: "handoff" for a HANDOFF,
+// sendCategory is the log category of a send: "handoff" for a HANDOFF,
 // "message" for everything else.
 func sendCategory(m *Message) string {
 	if m.Type == MessageHandoff {

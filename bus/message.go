@@ -11,7 +11,7 @@ import (
 // MessageType says what kind of traffic a message is.
 type MessageType string
 
-// The message types of SPEC §4.
+// The message types.
 const (
 	// MessageRequest asks the receiver to act; a RESPONSE is expected.
 	MessageRequest MessageType = "REQUEST"
@@ -43,7 +43,7 @@ func (t MessageType) Valid() bool {
 	return false
 }
 
-// Limits and defaults of the message format.
+// Limits and defaults of a message.
 const (
 	// DefaultTTL is the time to live of a message that does not set one.
 	DefaultTTL = time.Hour
@@ -66,8 +66,7 @@ const (
 	MetadataDeadLetterRetries = "dead_letter_retries"
 )
 
-// Message is the one envelope for every kind of traffic between agents
-// (SPEC §4). The bus fills MessageID, ConversationID, Timestamp and the TTL
+// Message is the one envelope for every kind of traffic between agents. The bus fills MessageID, ConversationID, Timestamp and the TTL
 // when a send leaves them empty. A message belongs to the bus from the
 // moment it is sent until it is received: the sender must not modify it, and
 // the receiver owns it afterwards.
@@ -179,7 +178,7 @@ func (m *Message) Clone() *Message {
 	return &c
 }
 
-// Validate checks the message against the format standard of SPEC §4 and
+// Validate checks the message against the message format and
 // returns the first problem as a *ValidationError naming the field. It does
 // not require the fields the bus fills on send (id, timestamp). It does not
 // allocate for a valid message with plain JSON-like content.

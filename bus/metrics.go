@@ -24,8 +24,8 @@ type flow struct {
 	dlPasses            atomic.Uint64
 }
 
-// Snapshot is a consistent reading of the bus's metrics (RT-011's list).
-// Counters are cumulative since New. The accounting invariant of SPEC §4
+// Snapshot is a consistent reading of the bus's metrics.
+// Counters are cumulative since New. The accounting invariant
 // holds in every snapshot:
 //
 //	Accepted == Delivered + DeadLettered + Queued + InFlight
@@ -40,7 +40,7 @@ type flow struct {
 type Snapshot struct {
 	// Accepted counts messages the bus took responsibility for: valid,
 	// addressed copies, whether they were then queued, delivered or
-	// dead-lettered. It is RF-009's messages_sent_count.
+	// dead-lettered. It is the messages_sent_count.
 	Accepted uint64
 	// Delivered counts messages handed to a receiver (messages_received_count).
 	Delivered uint64
@@ -145,8 +145,7 @@ func (s Snapshot) Balanced() bool {
 		s.Accepted == s.Delivered+s.DeadLettered+uint64(s.Queued)+uint64(s.InFlight)
 }
 
-// DropRate is the share of accepted messages that were dead-lettered
-// (RT-011's message drop rate), zero when nothing was accepted.
+// DropRate is the share of accepted messages that were dead-lettered, zero when nothing was accepted.
 func (s Snapshot) DropRate() float64 {
 	if s.Accepted == 0 {
 		return 0

@@ -8,7 +8,7 @@ import (
 	"github.com/batonhq/baton/clock"
 )
 
-// Defaults of the bus configuration (RT-011 §6).
+// Defaults of the bus configuration.
 const (
 	// DefaultMailboxCapacity is the number of messages one agent's mailbox
 	// holds before sends to it are refused.
@@ -31,7 +31,7 @@ const (
 	DefaultDeadLetterLimit = 10000
 )
 
-// DefaultRetrySchedule is RT-011's backoff for a send to a full mailbox:
+// DefaultRetrySchedule is the backoff for a send to a full mailbox:
 // retry after 100ms, then 500ms, then 2s.
 func DefaultRetrySchedule() []time.Duration {
 	return []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}
@@ -210,7 +210,7 @@ func WithMailboxCapacity(n int) MailboxOption {
 }
 
 // WithRequiredContent makes the mailbox refuse messages whose content lacks
-// one of keys (RF-009 scenario 18): such a send fails with a
+// one of keys: such a send fails with a
 // *ValidationError naming the field ("content.parameters") and the message
 // is not accepted.
 func WithRequiredContent(keys ...string) MailboxOption {

@@ -45,7 +45,7 @@ func WithMaxDeliveries(n int) Option {
 }
 
 // WithAckMessages sets whether Ack sends the acknowledged message's sender
-// an ACK message (on by default, RF-009 scenario 13). A bus whose senders
+// an ACK message (on by default). A bus whose senders
 // learn of acknowledgements otherwise, such as the engine's, can turn the
 // messages off; the acknowledgement itself (the message leaves flight and
 // counts as delivered) is unchanged.

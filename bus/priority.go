@@ -8,7 +8,7 @@ import (
 
 // Priority orders the messages of a mailbox: higher priorities are delivered
 // first. The zero value is PriorityNormal, so a message that does not set a
-// priority travels at NORMAL, the SPEC's default.
+// priority travels at NORMAL, the default.
 type Priority int
 
 // The four priority levels, from lowest to highest.

@@ -16,7 +16,7 @@ type waiter struct {
 
 // Request sends m (a REQUEST when message_type is empty) and waits for the
 // RESPONSE or ERROR whose in_reply_to is m's id and whose to_agent is m's
-// sender, as Reply builds it (RF-009 scenario 4). The response goes straight
+// sender, as Reply builds it. The response goes straight
 // to the waiting caller, not through the requester's mailbox, so the
 // requester need not be registered. Only a REQUEST, QUERY or HANDOFF may be
 // sent this way: the other types expect no reply (a NOTIFICATION is sent

@@ -108,8 +108,7 @@ func (i *instance) returnControl(ctx context.Context, r *run, out registry.Outco
 	}
 }
 
-// selectAgent hands the current step to an agent the user selected
-// (PRD-040's processUserAgentSelection): only selectable agents may be
+// selectAgent hands the current step to an agent the user selected: only selectable agents may be
 // chosen; the current run ends (a later reply from it is recorded as late)
 // and the selected agent's outcome is matched as the state's.
 func (i *instance) selectAgent(ctx context.Context, agentID, explanation string) error {

@@ -11,7 +11,7 @@ import (
 type Reason string
 
 // The hand-off reasons. A rule's hand-off has reason ReasonRule; the others
-// come from PRD-040's dynamic hand-offs.
+// come from the dynamic hand-offs.
 const (
 	// ReasonRule: a workflow rule fired (checked when the workflow loaded).
 	ReasonRule Reason = "rule"
@@ -50,8 +50,8 @@ const (
 )
 
 // CapabilityKey is the payload key a capability_match command may use to
-// name the capability it needs when Command.Capability is empty (PRD-040's
-// payload.requiredCapability).
+// name the capability it needs when Command.Capability is empty (the
+// payload's requiredCapability).
 const CapabilityKey = "required_capability"
 
 // Command asks for one hand-off: who hands what to whom, and why. The maps
@@ -74,7 +74,7 @@ type Command struct {
 	PreviousResult map[string]any
 	// Constraints are limits the target must respect.
 	Constraints map[string]any
-	// Payload is extra data for the target (PRD-040's payload).
+	// Payload is extra data for the target.
 	Payload map[string]any
 	// Capability is the capability a capability_match hand-off needs; when
 	// empty, Payload[CapabilityKey] is used.
@@ -244,7 +244,7 @@ func FromDelegation(from string, d registry.Delegation) Command {
 // IsCommand reports whether v is a hand-off command object: a Command or
 // *Command with a target, a registry.Delegation or *registry.Delegation with
 // a target, or a map with "type": "handoff" and a non-empty string "to" (the
-// shape an agent written in another language sends, PRD-040's
+// shape an agent written in another language sends, the
 // isHandoffCommand).
 func IsCommand(v any) bool {
 	switch x := v.(type) {

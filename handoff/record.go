@@ -61,7 +61,7 @@ type Record struct {
 	Settled time.Time
 }
 
-// ContextKB returns the context size in kilobytes, as RF-009 logs it.
+// ContextKB returns the context size in kilobytes, as hand-off logs show it.
 func (r *Record) ContextKB() float64 { return float64(r.ContextBytes) / 1024 }
 
 // Stats summarises the hand-offs a manager has handled since it started.

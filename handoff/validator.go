@@ -8,7 +8,7 @@ import (
 	"github.com/batonhq/baton/registry"
 )
 
-// Validator applies PRD-040's hand-off checks against a registry. It is
+// Validator applies the hand-off checks against a registry. It is
 // stateless apart from its settings and safe for concurrent use.
 type Validator struct {
 	reg        *registry.Registry

@@ -30,10 +30,9 @@ type Voter struct {
 	// Level is the agent's rank for the hierarchy strategy, 0 the highest
 	// (its position in the state's agents list); negative levels count as 0.
 	Level int
-	// Expertise is the agent's expertise in [0, 1] (RT-011 weight 0.5).
+	// Expertise is the agent's expertise in [0, 1].
 	Expertise float64
-	// Accuracy is the agent's historical accuracy in [0, 1] (RT-011
-	// weight 0.2).
+	// Accuracy is the agent's historical accuracy in [0, 1] (weight 0.2).
 	Accuracy float64
 }
 

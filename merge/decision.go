@@ -17,7 +17,7 @@ type Decision struct {
 	// reports the outcome `conflict`. Resolved implies Option != "".
 	Resolved bool
 	// Weights maps every replying agent, abstainers included, to its
-	// RT-011 weight (weighted_vote only, nil otherwise).
+	// each voter's weight (weighted_vote only, nil otherwise).
 	Weights map[string]float64
 }
 

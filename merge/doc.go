@@ -1,6 +1,6 @@
 // Package merge decides one option from the replies of a parallel state's
-// branch agents: RT-011's conflict resolution for parallel-merge hand-offs
-// (SPEC §2 "Parallel hand-offs").
+// branch agents: the conflict resolution for parallel-merge hand-offs
+// (parallel hand-offs).
 //
 // Each branch agent's reply names the option it chose (OptionOf reads it,
 // with a confidence, from the agent's result map); Decide merges the replies
@@ -19,7 +19,7 @@
 //   - unanimous: every vote cast chooses the same option, or the strategy
 //     cannot decide.
 //   - weighted_vote: each reply weighs 0.5 × expertise + 0.3 × confidence +
-//     0.2 × historical accuracy (RT-011) and the option with the greatest
+//     0.2 × historical accuracy and the option with the greatest
 //     total weight wins; a tie at the top cannot be decided.
 //
 // A reply whose option is empty abstains: it is no vote for or against any

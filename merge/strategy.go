@@ -3,10 +3,9 @@ package merge
 // Strategy names a merge strategy as written in a workflow's `merge:` key.
 type Strategy string
 
-// The merge strategies of SPEC §2; the package comment describes each.
+// The merge strategies; the package comment describes each.
 const (
-	// Priority: the reply with the highest priority wins (rank 1 critical
-	// ... 10 low; 0 means normal, 5); equal top priorities with different
+	// Priority: the reply with the highest priority wins (rank 1 critical... 10 low; 0 means normal, 5); equal top priorities with different
 	// options cannot be decided.
 	Priority Strategy = "priority"
 	// First: the earliest reply (lowest Order) wins; it always decides.
@@ -20,7 +19,7 @@ const (
 	// Unanimous: every vote cast chooses the same option, or the strategy
 	// cannot decide.
 	Unanimous Strategy = "unanimous"
-	// WeightedVote: RT-011's weighted vote; each reply weighs 0.5*expertise
+	// WeightedVote: the weighted vote; each reply weighs 0.5*expertise
 	// + 0.3*confidence + 0.2*accuracy and the option with the greatest
 	// total wins; a tie at the top cannot be decided.
 	WeightedVote Strategy = "weighted_vote"

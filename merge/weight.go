@@ -6,14 +6,14 @@ import (
 	"strconv"
 )
 
-// RT-011's weights of one reply in a weighted vote.
+// the weights of one reply in a weighted vote.
 const (
 	expertiseShare  = 0.5
 	confidenceShare = 0.3
 	accuracyShare   = 0.2
 )
 
-// Weight is RT-011's weight of one reply: 0.5 × the agent's expertise +
+// Weight is the weight of one reply: 0.5 × the agent's expertise +
 // 0.3 × the reply's confidence + 0.2 × the agent's historical accuracy.
 // Each input is clamped to [0, 1] first (NaN counts as 0), so the weight is
 // always in [0, 1].
@@ -36,7 +36,7 @@ func unit(x float64) float64 {
 }
 
 // OptionOf reads the option an agent chose, and how confident it is, from
-// its result map (SPEC §2: replies carry `option` and `confidence`).
+// its result map (replies carry `option` and `confidence`).
 //
 // The option is the `option` value: a string as is, a number or a bool in
 // its shortest text form (YAML's `option: 2` and JSON's "2" agree); a

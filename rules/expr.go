@@ -20,13 +20,13 @@ type ErrorInfo struct {
 	Kind string `expr:"kind"`
 }
 
-// Env is the condition environment of SPEC §2; conditions, tasks and context
+// Env is the condition environment; conditions, tasks and context
 // values are type-checked against it at load and evaluated with it at run time.
 //
 // Result, Input and Context are never nil to an expression: a nil map is
 // evaluated as an empty one. Passing non-nil maps keeps evaluation free of
 // allocations; a nil map costs one copy of the Env. Visits may omit states
-// never entered: reading one gives 0, as SPEC §2 requires, and the loader
+// never entered: reading one gives 0, and the loader
 // refuses `visits.X` for a state X that is not declared.
 type Env struct {
 	// Result is the agent's result data.

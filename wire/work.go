@@ -65,7 +65,7 @@ func Encode(t *registry.Task) *bus.Message {
 	meta[KeyStep] = t.Step
 	meta[KeyAttempt] = t.Attempt
 	meta[KeyState] = t.State
-	meta[KeyHandoffID] = t.HandoffID // SPEC §5: always there, "" for the engine's own dispatches
+	meta[KeyHandoffID] = t.HandoffID // always there, "" for the engine's own dispatches
 	meta[KeyIdempotencyKey] = idempotencyKey(t)
 	meta[KeyTraceparent] = t.Traceparent
 	if !t.Deadline.IsZero() {
@@ -85,7 +85,7 @@ func Encode(t *registry.Task) *bus.Message {
 	}
 }
 
-// idempotencyKey is t's key, or the one SPEC §5 gives a step
+// idempotencyKey is t's key, or the default key of a step
 // (<instance_id>:<step>) when t has none.
 func idempotencyKey(t *registry.Task) string {
 	if t.IdempotencyKey != "" {

@@ -108,7 +108,7 @@ func (c *checker) nack(m *bus.Message) {
 // advance makes d of the transport's time pass.
 func (c *checker) advance(d time.Duration) { c.h.Advance(d) }
 
-// counts are the figures of a bus.Snapshot that SPEC §4's accounting adds
+// counts are the figures of a bus.Snapshot that accounting adds
 // up: Accepted == Delivered + DeadLettered + Queued + InFlight.
 type counts struct {
 	Accepted, Delivered, DeadLettered uint64
@@ -120,7 +120,7 @@ func (n counts) String() string {
 		n.Accepted, n.Delivered, n.DeadLettered, n.Queued, n.InFlight)
 }
 
-// addsUp reports whether n keeps SPEC §4's accounting.
+// addsUp reports whether n keeps accounting.
 func (n counts) addsUp() bool {
 	return n.Queued >= 0 && n.InFlight >= 0 &&
 		n.Accepted == n.Delivered+n.DeadLettered+uint64(n.Queued)+uint64(n.InFlight)

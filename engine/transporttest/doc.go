@@ -6,7 +6,7 @@
 //
 // The suite sends realistic work, the HANDOFF messages wire.Encode writes
 // (requires_ack, with metadata idempotency_key "<instance_id>:<step>"),
-// and checks the contract of SPEC §4 and §5 the engine relies on:
+// and checks the contract the engine relies on:
 //
 //   - OpenMailbox may be called again for an agent: its mailbox and what
 //     waits in it are kept.
@@ -14,7 +14,7 @@
 //     bus.ErrUnknownAgent whose text names the agent, and the message is
 //     dead-lettered bus.ReasonReceiverNotFound; TakeWork of such an agent
 //     is an error matching bus.ErrUnknownAgent.
-//   - SendWork of a message that breaks SPEC §4's format returns an error
+//   - SendWork of a message that breaks format returns an error
 //     matching bus.ErrValidation whose text names the field
 //     ("content.action"); the message is counted in
 //     Snapshot.ValidationErrors, neither accepted nor dead-lettered.

@@ -58,7 +58,7 @@ func testUnknownAgent(c *checker) {
 	c.metrics(counts{Accepted: 2, Delivered: 1, DeadLettered: 1})
 }
 
-// testInvalid: a message that breaks SPEC §4's format is refused with an
+// testInvalid: a message that breaks format is refused with an
 // error matching bus.ErrValidation whose text names the field, counted, and
 // neither accepted nor dead-lettered.
 func testInvalid(c *checker) {
