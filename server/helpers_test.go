@@ -246,3 +246,9 @@ func (f *fixture) count() int {
 	require.Equal(f.t, 200, code)
 	return len(body["instances"].([]any))
 }
+
+func newHTTP(t *testing.T, s *server.Server) *httptest.Server {
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return hs
+}

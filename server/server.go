@@ -153,4 +153,3 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	return nil
 }
-
