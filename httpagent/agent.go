@@ -106,25 +106,46 @@ func (a *Agent) Handle(ctx context.Context, t *registry.Task) (registry.Outcome,
 	if deadline.IsZero() {
 		deadline = time.Now().Add(a.timeout)
 	}
-	ctx, cancel := context.WithDeadline(ctx, deadline)
+	// The request's context is the run's only while the call is under
+	// way: a run's context is cancelled when its report arrives, which
+	// for a 202 may be before the transport is done with the connection,
+	// and a cancellation then would fail the next call on that connection.
+	callCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
-	if err != nil {
-		return registry.Outcome{}, registry.Permanent(registry.Kind(fmt.Errorf("httpagent: %w", err), "transport"))
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set(IdempotencyHeader, key(t))
-	req.Header.Set(TraceparentHeader, traceparentOf(t))
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	var signature string
 	if a.secret != nil {
-		req.Header.Set(SignatureHeader, Sign(a.secret, body))
+		signature = Sign(a.secret, body)
 	}
-	resp, err := a.client.Do(req)
+	var resp *http.Response
+	for attempt := 0; attempt < 2; attempt++ {
+		req, rerr := http.NewRequestWithContext(callCtx, http.MethodPost, a.url, bytes.NewReader(body))
+		if rerr != nil {
+			return registry.Outcome{}, registry.Permanent(registry.Kind(fmt.Errorf("httpagent: %w", rerr), "transport"))
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set(IdempotencyHeader, key(t))
+		req.Header.Set(TraceparentHeader, traceparentOf(t))
+		if signature != "" {
+			req.Header.Set(SignatureHeader, signature)
+		}
+		resp, err = a.client.Do(req)
+		// A connection the transport reused just as the call that used it
+		// before was cancelled fails with context.Canceled although
+		// nothing cancelled this call (a bodiless 202 returns its
+		// connection before the call ends): sent again, under the same
+		// idempotency key.
+		if err == nil || !errors.Is(err, context.Canceled) || ctx.Err() != nil || callCtx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if ctx.Err() != nil {
+			return registry.Outcome{}, ctx.Err() // the run ended (the engine is closing): it is left to resume
+		} else if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("httpagent: %s gave no answer before the deadline", a.url)
-		} else if ctx.Err() != nil {
-			return registry.Outcome{}, ctx.Err() // the engine is closing: the run is left to resume
 		} else {
 			err = fmt.Errorf("httpagent: %w", err)
 		}
@@ -144,7 +165,7 @@ func (a *Agent) Handle(ctx context.Context, t *registry.Task) (registry.Outcome,
 		return registry.Outcome{}, registry.Permanent(registry.Kind(se, "transport"))
 	}
 	if readErr != nil {
-		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if ctx.Err() != nil {
 			return registry.Outcome{}, ctx.Err()
 		}
 		return registry.Outcome{}, registry.Kind(fmt.Errorf("httpagent: read the answer of %s: %w", a.url, readErr), "transport")
