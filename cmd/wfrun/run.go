@@ -63,6 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(validateCmd(), graphCmd(), runCmd(), testCmd(), inspectCmd(), replayCmd())
+	root.AddCommand(serverCommands()...)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\n%s", err, c.UsageString())
 	})
