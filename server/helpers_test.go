@@ -63,7 +63,7 @@ type agents struct {
 	calls   map[string]int
 }
 
-func newAgents(t *testing.T) *agents {
+func newAgents(t testing.TB) *agents {
 	a := &agents{calls: map[string]int{}}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	t.Cleanup(func() {
@@ -130,7 +130,7 @@ func (a *agents) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // workflowsDir writes the workflow files, their agents' URLs filled in.
-func workflowsDir(t *testing.T, agentsURL string, files map[string]string) string {
+func workflowsDir(t testing.TB, agentsURL string, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, src := range files {
@@ -141,7 +141,7 @@ func workflowsDir(t *testing.T, agentsURL string, files map[string]string) strin
 
 // fixture is a server built with New, its API on an httptest server.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *server.Server
 	http   *httptest.Server
 	agents *agents
@@ -151,7 +151,7 @@ type fixture struct {
 
 type option func(*server.Config)
 
-func newFixture(t *testing.T, opts ...option) *fixture {
+func newFixture(t testing.TB, opts ...option) *fixture {
 	t.Helper()
 	ag := newAgents(t)
 	cfg := server.Config{
