@@ -345,3 +345,15 @@ func TestServer_HealthMetricsOpenAPI(t *testing.T) {
 	code, _ = f.do("GET", "/readyz", nil)
 	assert.Equal(t, 503, code)
 }
+
+func TestServer_DeferredRunWithoutReportTimesOut(t *testing.T) {
+	f := newFixture(t, func(c *server.Config) { c.ReportWait = 10 * time.Millisecond })
+	code, body := f.do("POST", "/v1/workflows/review/instances", map[string]any{"input": map[string]any{"mode": "hold"}})
+	require.Equal(t, 201, code)
+	got := f.waitStatus(body["id"].(string), "failed")
+	assert.Contains(t, got["error"], "answered 202 but sent no report within 10ms")
+	// A run that reported in time is left alone.
+	code, body = f.do("POST", "/v1/workflows/review/instances", map[string]any{"input": map[string]any{"approve": true}})
+	require.Equal(t, 201, code)
+	f.waitStatus(body["id"].(string), "completed")
+}

@@ -75,7 +75,7 @@ func loadDir(dir string) ([]*rules.Workflow, error) {
 // handlers are the Go handlers of w's agents: an HTTP agent for each agent
 // with a url; the others are external and take their work from the
 // transport.
-func handlers(w *rules.Workflow, log *zap.Logger) (map[string]registry.Handler, error) {
+func handlers(w *rules.Workflow, log *zap.Logger, waits *reportWaits, eng *func() *engine.Engine) (map[string]registry.Handler, error) {
 	hs := map[string]registry.Handler{}
 	for _, a := range w.Agents {
 		if a.URL == "" {
@@ -93,7 +93,7 @@ func handlers(w *rules.Workflow, log *zap.Logger) (map[string]registry.Handler, 
 		if err != nil {
 			return nil, fmt.Errorf("server: workflow %s: agent %s: %w", w.Name, a.ID, err)
 		}
-		hs[a.ID] = h
+		hs[a.ID] = waits.guard(h, eng)
 	}
 	return hs, nil
 }
@@ -115,13 +115,15 @@ func (k keepDeadLetters) OnDeadLetter(f func(bus.DeadLetter)) func() {
 
 // buildCatalog makes an engine for every workflow of the directory and for
 // every other version the store has instances of.
-func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr engine.Transport, log *zap.Logger, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
+func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr engine.Transport, log *zap.Logger, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
 	c := &catalog{byHash: map[string]*flow{}, byName: map[string][]*flow{}}
 	add := func(w *rules.Workflow, current bool) error {
 		if _, ok := c.byHash[w.Hash]; ok {
 			return nil
 		}
-		hs, err := handlers(w, log)
+		var built *engine.Engine
+		get := func() *engine.Engine { return built }
+		hs, err := handlers(w, log, waits, &get)
 		if err != nil {
 			return err
 		}
@@ -137,6 +139,7 @@ func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store
 		if err != nil {
 			return fmt.Errorf("server: workflow %s version %d: %w", w.Name, w.Version, err)
 		}
+		built = eng
 		f := &flow{wf: w, eng: eng, current: current}
 		c.byHash[w.Hash] = f
 		c.byName[w.Name] = append(c.byName[w.Name], f)

@@ -18,6 +18,7 @@ const (
 	DefaultDataDir     = "./baton-data"
 	DefaultGracePeriod = 10 * time.Second
 	DefaultStartWait   = 5 * time.Second
+	DefaultReportWait  = 30 * time.Second
 	// MaxBody is the largest request body the API reads (413 beyond).
 	MaxBody = 1 << 20
 )
@@ -42,6 +43,10 @@ type Config struct {
 	// StartWait bounds how long a start waits for room in its first agent's
 	// mailbox before it is refused with 503 (default 5s).
 	StartWait time.Duration
+	// ReportWait is how long an HTTP agent that answered 202, in a state
+	// without a timeout, has to report before its run fails with kind
+	// timeout (default 30s).
+	ReportWait time.Duration
 	// EventBuffer is how many recent events the server keeps for clients
 	// resuming a stream with Last-Event-ID (default 4096).
 	EventBuffer int
@@ -64,6 +69,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StartWait <= 0 {
 		c.StartWait = DefaultStartWait
+	}
+	if c.ReportWait <= 0 {
+		c.ReportWait = DefaultReportWait
 	}
 	if c.EventBuffer <= 0 {
 		c.EventBuffer = 4096

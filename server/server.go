@@ -33,6 +33,7 @@ type Server struct {
 	cat      *catalog
 	hub      *hub
 	metrics  *metrics
+	waits    *reportWaits
 	handler  http.Handler
 	stopping atomic.Bool
 	closeMu  sync.Once
@@ -67,7 +68,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.bus = bus.New(bus.WithLogger(cfg.Logger), bus.WithAckMessages(false))
 	s.metrics = newMetrics(s.bus)
-	s.cat, err = buildCatalog(ctx, flows, s.store, s.bus, cfg.Logger, s.observer)
+	s.waits = newReportWaits(cfg.ReportWait)
+	s.cat, err = buildCatalog(ctx, flows, s.store, s.bus, cfg.Logger, s.waits, s.observer)
 	if err != nil {
 		_ = s.bus.Close()
 		_ = s.store.Close()
@@ -101,6 +103,7 @@ func (s *Server) Close() {
 	s.closeMu.Do(func() {
 		s.stopping.Store(true)
 		s.hub.close()
+		s.waits.close()
 		s.cat.close()
 		_ = s.bus.Close()
 		if err := s.store.Close(); err != nil {
