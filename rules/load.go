@@ -11,6 +11,7 @@ import (
 
 	"github.com/expr-lang/expr/conf"
 
+	"github.com/batonhq/baton/internal/suggest"
 	"github.com/batonhq/baton/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
@@ -111,8 +112,8 @@ func (l *loader) hasErrors() bool {
 // topKeys are the workflow file's own keys. "$schema" names the JSON Schema
 // an editor checks the file against; the loader ignores its value.
 var topKeys = keySpec{
-	required: []string{"workflow", "initial", "agents", "states"},
-	optional: []string{"$schema", "version", "description", "limits", "rules"},
+	required: []string{"workflow", "initial", "states"},
+	optional: []string{"$schema", "version", "description", "agents", "limits", "rules"},
 }
 
 // load decodes the document, then resolves and checks every reference.
@@ -176,6 +177,11 @@ func (l *loader) load(src []byte) *Workflow {
 	if l.overLimit {
 		return nil
 	}
+	if _, ok := fs.get("agents"); !ok && l.runsAgents() && !nearMiss(fs, "agents") {
+		// Agents may be left out only when no state runs one (a near
+		// miss of the key was reported as one already).
+		l.errorf(fs.node, "missing required key %q", "agents")
+	}
 	if f, ok := fs.get("initial"); ok {
 		if s, ok := l.scalar(f.val, "initial"); ok {
 			w.Initial = s
@@ -206,4 +212,24 @@ func (l *loader) parseYAML(src []byte) (root *yaml.Node, ok bool) {
 		return nil, false
 	}
 	return doc.Content[0], true
+}
+
+// runsAgents reports whether a state of the workflow runs an agent.
+func (l *loader) runsAgents() bool {
+	for _, st := range l.w.States {
+		if st.Agent != "" || len(st.Agents) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// nearMiss reports whether fs has an unknown key that is a typo of key.
+func nearMiss(fs fieldSet, key string) bool {
+	for _, f := range fs.ordered {
+		if k := deref(f.key).Value; k != key && suggest.Nearest(k, []string{key}) != "" {
+			return true
+		}
+	}
+	return false
 }

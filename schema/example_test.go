@@ -24,5 +24,5 @@ func ExampleWorkflow() {
 	// Output:
 	// Baton workflow
 	// https://json-schema.org/draft/2020-12/schema
-	// [workflow initial agents states]
+	// [workflow initial states]
 }

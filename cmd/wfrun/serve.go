@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/batonhq/baton/server"
+)
+
+// serverCommands are the server and its client commands.
+func serverCommands() []*cobra.Command {
+	return []*cobra.Command{serveCmd(), startCmd(), lsCmd(), getCmd(), watchCmd(), signalCmd(), cancelCmd()}
+}
+
+func serveCmd() *cobra.Command {
+	var cfg server.Config
+	cmd := &cobra.Command{
+		Use:   "serve --workflows DIR [--data DIR] [--http ADDR] [--token-file FILE]",
+		Short: "Host the workflows of a directory behind the HTTP API until SIGTERM or Ctrl-C",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.WorkflowsDir == "" {
+				return fmt.Errorf("serve needs --workflows DIR")
+			}
+			stderr := cmd.ErrOrStderr()
+			enc := zap.NewProductionEncoderConfig()
+			enc.EncodeTime = zapcore.ISO8601TimeEncoder
+			cfg.Logger = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(stderr), zap.InfoLevel))
+			cfg.OnListen = func(a net.Addr) {
+				fmt.Fprintf(stderr, "wfrun: serving the HTTP API on http://%s (data in %s)\n", a, cfg.DataDir)
+			}
+			if err := cfg.Validate(); err != nil {
+				return err // usage
+			}
+			if err := server.Run(cmd.Context(), cfg); err != nil {
+				return &checkError{err: err}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.WorkflowsDir, "workflows", "", "the directory of workflow files to host")
+	f.StringVar(&cfg.DataDir, "data", server.DefaultDataDir, "the directory of the store")
+	f.StringVar(&cfg.HTTPAddr, "http", server.DefaultHTTPAddr, "the address of the HTTP API")
+	f.StringVar(&cfg.TokenFile, "token-file", "", "a file of API tokens, one per line (required off loopback)")
+	return cmd
+}

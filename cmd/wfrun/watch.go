@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func watchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "watch ID",
+		Short: "Follow an instance step by step; exit 0 if it completes, 1 if it fails or is cancelled",
+		Args:  cobra.ExactArgs(1),
+	}
+	c := clientFlags(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := c.check(); err != nil {
+			return err
+		}
+		final, err := c.follow(cmd.Context(), args[0], cmd.OutOrStdout())
+		if err != nil {
+			return err
+		}
+		if c.output == "table" {
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s", final.ID, final.Status)
+			if final.Outcome != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), " in %s", final.Outcome)
+			}
+			if final.Error != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), ": %s", final.Error)
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
+		}
+		return verdict(final)
+	}
+	return cmd
+}
+
+// event is one server-sent event of the API.
+type event struct {
+	ID       uint64    `json:"id"`
+	Type     string    `json:"type"`
+	Instance string    `json:"instance"`
+	Workflow string    `json:"workflow"`
+	Version  int       `json:"version"`
+	Step     int       `json:"step"`
+	Time     time.Time `json:"time"`
+	From     string    `json:"from,omitempty"`
+	To       string    `json:"to,omitempty"`
+	Rule     string    `json:"rule,omitempty"`
+	Outcome  string    `json:"outcome,omitempty"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// follow prints the instance's events to w as they happen and returns the
+// instance once it has finished. The stream is opened before the instance
+// is read, so that no step falls between the two; a stream that ends (the
+// server restarting) is opened again after the last event seen.
+func (c *client) follow(ctx context.Context, id string, w io.Writer) (instance, error) {
+	var last uint64
+	for attempt := 0; ; attempt++ {
+		req, err := c.request(ctx, "GET", "/v1/events?instance="+url.QueryEscape(id), nil)
+		if err != nil {
+			return instance{}, err
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Last-Event-ID", fmt.Sprint(last))
+		resp, err := c.http.Do(req)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			return instance{}, answerError(resp.StatusCode, body)
+		}
+		if err == nil {
+			var i instance
+			if err := c.call(ctx, "GET", instancePath(id), nil, &i); err != nil {
+				resp.Body.Close()
+				return instance{}, err
+			}
+			if i.finished() {
+				resp.Body.Close()
+				return i, nil
+			}
+			done, err := c.readEvents(resp.Body, id, w, &last)
+			resp.Body.Close()
+			if err != nil {
+				return instance{}, err
+			}
+			if done {
+				if err := c.call(ctx, "GET", instancePath(id), nil, &i); err != nil {
+					return instance{}, err
+				}
+				return i, nil
+			}
+		}
+		if ctx.Err() != nil {
+			return instance{}, ctx.Err()
+		}
+		if attempt >= 60 {
+			return instance{}, &checkError{err: fmt.Errorf("lost the event stream of %s", id)}
+		}
+		select {
+		case <-time.After(500 * time.Millisecond):
+		case <-ctx.Done():
+			return instance{}, ctx.Err()
+		}
+	}
+}
+
+// readEvents prints the events of a stream until the instance finishes
+// (done) or the stream ends.
+func (c *client) readEvents(r io.Reader, id string, w io.Writer, last *uint64) (done bool, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	var data string
+	for sc.Scan() {
+		line := sc.Text()
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			data = d
+			continue
+		}
+		if line != "" || data == "" {
+			continue
+		}
+		var ev event
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			return false, &checkError{err: fmt.Errorf("an event the server sent is not JSON: %w", err)}
+		}
+		data = ""
+		*last = ev.ID
+		if ev.Instance != id {
+			continue
+		}
+		if err := c.printEvent(w, ev); err != nil {
+			return false, err
+		}
+		if ev.Type == "completed" || ev.Type == "failed" || ev.Type == "cancelled" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (c *client) printEvent(w io.Writer, ev event) error {
+	switch c.output {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(ev)
+	case "yaml":
+		fmt.Fprintln(w, "---")
+		return printYAML(w, ev)
+	}
+	line := fmt.Sprintf("%s  step %-3d %-14s", ev.Time.Local().Format("15:04:05.000"), ev.Step, ev.Type)
+	switch {
+	case ev.From != "" || ev.To != "":
+		line += fmt.Sprintf(" %s -> %s", dash(ev.From), dash(ev.To))
+	}
+	if ev.Rule != "" {
+		line += " (rule " + ev.Rule + ")"
+	}
+	if ev.Outcome != "" {
+		line += " outcome " + ev.Outcome
+	}
+	if ev.Error != "" {
+		line += ": " + ev.Error
+	}
+	_, err := fmt.Fprintln(w, strings.TrimRight(line, " "))
+	return err
+}

@@ -1,0 +1,231 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/httpagent"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
+)
+
+// flow is one workflow version the server runs: its engine, and whether
+// its file is in the workflows directory (current) or only in the store.
+type flow struct {
+	wf      *rules.Workflow
+	eng     *engine.Engine
+	current bool
+}
+
+// catalog holds the server's engines; it does not change once built.
+type catalog struct {
+	byHash map[string]*flow
+	byName map[string][]*flow // current first, then by version, newest first
+}
+
+// loadDir loads every workflow file of dir; it reports every file that
+// does not load, and versions claimed by two files.
+func loadDir(dir string) ([]*rules.Workflow, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, &ConfigError{Field: "workflows", Reason: "cannot be read: " + err.Error()}
+	}
+	var (
+		out  []*rules.Workflow
+		errs []error
+		seen = map[string]string{} // name@version -> file
+	)
+	for _, e := range entries {
+		ext := strings.ToLower(filepath.Ext(e.Name()))
+		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		w, err := rules.Load(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		key := fmt.Sprintf("%s@%d", w.Name, w.Version)
+		if other, dup := seen[key]; dup {
+			errs = append(errs, fmt.Errorf("%s: workflow %s version %d is also in %s", path, w.Name, w.Version, other))
+			continue
+		}
+		seen[key] = path
+		out = append(out, w)
+	}
+	if len(errs) > 0 {
+		return nil, &WorkflowError{Dir: dir, Err: errors.Join(errs...)}
+	}
+	if len(out) == 0 {
+		return nil, ErrNoWorkflows
+	}
+	return out, nil
+}
+
+// handlers are the Go handlers of w's agents: an HTTP agent for each agent
+// with a url; the others are external and take their work from the
+// transport.
+func handlers(w *rules.Workflow, log *zap.Logger, waits *reportWaits, eng *func() *engine.Engine) (map[string]registry.Handler, error) {
+	hs := map[string]registry.Handler{}
+	for _, a := range w.Agents {
+		if a.URL == "" {
+			continue
+		}
+		opts := []httpagent.Option{httpagent.WithLogger(log)}
+		if a.SecretEnv != "" {
+			secret, ok := os.LookupEnv(a.SecretEnv)
+			if !ok || secret == "" {
+				return nil, fmt.Errorf("server: workflow %s: agent %s: secret_env %s is not set", w.Name, a.ID, a.SecretEnv)
+			}
+			opts = append(opts, httpagent.WithSecret([]byte(secret)))
+		}
+		h, err := httpagent.New(a.URL, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("server: workflow %s: agent %s: %w", w.Name, a.ID, err)
+		}
+		hs[a.ID] = waits.guard(h, eng)
+	}
+	return hs, nil
+}
+
+// keepDeadLetters lets only one engine of those sharing a transport write
+// its dead letters to the shared store: each engine subscribes to every
+// dead letter of the transport.
+type keepDeadLetters struct {
+	engine.Transport
+	keep bool
+}
+
+func (k keepDeadLetters) OnDeadLetter(f func(bus.DeadLetter)) func() {
+	if !k.keep {
+		return func() {}
+	}
+	return k.Transport.OnDeadLetter(f)
+}
+
+// buildCatalog makes an engine for every workflow of the directory and for
+// every other version the store has instances of.
+func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr engine.Transport, log *zap.Logger, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
+	c := &catalog{byHash: map[string]*flow{}, byName: map[string][]*flow{}}
+	add := func(w *rules.Workflow, current bool) error {
+		if _, ok := c.byHash[w.Hash]; ok {
+			return nil
+		}
+		var built *engine.Engine
+		get := func() *engine.Engine { return built }
+		hs, err := handlers(w, log, waits, &get)
+		if err != nil {
+			return err
+		}
+		reg, err := engine.NewRegistry(w, hs)
+		if err != nil {
+			return err
+		}
+		eng, err := engine.New(w, reg,
+			engine.WithStore(store),
+			engine.WithTransport(keepDeadLetters{Transport: tr, keep: len(c.byHash) == 0}),
+			engine.WithLogger(log),
+			engine.WithObserver(observe(w)))
+		if err != nil {
+			return fmt.Errorf("server: workflow %s version %d: %w", w.Name, w.Version, err)
+		}
+		built = eng
+		f := &flow{wf: w, eng: eng, current: current}
+		c.byHash[w.Hash] = f
+		c.byName[w.Name] = append(c.byName[w.Name], f)
+		return nil
+	}
+	fail := func(err error) (*catalog, error) {
+		c.close()
+		return nil, err
+	}
+	for _, w := range dir {
+		if err := add(w, true); err != nil {
+			return fail(err)
+		}
+	}
+	snaps, err := store.Instances(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("server: read the store: %w", err))
+	}
+	for _, s := range snaps {
+		if _, ok := c.byHash[s.Hash]; ok || s.Hash == "" {
+			continue
+		}
+		w, err := engine.StoredWorkflow(ctx, store, s.Hash)
+		if err != nil {
+			return fail(fmt.Errorf("server: instance %s: its workflow version: %w", s.ID, err))
+		}
+		if err := add(w, false); err != nil {
+			return fail(err)
+		}
+	}
+	for _, fs := range c.byName {
+		slices.SortStableFunc(fs, func(a, b *flow) int {
+			if a.current != b.current {
+				if a.current {
+					return -1
+				}
+				return 1
+			}
+			return b.wf.Version - a.wf.Version
+		})
+	}
+	return c, nil
+}
+
+// pick is the flow new instances of name start on: the given version
+// (0: the newest in the directory).
+func (c *catalog) pick(name string, version int) (*flow, bool) {
+	for _, f := range c.byName[name] {
+		if version == 0 || f.wf.Version == version {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// names returns the workflow names, sorted.
+func (c *catalog) names() []string {
+	out := make([]string, 0, len(c.byName))
+	for n := range c.byName {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// resume continues every unfinished instance of every version.
+func (c *catalog) resume(ctx context.Context, log *zap.Logger) error {
+	var errs []error
+	for _, f := range c.byHash {
+		rep, err := f.eng.Resume(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for id, ferr := range rep.Failed {
+			log.Error("server: instance not resumed", zap.String("instance", id), zap.Error(ferr))
+		}
+		if len(rep.Resumed) > 0 {
+			log.Info("server: instances resumed", zap.String("workflow", f.wf.Name), zap.Int("version", f.wf.Version), zap.Int("count", len(rep.Resumed)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *catalog) close() {
+	for _, f := range c.byHash {
+		_ = f.eng.Close()
+	}
+}

@@ -1,0 +1,218 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/rules"
+)
+
+// Event is one engine event as the API streams it.
+type Event struct {
+	ID       uint64    `json:"id"`
+	Type     string    `json:"type"`
+	Instance string    `json:"instance"`
+	Workflow string    `json:"workflow"`
+	Version  int       `json:"version"`
+	Step     int       `json:"step"`
+	Time     time.Time `json:"time"`
+	From     string    `json:"from,omitempty"`
+	To       string    `json:"to,omitempty"`
+	Rule     string    `json:"rule,omitempty"`
+	Outcome  string    `json:"outcome,omitempty"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// Finished reports whether the event ends its instance.
+func (e Event) Finished() bool {
+	return e.Type == "completed" || e.Type == "failed" || e.Type == "cancelled"
+}
+
+// eventOf turns an engine event into the API's; a cancellation, which the
+// engine reports as a failure, is the event cancelled.
+func eventOf(w *rules.Workflow, ev engine.Event) Event {
+	out := Event{
+		Type: string(ev.Type), Instance: ev.InstanceID, Workflow: ev.Workflow, Version: w.Version,
+		Step: ev.Step, Time: ev.Time.UTC(), From: ev.From, To: ev.To, Rule: ev.Rule, Outcome: ev.Outcome,
+	}
+	if ev.Err != nil {
+		out.Error = ev.Err.Error()
+		if errors.Is(ev.Err, engine.ErrCanceled) {
+			out.Type = "cancelled"
+		}
+	}
+	return out
+}
+
+// hub keeps a ring of recent events and hands new ones to subscribers.
+type hub struct {
+	mu     sync.Mutex
+	ring   []Event
+	start  int // index of the oldest event in ring
+	size   int
+	next   uint64
+	subs   map[*subscriber]struct{}
+	closed bool
+	done   chan struct{}
+}
+
+type subscriber struct {
+	ch     chan Event
+	filter func(Event) bool
+}
+
+func newHub(size int) *hub {
+	return &hub{ring: make([]Event, size), next: 1, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
+}
+
+// publish numbers ev and hands it to the subscribers whose filter takes it.
+// A subscriber too slow to keep up is dropped: its stream ends, and the
+// client resumes with Last-Event-ID.
+func (h *hub) publish(ev Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	ev.ID = h.next
+	h.next++
+	if h.size < len(h.ring) {
+		h.ring[(h.start+h.size)%len(h.ring)] = ev
+		h.size++
+	} else {
+		h.ring[h.start] = ev
+		h.start = (h.start + 1) % len(h.ring)
+	}
+	for s := range h.subs {
+		if !s.filter(ev) {
+			continue
+		}
+		select {
+		case s.ch <- ev:
+		default:
+			close(s.ch)
+			delete(h.subs, s)
+		}
+	}
+}
+
+// subscribe returns the kept events after id that filter takes (none when
+// replay is false) and a subscriber for the ones to come.
+func (h *hub) subscribe(after uint64, replay bool, filter func(Event) bool) ([]Event, *subscriber, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, nil, false
+	}
+	var backlog []Event
+	if replay {
+		for k := range h.size {
+			ev := h.ring[(h.start+k)%len(h.ring)]
+			if ev.ID > after && filter(ev) {
+				backlog = append(backlog, ev)
+			}
+		}
+	}
+	s := &subscriber{ch: make(chan Event, 256), filter: filter}
+	h.subs[s] = struct{}{}
+	return backlog, s, true
+}
+
+func (h *hub) unsubscribe(s *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.subs[s]; ok {
+		delete(h.subs, s)
+		close(s.ch)
+	}
+}
+
+// close ends every stream.
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.closed = true
+	for s := range h.subs {
+		close(s.ch)
+		delete(h.subs, s)
+	}
+	close(h.done)
+}
+
+// keepAlive is how often an idle stream gets a comment line, so that
+// proxies do not close it.
+const keepAlive = 15 * time.Second
+
+// events streams the engines' events as server-sent events.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	wf, inst := q.Get("workflow"), q.Get("instance")
+	filter := func(ev Event) bool {
+		return (wf == "" || ev.Workflow == wf) && (inst == "" || ev.Instance == inst)
+	}
+	var after uint64
+	last := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
+	if last != "" {
+		n, err := strconv.ParseUint(last, 10, 64)
+		if err != nil {
+			writeError(w, badField("Last-Event-ID", "must be an event id (a whole number)"))
+			return
+		}
+		after = n
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "streaming is not supported on this connection"})
+		return
+	}
+	backlog, sub, ok := s.hub.subscribe(after, last != "", filter)
+	if !ok {
+		writeError(w, unavailable("the server is shutting down"))
+		return
+	}
+	defer s.hub.unsubscribe(sub)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": baton events\n\n")
+	for _, ev := range backlog {
+		writeEvent(w, ev)
+	}
+	fl.Flush()
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case ev, open := <-sub.ch:
+			if !open {
+				return
+			}
+			writeEvent(w, ev)
+			fl.Flush()
+		case <-tick.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			fl.Flush()
+		case <-r.Context().Done():
+			return
+		case <-s.hub.done:
+			return
+		}
+	}
+}
+
+func writeEvent(w http.ResponseWriter, ev Event) {
+	data, _ := json.Marshal(ev)
+	fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, data)
+}

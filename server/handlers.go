@@ -1,0 +1,188 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/batonhq/baton/fsm"
+	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/wire"
+)
+
+// report takes an agent's report: 200 with the engine's answer; 400 only
+// when the body is not a report.
+func (s *Server) report(w http.ResponseWriter, r *http.Request) {
+	data, e := readBody(w, r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	rep, e := decodeReport(data)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	snap, err := s.store.Instance(r.Context(), rep.InstanceID)
+	if errors.Is(err, record.ErrUnknownInstance) {
+		writeJSON(w, http.StatusOK, wire.Answer{Code: wire.CodeUnknownInstance, Message: "no instance " + strconv.Quote(rep.InstanceID)})
+		return
+	}
+	if err != nil {
+		writeError(w, unavailable("the store did not answer: "+err.Error()))
+		return
+	}
+	f, ok := s.cat.byHash[snap.Hash]
+	if !ok {
+		writeJSON(w, http.StatusOK, wire.Answer{Code: wire.CodeUnknownInstance, Message: "no engine runs the version of instance " + rep.InstanceID})
+		return
+	}
+	writeJSON(w, http.StatusOK, f.eng.HandleReport(r.Context(), &rep))
+}
+
+// decodeReport reads a report's body: a 400 naming the field when it is
+// not a report.
+func decodeReport(data []byte) (wire.Report, *apiError) {
+	rep, err := wire.DecodeReport(data)
+	if err == nil {
+		return rep, nil
+	}
+	var fe *wire.FieldError
+	if errors.As(err, &fe) {
+		return rep, badField(fe.Field, fe.Reason)
+	}
+	return rep, &apiError{Status: http.StatusBadRequest, Code: "invalid_json", Message: err.Error()}
+}
+
+// WorkflowInfo is a hosted workflow and its versions.
+type WorkflowInfo struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Versions    []VersionInfo `json:"versions"`
+}
+
+// VersionInfo is one version of a workflow: current when its file is in
+// the workflows directory, otherwise kept for the instances started on it.
+type VersionInfo struct {
+	Version int    `json:"version"`
+	Hash    string `json:"hash"`
+	File    string `json:"file"`
+	Current bool   `json:"current"`
+}
+
+func (s *Server) workflows(w http.ResponseWriter, r *http.Request) {
+	out := []WorkflowInfo{}
+	for _, name := range s.cat.names() {
+		fs := s.cat.byName[name]
+		info := WorkflowInfo{Name: name, Description: fs[0].wf.Description}
+		for _, f := range fs {
+			info.Versions = append(info.Versions, VersionInfo{Version: f.wf.Version, Hash: f.wf.Hash, File: f.wf.File, Current: f.current})
+		}
+		out = append(out, info)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"workflows": out})
+}
+
+// graph answers a workflow version's state diagram.
+func (s *Server) graph(w http.ResponseWriter, r *http.Request) {
+	name, q := r.PathValue("name"), r.URL.Query()
+	format := q.Get("format")
+	if format == "" {
+		format = "mermaid"
+	}
+	if format != "mermaid" && format != "dot" {
+		writeError(w, badField("format", "must be mermaid or dot"))
+		return
+	}
+	version := 0
+	if v := q.Get("version"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeError(w, badField("version", "must be a whole number, 1 or more"))
+			return
+		}
+		version = n
+	}
+	if _, known := s.cat.byName[name]; !known {
+		writeError(w, notFound("unknown_workflow", "name", fmt.Sprintf("no workflow %q on this server", name)))
+		return
+	}
+	f, ok := s.cat.pick(name, version)
+	if !ok {
+		writeError(w, notFound("unknown_version", "version", fmt.Sprintf("workflow %s has no version %d on this server", name, version)))
+		return
+	}
+	diagram := fsm.Mermaid(f.wf)
+	if format == "dot" {
+		diagram = fsm.DOT(f.wf)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"workflow": f.wf.Name, "version": f.wf.Version, "hash": f.wf.Hash, "format": format, "graph": diagram,
+	})
+}
+
+// deadLetters answers the stored dead letters, newest first, paged by
+// their sequence number.
+func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, e := limitOf(q)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	before := 0
+	if c := q.Get("cursor"); c != "" {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 {
+			writeError(w, badField("cursor", "is not a cursor this server gave"))
+			return
+		}
+		before = n
+	}
+	all, err := s.store.DeadLetters(r.Context())
+	if err != nil {
+		writeError(w, unavailable("the store did not answer: "+err.Error()))
+		return
+	}
+	out := make([]record.DeadLetter, 0, min(limit+1, len(all)))
+	for _, d := range slices.Backward(all) {
+		if before > 0 && d.Seq >= before {
+			continue
+		}
+		out = append(out, d)
+		if len(out) > limit {
+			break
+		}
+	}
+	var next *string
+	if len(out) > limit {
+		out = out[:limit]
+		c := strconv.Itoa(out[limit-1].Seq)
+		next = &c
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": out, "next": next})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 200 once the store answers, 503 while it does not or
+// while the server shuts down.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.stopping.Load() {
+		writeError(w, unavailable("the server is shutting down"))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := s.store.Instance(ctx, "readyz"); err != nil && !errors.Is(err, record.ErrUnknownInstance) {
+		writeError(w, unavailable("the store does not answer: "+err.Error()))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

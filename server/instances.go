@@ -1,0 +1,481 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
+)
+
+// Instance is an instance as the API shows it.
+type Instance struct {
+	ID       string         `json:"id"`
+	Workflow string         `json:"workflow"`
+	Version  int            `json:"version"`
+	Status   string         `json:"status"`
+	State    string         `json:"state"`
+	Step     int            `json:"step"`
+	Outcome  string         `json:"outcome"`
+	Error    string         `json:"error"`
+	Context  map[string]any `json:"context"`
+	Created  time.Time      `json:"created"`
+	Updated  time.Time      `json:"updated"`
+}
+
+// Summary is what a start answers.
+type Summary struct {
+	ID       string `json:"id"`
+	Workflow string `json:"workflow"`
+	Version  int    `json:"version"`
+	Status   string `json:"status"`
+}
+
+// Status values of the API. The engine spells a cancelled instance
+// "canceled"; the API says "cancelled".
+const (
+	StatusRunning   = "running"
+	StatusWaiting   = "waiting"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+var statuses = []string{StatusRunning, StatusWaiting, StatusCompleted, StatusFailed, StatusCancelled}
+
+func statusOf(s record.Status) string {
+	if s == record.StatusCanceled {
+		return StatusCancelled
+	}
+	return string(s)
+}
+
+// instance is the API's view of a snapshot: a running instance whose state
+// is a wait state is "waiting".
+func (s *Server) instance(snap record.Snapshot) Instance {
+	in := instanceOf(snap)
+	if in.Status == StatusRunning {
+		if f, ok := s.cat.byHash[snap.Hash]; ok {
+			if st, ok := f.wf.State(snap.State); ok && st.Waits() {
+				in.Status = StatusWaiting
+			}
+		}
+	}
+	return in
+}
+
+func instanceOf(s record.Snapshot) Instance {
+	ctx := s.Context
+	if ctx == nil {
+		ctx = map[string]any{}
+	}
+	return Instance{
+		ID: s.ID, Workflow: s.Workflow, Version: s.Version, Status: statusOf(s.Status), State: s.State,
+		Step: s.Step, Outcome: s.Outcome, Error: s.Error, Context: ctx, Created: s.Created.UTC(), Updated: s.Updated.UTC(),
+	}
+}
+
+// startRequest is the body of a start.
+type startRequest struct {
+	Input   map[string]any `json:"input"`
+	ID      *string        `json:"id"`
+	Version *int           `json:"version"`
+}
+
+// decodeStart reads and checks a start's body.
+func decodeStart(data []byte) (startRequest, *apiError) {
+	var req startRequest
+	if e := decode(data, &req); e != nil {
+		return req, e
+	}
+	if req.ID != nil && *req.ID == "" {
+		return req, badField("id", "must not be empty")
+	}
+	if req.Version != nil && *req.Version < 1 {
+		return req, badField("version", "must be 1 or more")
+	}
+	return req, nil
+}
+
+func (s *Server) start(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("workflow")
+	data, e := readBody(w, r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	req, e := decodeStart(data)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if _, known := s.cat.byName[name]; !known {
+		writeError(w, notFound("unknown_workflow", "workflow", fmt.Sprintf("no workflow %q on this server", name)))
+		return
+	}
+	version := 0
+	if req.Version != nil {
+		version = *req.Version
+	}
+	f, ok := s.cat.pick(name, version)
+	if !ok {
+		writeError(w, notFound("unknown_version", "version", fmt.Sprintf("workflow %s has no version %d on this server", name, version)))
+		return
+	}
+	if req.ID != nil {
+		if sum, found, e := s.existing(r.Context(), *req.ID, name); e != nil || found {
+			if e != nil {
+				writeError(w, e)
+			} else {
+				writeJSON(w, http.StatusOK, sum)
+			}
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.StartWait)
+	defer cancel()
+	var (
+		h   *engine.Instance
+		err error
+	)
+	if req.ID != nil {
+		h, err = f.eng.StartID(ctx, *req.ID, req.Input)
+	} else {
+		h, err = f.eng.Start(ctx, req.Input)
+	}
+	var inputErr *engine.InputError
+	switch {
+	case err == nil:
+	case errors.As(err, &inputErr):
+		writeError(w, badField(inputErr.Field, inputErr.Reason))
+		return
+	case errors.Is(err, engine.ErrDuplicateInstance):
+		// Another start with the same id won the race: answer as a retry.
+		if sum, found, e := s.existing(r.Context(), *req.ID, name); found || e != nil {
+			if e != nil {
+				writeError(w, e)
+			} else {
+				writeJSON(w, http.StatusOK, sum)
+			}
+			return
+		}
+		if h, herr := f.eng.Instance(*req.ID); herr == nil {
+			writeJSON(w, http.StatusOK, Summary{ID: h.ID(), Workflow: name, Version: f.wf.Version, Status: statusOf(h.Result().Status)})
+			return
+		}
+		writeError(w, conflict("id_taken", "instance id "+*req.ID+" is taken"))
+		return
+	case errors.Is(err, engine.ErrOverloaded):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, unavailable(err.Error()))
+		return
+	default:
+		writeError(w, unavailable("the instance could not be started: "+err.Error()))
+		return
+	}
+	s.metrics.start(name, f.wf.Version)
+	w.Header().Set("Location", "/v1/instances/"+url.PathEscape(h.ID()))
+	writeJSON(w, http.StatusCreated, Summary{ID: h.ID(), Workflow: name, Version: f.wf.Version, Status: statusOf(h.Result().Status)})
+}
+
+// existing is the instance a start with a chosen id already made: found
+// when the store has it; a 409 when it belongs to another workflow.
+func (s *Server) existing(ctx context.Context, id, workflow string) (Summary, bool, *apiError) {
+	snap, err := s.store.Instance(ctx, id)
+	switch {
+	case errors.Is(err, record.ErrUnknownInstance):
+		return Summary{}, false, nil
+	case err != nil:
+		return Summary{}, false, unavailable("the store did not answer: " + err.Error())
+	case snap.Workflow != workflow:
+		return Summary{}, false, conflict("id_taken", fmt.Sprintf("instance id %s is taken by an instance of workflow %s", id, snap.Workflow))
+	}
+	return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: statusOf(snap.Status)}, true, nil
+}
+
+// snapshot reads the instance named in the path: 404 when unknown.
+func (s *Server) snapshot(r *http.Request) (record.Snapshot, *apiError) {
+	id := r.PathValue("id")
+	snap, err := s.store.Instance(r.Context(), id)
+	switch {
+	case errors.Is(err, record.ErrUnknownInstance):
+		return snap, notFound("unknown_instance", "id", "no instance "+strconv.Quote(id))
+	case err != nil:
+		return snap, unavailable("the store did not answer: " + err.Error())
+	}
+	return snap, nil
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	snap, e := s.snapshot(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.instance(snap))
+}
+
+// history answers the instance's history as a JSON array of entries, the
+// form wfrun replay reads.
+func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	snap, e := s.snapshot(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	entries, err := s.store.History(r.Context(), snap.ID)
+	if err != nil {
+		writeError(w, unavailable("the store did not answer: "+err.Error()))
+		return
+	}
+	if entries == nil {
+		entries = []record.Entry{}
+	}
+	writeJSON(w, http.StatusOK, entries)
+}
+
+// Paging.
+const (
+	defaultLimit = 50
+	maxLimit     = 1000
+)
+
+func limitOf(q url.Values) (int, *apiError) {
+	v := q.Get("limit")
+	if v == "" {
+		return defaultLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxLimit {
+		return 0, badField("limit", fmt.Sprintf("must be a whole number from 1 to %d", maxLimit))
+	}
+	return n, nil
+}
+
+// An instance cursor is where the last page ended: its created time and id
+// (newest first, then by id), opaque to clients.
+func instanceCursor(in Instance) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(in.Created.UnixNano(), 10) + "|" + in.ID))
+}
+
+func parseInstanceCursor(c string) (int64, string, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, "", false
+	}
+	ts, id, ok := strings.Cut(string(raw), "|")
+	if !ok {
+		return 0, "", false
+	}
+	n, err := strconv.ParseInt(ts, 10, 64)
+	return n, id, err == nil
+}
+
+// newerFirst orders instances newest first, then by id.
+func newerFirst(a, b Instance) int {
+	if c := b.Created.Compare(a.Created); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, e := limitOf(q)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	status := q.Get("status")
+	if status != "" && !slices.Contains(statuses, status) {
+		writeError(w, badField("status", "must be one of "+strings.Join(statuses, ", ")))
+		return
+	}
+	var (
+		after     *Instance
+		afterSeen bool
+	)
+	if c := q.Get("cursor"); c != "" {
+		ts, id, ok := parseInstanceCursor(c)
+		if !ok {
+			writeError(w, badField("cursor", "is not a cursor this server gave"))
+			return
+		}
+		after = &Instance{ID: id, Created: time.Unix(0, ts).UTC()}
+		afterSeen = true
+	}
+	snaps, err := s.store.Instances(r.Context())
+	if err != nil {
+		writeError(w, unavailable("the store did not answer: "+err.Error()))
+		return
+	}
+	wf, state := q.Get("workflow"), q.Get("state")
+	out := make([]Instance, 0, len(snaps))
+	for _, snap := range snaps {
+		in := s.instance(snap)
+		if (wf != "" && in.Workflow != wf) || (status != "" && in.Status != status) || (state != "" && in.State != state) {
+			continue
+		}
+		if afterSeen && newerFirst(*after, in) >= 0 {
+			continue
+		}
+		out = append(out, in)
+	}
+	slices.SortFunc(out, newerFirst)
+	var next *string
+	if len(out) > limit {
+		out = out[:limit]
+		c := instanceCursor(out[limit-1])
+		next = &c
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"instances": out, "next": next})
+}
+
+// signalRequest is the body of a signal.
+type signalRequest struct {
+	Data any `json:"data"`
+}
+
+// signal sends a signal to an instance waiting for it: 202, or 409 when the
+// instance is not waiting for that signal (nothing changes).
+func (s *Server) signal(w http.ResponseWriter, r *http.Request) {
+	data, e := readBody(w, r)
+	var req signalRequest
+	if e == nil {
+		e = decode(data, &req)
+	}
+	var payload map[string]any
+	if e == nil {
+		switch d := req.Data.(type) {
+		case nil:
+		case map[string]any:
+			payload = d
+		default:
+			e = badField("data", "must be an object")
+		}
+	}
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	snap, e := s.snapshot(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	name := r.PathValue("name")
+	f, ok := s.cat.byHash[snap.Hash]
+	if !ok {
+		writeError(w, unavailable("no engine runs the version of instance "+snap.ID))
+		return
+	}
+	err := f.eng.Signal(r.Context(), snap.ID, name, payload)
+	var ie *engine.InputError
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusAccepted, Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: StatusRunning})
+	case errors.As(err, &ie):
+		writeError(w, badField("data"+strings.TrimPrefix(ie.Field, "data"), ie.Reason))
+	case errors.Is(err, engine.ErrUnexpectedSignal), errors.Is(err, engine.ErrUnknownInstance):
+		writeError(w, conflict("not_waiting", fmt.Sprintf("instance %s is not waiting for signal %q (it is %s in state %s)", snap.ID, name, s.instance(snap).Status, snap.State)))
+	default:
+		writeError(w, unavailable(err.Error()))
+	}
+}
+
+// selectRequest is the body of a user selection.
+type selectRequest struct {
+	Agent       string `json:"agent"`
+	Explanation string `json:"explanation"`
+}
+
+func (s *Server) selectAgent(w http.ResponseWriter, r *http.Request) {
+	data, e := readBody(w, r)
+	var req selectRequest
+	if e == nil {
+		e = decode(data, &req)
+	}
+	if e == nil && req.Agent == "" {
+		e = badField("agent", "is required")
+	}
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	snap, e := s.snapshot(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	f, ok := s.cat.byHash[snap.Hash]
+	if !ok {
+		writeError(w, unavailable("no engine runs the version of instance "+snap.ID))
+		return
+	}
+	if _, declared := f.wf.Agent(req.Agent); !declared {
+		writeError(w, badField("agent", fmt.Sprintf("names no agent of workflow %s: %q", f.wf.Name, req.Agent)))
+		return
+	}
+	h, err := f.eng.Instance(snap.ID)
+	if err == nil {
+		err = h.Select(r.Context(), req.Agent, req.Explanation)
+	}
+	var refusal *handoff.RefusalError
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusAccepted, Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: statusOf(h.Result().Status)})
+	case errors.As(err, &refusal):
+		writeError(w, conflict("refused", err.Error()))
+	case errors.Is(err, engine.ErrNoActiveRun), errors.Is(err, engine.ErrUnknownInstance):
+		writeError(w, conflict("no_active_run", fmt.Sprintf("instance %s has no run under way to hand to %s", snap.ID, req.Agent)))
+	default:
+		writeError(w, unavailable(err.Error()))
+	}
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	data, e := readBody(w, r)
+	if e == nil {
+		e = decode(data, &struct{}{})
+	}
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	snap, e := s.snapshot(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	finished := conflict("finished", fmt.Sprintf("instance %s has already finished (%s)", snap.ID, statusOf(snap.Status)))
+	if snap.Status.Finished() {
+		writeError(w, finished)
+		return
+	}
+	f, ok := s.cat.byHash[snap.Hash]
+	if !ok {
+		writeError(w, unavailable("no engine runs the version of instance "+snap.ID))
+		return
+	}
+	h, err := f.eng.Instance(snap.ID)
+	if err == nil {
+		err = h.Cancel(r.Context())
+	}
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusAccepted, Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: StatusCancelled})
+	case errors.Is(err, engine.ErrInstanceFinished), errors.Is(err, engine.ErrUnknownInstance):
+		writeError(w, finished)
+	default:
+		writeError(w, unavailable(err.Error()))
+	}
+}
