@@ -1,0 +1,323 @@
+package natsbus
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/bus"
+)
+
+// flight is a requires_ack message this process took and has not settled.
+type flight struct {
+	m         *bus.Message
+	jm        jetstream.Msg
+	stream    string
+	seq       uint64
+	delivered int
+	deadline  time.Time
+	idx       int
+}
+
+// flightHeap orders flights by deadline. An entry whose message id maps to
+// another flight (settled, or taken again) is stale and skipped.
+type flightHeap []*flight
+
+func (h flightHeap) Len() int           { return len(h) }
+func (h flightHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h flightHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i]; h[i].idx, h[j].idx = i, j }
+func (h *flightHeap) Push(x any)        { f := x.(*flight); f.idx = len(*h); *h = append(*h, f) }
+func (h *flightHeap) Pop() any {
+	old := *h
+	f := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return f
+}
+
+// TakeWork takes up to max messages of agent (all that wait, up to its
+// capacity, when max <= 0): the CRITICAL consumer first, then HIGH, NORMAL
+// and LOW, in stream order within a level. An expired message is
+// dead-lettered "ttl_expired" and removed instead of returned; a message
+// delivered more than MaxDeliveries times (its taker died) is
+// dead-lettered "max_retries" and removed. A message that does not require
+// an ack is acked as it is taken; one that does stays taken until Ack, Nack
+// or Reject, and the server gives it out again after the ack wait.
+func (t *Transport) TakeWork(ctx context.Context, agent string, max int) ([]*bus.Message, error) {
+	if ctx == nil {
+		return nil, &bus.ValidationError{Field: "ctx", Reason: "is nil"}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	mb, err := t.box(ctx, agent)
+	if err != nil {
+		return nil, err
+	}
+	n := max
+	if n <= 0 {
+		n = mb.capacity
+	}
+	var out []*bus.Message
+	for i := range levels {
+		for len(out) < n {
+			want := n - len(out)
+			batch, err := mb.cons[i].FetchNoWait(want)
+			if err != nil {
+				return out, fmt.Errorf("natsbus: take work of %s: %w", agent, err)
+			}
+			got := 0
+			for jm := range batch.Messages() {
+				got++
+				if m, ok := t.admit(ctx, mb, jm); ok {
+					out = append(out, m)
+				}
+			}
+			if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+				return out, fmt.Errorf("natsbus: take work of %s: %w", agent, err)
+			}
+			if got < want {
+				break // this level is empty
+			}
+		}
+	}
+	return out, nil
+}
+
+// admit turns a delivery into the message handed out, or dead-letters it.
+func (t *Transport) admit(ctx context.Context, mb *mailbox, jm jetstream.Msg) (*bus.Message, bool) {
+	md, err := jm.Metadata()
+	if err != nil {
+		t.log.Error("natsbus: delivery without metadata", zap.String("agent", mb.agent), zap.Error(err))
+		return nil, false
+	}
+	m := new(bus.Message)
+	if err := json.Unmarshal(jm.Data(), m); err != nil {
+		m = &bus.Message{To: mb.agent, Type: bus.MessageHandoff}
+		t.deadLetter(ctx, dead{m: m, reason: bus.ReasonRejected, stream: md.Stream, seq: md.Sequence.Stream,
+			attempts: int(md.NumDelivered), lastErr: "natsbus: work is not a message: " + err.Error()})
+		_ = jm.TermWithReason("natsbus: not a message")
+		return nil, false
+	}
+	delivered := int(md.NumDelivered)
+	d := dead{m: m, stream: md.Stream, seq: md.Sequence.Stream, attempts: delivered}
+	switch {
+	case !time.Now().Before(m.ExpiresAt()):
+		d.reason, d.lastErr = bus.ReasonTTLExpired, "natsbus: ttl expired before delivery"
+	case m.RequiresAck && delivered > t.cfg.MaxDeliveries:
+		d.reason, d.attempts = bus.ReasonMaxRetries, delivered-1
+		d.lastErr = "natsbus: not acknowledged after " + strconv.Itoa(delivered-1) + " deliveries (ack wait)"
+	}
+	if d.reason != "" {
+		t.deadLetter(ctx, d)
+		_ = jm.TermWithReason("natsbus: " + string(d.reason))
+		return nil, false
+	}
+	if delivered > 1 {
+		t.redeliveries.Add(1)
+	}
+	if !m.RequiresAck {
+		if err := jm.Ack(); err != nil {
+			t.log.Warn("natsbus: ack on take failed", zap.String("message_id", m.MessageID), zap.Error(err))
+		}
+		return m, true
+	}
+	m.DeliveryCount = delivered
+	f := &flight{m: m, jm: jm, stream: md.Stream, seq: md.Sequence.Stream, delivered: delivered,
+		deadline: time.Now().Add(t.cfg.ackWait(delivered))}
+	t.hold(f)
+	return m, true
+}
+
+// hold records f as taken and makes the sweep wake by its deadline.
+func (t *Transport) hold(f *flight) {
+	t.mu.Lock()
+	t.taken[f.m.MessageID] = f
+	heap.Push(&t.due, f)
+	first := t.due[0] == f
+	t.mu.Unlock()
+	if first {
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// release forgets the flight of m and returns it.
+func (t *Transport) release(m *bus.Message) (*flight, error) {
+	if m == nil {
+		return nil, &bus.ValidationError{Field: "message", Reason: "is required"}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, ErrClosed
+	}
+	f, ok := t.taken[m.MessageID]
+	if !ok {
+		return nil, ErrNotTaken
+	}
+	delete(t.taken, m.MessageID)
+	return f, nil
+}
+
+// Ack settles a message taken: the server removes it from the work stream
+// once it confirms the ack. A message that did not require an ack was
+// settled when taken.
+func (t *Transport) Ack(ctx context.Context, m *bus.Message) error {
+	if m != nil && !m.RequiresAck {
+		return nil
+	}
+	f, err := t.release(m)
+	if err != nil {
+		return err
+	}
+	if err := f.jm.DoubleAck(ctx); err != nil {
+		return fmt.Errorf("natsbus: ack %s: %w", m.MessageID, err)
+	}
+	t.acks.Add(1)
+	return nil
+}
+
+// Nack gives a message taken back for redelivery at once; on its last
+// delivery it is dead-lettered "max_retries" instead.
+func (t *Transport) Nack(ctx context.Context, m *bus.Message) error {
+	f, err := t.release(m)
+	if err != nil {
+		return err
+	}
+	t.nacks.Add(1)
+	if f.delivered >= t.cfg.MaxDeliveries {
+		t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
+			lastErr: "natsbus: not acknowledged after " + strconv.Itoa(f.delivered) + " deliveries (nack)"})
+		return t.term(ctx, f, "natsbus: "+string(bus.ReasonMaxRetries))
+	}
+	if err := f.jm.Nak(); err != nil {
+		return fmt.Errorf("natsbus: nack %s: %w", m.MessageID, err)
+	}
+	return nil
+}
+
+// Reject dead-letters a message taken, "rejected" with the agent's reason,
+// and terminates it with the reason (which removes it from the work stream).
+func (t *Transport) Reject(ctx context.Context, m *bus.Message, reason string) error {
+	f, err := t.release(m)
+	if err != nil {
+		return err
+	}
+	t.rejects.Add(1)
+	t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonRejected, stream: f.stream, seq: f.seq, attempts: f.delivered, lastErr: reason})
+	return t.term(ctx, f, "natsbus: rejected: "+reason)
+}
+
+// term terminates f's delivery and makes sure its message has left the
+// work stream.
+func (t *Transport) term(ctx context.Context, f *flight, reason string) error {
+	if err := f.jm.TermWithReason(reason); err != nil {
+		return t.remove(ctx, f.stream, f.seq)
+	}
+	return nil
+}
+
+// remove deletes message seq of a work stream; a message already gone is
+// no error.
+func (t *Transport) remove(ctx context.Context, stream string, seq uint64) error {
+	s, err := t.js.Stream(ctx, stream)
+	if err == nil {
+		err = s.DeleteMsg(ctx, seq)
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return fmt.Errorf("natsbus: remove message %d of %s: %w", seq, stream, err)
+	}
+	return nil
+}
+
+// Heartbeat tells the server that the agent still works on m (an
+// in-progress ack): its ack wait starts again.
+func (t *Transport) Heartbeat(ctx context.Context, m *bus.Message) error {
+	if m == nil {
+		return &bus.ValidationError{Field: "message", Reason: "is required"}
+	}
+	t.mu.Lock()
+	f, ok := t.taken[m.MessageID]
+	t.mu.Unlock()
+	if !ok {
+		return ErrNotTaken
+	}
+	if err := f.jm.InProgress(); err != nil {
+		return fmt.Errorf("natsbus: heartbeat %s: %w", m.MessageID, err)
+	}
+	nf := *f
+	nf.deadline = time.Now().Add(t.cfg.ackWait(f.delivered))
+	t.mu.Lock()
+	if t.taken[m.MessageID] == f {
+		t.hold0(&nf)
+	}
+	t.mu.Unlock()
+	return nil
+}
+
+// hold0 is hold with t.mu held and no wake: the sweep's timer is armed for
+// the old deadline, earlier than the new one, and re-arms from there.
+func (t *Transport) hold0(f *flight) {
+	t.taken[f.m.MessageID] = f
+	heap.Push(&t.due, f)
+}
+
+// sweep forgets the messages whose ack wait passed (the server gives them
+// out again) and dead-letters those that were on their last delivery.
+func (t *Transport) sweep() {
+	defer t.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		select {
+		case <-t.done:
+			return
+		case <-t.wake:
+		case <-timer.C:
+		}
+		next := t.expire(time.Now())
+		timer.Reset(next)
+	}
+}
+
+// expire handles the flights due by now and returns how long until the
+// next one is.
+func (t *Transport) expire(now time.Time) time.Duration {
+	var last []*flight
+	t.mu.Lock()
+	for len(t.due) > 0 && !t.due[0].deadline.After(now) {
+		f := heap.Pop(&t.due).(*flight)
+		if t.taken[f.m.MessageID] != f {
+			continue
+		}
+		delete(t.taken, f.m.MessageID)
+		if f.delivered >= t.cfg.MaxDeliveries {
+			last = append(last, f)
+		}
+	}
+	next := time.Hour
+	if len(t.due) > 0 {
+		next = max(t.due[0].deadline.Sub(now), time.Millisecond)
+	}
+	t.mu.Unlock()
+	for _, f := range last {
+		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
+		t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
+			lastErr: "natsbus: not acknowledged after " + strconv.Itoa(f.delivered) + " deliveries (ack wait)"})
+		if err := t.remove(ctx, f.stream, f.seq); err != nil {
+			t.log.Error("natsbus: dead letter left in its work stream", zap.String("message_id", f.m.MessageID), zap.Error(err))
+		}
+		cancel()
+	}
+	return next
+}
