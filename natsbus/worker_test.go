@@ -1,0 +1,249 @@
+package natsbus_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/refundagents"
+	"github.com/batonhq/baton/natsbus"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/wire"
+)
+
+var refundInput = map[string]any{"order_id": "1", "amount": 50}
+
+// runCounter counts the runs of each piece of work by idempotency key.
+type runCounter struct {
+	mu   sync.Mutex
+	runs map[string]int
+}
+
+func (c *runCounter) wrap(hs map[string]registry.Handler) map[string]registry.Handler {
+	c.runs = map[string]int{}
+	out := map[string]registry.Handler{}
+	for id, h := range hs {
+		out[id] = registry.HandlerFunc(func(ctx context.Context, t *registry.Task) (registry.Outcome, error) {
+			c.mu.Lock()
+			c.runs[t.IdempotencyKey]++
+			c.mu.Unlock()
+			return h.Handle(ctx, t)
+		})
+	}
+	return out
+}
+
+// refundEngine is an engine running the refund example with every agent
+// external, on a natsbus transport, answering reports over NATS.
+type refundEngine struct {
+	eng *engine.Engine
+	tr  *natsbus.Transport
+}
+
+func newRefundEngine(tb testing.TB, nc *nats.Conn, change func(*natsbus.Config)) *refundEngine {
+	tb.Helper()
+	w, err := rules.Load("../examples/refund/workflow.yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	reg, err := engine.NewRegistry(w, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg := natsbus.DefaultConfig()
+	if change != nil {
+		change(&cfg)
+	}
+	tr, err := natsbus.New(context.Background(), nc, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	eng, err := engine.New(w, reg, engine.WithTransport(tr))
+	if err != nil {
+		_ = tr.Close()
+		tb.Fatal(err)
+	}
+	stop, err := natsbus.ServeReports(context.Background(), nc, eng.HandleReport)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = stop()
+		_ = eng.Close()
+		_ = tr.Close()
+	})
+	return &refundEngine{eng: eng, tr: tr}
+}
+
+// startWorker runs a Worker with hs on a transport of its own until the
+// test ends.
+func startWorker(tb testing.TB, ns *server.Server, hs map[string]registry.Handler, change func(*natsbus.Config)) *natsbus.Worker {
+	tb.Helper()
+	cfg := natsbus.DefaultConfig()
+	if change != nil {
+		change(&cfg)
+	}
+	tr, err := natsbus.New(context.Background(), connect(tb, ns), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wk, err := natsbus.NewWorker(tr, hs, natsbus.WorkerConfig{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wk.Run(context.Background()) }()
+	tb.Cleanup(func() {
+		_ = wk.Close()
+		<-done
+		_ = tr.Close()
+	})
+	return wk
+}
+
+// runRefunds starts n instances and waits for each to complete.
+func runRefunds(tb testing.TB, eng *engine.Engine, n int) []*engine.Instance {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	insts := make([]*engine.Instance, n)
+	for i := range insts {
+		inst, err := eng.Start(ctx, refundInput)
+		if err != nil {
+			tb.Fatalf("Start: %v", err)
+		}
+		insts[i] = inst
+	}
+	for _, inst := range insts {
+		res, err := inst.Wait(ctx)
+		if err != nil || res.Outcome != "COMPLETED" || res.Steps != 4 {
+			tb.Fatalf("instance %s: got %s %s after %d steps (%v, %v), want COMPLETED after 4", inst.ID(), res.Status, res.Outcome, res.Steps, res.Err, err)
+		}
+	}
+	return insts
+}
+
+// wantEachStepOnce checks that every instance's history applied each of
+// its four steps once, and that every step's agent ran at least once.
+func wantEachStepOnce(tb testing.TB, insts []*engine.Instance, runs *runCounter) {
+	tb.Helper()
+	for _, inst := range insts {
+		h, err := inst.History(context.Background())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		steps := map[int]int{}
+		for _, e := range h {
+			if e.Kind == engine.KindTransition {
+				steps[e.Step]++
+			}
+		}
+		for step := 1; step <= 4; step++ {
+			if steps[step] != 1 {
+				tb.Errorf("instance %s step %d: applied %d times, want once (history %d entries)", inst.ID(), step, steps[step], len(h))
+			}
+			if runs != nil {
+				runs.mu.Lock()
+				n := runs.runs[inst.ID()+":"+itoa(step)]
+				runs.mu.Unlock()
+				if n < 1 {
+					tb.Errorf("instance %s step %d: the agent ran %d times, want at least once", inst.ID(), step, n)
+				}
+			}
+		}
+	}
+}
+
+func itoa(n int) string {
+	const digits = "0123456789"
+	if n < 10 {
+		return digits[n : n+1]
+	}
+	return itoa(n/10) + digits[n%10:n%10+1]
+}
+
+func TestWorker_RefundEndToEnd_AllAgentsOverNATS(t *testing.T) {
+	ns := startServer(t, false)
+	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
+	re := newRefundEngine(t, connect(t, ns), mem)
+	var runs runCounter
+	startWorker(t, ns, runs.wrap(refundagents.Approved()), mem)
+	insts := runRefunds(t, re.eng, 200)
+	wantEachStepOnce(t, insts, &runs)
+	// The worker acks each piece of work once the engine has answered its
+	// report: the last acks may follow the instances' completion.
+	var s bus.Snapshot
+	waitFor(t, "the last acks", func() bool { s = re.tr.Metrics(); return s.InFlight == 0 })
+	wantBalanced(t, s)
+	if s.Accepted != 800 || s.Delivered != 800 || s.DeadLettered != 0 {
+		t.Errorf("got accepted %d delivered %d dead %d, want 800, 800, 0", s.Accepted, s.Delivered, s.DeadLettered)
+	}
+}
+
+func TestWorker_Reject_IsReportedAndTerminated(t *testing.T) {
+	ns := startServer(t, false)
+	re := newRefundEngine(t, connect(t, ns), nil)
+	dl, _ := collect(re.tr)
+	hs := refundagents.Approved()
+	hs["seller"] = registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
+		return registry.Outcome{}, registry.Reject("not my job")
+	})
+	hs["supervisor"] = registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
+		return registry.Outcome{Trigger: "fail"}, nil
+	})
+	startWorker(t, ns, hs, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	inst, err := re.eng.Start(ctx, refundInput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := inst.Wait(ctx)
+	if err != nil || res.Outcome != "FAILED" {
+		t.Fatalf("got %s %s (%v), want FAILED through the supervisor", res.Status, res.Outcome, err)
+	}
+	waitFor(t, "the dead letter", func() bool { return len(dl.all()) == 1 })
+	if d := dl.all()[0]; d.Reason != "rejected" || d.LastError != "not my job" || d.Message.To != "seller" {
+		t.Errorf("got %+v, want seller's work rejected: not my job", d)
+	}
+	wantBalanced(t, re.tr.Metrics())
+}
+
+func TestReport_NoEngineIsAnError_BadBodyIsInvalid(t *testing.T) {
+	ns := startServer(t, false)
+	nc := connect(t, ns)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	if _, err := natsbus.Report(ctx, nc, wire.Report{InstanceID: "i", Step: 1, Agent: "a", Trigger: "x"}); err == nil {
+		t.Error("got no error with no engine listening")
+	}
+	stop, err := natsbus.ServeReports(t.Context(), nc, func(_ context.Context, r *wire.Report) wire.Answer {
+		return wire.Answer{OK: r.Trigger == "x"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	ans, err := natsbus.Report(ctx, nc, wire.Report{InstanceID: "i", Step: 1, Agent: "a", Trigger: "x"})
+	if err != nil || !ans.OK {
+		t.Errorf("got %+v (%v), want ok", ans, err)
+	}
+	msg, err := nc.RequestWithContext(ctx, natsbus.ReportsSubject, []byte(`{"step": "one"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(msg.Data); got == "" || got[:11] != `{"ok":false` {
+		t.Errorf("got %s, want an invalid answer", got)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+}
