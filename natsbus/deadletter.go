@@ -24,6 +24,8 @@ type dead struct {
 	seq      uint64
 	attempts int
 	lastErr  string
+	term     *nats.Msg // the delivery to terminate, if any
+	termWhy  string
 }
 
 // deadLetterJSON is the form of a dead letter in the dead-letter stream.
@@ -37,18 +39,22 @@ type deadLetterJSON struct {
 	Seq       uint64               `json:"seq,omitempty"`
 }
 
-// deadLetter publishes d to the dead-letter stream and, unless another
-// process already dead-lettered the same stored message, hands it to this
-// Transport's callbacks. A dead letter of a message stored in a work stream
-// carries the stream and sequence as its Nats-Msg-Id, so that two processes
-// giving up on the same message record it once.
-func (t *Transport) deadLetter(ctx context.Context, d dead) {
+// deadLetter publishes d to the dead-letter stream, then takes its message
+// out of its work stream (terminating the delivery d.term when set, and
+// deleting it by sequence), and then, unless another process had already
+// dead-lettered the same stored message, hands it to this Transport's
+// callbacks: a callback that reads Metrics finds the message counted once.
+// A dead letter of a message stored in a work stream carries the stream and
+// sequence as its Nats-Msg-Id, so that two processes giving up on the same
+// message record it once. Publishing first means a crash in between leaves
+// the message to be dead-lettered again (and deduplicated), never lost.
+func (t *Transport) deadLetter(ctx context.Context, d dead) error {
 	dl := bus.DeadLetter{Message: d.m, Reason: d.reason, At: time.Now().UTC(), Attempts: max(d.attempts, 1), LastError: d.lastErr}
 	data, err := json.Marshal(deadLetterJSON{Message: d.m, Reason: d.reason, At: dl.At, Attempts: dl.Attempts,
 		LastError: d.lastErr, Stream: d.stream, Seq: d.seq})
 	if err != nil {
 		t.log.Error("natsbus: dead letter not encoded", zap.String("message_id", d.m.MessageID), zap.Error(err))
-		return
+		return err
 	}
 	msg := nats.NewMsg(deadSubject(d.m.To, d.reason))
 	msg.Data = data
@@ -64,13 +70,27 @@ func (t *Transport) deadLetter(ctx context.Context, d dead) {
 	}
 	ack, err := t.js.PublishMsg(ctx, msg)
 	if err != nil {
-		// Not stored: the callbacks still learn of it, and the log says so.
+		// Not stored: leave the message where it is, to be dead-lettered
+		// again by the next taker; the callbacks still learn of it.
 		t.log.Error("natsbus: dead letter not stored", zap.String("message_id", d.m.MessageID),
 			zap.String("reason", string(d.reason)), zap.Error(err))
-	} else if ack.Duplicate {
-		return
+		t.notify(dl)
+		return fmt.Errorf("natsbus: dead letter of %s not stored: %w", d.m.MessageID, err)
 	}
-	t.notify(dl)
+	var rmErr error
+	if d.term != nil {
+		_ = t.nc.Publish(d.term.Reply, []byte(ackTerm+d.termWhy))
+	}
+	if d.stream != "" {
+		rmErr = t.remove(ctx, d.stream, d.seq)
+		if rmErr != nil {
+			t.log.Error("natsbus: dead letter left in its work stream", zap.String("message_id", d.m.MessageID), zap.Error(rmErr))
+		}
+	}
+	if !ack.Duplicate {
+		t.notify(dl)
+	}
+	return rmErr
 }
 
 // notify hands dl to every callback.
@@ -191,6 +211,6 @@ func (t *Transport) terminated(am *nats.Msg) {
 	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
 	defer cancel()
 	t.rejects.Add(1)
-	t.deadLetter(ctx, dead{m: m, reason: bus.ReasonRejected, stream: a.Stream, seq: a.StreamSeq, attempts: a.Deliveries,
+	_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonRejected, stream: a.Stream, seq: a.StreamSeq, attempts: a.Deliveries,
 		lastErr: a.Reason})
 }

@@ -58,6 +58,7 @@ type mailbox struct {
 	agent    string
 	stream   jetstream.Stream
 	cons     [len(levels)]jetstream.Consumer
+	next     [len(levels)]string // the consumers' next-messages API subjects
 	capacity int
 }
 
@@ -163,6 +164,7 @@ func (t *Transport) OpenMailbox(agent string, capacity int) error {
 			return fmt.Errorf("natsbus: open the mailbox of %s: consumer %s: %w", agent, levelToken(p), err)
 		}
 		mb.cons[i] = c
+		mb.next[i] = nextSubject(sc.Name, levelToken(p))
 	}
 	t.mu.Lock()
 	t.boxes[agent] = mb
@@ -219,6 +221,7 @@ func (t *Transport) box(ctx context.Context, agent string) (*mailbox, error) {
 			return nil, fmt.Errorf("natsbus: find the mailbox of %s: consumer %s: %w", agent, levelToken(p), err)
 		}
 		mb.cons[i] = c
+		mb.next[i] = nextSubject(WorkStream(agent), levelToken(p))
 	}
 	t.mu.Lock()
 	if have, ok := t.boxes[agent]; ok {
@@ -228,4 +231,10 @@ func (t *Transport) box(ctx context.Context, agent string) (*mailbox, error) {
 	}
 	t.mu.Unlock()
 	return mb, nil
+}
+
+// nextSubject is the JetStream API subject that asks a consumer for its
+// next messages.
+func nextSubject(stream, consumer string) string {
+	return "$JS.API.CONSUMER.MSG.NEXT." + stream + "." + consumer
 }

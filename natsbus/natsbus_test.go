@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/batonhq/baton/bus"
@@ -33,7 +34,8 @@ func keys(ms []*bus.Message) []string {
 }
 
 func TestTransport_TakeWork_HighestPriorityFirstThenSendOrder(t *testing.T) {
-	tr := newTransport(t, startServer(t, false), nil)
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
 	ctx := t.Context()
 	if err := tr.OpenMailbox("billing.eu", 0); err != nil {
 		t.Fatal(err)
@@ -47,6 +49,7 @@ func TestTransport_TakeWork_HighestPriorityFirstThenSendOrder(t *testing.T) {
 			t.Fatalf("SendWork %s: %v", w.key, err)
 		}
 	}
+	seen(t, ns, "billing.eu", 5)
 	first, err := tr.TakeWork(ctx, "billing.eu", 2)
 	if err != nil {
 		t.Fatal(err)
@@ -74,8 +77,36 @@ func TestTransport_TakeWork_HighestPriorityFirstThenSendOrder(t *testing.T) {
 	}
 }
 
+// seen waits until agent's consumers see the n messages sent: JetStream
+// tells a stream's consumers of a new message asynchronously, a few
+// microseconds after the publish is acknowledged, and the order of a take
+// holds among the messages they see.
+func seen(tb testing.TB, ns *server.Server, agent string, n int) {
+	tb.Helper()
+	js, err := jetstream.New(connect(tb, ns))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	waitFor(tb, "the consumers to see the work", func() bool {
+		var pending uint64
+		for _, level := range []string{"critical", "high", "normal", "low"} {
+			c, err := js.Consumer(context.Background(), natsbus.WorkStream(agent), level)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			info, err := c.Info(context.Background())
+			if err != nil {
+				tb.Fatal(err)
+			}
+			pending += info.NumPending
+		}
+		return pending == uint64(n)
+	})
+}
+
 func TestTransport_SendWork_FullMailboxRefusesNamingTheAgent(t *testing.T) {
-	tr := newTransport(t, startServer(t, false), nil)
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
 	dl, _ := collect(tr)
 	ctx := t.Context()
 	if err := tr.OpenMailbox("PaymentAgent", 2); err != nil {
@@ -109,7 +140,8 @@ func TestTransport_SendWork_FullMailboxRefusesNamingTheAgent(t *testing.T) {
 }
 
 func TestTransport_SendWork_UnknownAgentIsDeadLettered(t *testing.T) {
-	tr := newTransport(t, startServer(t, false), nil)
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
 	dl, _ := collect(tr)
 	err := tr.SendWork(t.Context(), work("nobody", bus.PriorityNormal, "k"))
 	var unknown *bus.UnknownAgentError
@@ -130,7 +162,8 @@ func TestTransport_SendWork_UnknownAgentIsDeadLettered(t *testing.T) {
 }
 
 func TestTransport_SendWork_InvalidMessageIsRefused(t *testing.T) {
-	tr := newTransport(t, startServer(t, false), nil)
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +179,8 @@ func TestTransport_SendWork_InvalidMessageIsRefused(t *testing.T) {
 }
 
 func TestTransport_SendWork_SameIdempotencyKeyIsDroppedAsDuplicate(t *testing.T) {
-	tr := newTransport(t, startServer(t, false), nil)
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
 	ctx := t.Context()
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
@@ -156,6 +190,7 @@ func TestTransport_SendWork_SameIdempotencyKeyIsDroppedAsDuplicate(t *testing.T)
 			t.Fatal(err)
 		}
 	}
+	seen(t, ns, "a", 1)
 	got, err := tr.TakeWork(ctx, "a", 0)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("got %d messages (%v), want 1", len(got), err)
@@ -168,7 +203,8 @@ func TestTransport_SendWork_SameIdempotencyKeyIsDroppedAsDuplicate(t *testing.T)
 }
 
 func TestTransport_TakeWork_RedeliversAfterTheAckWait(t *testing.T) {
-	tr := newTransport(t, startServer(t, false), func(c *natsbus.Config) { c.AckWait = 100 * time.Millisecond })
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, func(c *natsbus.Config) { c.AckWait = 100 * time.Millisecond })
 	ctx := t.Context()
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
@@ -176,6 +212,7 @@ func TestTransport_TakeWork_RedeliversAfterTheAckWait(t *testing.T) {
 	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
+	seen(t, ns, "a", 1)
 	first, err := tr.TakeWork(ctx, "a", 1)
 	if err != nil || len(first) != 1 {
 		t.Fatalf("got %d (%v), want 1", len(first), err)
@@ -206,7 +243,8 @@ func TestTransport_TakeWork_RedeliversAfterTheAckWait(t *testing.T) {
 }
 
 func TestTransport_Nack_RedeliversAtOnce(t *testing.T) {
-	tr := newTransport(t, startServer(t, false), nil)
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
 	ctx := t.Context()
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
@@ -214,6 +252,7 @@ func TestTransport_Nack_RedeliversAtOnce(t *testing.T) {
 	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
+	seen(t, ns, "a", 1)
 	first, _ := tr.TakeWork(ctx, "a", 1)
 	if len(first) != 1 {
 		t.Fatal("nothing taken")
@@ -235,7 +274,8 @@ func TestTransport_Nack_RedeliversAtOnce(t *testing.T) {
 }
 
 func TestTransport_MaxDeliveries_DeadLettersAndRemoves(t *testing.T) {
-	tr := newTransport(t, startServer(t, false), func(c *natsbus.Config) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, func(c *natsbus.Config) {
 		c.AckWait = 50 * time.Millisecond
 		c.MaxDeliveries = 2
 	})
@@ -247,6 +287,7 @@ func TestTransport_MaxDeliveries_DeadLettersAndRemoves(t *testing.T) {
 	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
+	seen(t, ns, "a", 1)
 	taken := 0
 	waitFor(t, "two deliveries", func() bool {
 		got, _ := tr.TakeWork(ctx, "a", 1)
@@ -281,6 +322,7 @@ func TestTransport_MaxDeliveries_TakerDiedOnTheLastDelivery(t *testing.T) {
 	if err := dying.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
+	seen(t, ns, "a", 1)
 	if got, _ := dying.TakeWork(ctx, "a", 1); len(got) != 1 {
 		t.Fatal("nothing taken")
 	}
@@ -301,7 +343,8 @@ func TestTransport_MaxDeliveries_TakerDiedOnTheLastDelivery(t *testing.T) {
 }
 
 func TestTransport_Reject_DeadLettersWithTheReasonAndRemoves(t *testing.T) {
-	tr := newTransport(t, startServer(t, false), nil)
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
 	dl, _ := collect(tr)
 	ctx := t.Context()
 	if err := tr.OpenMailbox("a", 0); err != nil {
@@ -310,6 +353,7 @@ func TestTransport_Reject_DeadLettersWithTheReasonAndRemoves(t *testing.T) {
 	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
+	seen(t, ns, "a", 1)
 	got, _ := tr.TakeWork(ctx, "a", 1)
 	if len(got) != 1 {
 		t.Fatal("nothing taken")
@@ -331,7 +375,8 @@ func TestTransport_Reject_DeadLettersWithTheReasonAndRemoves(t *testing.T) {
 }
 
 func TestTransport_TakeWork_ExpiredIsDeadLetteredNeverHandedOut(t *testing.T) {
-	tr := newTransport(t, startServer(t, false), nil)
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
 	dl, _ := collect(tr)
 	ctx := t.Context()
 	if err := tr.OpenMailbox("a", 0); err != nil {
@@ -346,6 +391,7 @@ func TestTransport_TakeWork_ExpiredIsDeadLetteredNeverHandedOut(t *testing.T) {
 	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "fresh")); err != nil {
 		t.Fatal(err)
 	}
+	seen(t, ns, "a", 2)
 	got, err := tr.TakeWork(ctx, "a", 0)
 	if err != nil || len(got) != 1 || got[0].IdempotencyKey != "fresh" {
 		t.Fatalf("got %v (%v), want only fresh", keys(got), err)
@@ -361,7 +407,8 @@ func TestTransport_TakeWork_ExpiredIsDeadLetteredNeverHandedOut(t *testing.T) {
 }
 
 func TestTransport_Heartbeat_KeepsTheMessageTaken(t *testing.T) {
-	tr := newTransport(t, startServer(t, false), func(c *natsbus.Config) { c.AckWait = 300 * time.Millisecond })
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, func(c *natsbus.Config) { c.AckWait = 300 * time.Millisecond })
 	ctx := t.Context()
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
@@ -369,6 +416,7 @@ func TestTransport_Heartbeat_KeepsTheMessageTaken(t *testing.T) {
 	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
+	seen(t, ns, "a", 1)
 	got, _ := tr.TakeWork(ctx, "a", 1)
 	if len(got) != 1 {
 		t.Fatal("nothing taken")

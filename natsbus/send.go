@@ -18,6 +18,12 @@ import (
 // refused, "maximum messages exceeded" among them: a full mailbox.
 const errCodeStoreFailed = 10077
 
+// JetStream's error codes of a message that is not (or no longer) there.
+const (
+	errCodeMsgNotFound = 10037
+	errCodeSeqNotFound = 10043
+)
+
 // SendWork queues m in the work stream of its To agent, on the subject of
 // its priority, with its idempotency key (its message id when it has none)
 // as Nats-Msg-Id: a second send of the key within the dedup window is
@@ -38,7 +44,7 @@ func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
 	mb, err := t.box(ctx, m.To)
 	var unknown *bus.UnknownAgentError
 	if errors.As(err, &unknown) {
-		t.deadLetter(ctx, dead{m: m, reason: bus.ReasonReceiverNotFound, lastErr: err.Error()})
+		_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonReceiverNotFound, lastErr: err.Error()})
 		return err
 	}
 	if err != nil {
@@ -59,7 +65,7 @@ func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
 	var api *jetstream.APIError
 	if errors.As(err, &api) && api.ErrorCode == errCodeStoreFailed {
 		full := &bus.QueueFullError{Agent: m.To, Capacity: mb.capacity}
-		t.deadLetter(ctx, dead{m: m, reason: bus.ReasonQueueOverflow, lastErr: full.Error()})
+		_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonQueueOverflow, lastErr: full.Error()})
 		return full
 	}
 	if err != nil {

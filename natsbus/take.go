@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
@@ -18,7 +20,7 @@ import (
 // flight is a requires_ack message this process took and has not settled.
 type flight struct {
 	m         *bus.Message
-	jm        jetstream.Msg
+	jm        *nats.Msg
 	stream    string
 	seq       uint64
 	delivered int
@@ -69,21 +71,16 @@ func (t *Transport) TakeWork(ctx context.Context, agent string, max int) ([]*bus
 	for i := range levels {
 		for len(out) < n {
 			want := n - len(out)
-			batch, err := mb.cons[i].FetchNoWait(want)
-			if err != nil {
-				return out, fmt.Errorf("natsbus: take work of %s: %w", agent, err)
-			}
-			got := 0
-			for jm := range batch.Messages() {
-				got++
+			got, err := t.pull(ctx, mb, i, want)
+			for _, jm := range got {
 				if m, ok := t.admit(ctx, mb, jm); ok {
 					out = append(out, m)
 				}
 			}
-			if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+			if err != nil {
 				return out, fmt.Errorf("natsbus: take work of %s: %w", agent, err)
 			}
-			if got < want {
+			if len(got) < want {
 				break // this level is empty
 			}
 		}
@@ -91,23 +88,70 @@ func (t *Transport) TakeWork(ctx context.Context, agent string, max int) ([]*bus
 	return out, nil
 }
 
+// pull asks level i's consumer of mb for up to n messages, "no wait": the
+// server hands out what the consumer has and ends the batch with a 404 (or
+// at once with a 404 when it has nothing). JetStream tells consumers of a
+// new message a moment (microseconds) after it acknowledges its publish, so
+// a message sent just before may not be seen yet. (A "no wait" request with
+// an expiry would read the stream itself, but waits out the expiry when the
+// consumer believes it has nothing: a take would wait on every empty level.)
+func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int) ([]*nats.Msg, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
+		defer cancel()
+	}
+	inbox := t.nc.NewInbox()
+	sub, err := t.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	req, _ := json.Marshal(pullRequest{Batch: n, NoWait: true})
+	if err := t.nc.PublishRequest(mb.next[i], inbox, req); err != nil {
+		return nil, err
+	}
+	var out []*nats.Msg
+	for len(out) < n {
+		msg, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return out, err
+		}
+		if status := msg.Header.Get("Status"); status != "" && len(msg.Data) == 0 {
+			switch status {
+			case "404", "408":
+				return out, nil // the end of the level, or the request expired
+			}
+			return out, fmt.Errorf("natsbus: pull from %s: status %s %s", mb.next[i], status, msg.Header.Get("Description"))
+		}
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+// pullRequest is JetStream's request for the next messages of a consumer.
+type pullRequest struct {
+	Batch  int  `json:"batch"`
+	NoWait bool `json:"no_wait"`
+}
+
 // admit turns a delivery into the message handed out, or dead-letters it.
-func (t *Transport) admit(ctx context.Context, mb *mailbox, jm jetstream.Msg) (*bus.Message, bool) {
+func (t *Transport) admit(ctx context.Context, mb *mailbox, jm *nats.Msg) (*bus.Message, bool) {
 	md, err := jm.Metadata()
 	if err != nil {
 		t.log.Error("natsbus: delivery without metadata", zap.String("agent", mb.agent), zap.Error(err))
 		return nil, false
 	}
 	m := new(bus.Message)
-	if err := json.Unmarshal(jm.Data(), m); err != nil {
+	if err := json.Unmarshal(jm.Data, m); err != nil {
 		m = &bus.Message{To: mb.agent, Type: bus.MessageHandoff}
-		t.deadLetter(ctx, dead{m: m, reason: bus.ReasonRejected, stream: md.Stream, seq: md.Sequence.Stream,
-			attempts: int(md.NumDelivered), lastErr: "natsbus: work is not a message: " + err.Error()})
-		_ = jm.TermWithReason("natsbus: not a message")
+		_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonRejected, stream: md.Stream, seq: md.Sequence.Stream,
+			attempts: int(md.NumDelivered), lastErr: "natsbus: work is not a message: " + err.Error(),
+			term: jm, termWhy: "natsbus: not a message"})
 		return nil, false
 	}
 	delivered := int(md.NumDelivered)
-	d := dead{m: m, stream: md.Stream, seq: md.Sequence.Stream, attempts: delivered}
+	d := dead{m: m, stream: md.Stream, seq: md.Sequence.Stream, attempts: delivered, term: jm}
 	switch {
 	case !time.Now().Before(m.ExpiresAt()):
 		d.reason, d.lastErr = bus.ReasonTTLExpired, "natsbus: ttl expired before delivery"
@@ -116,15 +160,15 @@ func (t *Transport) admit(ctx context.Context, mb *mailbox, jm jetstream.Msg) (*
 		d.lastErr = "natsbus: not acknowledged after " + strconv.Itoa(delivered-1) + " deliveries (ack wait)"
 	}
 	if d.reason != "" {
-		t.deadLetter(ctx, d)
-		_ = jm.TermWithReason("natsbus: " + string(d.reason))
+		d.termWhy = "natsbus: " + string(d.reason)
+		_ = t.deadLetter(ctx, d)
 		return nil, false
 	}
 	if delivered > 1 {
 		t.redeliveries.Add(1)
 	}
 	if !m.RequiresAck {
-		if err := jm.Ack(); err != nil {
+		if err := t.nc.Publish(jm.Reply, ackAck); err != nil {
 			t.log.Warn("natsbus: ack on take failed", zap.String("message_id", m.MessageID), zap.Error(err))
 		}
 		return m, true
@@ -180,7 +224,7 @@ func (t *Transport) Ack(ctx context.Context, m *bus.Message) error {
 	if err != nil {
 		return err
 	}
-	if err := f.jm.DoubleAck(ctx); err != nil {
+	if err := t.ackSync(ctx, f.jm); err != nil {
 		return fmt.Errorf("natsbus: ack %s: %w", m.MessageID, err)
 	}
 	t.acks.Add(1)
@@ -196,11 +240,11 @@ func (t *Transport) Nack(ctx context.Context, m *bus.Message) error {
 	}
 	t.nacks.Add(1)
 	if f.delivered >= t.cfg.MaxDeliveries {
-		t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
-			lastErr: "natsbus: not acknowledged after " + strconv.Itoa(f.delivered) + " deliveries (nack)"})
-		return t.term(ctx, f, "natsbus: "+string(bus.ReasonMaxRetries))
+		return t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
+			lastErr: "natsbus: not acknowledged after " + strconv.Itoa(f.delivered) + " deliveries (nack)",
+			term:    f.jm, termWhy: "natsbus: " + string(bus.ReasonMaxRetries)})
 	}
-	if err := f.jm.Nak(); err != nil {
+	if err := t.nc.Publish(f.jm.Reply, ackNak); err != nil {
 		return fmt.Errorf("natsbus: nack %s: %w", m.MessageID, err)
 	}
 	return nil
@@ -214,17 +258,8 @@ func (t *Transport) Reject(ctx context.Context, m *bus.Message, reason string) e
 		return err
 	}
 	t.rejects.Add(1)
-	t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonRejected, stream: f.stream, seq: f.seq, attempts: f.delivered, lastErr: reason})
-	return t.term(ctx, f, "natsbus: rejected: "+reason)
-}
-
-// term terminates f's delivery and makes sure its message has left the
-// work stream.
-func (t *Transport) term(ctx context.Context, f *flight, reason string) error {
-	if err := f.jm.TermWithReason(reason); err != nil {
-		return t.remove(ctx, f.stream, f.seq)
-	}
-	return nil
+	return t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonRejected, stream: f.stream, seq: f.seq, attempts: f.delivered,
+		lastErr: reason, term: f.jm, termWhy: "natsbus: rejected: " + reason})
 }
 
 // remove deletes message seq of a work stream; a message already gone is
@@ -234,10 +269,49 @@ func (t *Transport) remove(ctx context.Context, stream string, seq uint64) error
 	if err == nil {
 		err = s.DeleteMsg(ctx, seq)
 	}
-	if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+	if gone(err) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("natsbus: remove message %d of %s: %w", seq, stream, err)
 	}
 	return nil
+}
+
+// The bodies of JetStream's acknowledgements, published to a delivery's
+// reply subject.
+var (
+	ackAck      = []byte("+ACK")
+	ackNak      = []byte("-NAK")
+	ackProgress = []byte("+WPI")
+	ackTerm     = "+TERM "
+)
+
+// ackSync acks jm and waits for the server to confirm it.
+func (t *Transport) ackSync(ctx context.Context, jm *nats.Msg) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
+		defer cancel()
+	}
+	_, err := t.nc.RequestWithContext(ctx, jm.Reply, ackAck)
+	return err
+}
+
+// gone reports whether err says the message is not in the stream. A failed
+// delete wraps the server's error as text only, hence the code in the text.
+func gone(err error) bool {
+	var api *jetstream.APIError
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return true
+	case errors.As(err, &api):
+		return api.ErrorCode == errCodeSeqNotFound || api.ErrorCode == errCodeMsgNotFound
+	}
+	s := err.Error()
+	return strings.Contains(s, "err_code="+strconv.Itoa(errCodeSeqNotFound)) || strings.Contains(s, "err_code="+strconv.Itoa(errCodeMsgNotFound))
 }
 
 // Heartbeat tells the server that the agent still works on m (an
@@ -252,7 +326,7 @@ func (t *Transport) Heartbeat(ctx context.Context, m *bus.Message) error {
 	if !ok {
 		return ErrNotTaken
 	}
-	if err := f.jm.InProgress(); err != nil {
+	if err := t.nc.Publish(f.jm.Reply, ackProgress); err != nil {
 		return fmt.Errorf("natsbus: heartbeat %s: %w", m.MessageID, err)
 	}
 	nf := *f
@@ -312,11 +386,8 @@ func (t *Transport) expire(now time.Time) time.Duration {
 	t.mu.Unlock()
 	for _, f := range last {
 		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
-		t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
+		_ = t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
 			lastErr: "natsbus: not acknowledged after " + strconv.Itoa(f.delivered) + " deliveries (ack wait)"})
-		if err := t.remove(ctx, f.stream, f.seq); err != nil {
-			t.log.Error("natsbus: dead letter left in its work stream", zap.String("message_id", f.m.MessageID), zap.Error(err))
-		}
 		cancel()
 	}
 	return next
