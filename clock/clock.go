@@ -1,5 +1,4 @@
-// Package clock abstracts time so that the bus, the hand-off manager and the
-// engine can run on the wall clock in production and on a manual, fully
+// Package clock abstracts time so that the bus and the engine can run on the wall clock in production and on a manual, fully
 // deterministic clock when a scenario is replayed.
 //
 // Tests that only need fake time should prefer testing/synctest with Real():

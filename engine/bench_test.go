@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 	"github.com/batonhq/baton/rules"
 )
 
-func loadRefund(b *testing.B) *rules.Workflow {
+func loadRefund(b testing.TB) *rules.Workflow {
 	b.Helper()
 	w, err := rules.Load("../examples/refund/workflow.yaml")
 	if err != nil {
@@ -42,7 +43,7 @@ func BenchmarkEngineRefund(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	const window = 500
 	insts := make([]*engine.Instance, 0, b.N)
 	for n := range b.N {
@@ -64,7 +65,21 @@ func BenchmarkEngineRefund(b *testing.B) {
 			b.Fatalf("got %s %s (%v), want COMPLETED", res.Status, res.Outcome, res.Err)
 		}
 	}
-	b.ReportMetric(float64(4*b.N)/time.Since(start).Seconds(), "steps/s")
+	reportSteps(b, 4*b.N, start, cpu0)
+}
+
+// cpuTime is the process's CPU time so far (user and system), from getrusage.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportSteps reports steps per second of wall time and the process's CPU
+// time per step (every goroutine's work, the garbage collector's included).
+func reportSteps(b *testing.B, steps int, start time.Time, cpu0 time.Duration) {
+	b.ReportMetric(float64(steps)/time.Since(start).Seconds(), "steps/s")
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(steps), "cpu-ns/step")
 }
 
 // BenchmarkEngineRefundSim runs whole refund instances on the single-goroutine
@@ -113,7 +128,7 @@ func benchRefundSim(b *testing.B, store engine.Store) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	for range b.N {
 		inst, err := eng.Start(ctx, refundInput)
 		if err != nil {
@@ -126,7 +141,7 @@ func benchRefundSim(b *testing.B, store engine.Store) {
 			b.Fatalf("got %s %s (%v), want COMPLETED", res.Status, res.Outcome, res.Err)
 		}
 	}
-	b.ReportMetric(float64(4*b.N)/time.Since(start).Seconds(), "steps/s")
+	reportSteps(b, 4*b.N, start, cpu0)
 }
 
 // BenchmarkIdleInstanceMemory reports the heap held per instance waiting on

@@ -133,9 +133,7 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 	if r.timer != nil {
 		r.timer.Stop()
 	}
-	if r.cancel != nil {
-		r.cancel()
-	}
+	r.stop()
 	i.note(Entry{Kind: KindSelected, Step: r.step, State: i.state.Name, From: r.agent, To: agentID, Detail: explanation})
 	i.delegate(ctx, r, registry.Outcome{Handoff: &registry.Delegation{
 		To: agentID, Reason: string(handoff.ReasonUserRequest), Explanation: explanation,
@@ -153,6 +151,9 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 // under way (a parallel state, a retry's backoff, a finished instance) it
 // returns ErrNoActiveRun.
 func (h *Instance) Select(ctx context.Context, agentID, explanation string) error {
+	if ctx == nil {
+		return errors.New("engine: nil context")
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"runtime/debug"
@@ -68,7 +69,11 @@ func (i *instance) sendLocal(l *lane, r *run) error {
 	if r.notice {
 		it.notice, it.key = true, r.handoffID
 	}
-	start, err := l.push(it)
+	reserved := i.reserved == l && !r.notice
+	if reserved {
+		i.reserved = nil
+	}
+	start, err := l.push(it, reserved)
 	if err != nil {
 		i.e.keepRefused(i, r, err)
 		return err
@@ -89,6 +94,16 @@ func (e *Engine) runLocal(l *lane, it laneItem) {
 	out, runErr := safeHandle(ctx, h, task)
 	if e.closed.Load() {
 		return // Close cancelled the handler: the instance stays as it was, to be resumed
+	}
+	if errors.Is(runErr, registry.ErrDeferred) {
+		return // the outcome comes later, as a report; the state's timeout guards it
+	}
+	if runErr == nil {
+		if bad := checkOutcome(out); bad != nil {
+			// The handler answered with data no store could keep: a failed
+			// run, retried like any other (a model may answer better).
+			out, runErr = registry.Outcome{}, registry.Kind(bad, "invalid_result")
+		}
 	}
 	timedOut := timeout > 0 && e.clock.Now().Sub(start) > timeout
 	_ = it.i.finishRun(e.ctx, it.step, out, runErr, timedOut)

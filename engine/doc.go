@@ -1,17 +1,18 @@
 // Package engine runs workflow instances: it runs agents, matches their
 // outcomes against the workflow's rules, fires the state machine's
-// transitions, enforces the limits, and delivers every hand-off as a message
-// on the bus.
+// transitions, enforces the limits, and owns every hand-off: its id, its
+// record in the instance's history, and its delivery.
 //
 // # The life of an instance
 //
 // [Engine.Start] creates an instance in the workflow's initial state (visit
-// 1) and dispatches the state's agent: the engine sends a HANDOFF message to
-// the agent's mailbox itself. That run is step 1.
+// 1) and dispatches the state's agent itself. That run is step 1.
 //
-// An agent is either a Go handler (registry.Handler), run by one of the
-// engine's workers when its message is taken from its mailbox, or an external
-// agent that reads its mailbox on [Engine.Bus] and reports back with
+// An agent is either a Go handler (registry.Handler), run in process from
+// the agent's own mailbox (priority, then send order; the agent's queue
+// capacity; at most its concurrency of runs at once), or an external agent
+// that takes its work, written by package wire, from the engine's
+// [Transport] and reports back with [Engine.HandleReport] or
 // [Engine.Report]. Either way a run ends in an outcome (a trigger and result
 // data), an error, or a rejection of the hand-off. A run that errs, panics
 // or exceeds its state's timeout has failed: the state's retry policy runs it
@@ -29,9 +30,10 @@
 // on_limit state, or fails the instance. Otherwise the rule's task and
 // context expressions are evaluated, the context is merged, the state
 // machine fires the rule's transition, and the next state's agent receives
-// the hand-off: through the hand-off manager when another agent hands over
-// (an agent-to-agent hand-off with a record), from the engine when the same
-// agent continues. Entering a terminal state completes the instance; a rule
+// the work: as an agent-to-agent hand-off (its id the step's idempotency
+// key, its record a line of the history) when another agent hands over,
+// from the engine when the same agent continues. All of this decision is
+// rules.Workflow.Decide, which replay applies to recorded histories too. Entering a terminal state completes the instance; a rule
 // into it with `to` sends that agent a final notice first.
 //
 // # History, store and events
@@ -40,20 +42,24 @@
 // committed to the [Store] as one [StepRecord]: the instance's [Snapshot]
 // after the step, the history [Entry] lines it produced, and the work it
 // sends as [Outgoing] items (a transactional outbox). Only once the store
-// has committed the step is its work handed to the bus; then observers
+// has committed the step is its work sent; then observers
 // registered with [WithObserver] receive the step's events (state_changed,
 // agent_handoff, agent_changed, completed, failed). An outbox item stays in
 // the store until a later step settles it (its run ended, its notice was
 // taken), so that [Engine.Resume], on a durable store after a crash, sends
 // it again with the same idempotency key and hand-off id: transitions are
-// applied exactly once, agents run a step at least once. The bus's dead
-// letters are written to the store as well.
+// applied exactly once, agents run a step at least once. The transport's dead
+// letters are written to the store as well. A step the store refuses three
+// times sends nothing and fails the instance with a [CommitError]; the store
+// keeps it at its last committed step for Resume. A finished instance
+// leaves the engine's memory; [Engine.Instance] reads it from the store.
 //
 // # Concurrency
 //
 // Each instance has its own lock, held for the duration of a step and never
 // while a handler runs, so instances progress independently and there is no
-// global lock on the hot path. Handlers run on the engine's worker pool (or
-// on a clock.Sim for deterministic replays, see package scenario); every
+// global lock on the hot path. Go handlers run on goroutines the agents'
+// mailboxes start (or on a clock.Sim for deterministic replays, see package
+// scenario); timers' work runs on the engine's small worker pool; every
 // goroutine the engine starts is stopped by [Engine.Close].
 package engine

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -22,21 +25,22 @@ import (
 
 // Engine runs instances of one compiled workflow.
 type Engine struct {
-	wf      *rules.Workflow
-	def     *fsm.Definition
-	reg     *registry.Registry
-	val     *handoff.Validator
-	tr      Transport
-	ownTr   io.Closer        // the transport the engine made, closed with it
-	lanes   map[string]*lane // Go agents' in-process paths; read-only after New
-	store   Store
-	clock   clock.Clock
-	exec    Executor
-	pool    *pool
-	runners sync.WaitGroup // lane runners started as goroutines
-	log     *zap.Logger
-	ids     func() string
-	observe []Observer
+	wf       *rules.Workflow
+	def      *fsm.Definition
+	reg      *registry.Registry
+	val      *handoff.Validator
+	tr       Transport
+	ownTr    io.Closer        // the transport the engine made, closed with it
+	lanes    map[string]*lane // Go agents' in-process paths; read-only after New
+	store    Store
+	clock    clock.Clock
+	exec     Executor
+	pool     *pool
+	runners  sync.WaitGroup // lane runners started as goroutines
+	log      *zap.Logger
+	ids      func() string
+	givenIDs bool // ids come from WithIDs and may repeat
+	observe  []Observer
 
 	// ctx is cancelled by Close; every handler run derives from it.
 	ctx    context.Context
@@ -92,6 +96,8 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	}
 	if e.ids == nil {
 		e.ids = uuid.NewString
+	} else {
+		e.givenIDs = true
 	}
 	if e.tr == nil {
 		// Only external agents use the transport; acks back to the senders
@@ -101,7 +107,9 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	}
 	for _, a := range reg.All() {
 		if a.Handler != nil {
-			e.lanes[a.ID] = newLane(a.ID, a.Queue, a.Concurrency)
+			l := newLane(a.ID, a.Queue, a.Concurrency)
+			l.drain = func() { e.runLane(l) }
+			e.lanes[a.ID] = l
 			continue
 		}
 		if err := e.tr.OpenMailbox(a.ID, a.Queue); err != nil {
@@ -156,7 +164,29 @@ func (e *Engine) Store() Store { return e.store }
 
 // Start creates an instance with input and dispatches its initial state's
 // agent. The returned Instance can be waited for, inspected and cancelled.
+//
+// Start refuses, and nothing starts: input that is not JSON data every store
+// can keep (a *InputError naming the field), an id already taken
+// (ErrDuplicateInstance, with ids from WithIDs), and a first step the store
+// refuses (a *CommitError). When the first agent is a Go handler whose
+// mailbox is full, Start waits for room until ctx ends (then a
+// *OverloadedError): a burst of starts is held at the door, never accepted
+// and then failed.
 func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, error) {
+	return e.start(ctx, "", input)
+}
+
+// StartID is Start under an id the caller chose (a client retrying a start
+// safely, say): an id any instance of the store already has is refused
+// with ErrDuplicateInstance, and nothing starts.
+func (e *Engine) StartID(ctx context.Context, id string, input map[string]any) (*Instance, error) {
+	if id == "" || !utf8.ValidString(id) || strings.ContainsFunc(id, unicode.IsControl) {
+		return nil, &InputError{Field: "id", Reason: "must be non-empty UTF-8 text without control characters"}
+	}
+	return e.start(ctx, id, input)
+}
+
+func (e *Engine) start(ctx context.Context, id string, input map[string]any) (*Instance, error) {
 	if ctx == nil {
 		return nil, errors.New("engine: nil context")
 	}
@@ -166,18 +196,69 @@ func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// ctx bounds the call, not the state change: once begun, the step is
-	// carried out whole.
-	ctx = context.WithoutCancel(ctx)
 	if input == nil {
 		input = map[string]any{}
 	}
-	inst := newInstance(e, e.ids(), input)
-	e.instances.Store(inst.id, inst)
+	if err := checkData("input", input); err != nil {
+		return nil, err
+	}
+	l := e.firstLane()
+	if l != nil {
+		if err := l.reserve(ctx, e.pool != nil); err != nil {
+			return nil, err
+		}
+	}
+	inst, err := e.create(ctx, id, input)
+	if err != nil {
+		if l != nil {
+			l.unreserve()
+		}
+		return nil, err
+	}
+	inst.reserved = l
+	// ctx bounds the call, not the state change: once begun, the step is
+	// carried out whole.
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
-	inst.begin(ctx)
+	inst.begin(context.WithoutCancel(ctx))
+	if inst.reserved != nil {
+		inst.reserved = nil // the first run never reached the lane
+		l.unreserve()
+	}
+	if inst.commitErr != nil {
+		return nil, inst.commitErr // the store has nothing of it
+	}
 	return &Instance{inst: inst}, nil
+}
+
+// create makes a new instance under id, or a fresh id when id is "".
+func (e *Engine) create(ctx context.Context, id string, input map[string]any) (*instance, error) {
+	chosen := id != ""
+	if !chosen {
+		id = e.ids()
+	}
+	inst := newInstance(e, id, input)
+	if _, taken := e.instances.LoadOrStore(id, inst); taken {
+		return nil, fmt.Errorf("%w: %s", ErrDuplicateInstance, id)
+	}
+	if chosen || e.givenIDs {
+		// Ids from WithIDs may repeat one an instance finished with.
+		if _, err := e.store.Instance(ctx, id); err == nil {
+			e.instances.Delete(id)
+			return nil, fmt.Errorf("%w: %s", ErrDuplicateInstance, id)
+		}
+	}
+	return inst, nil
+}
+
+// firstLane is the lane of the initial state's agent, when a Go handler
+// runs it.
+func (e *Engine) firstLane() *lane {
+	st, ok := e.wf.State(e.wf.Initial)
+	if !ok || st.Agent == "" {
+		return nil
+	}
+	return e.lanes[st.Agent]
 }
 
 // Instance returns the handle of an instance: a running one, or one the
@@ -244,6 +325,11 @@ func (e *Engine) Report(ctx context.Context, instanceID string, step int, out re
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if runErr == nil {
+		if err := checkOutcome(out); err != nil {
+			return err // refused at the door: the run is still under way
+		}
+	}
 	return e.with(ctx, instanceID, func(i *instance) error {
 		return i.finishRun(context.WithoutCancel(ctx), step, out, runErr, false)
 	})
@@ -275,6 +361,11 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 			return nil
 		}
 		out, runErr := r.Outcome()
+		if runErr == nil {
+			if err := checkOutcome(out); err != nil {
+				return err
+			}
+		}
 		return i.finishRun(context.WithoutCancel(ctx), r.Step, out, runErr, false)
 	})
 	if ans != nil {
@@ -380,7 +471,7 @@ func (e *Engine) Close() error {
 		e.unsubDead()
 		e.cancel()
 		e.instances.Range(func(_, v any) bool {
-			v.(*instance).stopTimers()
+			v.(*instance).halt()
 			return true
 		})
 		e.runners.Wait()

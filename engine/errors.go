@@ -32,6 +32,13 @@ var (
 	ErrClosed = errors.New("engine: closed")
 	// ErrCanceled means the instance was cancelled.
 	ErrCanceled = errors.New("engine: instance cancelled")
+	// ErrInvalidData matches every *InputError.
+	ErrInvalidData = errors.New("engine: invalid data")
+	// ErrOverloaded matches every *OverloadedError: a start refused for
+	// lack of room, never accepted.
+	ErrOverloaded = errors.New("engine: overloaded")
+	// ErrDuplicateInstance means an instance id is already taken.
+	ErrDuplicateInstance = errors.New("engine: duplicate instance id")
 	// ErrNoActiveRun means a user selection came when no agent was working on
 	// the instance (or the state is parallel).
 	ErrNoActiveRun = errors.New("engine: no run under way to hand over")
@@ -68,3 +75,48 @@ func (e *FailedError) Error() string {
 
 // Unwrap returns the cause.
 func (e *FailedError) Unwrap() error { return e.Err }
+
+// InputError refuses data at the engine's door (a start input, an agent's
+// result) and names the field that is wrong: a number JSON cannot hold,
+// text that is not UTF-8, a value no store could encode, data too large.
+type InputError struct {
+	Field  string // input.items[2].price, say
+	Reason string
+}
+
+func (e *InputError) Error() string { return "engine: " + e.Field + " " + e.Reason }
+
+// Unwrap returns ErrInvalidData.
+func (e *InputError) Unwrap() error { return ErrInvalidData }
+
+// CommitError is how an instance fails when the store refuses its step even
+// after retries: nothing of the step was sent, and the store keeps the
+// instance at its last committed step, from which Resume continues it.
+type CommitError struct {
+	InstanceID string
+	Step       int
+	Err        error
+}
+
+func (e *CommitError) Error() string {
+	return fmt.Sprintf("engine: instance %s: step %d not committed: %v", e.InstanceID, e.Step, e.Err)
+}
+
+// Unwrap returns the store's error.
+func (e *CommitError) Unwrap() error { return e.Err }
+
+// OverloadedError refuses a start because the first agent's mailbox stayed
+// full until the caller's context ended (or, on a simulated executor, at
+// once): the instance was never accepted.
+type OverloadedError struct {
+	Agent    string
+	Capacity int
+	Err      error // the context's error, when it ended the wait
+}
+
+func (e *OverloadedError) Error() string {
+	return fmt.Sprintf("engine: overloaded: %s's mailbox is full (capacity %d)", e.Agent, e.Capacity)
+}
+
+// Unwrap returns ErrOverloaded.
+func (e *OverloadedError) Unwrap() []error { return []error{ErrOverloaded, e.Err} }

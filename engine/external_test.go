@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -209,4 +210,34 @@ func TestEngine_External_RejectsTheHandoff(t *testing.T) {
 	if recs := handoffHistory(t, r.eng, inst.ID()); len(recs) != 1 || recs[0].From != "asker" || recs[0].Status != handoff.StatusRejected || recs[0].Detail != "not my job" {
 		t.Errorf("got records %+v, want asker's hand-off rejected with the reason", recs)
 	}
+}
+
+// A handler that defers its outcome (an HTTP agent that answered 202, say)
+// leaves its run under way until the outcome is reported.
+func TestEngine_DeferredOutcomeIsReportedLater(t *testing.T) {
+	taken := make(chan struct{})
+	deferred := registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
+		close(taken)
+		return registry.Outcome{}, registry.Deferred()
+	})
+	eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{
+		"alpha": deferred, "beta": answer("next", nil), "gamma": answer("next", nil), "watch": answer("seen", nil),
+	})
+	defer eng.Close()
+	inst, err := eng.Start(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-taken
+	if res := inst.Result(); res.Status != engine.StatusRunning || res.State != "FIRST" {
+		t.Fatalf("got %s in %s, want the run still under way in FIRST", res.Status, res.State)
+	}
+	if err := eng.Report(t.Context(), inst.ID(), 1, registry.Outcome{Trigger: "next"}, nil); err != nil {
+		t.Fatalf("the deferred report: %v", err)
+	}
+	res, err := inst.Wait(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCompleted(t, res, "DONE")
 }

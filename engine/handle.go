@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"maps"
 )
 
@@ -27,6 +28,9 @@ func (h *Instance) Done() <-chan struct{} { return h.inst.done }
 
 // Wait blocks until the instance finishes or ctx ends, and returns its result.
 func (h *Instance) Wait(ctx context.Context) (Result, error) {
+	if ctx == nil {
+		return h.Result(), errors.New("engine: nil context")
+	}
 	select {
 	case <-h.inst.done:
 		return h.Result(), nil
@@ -48,12 +52,18 @@ func (h *Instance) Result() Result {
 
 // History returns the instance's committed history.
 func (h *Instance) History(ctx context.Context) ([]Entry, error) {
+	if ctx == nil {
+		return nil, errors.New("engine: nil context")
+	}
 	return h.inst.e.store.History(ctx, h.inst.id)
 }
 
 // Cancel stops the instance where it is. A handler still running is
 // cancelled through its context; its reply will be recorded as late.
 func (h *Instance) Cancel(ctx context.Context) error {
+	if ctx == nil {
+		return errors.New("engine: nil context")
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton/handoff"
+	"go.uber.org/zap"
 )
 
 // An agent-to-agent hand-off belongs to its instance: its id is the
@@ -33,6 +34,9 @@ func (i *instance) noteHandoff(to string) {
 	w := i.e.wf.Limits.HandoffWindow
 	if w <= 0 {
 		return
+	}
+	if i.recent == nil {
+		i.recent = make([]string, 0, w)
 	}
 	if len(i.recent) >= w {
 		copy(i.recent, i.recent[1:])
@@ -126,3 +130,22 @@ func instanceOf(id string) string {
 // rejectedPrefix is how a rejection's error text begins (registry.Reject):
 // the record's detail is the agent's reason alone.
 const rejectedPrefix = "registry: hand-off rejected: "
+
+// logHandoff logs an agent-to-agent hand-off at info level, with the fields
+// operators search hand-off logs by. The context's size is measured only
+// when the line is written.
+func (i *instance) logHandoff(r *run) {
+	ce := i.e.log.Check(zap.InfoLevel, "handoff")
+	if ce == nil {
+		return
+	}
+	ce.Write(
+		zap.String("category", "handoff"), zap.String("handoff_id", r.handoffID),
+		zap.String("from_agent", r.from), zap.String("to_agent", r.agent),
+		zap.String("workflow_id", i.e.wf.Name), zap.String("instance_id", i.id),
+		zap.Int("step_number", r.step), zap.String("task_description", r.description),
+		zap.Float64("context_size_kb", float64(handoff.JSONSize(i.context))/1024),
+		zap.String("reason", handoffReason(r)), zap.String("explanation", r.reason),
+		zap.Int("priority", r.priority), zap.Any("constraints", orEmpty(r.constraints)),
+	)
+}

@@ -53,9 +53,11 @@ type instance struct {
 	open       []openItem      // outbox items the store holds unsettled
 	settledBuf []string
 	outBuf     []Outgoing
-	settle     bool // an outbox item was settled outside a step
-	closing    bool // finished: done closes once the final step is committed
-	forgotten  bool // finished and out of the engine's map
+	settle     bool  // an outbox item was settled outside a step
+	closing    bool  // finished: done closes once the final step is committed
+	forgotten  bool  // finished and out of the engine's map
+	commitErr  error // the store refused a step: nothing more is committed
+	reserved   *lane // the lane room Start reserved for the first run
 	done       chan struct{}
 }
 
@@ -75,8 +77,9 @@ type run struct {
 	constraints   map[string]any
 	handler       registry.Handler
 	timer         clock.Timer
-	cancel        context.CancelFunc
-	notice        bool // a final notice: a hand-off into a terminal state, not a run
+	ctx           runContext // a Go handler's context, while it runs
+	running       bool       // a Go handler has the run
+	notice        bool       // a final notice: a hand-off into a terminal state, not a run
 
 	key           string // the idempotency key, instance:step
 	kind          runKind
@@ -85,6 +88,13 @@ type run struct {
 	payload       map[string]any
 	delegator     string // for a delegate: the agent that delegated
 	returnControl bool   // for a delegate: its result goes back to the delegator
+}
+
+// stop cancels the context of the Go handler running r, if one is.
+func (r *run) stop() {
+	if r.running {
+		r.ctx.cancel()
+	}
 }
 
 // runKind tells the state's own runs from the runs of delegates and of
@@ -131,9 +141,16 @@ var entryBuffers = sync.Pool{New: func() any { b := make([]Entry, 0, 16); return
 // observers. It is called once at the end of every step. Work the bus
 // refuses fails its run, which is a step of its own, committed in turn.
 func (i *instance) commit(ctx context.Context) {
+	if i.commitErr != nil {
+		i.discard() // the store refused this instance: nothing more is written or sent
+		return
+	}
 	for i.pending != nil || len(i.events) > 0 || len(i.outbox) > 0 || i.settle {
 		i.settle = false
-		i.commitStep(ctx)
+		if err := i.commitStep(ctx); err != nil {
+			i.commitFailed(err)
+			break
+		}
 		failed := len(i.outbox) > 0 && i.flush(ctx)
 		for _, ev := range i.events {
 			i.e.emit(ev)
@@ -146,8 +163,13 @@ func (i *instance) commit(ctx context.Context) {
 	i.release()
 }
 
-// commitStep writes the step being built through the store.
-func (i *instance) commitStep(ctx context.Context) {
+// commitAttempts is how many times a step's commit is tried before the
+// instance gives up on it.
+const commitAttempts = 3
+
+// commitStep writes the step being built through the store; a refusal is
+// tried again, commitAttempts times in all.
+func (i *instance) commitStep(ctx context.Context) (err error) {
 	i.commits++
 	snap := Snapshot{
 		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
@@ -177,8 +199,11 @@ func (i *instance) commitStep(ctx context.Context) {
 		}
 		rec.Outbox = outs
 	}
-	if err := i.e.store.Commit(ctx, rec); err != nil {
-		i.e.log.Error("engine: commit failed; the instance keeps running in memory", zap.String("instance", i.id), zap.Error(err))
+	for range commitAttempts {
+		if err = i.e.store.Commit(ctx, rec); err == nil {
+			break
+		}
+		i.e.log.Warn("engine: commit refused by the store", zap.String("instance", i.id), zap.Int("step", i.step), zap.Error(err))
 	}
 	if rec.Outbox != nil {
 		clear(rec.Outbox)
@@ -190,6 +215,28 @@ func (i *instance) commitStep(ctx context.Context) {
 		entryBuffers.Put(i.pending)
 		i.pending = nil
 	}
+	return err
+}
+
+// commitFailed gives up on an instance whose step the store refused every
+// time: none of the step's work is sent and none of its events told; the
+// instance fails in memory with a *CommitError and leaves the engine, while
+// the store keeps it at its last committed step, from which Resume
+// continues it once the store works again. An instance whose very first
+// step was refused was never accepted: Start returns the error.
+func (i *instance) commitFailed(err error) {
+	cerr := &CommitError{InstanceID: i.id, Step: i.step, Err: err}
+	i.e.log.Error("engine: step not committed; the instance stops here and resumes from its last committed step",
+		zap.String("instance", i.id), zap.Int("step", i.step), zap.Error(err))
+	clear(i.outbox)
+	i.outbox = i.outbox[:0]
+	i.events = i.events[:0]
+	i.commitErr = cerr
+	i.status = StatusFailed
+	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: cerr}
+	i.notices = nil
+	i.finish()
+	i.e.emit(Event{Type: EventFailed, InstanceID: i.id, Workflow: i.e.wf.Name, Step: i.step, Time: i.e.clock.Now(), Err: i.err})
 }
 
 // release closes done once the step that finished the instance has been
@@ -282,6 +329,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 		}
 		r.handoffID = r.key
 		i.noteHandoff(r.agent)
+		i.logHandoff(r)
 		i.note(Entry{Kind: KindHandoff, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, To: r.agent, Rule: ruleID(rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description, Reason: handoffReason(r), Result: r.payload})
 		i.event(Event{Type: EventAgentHandoff, Step: r.step, From: r.from, To: r.agent, Rule: ruleID(rule)})
 	} else {
@@ -340,8 +388,8 @@ func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, c
 		return nil, nil, nil, 0, false
 	}
 	r.taken = true
-	ctx, r.cancel = context.WithCancel(i.e.ctx)
-	return i.task(r), r.handler, ctx, r.state.Timeout, true
+	r.ctx.Context, r.running = i.e.ctx, true
+	return i.task(r), r.handler, &r.ctx, r.state.Timeout, true
 }
 
 // finishRun ends the run of step with the agent's outcome or error.
@@ -364,9 +412,7 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 	if r.timer != nil {
 		r.timer.Stop()
 	}
-	if r.cancel != nil {
-		r.cancel()
-	}
+	r.stop()
 	var reject *registry.RejectError
 	isReject := errors.As(runErr, &reject)
 	if timedOut {
@@ -447,7 +493,9 @@ func (i *instance) retryRun(ctx context.Context, step int) {
 	i.commit(ctx)
 }
 
-// decide matches the outcome against the rules and takes the transition.
+// decide matches the outcome against the rules and takes the transition
+// the workflow's decision names (rules.Workflow.Decide, which replay reads
+// too).
 func (i *instance) decide(ctx context.Context, trigger string, result map[string]any, errInfo rules.ErrorInfo) {
 	st := i.state
 	owner := i.e.wf.Owner(st.Name)
@@ -460,58 +508,52 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
 	}
 	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt})
-	m, err := i.e.wf.Match(st.Name, owner, trigger, &env)
-	for _, ev := range m.Tried {
+	d := i.e.wf.Decide(&env)
+	for _, ev := range d.Match.Tried {
 		if ev.Err != nil {
 			i.note(Entry{Kind: KindCondition, State: st.Name, Rule: ev.Rule.ID, Condition: ev.Rule.Condition.Source, Error: ev.Err.Error()})
 		}
 	}
-	if err != nil {
+	rule := d.Rule
+	if rule == nil {
 		var nm *rules.NoMatchError
-		if errors.As(err, &nm) {
+		if errors.As(d.Err, &nm) {
 			nm.AgentError = errInfo.Message
 		}
-		i.fail(err)
+		i.fail(d.Err)
 		return
 	}
-	rule := m.Rule
 	fired := Entry{Kind: KindRuleFired, State: st.Name, Agent: owner, Trigger: trigger, Rule: rule.ID, Priority: rule.Priority, Next: rule.Next, To: rule.To}
 	if rule.Condition != nil {
 		fired.Condition = rule.Condition.Source
 	}
 	i.note(fired)
-	next, _ := i.e.wf.State(rule.Next)
-	if lim := i.checkLimits(next); lim != nil {
-		i.limitHit(ctx, lim)
+	if d.Limit != nil {
+		i.limitHit(ctx, limitError(d.Limit))
 		return
 	}
-	desc, err := rule.TaskDescription(&env)
-	if err != nil {
-		i.fail(fmt.Errorf("engine: rule %s: task: %w", rule.ID, err))
+	if d.Err != nil {
+		i.fail(fmt.Errorf("engine: %w", d.Err))
 		return
 	}
-	values, err := rule.EvalContext(&env)
-	if err != nil {
-		i.fail(fmt.Errorf("engine: rule %s: %w", rule.ID, err))
-		return
-	}
-	if len(values) > 0 {
+	if len(d.Context) > 0 {
 		merged := maps.Clone(i.context)
-		maps.Copy(merged, values)
+		maps.Copy(merged, d.Context)
 		i.context = merged
 	}
+	next := d.Next
 	if !i.enter(ctx, rule.ID, next) {
 		return
 	}
 	if next.Terminal {
 		if rule.To != "" {
-			i.finalNotice(ctx, rule, owner, desc, result)
+			i.finalNotice(ctx, rule, owner, d.Task, result)
 		}
 		i.complete(next.Name)
 		return
 	}
 	i.enterRun(ctx, dispatch{
-		rule: rule, from: owner, attempt: 1, description: desc, reason: rule.Reason,
+		rule: rule, from: owner, attempt: 1, description: d.Task, reason: rule.Reason,
 		priority: rule.Priority, previous: result, constraints: rule.Constraints,
 	})
 }
@@ -528,25 +570,20 @@ func (i *instance) enterRun(ctx context.Context, d dispatch) {
 
 // checkLimits reports the limit that entering next would break, if any.
 func (i *instance) checkLimits(next *rules.State) *LimitError {
-	if next.Terminal {
+	return limitError(i.e.wf.LimitOf(next, i.step, i.visits))
+}
+
+// limitError is the engine's error for a limit hit.
+func limitError(h *rules.LimitHit) *LimitError {
+	if h == nil {
 		return nil
 	}
-	if v := i.visits[next.Name] + 1; v > next.MaxVisits {
-		return &LimitError{Limit: "max_visits", State: next.Name, Count: v, Max: next.MaxVisits}
-	}
-	runs := 1
-	if next.Parallel() {
-		runs = len(next.Agents) // each branch run is a step
-	}
-	if s := i.step + runs; s > i.e.wf.Limits.MaxSteps {
-		return &LimitError{Limit: "max_steps", State: next.Name, Count: s, Max: i.e.wf.Limits.MaxSteps}
-	}
-	return nil
+	return &LimitError{Limit: h.Limit, State: h.State, Count: h.Count, Max: h.Max}
 }
 
 // limitHit records a limit hit and enters on_limit, or fails the instance.
 func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
-	i.note(Entry{Kind: KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error()})
+	i.note(Entry{Kind: KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error(), Limit: lim.Limit})
 	onLimit := i.e.wf.Limits.OnLimit
 	if onLimit == "" || i.state.Name == onLimit {
 		i.fail(lim)
@@ -597,6 +634,7 @@ func (i *instance) finalNotice(_ context.Context, rule *rules.Rule, from, desc s
 	}
 	i.notices[r.handoffID] = true
 	i.noteHandoff(r.agent)
+	i.logHandoff(r)
 	o := i.outgoing(r, rule)
 	o.Kind, o.Run = OutgoingNotice, ""
 	i.queue(o, nil)
@@ -615,23 +653,34 @@ func (i *instance) complete(outcome string) {
 func (i *instance) fail(err error) {
 	i.status = StatusFailed
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: err}
-	i.note(Entry{Kind: KindFailed, State: i.state.Name, Error: err.Error()})
+	i.note(Entry{Kind: KindFailed, State: i.state.Name, Error: err.Error(), ErrorKind: failureKind(err)})
 	i.event(Event{Type: EventFailed, Err: i.err})
 	i.finish()
 }
 
 func (i *instance) finish() {
-	if i.run != nil && i.run.cancel != nil {
-		i.run.cancel()
+	if i.run != nil {
+		i.run.stop()
 	}
 	i.stopTimersLocked()
 	i.closing = true // commit closes done
 }
 
-func (i *instance) stopTimers() {
+// halt is what Close does to a running instance: its timers stop and its
+// Go handlers' contexts are cancelled; its state stays as it was, to be
+// resumed.
+func (i *instance) halt() {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.stopTimersLocked()
+	if i.run != nil {
+		i.run.stop()
+	}
+	if i.join != nil {
+		for _, r := range i.join.branches {
+			r.stop()
+		}
+	}
 }
 
 func (i *instance) stopTimersLocked() {
@@ -661,6 +710,27 @@ func (i *instance) cancel(ctx context.Context) error {
 	i.finish()
 	i.commit(ctx)
 	return nil
+}
+
+// failureKind classifies why an instance failed, for the history: a
+// replay or a reader tells the kinds apart without parsing the text.
+func failureKind(err error) string {
+	var (
+		nm  *rules.NoMatchError
+		de  *rules.DecideError
+		lim *LimitError
+	)
+	switch {
+	case errors.As(err, &nm):
+		return "no_rule_matched"
+	case errors.As(err, &de):
+		return de.Part
+	case errors.As(err, &lim):
+		return lim.Limit
+	case errors.Is(err, ErrCanceled):
+		return "canceled"
+	}
+	return "error"
 }
 
 func reserved(trigger string) bool {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"sync"
 
 	"github.com/batonhq/baton/bus"
@@ -16,10 +17,13 @@ type lane struct {
 	capacity int
 	limit    int
 
-	mu      sync.Mutex
-	queue   []laneItem // a binary heap: highest priority, then oldest, first
-	seq     uint64
-	running int // runners taking work from the lane
+	mu       sync.Mutex
+	queue    []laneItem // a binary heap: highest priority, then oldest, first
+	seq      uint64
+	reserved int           // room promised to starts not yet pushed
+	room     chan struct{} // closed when an item leaves, for starts waiting for room
+	running  int           // runners taking work from the lane
+	drain    func()        // a runner's work, made once
 
 	// accounting, guarded by mu
 	sent, taken, refused uint64
@@ -53,12 +57,58 @@ func newLane(agent string, capacity, limit int) *lane {
 	return &lane{agent: agent, capacity: capacity, limit: limit}
 }
 
+// reserve promises room for one item to a start, waiting while the lane is
+// full until ctx ends (wait false: not at all). The promise is kept by a
+// push with reserved set, or given back with unreserve.
+func (l *lane) reserve(ctx context.Context, wait bool) error {
+	l.mu.Lock()
+	for len(l.queue)+l.reserved >= l.capacity {
+		if !wait {
+			l.mu.Unlock()
+			return &OverloadedError{Agent: l.agent, Capacity: l.capacity}
+		}
+		if l.room == nil {
+			l.room = make(chan struct{})
+		}
+		room := l.room
+		l.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			return &OverloadedError{Agent: l.agent, Capacity: l.capacity, Err: ctx.Err()}
+		}
+		l.mu.Lock()
+	}
+	l.reserved++
+	l.mu.Unlock()
+	return nil
+}
+
+// unreserve gives back room reserve promised.
+func (l *lane) unreserve() {
+	l.mu.Lock()
+	l.reserved--
+	l.signalRoom()
+	l.mu.Unlock()
+}
+
+// signalRoom wakes the starts waiting for room. The caller holds mu.
+func (l *lane) signalRoom() {
+	if l.room != nil {
+		close(l.room)
+		l.room = nil
+	}
+}
+
 // push queues an item; a full lane refuses it with a *bus.QueueFullError
-// naming the agent. start reports whether the caller must start a runner.
-func (l *lane) push(it laneItem) (start bool, err error) {
+// naming the agent, unless the item's room was reserved. start reports
+// whether the caller must start a runner.
+func (l *lane) push(it laneItem, reserved bool) (start bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.queue) >= l.capacity {
+	if reserved {
+		l.reserved--
+	} else if len(l.queue)+l.reserved >= l.capacity {
 		l.refused++
 		return false, &bus.QueueFullError{Agent: l.agent, Capacity: l.capacity}
 	}
@@ -90,6 +140,7 @@ func (l *lane) pop() (it laneItem, ok bool) {
 	l.queue = l.queue[:n-1]
 	l.down(0)
 	l.taken++
+	l.signalRoom()
 	return it, true
 }
 
@@ -169,13 +220,13 @@ func (e *Engine) runLane(l *lane) {
 // Close, or, with an executor (a scenario's simulator), work on it.
 func (e *Engine) startRunner(l *lane) {
 	if e.pool == nil {
-		e.exec.Submit(func() { e.runLane(l) })
+		e.exec.Submit(l.drain)
 		return
 	}
 	e.runners.Add(1)
 	go func() {
 		defer e.runners.Done()
-		e.runLane(l)
+		l.drain()
 	}()
 }
 

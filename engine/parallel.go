@@ -302,8 +302,6 @@ func (i *instance) stopBranches() {
 		if r.timer != nil {
 			r.timer.Stop()
 		}
-		if r.cancel != nil {
-			r.cancel()
-		}
+		r.stop()
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -289,7 +288,7 @@ func TestEngine_Pool_LongGoHandlerKeepsItsHandoff(t *testing.T) {
 		// THIRD has no timeout; gamma works for longer than the hand-off
 		// manager's default acceptance time-out.
 		slow := registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
-			time.Sleep(handoff.DefaultTimeout + 15*time.Second)
+			time.Sleep(45 * time.Second) // longer than any acceptance time-out a hand-off once had
 			return registry.Outcome{Trigger: "next"}, nil
 		})
 		eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{

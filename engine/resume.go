@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/batonhq/baton/fsm"
 	"github.com/batonhq/baton/rules"
@@ -42,6 +43,9 @@ type ResumeReport struct {
 // replies committed before the crash and the deadline it had. Final notices
 // of finished instances that no agent took are sent again too.
 func (e *Engine) Resume(ctx context.Context) (ResumeReport, error) {
+	if ctx == nil {
+		return ResumeReport{}, errors.New("engine: nil context")
+	}
 	rep := ResumeReport{Failed: map[string]error{}}
 	snaps, err := e.store.Instances(ctx)
 	if err != nil {
@@ -126,8 +130,8 @@ func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outg
 }
 
 // resend puts an outbox item from before the restart back in the step's
-// outbox (the hand-off manager is told of its hand-off again, under its
-// id); r is the run it starts, nil for a notice.
+// outbox, under its old key and hand-off id; r is the run it starts, nil
+// for a notice.
 func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
 	if o.Kind == OutgoingNotice {
 		if i.notices == nil {
@@ -297,8 +301,9 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 			continue
 		}
 		r := i.runOf(o, st)
-		*old = *r // the branch list keeps its order
-		if err := i.resend(ctx, o, old); err != nil {
+		j.branches[slices.Index(j.branches, old)] = r // the branch list keeps its order
+		byStep[o.Step] = r
+		if err := i.resend(ctx, o, r); err != nil {
 			return err
 		}
 	}
@@ -397,6 +402,9 @@ func lastRun(w *rules.Workflow, st *rules.State, snap Snapshot, history []Entry)
 // of that version can be built to Resume the instances a newer version left
 // alone (ResumeReport.OtherVersion), so that they finish on their own rules.
 func StoredWorkflow(ctx context.Context, s Store, hash string) (*rules.Workflow, error) {
+	if ctx == nil || s == nil {
+		return nil, errors.New("engine: StoredWorkflow needs a context and a store")
+	}
 	src, err := s.Workflow(ctx, hash)
 	if err != nil {
 		return nil, err

@@ -20,10 +20,12 @@ type Transport interface {
 	// twice keeps its mailbox.
 	OpenMailbox(agent string, capacity int) error
 	// SendWork queues one message for its To agent, ordered by priority
-	// then send order. A full mailbox is a *bus.QueueFullError naming the
-	// agent, an unknown agent a *bus.UnknownAgentError; either way the
-	// message is dead-lettered, never dropped in silence. A message whose
-	// idempotency key was already sent is dropped as a duplicate.
+	// then send order. A full mailbox is an error matching bus.ErrQueueFull
+	// (the bus's *bus.QueueFullError) naming the agent, an unknown agent one
+	// matching bus.ErrUnknownAgent (the bus's *bus.RoutingError) naming it;
+	// either way the message is dead-lettered, never dropped in silence. A
+	// message whose idempotency key was already sent is dropped as a
+	// duplicate: nil, and it is neither accepted nor delivered.
 	SendWork(ctx context.Context, m *bus.Message) error
 	// TakeWork removes up to max waiting messages of agent (all when max
 	// <= 0), highest priority first; an expired message is dead-lettered

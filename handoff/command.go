@@ -222,7 +222,7 @@ func (c Command) ToRecord(id string, at time.Time) Record {
 		InstanceID:     c.InstanceID,
 		Step:           c.Step,
 		IdempotencyKey: c.IdempotencyKey,
-		ContextBytes:   jsonSize(c.Context),
+		ContextBytes:   JSONSize(c.Context),
 		Timestamp:      at.UTC(),
 	}
 }

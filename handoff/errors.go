@@ -3,7 +3,6 @@ package handoff
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/batonhq/baton/bus"
 )
@@ -38,15 +37,6 @@ var (
 	ErrInvalidCommand = errors.New("handoff: invalid command")
 	// ErrInvalidOption matches every *OptionError.
 	ErrInvalidOption = errors.New("handoff: invalid option")
-	// ErrUnknownHandoff: Accept, Reject or Lookup of an id the manager does
-	// not know.
-	ErrUnknownHandoff = errors.New("handoff: unknown hand-off")
-	// ErrNotPending: Accept or Reject of a hand-off that is already settled.
-	ErrNotPending = errors.New("handoff: hand-off not pending")
-	// ErrClosed: the manager is closed.
-	ErrClosed = errors.New("handoff: manager closed")
-	// ErrNotHandoffMessage matches every *MessageError of Unpack.
-	ErrNotHandoffMessage = errors.New("handoff: not a hand-off message")
 )
 
 // The checks of the validator, in the order it runs them. A RefusalError
@@ -123,42 +113,3 @@ func (e *OptionError) Error() string { return "handoff: " + e.Option + ": " + e.
 
 // Unwrap returns ErrInvalidOption.
 func (e *OptionError) Unwrap() error { return ErrInvalidOption }
-
-// UnknownHandoffError reports a hand-off id the manager does not know.
-type UnknownHandoffError struct {
-	ID string
-}
-
-// Error names the id.
-func (e *UnknownHandoffError) Error() string {
-	return "handoff: unknown hand-off " + strconv.Quote(e.ID)
-}
-
-// Unwrap returns ErrUnknownHandoff.
-func (e *UnknownHandoffError) Unwrap() error { return ErrUnknownHandoff }
-
-// StatusError reports an Accept or Reject of a hand-off already settled.
-type StatusError struct {
-	ID     string
-	Status Status
-}
-
-// Error names the id and its status.
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("handoff: hand-off %q is %s, not pending", e.ID, e.Status)
-}
-
-// Unwrap returns ErrNotPending.
-func (e *StatusError) Unwrap() error { return ErrNotPending }
-
-// MessageError reports a bus message that Unpack cannot read as a hand-off.
-type MessageError struct {
-	Field  string // "message_type", "metadata.handoff_id", ...
-	Reason string
-}
-
-// Error reads like "handoff: message: content.task_description is required".
-func (e *MessageError) Error() string { return "handoff: message: " + e.Field + " " + e.Reason }
-
-// Unwrap returns ErrNotHandoffMessage.
-func (e *MessageError) Unwrap() error { return ErrNotHandoffMessage }

@@ -1,54 +1,11 @@
 package handoff_test
 
 import (
-	"context"
 	"fmt"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
 )
-
-// The life of a hand-off: a command is validated, sent as a HANDOFF
-// message, received and accepted by its target, and kept as a record.
-func ExampleManager_Handoff() {
-	reg, _ := registry.FromSpecs([]registry.Agent{
-		{ID: "customer", Type: "support"},
-		{ID: "seller", Type: "merchant", Capabilities: []string{"approve_refund"}},
-	})
-	b := bus.New()
-	defer b.Close()
-	for _, id := range reg.IDs() {
-		_ = b.Register(id)
-	}
-	mgr, _ := handoff.NewManager(reg, b)
-	defer mgr.Close()
-
-	ctx := context.Background()
-	cmd, _ := handoff.NewCommand("customer", "seller", handoff.ReasonRule, "seller must approve the refund",
-		handoff.WithTask("Approve refund for order 12345"),
-		handoff.WithContextData(map[string]any{"order_id": "12345", "amount": 50}),
-		handoff.WithConstraints(map[string]any{"refund_method": "original_payment"}),
-		handoff.WithInstance("refund", "inst-1", 2))
-	if _, err := mgr.Handoff(ctx, cmd); err != nil {
-		fmt.Println(err)
-		return
-	}
-
-	msg, _ := b.ReceiveWait(ctx, "seller")
-	d, _ := handoff.Unpack(msg)
-	fmt.Println(msg.Type, d.Task.From, "->", msg.To, "step", d.Task.Step, d.Task.IdempotencyKey)
-	fmt.Println(d.Task.Description, d.Task.Context["order_id"], d.Task.Constraints["refund_method"])
-	_ = mgr.Accept(ctx, d.HandoffID)
-
-	for _, r := range mgr.History("inst-1") {
-		fmt.Println(r.From, "->", r.To, r.Reason, r.Status, r.ContextBytes, "bytes of context")
-	}
-	// Output:
-	// HANDOFF customer -> seller step 2 inst-1:2
-	// Approve refund for order 12345 12345 original_payment
-	// customer -> seller rule accepted 32 bytes of context
-}
 
 func ExampleValidator_Validate() {
 	reg, _ := registry.FromSpecs([]registry.Agent{

@@ -7,16 +7,16 @@ import (
 	"unicode/utf8"
 )
 
-// maxSizeDepth bounds the nesting jsonSize walks; a deeper value (or a
+// maxSizeDepth bounds the nesting JSONSize walks; a deeper value (or a
 // cycle) is measured as unknown rather than followed.
 const maxSizeDepth = 256
 
-// jsonSize returns the length in bytes of json.Marshal(v) without building
+// JSONSize returns the length in bytes of json.Marshal(v) without building
 // the encoding for the JSON-like types a context is made of (maps, slices,
 // strings, numbers, booleans), so that measuring a hand-off's context costs
 // no allocation. Other types are marshalled. It returns -1 when v cannot be
 // encoded.
-func jsonSize(v any) int {
+func JSONSize(v any) int {
 	n, ok := sizeOf(v, 0)
 	if !ok {
 		return -1

@@ -36,12 +36,12 @@ func TestJSONSize_MatchesMarshal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := jsonSize(v); got != len(b) {
+			if got := JSONSize(v); got != len(b) {
 				t.Errorf("jsonSize = %d, want %d (%s)", got, len(b), b)
 			}
 		})
 	}
-	if got := jsonSize(values); got <= 0 {
+	if got := JSONSize(values); got <= 0 {
 		t.Errorf("jsonSize of all values = %d, want > 0", got)
 	}
 }
@@ -56,7 +56,7 @@ func TestJSONSize_Unencodable(t *testing.T) {
 		"cycle":   cyclic,
 		"in list": []any{1, math.Inf(-1)},
 	} {
-		if got := jsonSize(v); got != -1 {
+		if got := JSONSize(v); got != -1 {
 			t.Errorf("%s: jsonSize = %d, want -1", name, got)
 		}
 	}
@@ -64,7 +64,7 @@ func TestJSONSize_Unencodable(t *testing.T) {
 
 func TestJSONSize_DoesNotAllocate(t *testing.T) {
 	ctx := map[string]any{"user_preferences": map[string]any{"prefer_morning": true}, "notes": strings.Repeat("x", 4096), "amount": 50.5, "n": 3, "list": []any{"a", 1.0}}
-	if allocs := testing.AllocsPerRun(100, func() { jsonSize(ctx) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(100, func() { JSONSize(ctx) }); allocs != 0 {
 		t.Errorf("got %v allocations, want 0", allocs)
 	}
 }
@@ -78,7 +78,7 @@ func FuzzJSONSize(f *testing.F) {
 		if enc, err := json.Marshal(v); err == nil {
 			want = len(enc)
 		}
-		if got := jsonSize(v); got != want {
+		if got := JSONSize(v); got != want {
 			t.Fatalf("jsonSize = %d, want %d", got, want)
 		}
 	})

@@ -49,7 +49,8 @@ type Entry struct {
 	Result    map[string]any `json:"result,omitempty"` // the agent's result; for a handoff, its payload; for started, the input
 	Error     string         `json:"error,omitempty"`
 	Retryable bool           `json:"retryable,omitempty"`  // outcome: error.retryable as the rules saw it
-	ErrorKind string         `json:"error_kind,omitempty"` // agent_run, outcome: the failure's kind (error, timeout, rejected, rate_limited, ...)
+	ErrorKind string         `json:"error_kind,omitempty"` // agent_run, outcome: the failure's kind (error, timeout, rejected, rate_limited, ...); failed: why (no_rule_matched, task, context, max_steps, max_visits, canceled, error)
+	Limit     string         `json:"limit,omitempty"`      // limit_hit: the limit (max_steps or max_visits)
 	Reason    string         `json:"reason,omitempty"`     // handoff: the hand-off's reason (rule, plan_step, user_request, ...)
 	Detail    string         `json:"detail,omitempty"`
 	Delay     time.Duration  `json:"delay,omitempty"`

@@ -4,8 +4,7 @@
 //
 // A Registry is filled once, from a workflow's agents section (the engine
 // converts each declared agent into an Agent and calls FromSpecs) or by hand
-// with Add, and is then read concurrently by the bus, the hand-off manager
-// and the engine's workers. Reads never take a lock: every change publishes a
+// with Add, and is then read concurrently by the bus and the engine. Reads never take a lock: every change publishes a
 // new immutable snapshot.
 //
 // # The agent's side of a hand-off

@@ -155,3 +155,12 @@ func KindOf(err error) string {
 	}
 	return "error"
 }
+
+// ErrDeferred is what a handler returns (through Deferred) when the run's
+// outcome will be reported later, through the engine's report API, rather
+// than by its return: an HTTP agent that answered 202, say. The run stays
+// under way until that report or the state's timeout.
+var ErrDeferred = errors.New("registry: the outcome will be reported later")
+
+// Deferred returns ErrDeferred.
+func Deferred() error { return ErrDeferred }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
@@ -86,12 +85,12 @@ func Check(w *rules.Workflow, history []record.Entry) (*Report, error) {
 			st := Step{Step: e.Step, State: e.State, Trigger: e.Trigger, Recorded: recorded(history[idx+1:])}
 			env := rules.Env{
 				Result: orEmpty(e.Result), Input: input, Context: context,
-				Error: rules.ErrorInfo{Message: e.Error, Retryable: e.Retryable, Kind: errorKind(e)},
+				Error: rules.ErrorInfo{Message: e.Error, Retryable: e.Retryable, Kind: e.ErrorKind},
 				State: e.State, Agent: e.Agent, Trigger: e.Trigger, Step: e.Step,
 				Visits: maps.Clone(visits), Attempt: e.Attempt,
 			}
 			var merged map[string]any
-			st.Replayed, merged = decide(w, &env, visits)
+			st.Replayed, merged = decide(w, &env)
 			st.Diff = compare(st.Recorded, st.Replayed)
 			if owner := w.Owner(e.State); st.Diff == "" && owner != e.Agent {
 				st.Diff = "state" // the state is now someone else's
@@ -118,58 +117,36 @@ func (r *Report) diverge(st Step) *Report {
 	return r
 }
 
-// decide is what w chooses for env, and the context after the chosen rule's
-// merge (nil when nothing merges).
-func decide(w *rules.Workflow, env *rules.Env, visits map[string]int) (Decision, map[string]any) {
+// decide is what w chooses for env (rules.Workflow.Decide, as the engine
+// applies it), and the context after the chosen rule's merge (nil when
+// nothing merges).
+func decide(w *rules.Workflow, env *rules.Env) (Decision, map[string]any) {
 	if _, ok := w.State(env.State); !ok {
 		return Decision{Fail: fmt.Sprintf("state %s is not in workflow %s", env.State, w.Name)}, nil
 	}
-	m, err := w.Match(env.State, w.Owner(env.State), env.Trigger, env)
-	if err != nil {
+	d := w.Decide(env)
+	if d.Rule == nil {
 		return Decision{Fail: "no rule matched"}, nil
 	}
-	r := m.Rule
-	d := Decision{Rule: r.ID, Next: r.Next, To: r.To}
-	next, _ := w.State(r.Next)
-	if lim := limitOf(w, next, env.Step, visits); lim != "" {
-		d.Limit, d.To = lim, ""
-		return d, nil
-	}
-	values, err := r.EvalContext(env)
-	if err != nil {
-		return Decision{Rule: r.ID, Next: r.Next, Fail: "context: " + err.Error()}, nil
-	}
-	if _, err := r.TaskDescription(env); err != nil {
-		return Decision{Rule: r.ID, Next: r.Next, Fail: "task: " + err.Error()}, nil
-	}
-	if len(values) == 0 {
-		return d, nil
+	out := Decision{Rule: d.Rule.ID, Next: d.Rule.Next, To: d.Rule.To}
+	switch {
+	case d.Limit != nil:
+		out.Limit, out.To = d.Limit.Limit, ""
+		return out, nil
+	case d.Err != nil:
+		out.To = ""
+		out.Fail = d.Err.Error()
+		return out, nil
+	case len(d.Context) == 0:
+		return out, nil
 	}
 	merged := maps.Clone(env.Context)
-	maps.Copy(merged, values)
-	return d, merged
+	maps.Copy(merged, d.Context)
+	return out, merged
 }
 
-// limitOf names the limit entering next after step would break, as the
-// engine checks it.
-func limitOf(w *rules.Workflow, next *rules.State, step int, visits map[string]int) string {
-	if next == nil || next.Terminal {
-		return ""
-	}
-	if visits[next.Name]+1 > next.MaxVisits {
-		return "max_visits"
-	}
-	runs := 1
-	if next.Parallel() {
-		runs = len(next.Agents)
-	}
-	if step+runs > w.Limits.MaxSteps {
-		return "max_steps"
-	}
-	return ""
-}
-
-// recorded reads the decision that followed an outcome in the history.
+// recorded reads the decision that followed an outcome in the history, from
+// the entries' structured fields.
 func recorded(after []record.Entry) Decision {
 	var d Decision
 	for _, e := range after {
@@ -177,14 +154,14 @@ func recorded(after []record.Entry) Decision {
 		case record.KindRuleFired:
 			d = Decision{Rule: e.Rule, Next: e.Next, To: e.To}
 		case record.KindLimitHit:
-			d.Limit, d.To = limitName(e.Error), ""
+			d.Limit, d.To = e.Limit, ""
 			return d
 		case record.KindFailed:
 			switch {
 			case d.Rule == "":
 				d.Fail = "no rule matched"
-			case strings.Contains(e.Error, "rule "+d.Rule+": "):
-				d.Fail = failText(e.Error, d.Rule)
+			case e.ErrorKind == "task" || e.ErrorKind == "context":
+				d.Fail, d.To = e.Error, ""
 			}
 			return d
 		case record.KindTransition, record.KindOutcome, record.KindHandoff, record.KindDispatch, record.KindCompleted:
@@ -192,22 +169,6 @@ func recorded(after []record.Entry) Decision {
 		}
 	}
 	return d
-}
-
-func limitName(msg string) string {
-	if strings.Contains(msg, "max_steps") {
-		return "max_steps"
-	}
-	return "max_visits"
-}
-
-// failText is the replay's wording of a recorded task/context failure.
-func failText(msg, rule string) string {
-	_, rest, _ := strings.Cut(msg, "rule "+rule+": ")
-	if strings.HasPrefix(rest, "task: ") {
-		return rest
-	}
-	return "context: " + rest
 }
 
 // compare names the first field in which two decisions differ.
@@ -223,14 +184,6 @@ func compare(a, b Decision) string {
 		return "limit"
 	case a.To != b.To:
 		return "hand-off"
-	}
-	return ""
-}
-
-func errorKind(e record.Entry) string {
-	switch e.Trigger {
-	case "error", "timeout", "rejected":
-		return e.Trigger
 	}
 	return ""
 }

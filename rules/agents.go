@@ -1,13 +1,15 @@
 package rules
 
 import (
+	"net/url"
+	"regexp"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
 )
 
 var agentKeys = keySpec{
-	optional: []string{"type", "capabilities", "queue", "concurrency", "system", "selectable", "expertise", "accuracy"},
+	optional: []string{"type", "capabilities", "queue", "concurrency", "url", "secret_env", "system", "selectable", "expertise", "accuracy"},
 }
 
 var limitKeys = keySpec{
@@ -15,6 +17,9 @@ var limitKeys = keySpec{
 }
 
 func quote(s string) string { return strconv.Quote(s) }
+
+// envName is the pattern of an environment variable's name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // agents decodes the `agents` map. Every key is registered, even one with a
 // bad spec, so that references to it do not cascade into more errors.
@@ -79,6 +84,27 @@ func (l *loader) agentSpec(a *Agent, spec fieldSet) {
 	}
 	if f, ok := spec.get("accuracy"); ok {
 		a.Accuracy, _ = l.fraction(f.val, "accuracy")
+	}
+	if f, ok := spec.get("url"); ok {
+		if u, ok := l.scalar(f.val, "url"); ok {
+			if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+				l.errorf(f.val, "url must be an http or https URL, got %s", quote(u))
+			} else {
+				a.URL = u
+			}
+		}
+	}
+	if f, ok := spec.get("secret_env"); ok {
+		if v, ok := l.scalar(f.val, "secret_env"); ok {
+			if !envName.MatchString(v) {
+				l.errorf(f.val, "secret_env must name an environment variable ([A-Za-z_][A-Za-z0-9_]*), got %s", quote(v))
+			} else {
+				a.SecretEnv = v
+			}
+		}
+		if a.URL == "" {
+			l.errorf(f.key, "secret_env signs the calls of an HTTP agent: it needs url")
+		}
 	}
 }
 

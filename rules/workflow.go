@@ -145,6 +145,11 @@ type Agent struct {
 	Expertise float64
 	// Accuracy is the agent's historical accuracy for weighted_vote, in [0, 1].
 	Accuracy float64
+	// URL makes the agent an HTTP agent: the engine POSTs its work there.
+	URL string
+	// SecretEnv names the environment variable whose value signs the calls
+	// to URL (Baton-Signature).
+	SecretEnv string
 	// Pos is the position of the agent's key.
 	Pos Pos
 }

@@ -23,3 +23,6 @@ func Approved() map[string]registry.Handler {
 		"notification": reply("sent", nil),
 	}
 }
+
+// Input is a refund's start input.
+func Input() map[string]any { return map[string]any{"order_id": "1", "amount": 50} }

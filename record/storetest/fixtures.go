@@ -65,6 +65,7 @@ func fullEntry(seq, step int) record.Entry {
 		Error:     "registry: rejected",
 		Retryable: true,
 		ErrorKind: "rate_limited",
+		Limit:     "max_visits",
 		Reason:    "capability_match",
 		Detail:    "détail ✓ \"quoted\" <b>&</b>\nsecond line\ttab \u2028",
 		Delay:     1500*time.Millisecond + 1,

@@ -1,0 +1,109 @@
+package rules
+
+import "fmt"
+
+// Decision is what a workflow decides for one outcome: the rule that fires
+// and the state it enters, or the limit that refuses the transition, and
+// for a transition taken the hand-off's task description and the context
+// values to merge. The engine applies it; replay compares it with what a
+// history recorded. Both read it from Decide, so they cannot drift apart.
+type Decision struct {
+	// Match is the rule selection, with every condition tried.
+	Match Match
+	// Rule is the rule that fired; nil when none matched.
+	Rule *Rule
+	// Next is the state the rule enters.
+	Next *State
+	// Limit is the limit that refused the transition; nil when none did.
+	// The task and context are then not evaluated.
+	Limit *LimitHit
+	// Task is the hand-off's task description.
+	Task string
+	// Context holds the values the rule merges into the instance context.
+	Context map[string]any
+	// Err is why nothing can be applied: a *NoMatchError when no rule
+	// matched, a *DecideError when the fired rule's task or context failed.
+	Err error
+}
+
+// LimitHit says which limit refuses entering a state, and with what count.
+type LimitHit struct {
+	Limit string // "max_visits" or "max_steps"
+	State string // the state that would have been entered
+	Count int    // the count entering it would reach
+	Max   int
+}
+
+// DecideError is a fired rule's task or context expression failing at run
+// time: it fails the instance.
+type DecideError struct {
+	Rule string
+	Part string // "task" or "context"
+	Key  string // the context key, for a context failure
+	Err  error
+}
+
+func (e *DecideError) Error() string {
+	if e.Part == "context" {
+		return fmt.Sprintf("rule %s: context %q: %v", e.Rule, e.Key, e.Err)
+	}
+	return fmt.Sprintf("rule %s: %s: %v", e.Rule, e.Part, e.Err)
+}
+
+// Unwrap returns the expression's error.
+func (e *DecideError) Unwrap() error { return e.Err }
+
+// Decide matches env's outcome against the rules (env.State, env.Agent and
+// env.Trigger say whose outcome it is), checks the limits of the state the
+// chosen rule enters with env.Step and env.Visits, and, when the transition
+// may be taken, evaluates the rule's task and then its context, in env.
+func (w *Workflow) Decide(env *Env) Decision {
+	m, err := w.Match(env.State, env.Agent, env.Trigger, env)
+	d := Decision{Match: m, Rule: m.Rule}
+	if err != nil {
+		d.Err = err
+		return d
+	}
+	r := m.Rule
+	d.Next = w.states[r.Next]
+	if d.Limit = w.LimitOf(d.Next, env.Step, env.Visits); d.Limit != nil {
+		return d
+	}
+	if d.Task, err = r.TaskDescription(env); err != nil {
+		d.Err = &DecideError{Rule: r.ID, Part: "task", Err: err}
+		return d
+	}
+	if len(r.Context) > 0 {
+		d.Context = make(map[string]any, len(r.Context))
+		for _, c := range r.Context {
+			v, err := c.Expr.Eval(env)
+			if err != nil {
+				d.Context = nil
+				d.Err = &DecideError{Rule: r.ID, Part: "context", Key: c.Key, Err: err}
+				return d
+			}
+			d.Context[c.Key] = v
+		}
+	}
+	return d
+}
+
+// LimitOf reports the limit that entering next would break after step runs
+// with these visits, if any: next's max_visits (the entry counted), or
+// max_steps (counting one run per agent of a parallel state).
+func (w *Workflow) LimitOf(next *State, step int, visits map[string]int) *LimitHit {
+	if next == nil || next.Terminal {
+		return nil
+	}
+	if v := visits[next.Name] + 1; v > next.MaxVisits {
+		return &LimitHit{Limit: "max_visits", State: next.Name, Count: v, Max: next.MaxVisits}
+	}
+	runs := 1
+	if next.Parallel() {
+		runs = len(next.Agents) // each branch run is a step
+	}
+	if s := step + runs; s > w.Limits.MaxSteps {
+		return &LimitHit{Limit: "max_steps", State: next.Name, Count: s, Max: w.Limits.MaxSteps}
+	}
+	return nil
+}
