@@ -25,6 +25,7 @@ type flight struct {
 	seq       uint64
 	delivered int
 	deadline  time.Time
+	overdue   bool // its ack wait passed: kept one more ack wait for a late ack
 	idx       int
 }
 
@@ -365,7 +366,11 @@ func (t *Transport) sweep() {
 }
 
 // expire handles the flights due by now and returns how long until the
-// next one is.
+// next one is. A flight on its last delivery is dead-lettered when its ack
+// wait passes. Another is kept for one more ack wait, so that an ack
+// arriving late (the server accepts it until it delivers the message again)
+// still finds it, and is then forgotten: the map holds no more than what
+// was taken within two ack waits.
 func (t *Transport) expire(now time.Time) time.Duration {
 	var last []*flight
 	t.mu.Lock()
@@ -374,9 +379,16 @@ func (t *Transport) expire(now time.Time) time.Duration {
 		if t.taken[f.m.MessageID] != f {
 			continue
 		}
-		delete(t.taken, f.m.MessageID)
-		if f.delivered >= t.cfg.MaxDeliveries {
+		switch {
+		case f.delivered >= t.cfg.MaxDeliveries:
+			delete(t.taken, f.m.MessageID)
 			last = append(last, f)
+		case !f.overdue:
+			f.overdue = true
+			f.deadline = f.deadline.Add(t.cfg.ackWait(f.delivered))
+			heap.Push(&t.due, f)
+		default:
+			delete(t.taken, f.m.MessageID)
 		}
 	}
 	next := time.Hour
