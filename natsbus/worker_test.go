@@ -95,7 +95,7 @@ func startWorker(tb testing.TB, ns *server.Server, hs map[string]registry.Handle
 	if err != nil {
 		tb.Fatal(err)
 	}
-	wk, err := natsbus.NewWorker(tr, hs, natsbus.WorkerConfig{})
+	wk, err := natsbus.NewWorker(tr, hs, natsbus.WorkerConfig{Concurrency: 128})
 	if err != nil {
 		tb.Fatal(err)
 	}
