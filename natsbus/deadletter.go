@@ -1,0 +1,224 @@
+package natsbus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/bus"
+)
+
+// dead is a dead letter on its way to the dead-letter stream.
+type dead struct {
+	m        *bus.Message
+	reason   bus.DeadLetterReason
+	stream   string // the work stream it leaves, if it was in one
+	seq      uint64
+	attempts int
+	lastErr  string
+	term     *nats.Msg // the delivery to terminate, if any
+	termWhy  string
+}
+
+// deadLetterJSON is the form of a dead letter in the dead-letter stream.
+type deadLetterJSON struct {
+	Message   *bus.Message         `json:"message"`
+	Reason    bus.DeadLetterReason `json:"reason"`
+	At        time.Time            `json:"at"`
+	Attempts  int                  `json:"attempts"`
+	LastError string               `json:"last_error,omitempty"`
+	Stream    string               `json:"stream,omitempty"`
+	Seq       uint64               `json:"seq,omitempty"`
+}
+
+// deadLetter publishes d to the dead-letter stream, then takes its message
+// out of its work stream (terminating the delivery d.term when set, and
+// deleting it by sequence), and then, unless another process had already
+// dead-lettered the same stored message, hands it to this Transport's
+// callbacks: a callback that reads Metrics finds the message counted once.
+// A dead letter of a message stored in a work stream carries the stream and
+// sequence as its Nats-Msg-Id, so that two processes giving up on the same
+// message record it once. Publishing first means a crash in between leaves
+// the message to be dead-lettered again (and deduplicated), never lost.
+func (t *Transport) deadLetter(ctx context.Context, d dead) error {
+	dl := bus.DeadLetter{Message: d.m, Reason: d.reason, At: time.Now().UTC(), Attempts: max(d.attempts, 1), LastError: d.lastErr}
+	data, err := json.Marshal(deadLetterJSON{Message: d.m, Reason: d.reason, At: dl.At, Attempts: dl.Attempts,
+		LastError: d.lastErr, Stream: d.stream, Seq: d.seq})
+	if err != nil {
+		t.log.Error("natsbus: dead letter not encoded", zap.String("message_id", d.m.MessageID), zap.Error(err))
+		return err
+	}
+	msg := nats.NewMsg(deadSubject(d.m.To, d.reason))
+	msg.Data = data
+	msg.Header.Set(HeaderOrigin, t.id)
+	msg.Header.Set(HeaderReason, string(d.reason))
+	if d.stream != "" {
+		msg.Header.Set(HeaderMsgID, "dead."+d.stream+"."+strconv.FormatUint(d.seq, 10))
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), t.cfg.Timeout)
+		defer cancel()
+	}
+	ack, err := t.js.PublishMsg(ctx, msg)
+	if err != nil {
+		// Not stored: leave the message where it is, to be dead-lettered
+		// again by the next taker; the callbacks still learn of it.
+		t.log.Error("natsbus: dead letter not stored", zap.String("message_id", d.m.MessageID),
+			zap.String("reason", string(d.reason)), zap.Error(err))
+		t.notify(dl)
+		return fmt.Errorf("natsbus: dead letter of %s not stored: %w", d.m.MessageID, err)
+	}
+	var rmErr error
+	if d.term != nil {
+		_ = t.nc.Publish(d.term.Reply, []byte(ackTerm+d.termWhy))
+	}
+	if d.stream != "" {
+		rmErr = t.remove(ctx, d.stream, d.seq)
+		if rmErr != nil {
+			t.log.Error("natsbus: dead letter left in its work stream", zap.String("message_id", d.m.MessageID), zap.Error(rmErr))
+		}
+	}
+	if !ack.Duplicate {
+		t.notify(dl)
+	}
+	return rmErr
+}
+
+// notify hands dl to every callback.
+func (t *Transport) notify(dl bus.DeadLetter) {
+	t.cbMu.RLock()
+	defer t.cbMu.RUnlock()
+	if t.cbDone {
+		return
+	}
+	for _, f := range t.cbs {
+		c := dl
+		c.Message = dl.Message.Clone()
+		f(c)
+	}
+}
+
+// OnDeadLetter calls f for every dead letter of every process sharing the
+// NATS system, from the moment it is called until cancel is: the dead
+// letters this Transport makes as it makes them, the others' as they reach
+// the dead-letter stream. f must not block for long.
+func (t *Transport) OnDeadLetter(f func(bus.DeadLetter)) (cancel func()) {
+	if f == nil {
+		return func() {}
+	}
+	t.cbMu.Lock()
+	id := t.nextCb
+	t.nextCb++
+	t.cbs[id] = f
+	t.cbMu.Unlock()
+	return func() {
+		t.cbMu.Lock()
+		delete(t.cbs, id)
+		t.cbMu.Unlock()
+	}
+}
+
+// followDeadLetters creates the dead-letter stream if needed, follows it
+// from now on with an ordered consumer, and listens (in a queue group with
+// the other processes) for the messages agents terminate themselves.
+func (t *Transport) followDeadLetters(ctx context.Context) error {
+	sc := jetstream.StreamConfig{
+		Name:        DeadStream,
+		Description: "Baton dead letters",
+		Subjects:    []string{DeadPrefix + ">"},
+		Retention:   jetstream.LimitsPolicy,
+		MaxAge:      t.cfg.DeadLetterMaxAge,
+		Duplicates:  t.cfg.DedupWindow,
+		Storage:     t.cfg.Storage,
+		Replicas:    t.cfg.Replicas,
+	}
+	if t.cfg.AsyncPersist {
+		sc.PersistMode = jetstream.AsyncPersistMode
+	}
+	s, err := t.js.CreateStream(ctx, sc)
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		s, err = t.js.Stream(ctx, DeadStream)
+	}
+	if err != nil {
+		return fmt.Errorf("natsbus: dead-letter stream: %w", err)
+	}
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy})
+	if err != nil {
+		return fmt.Errorf("natsbus: follow the dead letters: %w", err)
+	}
+	cc, err := c.Consume(t.received)
+	if err != nil {
+		return fmt.Errorf("natsbus: follow the dead letters: %w", err)
+	}
+	t.deadCons = cc
+	sub, err := t.nc.QueueSubscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.*.*", advisoryQueue, t.terminated)
+	if err != nil {
+		cc.Stop()
+		<-cc.Closed()
+		return fmt.Errorf("natsbus: listen for terminated messages: %w", err)
+	}
+	t.advSub = sub
+	return nil
+}
+
+// received hands a dead letter another process published to the callbacks.
+func (t *Transport) received(jm jetstream.Msg) {
+	if jm.Headers().Get(HeaderOrigin) == t.id {
+		return
+	}
+	var w deadLetterJSON
+	if err := json.Unmarshal(jm.Data(), &w); err != nil || w.Message == nil {
+		t.log.Warn("natsbus: unreadable dead letter", zap.String("subject", jm.Subject()), zap.Error(err))
+		return
+	}
+	t.notify(bus.DeadLetter{Message: w.Message, Reason: w.Reason, At: w.At, Attempts: w.Attempts, LastError: w.LastError})
+}
+
+// terminatedAdvisory is the part of JetStream's terminated advisory natsbus
+// reads.
+type terminatedAdvisory struct {
+	Stream     string `json:"stream"`
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries int    `json:"deliveries"`
+	Reason     string `json:"reason"`
+}
+
+// terminated dead-letters a message an agent terminated with a plain NATS
+// client: "ttl_expired" or "max_retries" when that is the reason it gave
+// (it found the work expired, or delivered too often), "rejected" with its
+// reason otherwise. natsbus's own terminations (reasons starting with
+// "natsbus:") follow a dead letter already published. JetStream has removed
+// the message from the work-queue stream by then, so the dead letter holds
+// what the advisory tells: the agent, the stream sequence and the reason.
+func (t *Transport) terminated(am *nats.Msg) {
+	var a terminatedAdvisory
+	if err := json.Unmarshal(am.Data, &a); err != nil || !strings.HasPrefix(a.Stream, WorkStreamPrefix) {
+		return
+	}
+	if strings.HasPrefix(a.Reason, "natsbus:") {
+		return
+	}
+	agent := agentOf(strings.TrimPrefix(a.Stream, WorkStreamPrefix))
+	m := &bus.Message{MessageID: a.Stream + ":" + strconv.FormatUint(a.StreamSeq, 10), Type: bus.MessageHandoff,
+		To: agent, Content: map[string]any{"action": "unknown"}}
+	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
+	defer cancel()
+	reason := bus.ReasonRejected
+	switch bus.DeadLetterReason(a.Reason) {
+	case bus.ReasonTTLExpired, bus.ReasonMaxRetries:
+		reason = bus.DeadLetterReason(a.Reason)
+	default:
+		t.rejects.Add(1)
+	}
+	_ = t.deadLetter(ctx, dead{m: m, reason: reason, stream: a.Stream, seq: a.StreamSeq, attempts: a.Deliveries,
+		lastErr: a.Reason})
+}

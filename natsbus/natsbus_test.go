@@ -1,0 +1,569 @@
+package natsbus_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/natsbus"
+)
+
+var _ interface {
+	OpenMailbox(string, int) error
+	SendWork(context.Context, *bus.Message) error
+	TakeWork(context.Context, string, int) ([]*bus.Message, error)
+	Ack(context.Context, *bus.Message) error
+	Nack(context.Context, *bus.Message) error
+	Reject(context.Context, *bus.Message, string) error
+	OnDeadLetter(func(bus.DeadLetter)) func()
+	Metrics() bus.Snapshot
+} = (*natsbus.Transport)(nil)
+
+func keys(ms []*bus.Message) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.IdempotencyKey
+	}
+	return out
+}
+
+func TestTransport_TakeWork_HighestPriorityFirstThenSendOrder(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	ctx := t.Context()
+	if err := tr.OpenMailbox("billing.eu", 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct {
+		key string
+		p   bus.Priority
+	}{{"low", bus.PriorityLow}, {"normal1", bus.PriorityNormal}, {"critical", bus.PriorityCritical},
+		{"high", bus.PriorityHigh}, {"normal2", bus.PriorityNormal}} {
+		if err := tr.SendWork(ctx, work("billing.eu", w.p, w.key)); err != nil {
+			t.Fatalf("SendWork %s: %v", w.key, err)
+		}
+	}
+	// Under load (the race detector, parallel tests) the consumers may hear
+	// of the work later than TakeWait: wait for them.
+	seen(t, ns, "billing.eu", 5)
+	first, err := tr.TakeWork(ctx, "billing.eu", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, err := tr.TakeWork(ctx, "billing.eu", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(append(keys(first), keys(rest)...), " ")
+	if want := "critical high normal1 normal2 low"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	for _, m := range append(first, rest...) {
+		if m.DeliveryCount != 1 || m.MessageID == "" || m.Timestamp.IsZero() {
+			t.Errorf("got %s delivery %d id %q timestamp %v, want delivery 1 with id and timestamp", m.IdempotencyKey, m.DeliveryCount, m.MessageID, m.Timestamp)
+		}
+		if err := tr.Ack(ctx, m); err != nil {
+			t.Errorf("Ack %s: %v", m.IdempotencyKey, err)
+		}
+	}
+	s := tr.Metrics()
+	wantBalanced(t, s)
+	if s.Accepted != 5 || s.Delivered != 5 || s.Queued != 0 || s.InFlight != 0 {
+		t.Errorf("got %+v, want 5 accepted and delivered", s)
+	}
+}
+
+// seen waits until agent's consumers know of the n messages sent: JetStream
+// tells them a moment after it acknowledges a publish, and a take waits
+// for the news only Config.TakeWait at each level.
+func seen(tb testing.TB, ns *server.Server, agent string, n int) {
+	tb.Helper()
+	js, err := jetstream.New(connect(tb, ns))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	waitFor(tb, "the consumers to see the work", func() bool {
+		var pending uint64
+		for _, level := range []string{"critical", "high", "normal", "low"} {
+			c, err := js.Consumer(context.Background(), natsbus.WorkStream(agent), level)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			info, err := c.Info(context.Background())
+			if err != nil {
+				tb.Fatal(err)
+			}
+			pending += info.NumPending
+		}
+		return pending == uint64(n)
+	})
+}
+
+func TestTransport_SendWork_FullMailboxRefusesNamingTheAgent(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	dl, _ := collect(tr)
+	ctx := t.Context()
+	if err := tr.OpenMailbox("PaymentAgent", 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b"} {
+		if err := tr.SendWork(ctx, work("PaymentAgent", bus.PriorityNormal, k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := tr.SendWork(ctx, work("PaymentAgent", bus.PriorityCritical, "c"))
+	var full *bus.QueueFullError
+	if !errors.As(err, &full) || full.Agent != "PaymentAgent" || full.Capacity != 2 || !errors.Is(err, bus.ErrQueueFull) {
+		t.Fatalf("got %v, want a QueueFullError of PaymentAgent, capacity 2", err)
+	}
+	if !strings.Contains(err.Error(), "PaymentAgent queue full") {
+		t.Errorf("got %q, want it to read PaymentAgent queue full", err)
+	}
+	if got := dl.all(); len(got) != 1 || got[0].Reason != bus.ReasonQueueOverflow || got[0].Message.IdempotencyKey != "c" {
+		t.Errorf("got dead letters %+v, want c dead-lettered queue_overflow", got)
+	}
+	// Opening it again keeps its capacity and messages.
+	if err := tr.OpenMailbox("PaymentAgent", 10); err != nil {
+		t.Fatal(err)
+	}
+	s := tr.Metrics()
+	wantBalanced(t, s)
+	if s.Accepted != 3 || s.Queued != 2 || s.DeadLettersByReason[bus.ReasonQueueOverflow] != 1 || s.Agents[0].Capacity != 2 {
+		t.Errorf("got %+v, want 3 accepted, 2 queued, 1 overflow, capacity 2", s)
+	}
+	// Settling one makes room, and the refused work sent again (its
+	// sender's retry, same idempotency key) is not taken for a duplicate.
+	seen(t, ns, "PaymentAgent", 2)
+	got, err := tr.TakeWork(ctx, "PaymentAgent", 1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("got %d (%v), want 1", len(got), err)
+	}
+	if err := tr.Ack(ctx, got[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SendWork(ctx, work("PaymentAgent", bus.PriorityCritical, "c")); err != nil {
+		t.Fatalf("the refused work sent again: %v", err)
+	}
+	seen(t, ns, "PaymentAgent", 2)
+	rest, err := tr.TakeWork(ctx, "PaymentAgent", 0)
+	if err != nil || strings.Join(keys(rest), " ") != "c b" {
+		t.Errorf("got %v (%v), want [c b]", keys(rest), err)
+	}
+	if s := tr.Metrics(); s.Duplicates != 0 || s.Accepted != 4 {
+		t.Errorf("got %d duplicates, %d accepted, want 0 and 4", s.Duplicates, s.Accepted)
+	}
+}
+
+func TestTransport_SendWork_UnknownAgentIsDeadLettered(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	dl, _ := collect(tr)
+	err := tr.SendWork(t.Context(), work("nobody", bus.PriorityNormal, "k"))
+	var unknown *bus.UnknownAgentError
+	if !errors.As(err, &unknown) || unknown.Agent != "nobody" {
+		t.Fatalf("got %v, want an UnknownAgentError of nobody", err)
+	}
+	if got := dl.all(); len(got) != 1 || got[0].Reason != bus.ReasonReceiverNotFound {
+		t.Errorf("got %+v, want one receiver_not_found", got)
+	}
+	if _, err := tr.TakeWork(t.Context(), "nobody", 1); !errors.As(err, &unknown) {
+		t.Errorf("TakeWork: got %v, want an UnknownAgentError", err)
+	}
+	s := tr.Metrics()
+	wantBalanced(t, s)
+	if s.Accepted != 1 || s.DeadLettered != 1 {
+		t.Errorf("got %+v, want 1 accepted and dead-lettered", s)
+	}
+}
+
+func TestTransport_SendWork_InvalidMessageIsRefused(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	if err := tr.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	m := work("a", bus.PriorityNormal, "k")
+	m.Content = nil
+	var verr *bus.ValidationError
+	if err := tr.SendWork(t.Context(), m); !errors.As(err, &verr) {
+		t.Fatalf("got %v, want a ValidationError", err)
+	}
+	if s := tr.Metrics(); s.ValidationErrors != 1 || s.Accepted != 0 {
+		t.Errorf("got %+v, want 1 validation error and nothing accepted", s)
+	}
+}
+
+func TestTransport_SendWork_SameIdempotencyKeyIsDroppedAsDuplicate(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	ctx := t.Context()
+	if err := tr.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "i1:3")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen(t, ns, "a", 1)
+	got, err := tr.TakeWork(ctx, "a", 0)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("got %d messages (%v), want 1", len(got), err)
+	}
+	s := tr.Metrics()
+	if s.Duplicates != 2 || s.Accepted != 1 || s.InFlight != 1 {
+		t.Errorf("got %+v, want 2 duplicates, 1 accepted in flight", s)
+	}
+	wantBalanced(t, s)
+}
+
+func TestTransport_TakeWork_RedeliversAfterTheAckWait(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, func(c *natsbus.Config) { c.AckWait = 100 * time.Millisecond })
+	ctx := t.Context()
+	if err := tr.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, ns, "a", 1)
+	first, err := tr.TakeWork(ctx, "a", 1)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("got %d (%v), want 1", len(first), err)
+	}
+	if s := tr.Metrics(); s.InFlight != 1 || s.Queued != 0 {
+		t.Errorf("got in flight %d queued %d, want 1 and 0", s.InFlight, s.Queued)
+	}
+	var again []*bus.Message
+	waitFor(t, "the redelivery", func() bool {
+		again, err = tr.TakeWork(ctx, "a", 1)
+		return err != nil || len(again) == 1
+	})
+	if err != nil || again[0].MessageID != first[0].MessageID || again[0].DeliveryCount != 2 {
+		t.Fatalf("got %+v (%v), want the same message, delivery 2", again, err)
+	}
+	// The first delivery's ack wait has passed: only the second is held.
+	if err := tr.Ack(ctx, again[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Ack(ctx, first[0]); !errors.Is(err, natsbus.ErrNotTaken) {
+		t.Errorf("second Ack: got %v, want ErrNotTaken", err)
+	}
+	s := tr.Metrics()
+	wantBalanced(t, s)
+	if s.Redeliveries != 1 || s.Delivered != 1 || s.Acks != 1 {
+		t.Errorf("got %+v, want 1 redelivery, 1 delivered, 1 ack", s)
+	}
+}
+
+func TestTransport_Nack_RedeliversAtOnce(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	ctx := t.Context()
+	if err := tr.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, ns, "a", 1)
+	first, _ := tr.TakeWork(ctx, "a", 1)
+	if len(first) != 1 {
+		t.Fatal("nothing taken")
+	}
+	if err := tr.Nack(ctx, first[0]); err != nil {
+		t.Fatal(err)
+	}
+	var again []*bus.Message
+	waitFor(t, "the redelivery", func() bool {
+		again, _ = tr.TakeWork(ctx, "a", 1)
+		return len(again) == 1
+	})
+	if again[0].DeliveryCount != 2 {
+		t.Errorf("got delivery %d, want 2", again[0].DeliveryCount)
+	}
+	if s := tr.Metrics(); s.Nacks != 1 || s.InFlight != 1 {
+		t.Errorf("got %+v, want 1 nack and 1 in flight", s)
+	}
+}
+
+func TestTransport_MaxDeliveries_DeadLettersAndRemoves(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, func(c *natsbus.Config) {
+		c.AckWait = 50 * time.Millisecond
+		c.MaxDeliveries = 2
+	})
+	dl, _ := collect(tr)
+	ctx := t.Context()
+	if err := tr.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, ns, "a", 1)
+	taken := 0
+	waitFor(t, "two deliveries", func() bool {
+		got, _ := tr.TakeWork(ctx, "a", 1)
+		taken += len(got)
+		return taken == 2
+	})
+	waitFor(t, "the dead letter", func() bool { return len(dl.all()) == 1 })
+	d := dl.all()[0]
+	if d.Reason != bus.ReasonMaxRetries || d.Message.IdempotencyKey != "k" || d.Attempts != 2 {
+		t.Errorf("got %+v, want k dead-lettered max_retries after 2 attempts", d)
+	}
+	s := tr.Metrics()
+	wantBalanced(t, s)
+	if s.DeadLettersByReason[bus.ReasonMaxRetries] != 1 || s.Queued != 0 || s.InFlight != 0 || s.Delivered != 0 {
+		t.Errorf("got %+v, want 1 max_retries and nothing left", s)
+	}
+}
+
+// A process that took the message on its last delivery died: the next
+// taker finds it delivered once too often and dead-letters it.
+func TestTransport_MaxDeliveries_TakerDiedOnTheLastDelivery(t *testing.T) {
+	ns := startServer(t, false)
+	change := func(c *natsbus.Config) {
+		c.AckWait = 50 * time.Millisecond
+		c.MaxDeliveries = 1
+	}
+	dying := newTransport(t, ns, change)
+	ctx := t.Context()
+	if err := dying.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := dying.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, ns, "a", 1)
+	if got, _ := dying.TakeWork(ctx, "a", 1); len(got) != 1 {
+		t.Fatal("nothing taken")
+	}
+	_ = dying.Close() // its sweep stops: it will not dead-letter the message
+	tr := newTransport(t, ns, change)
+	dl, _ := collect(tr)
+	waitFor(t, "the dead letter", func() bool {
+		got, err := tr.TakeWork(ctx, "a", 1)
+		if err != nil || len(got) != 0 {
+			t.Fatalf("got %d messages (%v), want none handed out", len(got), err)
+		}
+		return len(dl.all()) == 1
+	})
+	if d := dl.all()[0]; d.Reason != bus.ReasonMaxRetries || d.Attempts != 1 {
+		t.Errorf("got %+v, want max_retries after 1 attempt", d)
+	}
+	wantBalanced(t, tr.Metrics())
+}
+
+func TestTransport_Reject_DeadLettersWithTheReasonAndRemoves(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	dl, _ := collect(tr)
+	ctx := t.Context()
+	if err := tr.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, ns, "a", 1)
+	got, _ := tr.TakeWork(ctx, "a", 1)
+	if len(got) != 1 {
+		t.Fatal("nothing taken")
+	}
+	if err := tr.Reject(ctx, got[0], "not my job"); err != nil {
+		t.Fatal(err)
+	}
+	if d := dl.all(); len(d) != 1 || d[0].Reason != bus.ReasonRejected || d[0].LastError != "not my job" {
+		t.Fatalf("got %+v, want one rejected with the reason", d)
+	}
+	s := tr.Metrics()
+	wantBalanced(t, s)
+	if s.Rejects != 1 || s.Queued != 0 || s.InFlight != 0 || s.DeadLettersByReason[bus.ReasonRejected] != 1 {
+		t.Errorf("got %+v, want 1 reject and nothing left", s)
+	}
+	if len(dl.all()) != 1 {
+		t.Errorf("got %d dead letters, want the terminated advisory not to add one", len(dl.all()))
+	}
+}
+
+func TestTransport_TakeWork_ExpiredIsDeadLetteredNeverHandedOut(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	dl, _ := collect(tr)
+	ctx := t.Context()
+	if err := tr.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	old := work("a", bus.PriorityHigh, "old")
+	old.Timestamp = time.Now().Add(-time.Hour)
+	old.TTL = time.Minute
+	if err := tr.SendWork(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "fresh")); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, ns, "a", 2)
+	got, err := tr.TakeWork(ctx, "a", 0)
+	if err != nil || len(got) != 1 || got[0].IdempotencyKey != "fresh" {
+		t.Fatalf("got %v (%v), want only fresh", keys(got), err)
+	}
+	if d := dl.all(); len(d) != 1 || d[0].Reason != bus.ReasonTTLExpired || d[0].Message.IdempotencyKey != "old" {
+		t.Fatalf("got %+v, want old dead-lettered ttl_expired", d)
+	}
+	s := tr.Metrics()
+	wantBalanced(t, s)
+	if s.Expired != 1 || s.InFlight != 1 || s.Queued != 0 {
+		t.Errorf("got %+v, want 1 expired, 1 in flight", s)
+	}
+}
+
+func TestTransport_Heartbeat_KeepsTheMessageTaken(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, func(c *natsbus.Config) { c.AckWait = 300 * time.Millisecond })
+	ctx := t.Context()
+	if err := tr.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, ns, "a", 1)
+	got, _ := tr.TakeWork(ctx, "a", 1)
+	if len(got) != 1 {
+		t.Fatal("nothing taken")
+	}
+	end := time.Now().Add(600 * time.Millisecond)
+	for time.Now().Before(end) {
+		if err := tr.Heartbeat(ctx, got[0]); err != nil {
+			t.Fatalf("Heartbeat: %v", err)
+		}
+		if again, _ := tr.TakeWork(ctx, "a", 1); len(again) != 0 {
+			t.Fatal("redelivered while heartbeats came")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := tr.Ack(ctx, got[0]); err != nil {
+		t.Fatalf("Ack after heartbeats: %v", err)
+	}
+	if s := tr.Metrics(); s.Delivered != 1 || s.Redeliveries != 0 {
+		t.Errorf("got %+v, want 1 delivered, no redelivery", s)
+	}
+}
+
+func TestTransport_OnDeadLetter_SeenByEveryProcessUntilCancelled(t *testing.T) {
+	ns := startServer(t, false)
+	one, two := newTransport(t, ns, nil), newTransport(t, ns, nil)
+	ctx := t.Context()
+	if err := one.OpenMailbox("a", 1); err != nil {
+		t.Fatal(err)
+	}
+	d1, _ := collect(one)
+	d2, cancel2 := collect(two)
+	if err := one.SendWork(ctx, work("a", bus.PriorityNormal, "k1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := two.SendWork(ctx, work("a", bus.PriorityNormal, "k2")); !errors.Is(err, bus.ErrQueueFull) {
+		t.Fatalf("got %v, want queue full", err)
+	}
+	waitFor(t, "both processes to see the dead letter", func() bool { return len(d1.all()) == 1 && len(d2.all()) == 1 })
+	cancel2()
+	if err := one.SendWork(ctx, work("a", bus.PriorityNormal, "k3")); !errors.Is(err, bus.ErrQueueFull) {
+		t.Fatalf("got %v, want queue full", err)
+	}
+	waitFor(t, "the second dead letter", func() bool { return len(d1.all()) == 2 })
+	// two's subscription is gone; the consumer it shares with its other
+	// callbacks still runs, so a later dead letter would have arrived by
+	// now had it not been cancelled: check after one more round trip.
+	_ = two.Metrics()
+	if n := len(d2.all()); n != 1 {
+		t.Errorf("got %d dead letters after cancel, want 1", n)
+	}
+	s1, s2 := one.Metrics(), two.Metrics()
+	wantBalanced(t, s1)
+	if s1.Accepted != s2.Accepted || s1.DeadLettered != 2 || s2.DeadLettered != 2 {
+		t.Errorf("got %+v and %+v, want the same accounting in both", s1, s2)
+	}
+}
+
+// An agent on a plain NATS client rejects by terminating the message with
+// its reason: natsbus hears the advisory and dead-letters it.
+func TestTransport_TerminatedByAPlainAgent_IsDeadLettered(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	dl, _ := collect(tr)
+	ctx := t.Context()
+	if err := tr.OpenMailbox("plain.agent", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SendWork(ctx, work("plain.agent", bus.PriorityNormal, "k")); err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(connect(t, ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := js.Consumer(ctx, natsbus.WorkStream("plain.agent"), "normal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.FetchNoWait(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range b.Messages() {
+		if err := m.TermWithReason("queue busy"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the dead letter", func() bool { return len(dl.all()) == 1 })
+	if d := dl.all()[0]; d.Reason != bus.ReasonRejected || d.LastError != "queue busy" || d.Message.To != "plain.agent" {
+		t.Errorf("got %+v, want plain.agent's message rejected: queue busy", d)
+	}
+	wantBalanced(t, tr.Metrics())
+}
+
+func TestConfig_Validate(t *testing.T) {
+	for _, tc := range []struct {
+		field  string
+		change func(*natsbus.Config)
+	}{
+		{"Capacity", func(c *natsbus.Config) { c.Capacity = 0 }},
+		{"AckWait", func(c *natsbus.Config) { c.AckWait = 0 }},
+		{"MaxDeliveries", func(c *natsbus.Config) { c.MaxDeliveries = 0 }},
+		{"Replicas", func(c *natsbus.Config) { c.Replicas = 0 }},
+		{"Backoff[1]", func(c *natsbus.Config) { c.Backoff = []time.Duration{time.Second, 0} }},
+		{"Logger", func(c *natsbus.Config) { c.Logger = nil }},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			c := natsbus.DefaultConfig()
+			tc.change(&c)
+			var ce *natsbus.ConfigError
+			if err := c.Validate(); !errors.As(err, &ce) || ce.Field != tc.field {
+				t.Errorf("got %v, want a ConfigError on %s", err, tc.field)
+			}
+		})
+	}
+	c := natsbus.DefaultConfig()
+	if err := c.Validate(); err != nil {
+		t.Errorf("defaults: got %v, want nil", err)
+	}
+}
+
+func TestToken_KeepsPlainIDsAndEscapesTheRest(t *testing.T) {
+	for in, want := range map[string]string{"seller": "seller", "billing.eu": "billing~2Eeu", "a b*>~": "a~20b~2A~3E~7E"} {
+		if got := natsbus.Token(in); got != want {
+			t.Errorf("Token(%q): got %q, want %q", in, got, want)
+		}
+	}
+}

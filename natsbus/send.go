@@ -1,0 +1,94 @@
+package natsbus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/batonhq/baton/bus"
+)
+
+// errCodeStoreFailed is JetStream's error code for a write the stream
+// refused, "maximum messages exceeded" among them: a full mailbox.
+const errCodeStoreFailed = 10077
+
+// JetStream's error codes of a message that is not (or no longer) there.
+const (
+	errCodeMsgNotFound = 10037
+	errCodeSeqNotFound = 10043
+)
+
+// SendWork queues m in the work stream of its To agent, on the subject of
+// its priority, with its idempotency key (its message id when it has none)
+// as Nats-Msg-Id: a second send of the key within the dedup window is
+// dropped as a duplicate. It fills the message's id, conversation, timestamp
+// and TTL as the bus does. A full stream is a *bus.QueueFullError naming
+// the agent and an agent without a stream a *bus.UnknownAgentError; either
+// way the message is dead-lettered. An invalid message is a
+// *bus.ValidationError and is not sent.
+func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
+	if ctx == nil {
+		return &bus.ValidationError{Field: "ctx", Reason: "is nil"}
+	}
+	if err := m.Validate(); err != nil {
+		t.invalid.Add(1)
+		return err
+	}
+	fill(m)
+	mb, err := t.box(ctx, m.To)
+	var unknown *bus.UnknownAgentError
+	if errors.As(err, &unknown) {
+		_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonReceiverNotFound, lastErr: err.Error()})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("natsbus: encode message %s: %w", m.MessageID, err)
+	}
+	msg := nats.NewMsg(WorkSubject(m.To, m.Priority))
+	msg.Data = data
+	key := m.Key()
+	if key == "" {
+		key = m.MessageID
+	}
+	msg.Header.Set(HeaderMsgID, key)
+	ack, err := t.js.PublishMsg(ctx, msg)
+	var api *jetstream.APIError
+	if errors.As(err, &api) && api.ErrorCode == errCodeStoreFailed {
+		full := &bus.QueueFullError{Agent: m.To, Capacity: mb.capacity}
+		_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonQueueOverflow, lastErr: full.Error()})
+		return full
+	}
+	if err != nil {
+		return fmt.Errorf("natsbus: send %s to %s: %w", m.MessageID, m.To, err)
+	}
+	if ack.Duplicate {
+		t.duplicates.Add(1)
+	}
+	return nil
+}
+
+// fill sets what the bus sets on a message it accepts.
+func fill(m *bus.Message) {
+	if m.MessageID == "" {
+		m.MessageID = uuid.NewString()
+	}
+	if m.ConversationID == "" {
+		m.ConversationID = m.MessageID
+	}
+	if m.Timestamp.IsZero() {
+		m.Timestamp = time.Now().UTC()
+	}
+	if m.TTL == 0 {
+		m.TTL = bus.DefaultTTL
+	}
+}

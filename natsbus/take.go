@@ -1,0 +1,453 @@
+package natsbus
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/bus"
+)
+
+// flight is a requires_ack message this process took and has not settled.
+type flight struct {
+	m         *bus.Message
+	jm        *nats.Msg
+	stream    string
+	seq       uint64
+	delivered int
+	deadline  time.Time
+	overdue   bool // its ack wait passed: kept one more ack wait for a late ack
+	idx       int
+}
+
+// flightHeap orders flights by deadline. An entry whose message id maps to
+// another flight (settled, or taken again) is stale and skipped.
+type flightHeap []*flight
+
+func (h flightHeap) Len() int           { return len(h) }
+func (h flightHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h flightHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i]; h[i].idx, h[j].idx = i, j }
+func (h *flightHeap) Push(x any)        { f := x.(*flight); f.idx = len(*h); *h = append(*h, f) }
+func (h *flightHeap) Pop() any {
+	old := *h
+	f := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return f
+}
+
+// TakeWork takes up to max messages of agent (all that wait, up to its
+// capacity, when max <= 0): the CRITICAL consumer first, then HIGH, NORMAL
+// and LOW, in stream order within a level. An expired message is
+// dead-lettered "ttl_expired" and removed instead of returned; a message
+// delivered more than MaxDeliveries times (its taker died) is
+// dead-lettered "max_retries" and removed. A message that does not require
+// an ack is acked as it is taken; one that does stays taken until Ack, Nack
+// or Reject, and the server gives it out again after the ack wait.
+func (t *Transport) TakeWork(ctx context.Context, agent string, max int) ([]*bus.Message, error) {
+	return t.take(ctx, agent, max, t.cfg.TakeWait)
+}
+
+// take is TakeWork waiting wait at each level that seems empty. The Worker
+// polls without waiting: it takes again within milliseconds anyway, and
+// waiting at every empty level would halve its throughput.
+func (t *Transport) take(ctx context.Context, agent string, max int, wait time.Duration) ([]*bus.Message, error) {
+	if ctx == nil {
+		return nil, &bus.ValidationError{Field: "ctx", Reason: "is nil"}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	mb, err := t.box(ctx, agent)
+	if err != nil {
+		return nil, err
+	}
+	n := max
+	if n <= 0 {
+		n = mb.capacity
+	}
+	var out []*bus.Message
+	for i := range levels {
+		for len(out) < n {
+			want := n - len(out)
+			got, err := t.pull(ctx, mb, i, want, wait)
+			for _, jm := range got {
+				if m, ok := t.admit(ctx, mb, jm); ok {
+					out = append(out, m)
+				}
+			}
+			if err != nil {
+				return out, fmt.Errorf("natsbus: take work of %s: %w", agent, err)
+			}
+			if len(got) < want {
+				break // this level is empty
+			}
+		}
+	}
+	return out, nil
+}
+
+// pull asks level i's consumer of mb for up to n messages, "no wait" with
+// an expiry of wait (Config.TakeWait for TakeWork). JetStream tells a consumer of a new message
+// a moment after it acknowledges the publish, and a plain "no wait" request
+// is answered from the consumer's count: work sent just before could be
+// missed, and a lower priority handed out first. With an expiry, a consumer
+// that has messages reads its stream itself and ends the batch with a 404
+// as soon as it reaches the end; one that believes it has none waits for
+// the expiry, time enough for the news of a message just sent to arrive,
+// and then answers 408.
+func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int, wait time.Duration) ([]*nats.Msg, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
+		defer cancel()
+	}
+	// The messages of a batch arrive with their own subjects and are told
+	// apart by their consumer; the status ending it, by the reply token. One
+	// pull at a time per consumer keeps the two apart.
+	mb.pullMu[i].Lock()
+	defer mb.pullMu[i].Unlock()
+	token := strconv.FormatUint(t.pullSeq.Add(1), 36)
+	key := mb.stream.CachedInfo().Config.Name + "." + levelToken(levels[i])
+	ch := make(chan *nats.Msg, n+1) // n messages and the status that ends the batch
+	t.pmu.Lock()
+	t.pulls[token], t.pulls[key] = ch, ch
+	t.pmu.Unlock()
+	defer func() {
+		t.pmu.Lock()
+		delete(t.pulls, token)
+		delete(t.pulls, key)
+		t.pmu.Unlock()
+	}()
+	req, _ := json.Marshal(pullRequest{Batch: n, NoWait: true, Expires: wait})
+	if err := t.nc.PublishRequest(mb.next[i], t.inbox+token, req); err != nil {
+		return nil, err
+	}
+	var out []*nats.Msg
+	for len(out) < n {
+		var msg *nats.Msg
+		select {
+		case msg = <-ch:
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
+		if status := msg.Header.Get("Status"); status != "" && len(msg.Data) == 0 {
+			switch status {
+			case "404", "408":
+				return out, nil // the end of the level, or the request expired
+			}
+			return out, fmt.Errorf("natsbus: pull from %s: status %s %s", mb.next[i], status, msg.Header.Get("Description"))
+		}
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+// routePull hands a message arriving on the pull inbox to the pull waiting
+// for it. One subscription serves every pull of the Transport.
+func (t *Transport) routePull(msg *nats.Msg) {
+	token := strings.TrimPrefix(msg.Subject, t.inbox)
+	if md, err := msg.Metadata(); err == nil {
+		token = md.Stream + "." + md.Consumer
+	}
+	t.pmu.Lock()
+	ch := t.pulls[token]
+	t.pmu.Unlock()
+	if ch == nil {
+		// A late delivery to a pull that gave up (its context ended): the
+		// server redelivers it after the ack wait; give it back now.
+		if msg.Reply != "" {
+			_ = t.nc.Publish(msg.Reply, ackNak)
+		}
+		return
+	}
+	select {
+	case ch <- msg:
+	default:
+	}
+}
+
+// pullRequest is JetStream's request for the next messages of a consumer.
+type pullRequest struct {
+	Batch   int           `json:"batch"`
+	NoWait  bool          `json:"no_wait"`
+	Expires time.Duration `json:"expires,omitempty"`
+}
+
+// admit turns a delivery into the message handed out, or dead-letters it.
+func (t *Transport) admit(ctx context.Context, mb *mailbox, jm *nats.Msg) (*bus.Message, bool) {
+	md, err := jm.Metadata()
+	if err != nil {
+		t.log.Error("natsbus: delivery without metadata", zap.String("agent", mb.agent), zap.Error(err))
+		return nil, false
+	}
+	m := new(bus.Message)
+	if err := json.Unmarshal(jm.Data, m); err != nil {
+		m = &bus.Message{To: mb.agent, Type: bus.MessageHandoff}
+		_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonRejected, stream: md.Stream, seq: md.Sequence.Stream,
+			attempts: int(md.NumDelivered), lastErr: "natsbus: work is not a message: " + err.Error(),
+			term: jm, termWhy: "natsbus: not a message"})
+		return nil, false
+	}
+	delivered := int(md.NumDelivered)
+	d := dead{m: m, stream: md.Stream, seq: md.Sequence.Stream, attempts: delivered, term: jm}
+	switch {
+	case !time.Now().Before(m.ExpiresAt()):
+		d.reason, d.lastErr = bus.ReasonTTLExpired, "natsbus: ttl expired before delivery"
+	case m.RequiresAck && delivered > t.cfg.MaxDeliveries:
+		d.reason, d.attempts = bus.ReasonMaxRetries, delivered-1
+		d.lastErr = "natsbus: not acknowledged after " + strconv.Itoa(delivered-1) + " deliveries (ack wait)"
+	}
+	if d.reason != "" {
+		d.termWhy = "natsbus: " + string(d.reason)
+		_ = t.deadLetter(ctx, d)
+		return nil, false
+	}
+	if delivered > 1 {
+		t.redeliveries.Add(1)
+	}
+	if !m.RequiresAck {
+		if err := t.nc.Publish(jm.Reply, ackAck); err != nil {
+			t.log.Warn("natsbus: ack on take failed", zap.String("message_id", m.MessageID), zap.Error(err))
+		}
+		return m, true
+	}
+	m.DeliveryCount = delivered
+	f := &flight{m: m, jm: jm, stream: md.Stream, seq: md.Sequence.Stream, delivered: delivered,
+		deadline: time.Now().Add(t.cfg.ackWait(delivered))}
+	t.hold(f)
+	return m, true
+}
+
+// hold records f as taken and makes the sweep wake by its deadline.
+func (t *Transport) hold(f *flight) {
+	t.mu.Lock()
+	t.taken[f.m.MessageID] = f
+	heap.Push(&t.due, f)
+	first := t.due[0] == f
+	t.mu.Unlock()
+	if first {
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// release forgets the flight of m and returns it.
+func (t *Transport) release(m *bus.Message) (*flight, error) {
+	if m == nil {
+		return nil, &bus.ValidationError{Field: "message", Reason: "is required"}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, ErrClosed
+	}
+	f, ok := t.taken[m.MessageID]
+	if !ok {
+		return nil, ErrNotTaken
+	}
+	delete(t.taken, m.MessageID)
+	return f, nil
+}
+
+// Ack settles a message taken: the server removes it from the work stream
+// once it confirms the ack. A message that did not require an ack was
+// settled when taken.
+func (t *Transport) Ack(ctx context.Context, m *bus.Message) error {
+	if m != nil && !m.RequiresAck {
+		return nil
+	}
+	f, err := t.release(m)
+	if err != nil {
+		return err
+	}
+	if err := t.ackSync(ctx, f.jm); err != nil {
+		return fmt.Errorf("natsbus: ack %s: %w", m.MessageID, err)
+	}
+	t.acks.Add(1)
+	return nil
+}
+
+// Nack gives a message taken back for redelivery at once; on its last
+// delivery it is dead-lettered "max_retries" instead.
+func (t *Transport) Nack(ctx context.Context, m *bus.Message) error {
+	f, err := t.release(m)
+	if err != nil {
+		return err
+	}
+	t.nacks.Add(1)
+	if f.delivered >= t.cfg.MaxDeliveries {
+		return t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
+			lastErr: "natsbus: not acknowledged after " + strconv.Itoa(f.delivered) + " deliveries (nack)",
+			term:    f.jm, termWhy: "natsbus: " + string(bus.ReasonMaxRetries)})
+	}
+	if err := t.nc.Publish(f.jm.Reply, ackNak); err != nil {
+		return fmt.Errorf("natsbus: nack %s: %w", m.MessageID, err)
+	}
+	return nil
+}
+
+// Reject dead-letters a message taken, "rejected" with the agent's reason,
+// and terminates it with the reason (which removes it from the work stream).
+func (t *Transport) Reject(ctx context.Context, m *bus.Message, reason string) error {
+	f, err := t.release(m)
+	if err != nil {
+		return err
+	}
+	t.rejects.Add(1)
+	return t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonRejected, stream: f.stream, seq: f.seq, attempts: f.delivered,
+		lastErr: reason, term: f.jm, termWhy: "natsbus: rejected: " + reason})
+}
+
+// remove deletes message seq of a work stream; a message already gone is
+// no error.
+func (t *Transport) remove(ctx context.Context, stream string, seq uint64) error {
+	s, err := t.js.Stream(ctx, stream)
+	if err == nil {
+		err = s.DeleteMsg(ctx, seq)
+	}
+	if gone(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("natsbus: remove message %d of %s: %w", seq, stream, err)
+	}
+	return nil
+}
+
+// The bodies of JetStream's acknowledgements, published to a delivery's
+// reply subject.
+var (
+	ackAck      = []byte("+ACK")
+	ackNak      = []byte("-NAK")
+	ackProgress = []byte("+WPI")
+	ackTerm     = "+TERM "
+)
+
+// ackSync acks jm and waits for the server to confirm it.
+func (t *Transport) ackSync(ctx context.Context, jm *nats.Msg) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
+		defer cancel()
+	}
+	_, err := t.nc.RequestWithContext(ctx, jm.Reply, ackAck)
+	return err
+}
+
+// gone reports whether err says the message is not in the stream. A failed
+// delete wraps the server's error as text only, hence the code in the text.
+func gone(err error) bool {
+	var api *jetstream.APIError
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return true
+	case errors.As(err, &api):
+		return api.ErrorCode == errCodeSeqNotFound || api.ErrorCode == errCodeMsgNotFound
+	}
+	s := err.Error()
+	return strings.Contains(s, "err_code="+strconv.Itoa(errCodeSeqNotFound)) || strings.Contains(s, "err_code="+strconv.Itoa(errCodeMsgNotFound))
+}
+
+// Heartbeat tells the server that the agent still works on m (an
+// in-progress ack): its ack wait starts again.
+func (t *Transport) Heartbeat(ctx context.Context, m *bus.Message) error {
+	if m == nil {
+		return &bus.ValidationError{Field: "message", Reason: "is required"}
+	}
+	t.mu.Lock()
+	f, ok := t.taken[m.MessageID]
+	t.mu.Unlock()
+	if !ok {
+		return ErrNotTaken
+	}
+	if err := t.nc.Publish(f.jm.Reply, ackProgress); err != nil {
+		return fmt.Errorf("natsbus: heartbeat %s: %w", m.MessageID, err)
+	}
+	deadline := time.Now().Add(t.cfg.ackWait(f.delivered))
+	t.mu.Lock()
+	if t.taken[m.MessageID] == f {
+		nf := &flight{m: f.m, jm: f.jm, stream: f.stream, seq: f.seq, delivered: f.delivered, deadline: deadline}
+		t.hold0(nf)
+	}
+	t.mu.Unlock()
+	return nil
+}
+
+// hold0 is hold with t.mu held and no wake: the sweep's timer is armed for
+// the old deadline, earlier than the new one, and re-arms from there.
+func (t *Transport) hold0(f *flight) {
+	t.taken[f.m.MessageID] = f
+	heap.Push(&t.due, f)
+}
+
+// sweep forgets the messages whose ack wait passed (the server gives them
+// out again) and dead-letters those that were on their last delivery.
+func (t *Transport) sweep() {
+	defer t.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		select {
+		case <-t.done:
+			return
+		case <-t.wake:
+		case <-timer.C:
+		}
+		next := t.expire(time.Now())
+		timer.Reset(next)
+	}
+}
+
+// expire handles the flights due by now and returns how long until the
+// next one is. A flight on its last delivery is dead-lettered when its ack
+// wait passes. Another is kept for one more ack wait, so that an ack
+// arriving late (the server accepts it until it delivers the message again)
+// still finds it, and is then forgotten: the map holds no more than what
+// was taken within two ack waits.
+func (t *Transport) expire(now time.Time) time.Duration {
+	var last []*flight
+	t.mu.Lock()
+	for len(t.due) > 0 && !t.due[0].deadline.After(now) {
+		f := heap.Pop(&t.due).(*flight)
+		if t.taken[f.m.MessageID] != f {
+			continue
+		}
+		switch {
+		case f.delivered >= t.cfg.MaxDeliveries:
+			delete(t.taken, f.m.MessageID)
+			last = append(last, f)
+		case !f.overdue:
+			f.overdue = true
+			f.deadline = f.deadline.Add(t.cfg.ackWait(f.delivered))
+			heap.Push(&t.due, f)
+		default:
+			delete(t.taken, f.m.MessageID)
+		}
+	}
+	next := time.Hour
+	if len(t.due) > 0 {
+		next = max(t.due[0].deadline.Sub(now), time.Millisecond)
+	}
+	t.mu.Unlock()
+	for _, f := range last {
+		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
+		_ = t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
+			lastErr: "natsbus: not acknowledged after " + strconv.Itoa(f.delivered) + " deliveries (ack wait)"})
+		cancel()
+	}
+	return next
+}

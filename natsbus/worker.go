@@ -1,0 +1,315 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/wire"
+)
+
+// WorkerConfig holds a Worker's settings; zero values take the defaults.
+type WorkerConfig struct {
+	// Concurrency is how many runs of each agent's handler go on at once
+	// (default 16).
+	Concurrency int
+	// Grace is how long a drain waits for running handlers before it
+	// cancels their contexts (default 10s).
+	Grace time.Duration
+	// PollMin and PollMax bound the pause between looks at an empty work
+	// stream: it starts at PollMin and doubles up to PollMax (defaults 1ms
+	// and 50ms); work found resets it.
+	PollMin, PollMax time.Duration
+	// ReportTimeout bounds the wait for the engine's answer (default 10s).
+	ReportTimeout time.Duration
+}
+
+func (c *WorkerConfig) defaults() {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 16
+	}
+	if c.Grace <= 0 {
+		c.Grace = 10 * time.Second
+	}
+	if c.PollMin <= 0 {
+		c.PollMin = time.Millisecond
+	}
+	if c.PollMax < c.PollMin {
+		c.PollMax = max(50*time.Millisecond, c.PollMin)
+	}
+	if c.ReportTimeout <= 0 {
+		c.ReportTimeout = DefaultReportTimeout
+	}
+}
+
+// Worker runs Go handlers (registry.Handler, the same ones an engine runs
+// in process) for agents whose work comes over NATS: it takes work highest
+// priority first, decodes it with package wire, runs the handler while
+// sending heartbeats (in-progress acks, and heartbeat reports when the work
+// asks for them), reports the outcome to the engine on ReportsSubject,
+// waits for the answer and then acks the work. A handler's registry.Reject
+// is reported and the work terminated with the reason.
+type Worker struct {
+	tr       *Transport
+	nc       *nats.Conn
+	handlers map[string]registry.Handler
+	cfg      WorkerConfig
+	log      *zap.Logger
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	running chan struct{} // closed when Run returns
+}
+
+// NewWorker returns a Worker taking work through tr and reporting on tr's
+// connection, for the agents of handlers (agent id to handler).
+func NewWorker(tr *Transport, handlers map[string]registry.Handler, cfg WorkerConfig) (*Worker, error) {
+	if tr == nil {
+		return nil, errors.New("natsbus: worker needs a transport")
+	}
+	if len(handlers) == 0 {
+		return nil, errors.New("natsbus: worker needs at least one handler")
+	}
+	for id, h := range handlers {
+		if h == nil {
+			return nil, fmt.Errorf("natsbus: worker: nil handler for %s", id)
+		}
+	}
+	cfg.defaults()
+	return &Worker{tr: tr, nc: tr.nc, handlers: handlers, cfg: cfg, log: tr.log}, nil
+}
+
+// Run takes and runs work until ctx ends or Close is called, then drains:
+// it stops taking work, waits up to the grace period for the handlers
+// running, cancels the contexts of those still running (their work is given
+// back for redelivery) and returns once every one has returned. It returns
+// nil after a drain.
+func (w *Worker) Run(ctx context.Context) error {
+	if ctx == nil {
+		return errors.New("natsbus: nil context")
+	}
+	w.mu.Lock()
+	if w.running != nil {
+		w.mu.Unlock()
+		return errors.New("natsbus: worker already running")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w.cancel, w.running = cancel, make(chan struct{})
+	running := w.running
+	w.mu.Unlock()
+	defer close(running)
+	defer cancel()
+
+	// hard is the handlers' context: it outlives ctx by the grace period.
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHard()
+	var runs sync.WaitGroup
+	var takers sync.WaitGroup
+	agents := make([]string, 0, len(w.handlers))
+	for id := range w.handlers {
+		agents = append(agents, id)
+	}
+	sort.Strings(agents)
+	for _, agent := range agents {
+		takers.Add(1)
+		go func() {
+			defer takers.Done()
+			w.take(ctx, hard, agent, &runs)
+		}()
+	}
+	takers.Wait() // ctx ended: no more work is taken
+	idle := make(chan struct{})
+	go func() {
+		runs.Wait()
+		close(idle)
+	}()
+	grace := time.NewTimer(w.cfg.Grace)
+	defer grace.Stop()
+	select {
+	case <-idle:
+	case <-grace.C:
+		cancelHard()
+		<-idle
+	}
+	return nil
+}
+
+// Close stops a running Worker and waits for its drain. Safe to call twice,
+// and before Run.
+func (w *Worker) Close() error {
+	w.mu.Lock()
+	cancel, running := w.cancel, w.running
+	w.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	<-running
+	return nil
+}
+
+// take is agent's taker: it keeps up to Concurrency runs going.
+func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGroup) {
+	slots := make(chan struct{}, w.cfg.Concurrency)
+	pause := w.cfg.PollMin
+	wait := time.NewTimer(0)
+	defer wait.Stop()
+	<-wait.C
+	for {
+		// Wait for a free slot: only this loop fills slots, so as many as
+		// are free now stay free until it takes work.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		got, err := w.tr.take(ctx, agent, 1+cap(slots)-len(slots), 0)
+		if ctx.Err() != nil {
+			// Taken while the drain began: give it back at once.
+			for _, m := range got {
+				_ = w.tr.Nack(context.WithoutCancel(ctx), m)
+			}
+			<-slots
+			return
+		}
+		if err != nil && !errors.Is(err, bus.ErrUnknownAgent) {
+			w.log.Warn("natsbus: worker: take work", zap.String("agent", agent), zap.Error(err))
+		}
+		for k, m := range got {
+			if k > 0 {
+				slots <- struct{}{}
+			}
+			runs.Add(1)
+			go func() {
+				defer runs.Done()
+				defer func() { <-slots }()
+				w.run(hard, agent, m)
+			}()
+		}
+		if len(got) > 0 {
+			pause = w.cfg.PollMin
+			continue
+		}
+		<-slots
+		wait.Reset(pause)
+		select {
+		case <-ctx.Done():
+			return
+		case <-wait.C:
+		}
+		pause = min(2*pause, w.cfg.PollMax)
+	}
+}
+
+// run handles one message of agent's.
+func (w *Worker) run(ctx context.Context, agent string, m *bus.Message) {
+	t, err := wire.Decode(m)
+	if err != nil {
+		// Work no handler can read: no retry will fix it.
+		_ = w.tr.Reject(ctx, m, "natsbus: worker cannot read the work: "+err.Error())
+		return
+	}
+	if t.Notice {
+		// A final notice asks for no run; the report settles it.
+		w.finish(ctx, m, t, wire.Report{InstanceID: t.InstanceID, Step: t.Step, Agent: t.Agent, Trigger: "noticed"}, "")
+		return
+	}
+	out, runErr := w.handleBeating(ctx, m, t)
+	if ctx.Err() != nil {
+		// The drain's grace ran out: the run is abandoned, and its work
+		// goes back for another worker.
+		_ = w.tr.Nack(context.WithoutCancel(ctx), m)
+		return
+	}
+	reject := ""
+	var rej *registry.RejectError
+	if errors.As(runErr, &rej) {
+		reject = rej.Reason
+	}
+	w.finish(ctx, m, t, wire.ReportOf(t, out, runErr), reject)
+}
+
+// handleBeating runs the handler, sending an in-progress ack at a third of
+// the ack wait (two may be late before the work is redelivered) (or at the work's heartbeat interval, with a heartbeat report,
+// when it asks for one) until it returns.
+func (w *Worker) handleBeating(ctx context.Context, m *bus.Message, t *registry.Task) (out registry.Outcome, err error) {
+	every := w.tr.cfg.ackWait(m.DeliveryCount) / 3
+	if t.Heartbeat > 0 && t.Heartbeat < every {
+		every = t.Heartbeat
+	}
+	type result struct {
+		out registry.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r.err = fmt.Errorf("natsbus: handler of %s panicked: %v", t.Agent, p)
+			}
+			done <- r
+		}()
+		r.out, r.err = w.handlers[t.Agent].Handle(hctx, t)
+	}()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.out, r.err
+		case <-tick.C:
+			if err := w.tr.Heartbeat(ctx, m); err != nil {
+				w.log.Warn("natsbus: worker: heartbeat", zap.String("message_id", m.MessageID), zap.Error(err))
+			}
+			if t.Heartbeat > 0 {
+				rctx, rcancel := context.WithTimeout(ctx, w.cfg.ReportTimeout)
+				_, _ = Report(rctx, w.nc, wire.Report{InstanceID: t.InstanceID, Step: t.Step, Agent: t.Agent, Heartbeat: true})
+				rcancel()
+			}
+		}
+	}
+}
+
+// finish reports r, waits for the answer, and settles m: acked once the
+// engine answered ok or stale (or invalid: sending it again cannot help),
+// terminated with the reason for a rejection, given back for redelivery
+// when no answer came or the instance is unknown (its engine may not have
+// resumed it yet).
+func (w *Worker) finish(ctx context.Context, m *bus.Message, t *registry.Task, r wire.Report, reject string) {
+	rctx, cancel := context.WithTimeout(ctx, w.cfg.ReportTimeout)
+	ans, err := Report(rctx, w.nc, r)
+	cancel()
+	settle := context.WithoutCancel(ctx)
+	switch {
+	case err != nil:
+		w.log.Warn("natsbus: worker: report", zap.String("key", t.IdempotencyKey), zap.Error(err))
+		_ = w.tr.Nack(settle, m)
+		return
+	case !ans.OK && ans.Code == wire.CodeUnknownInstance:
+		w.log.Warn("natsbus: worker: report refused", zap.String("key", t.IdempotencyKey), zap.Error(&AnswerError{Code: ans.Code, Message: ans.Message}))
+		_ = w.tr.Nack(settle, m)
+		return
+	case !ans.OK && ans.Code != wire.CodeStale:
+		w.log.Warn("natsbus: worker: report refused", zap.String("key", t.IdempotencyKey), zap.Error(&AnswerError{Code: ans.Code, Message: ans.Message}))
+	}
+	if reject != "" {
+		if err := w.tr.Reject(settle, m, reject); err != nil {
+			w.log.Warn("natsbus: worker: reject", zap.String("key", t.IdempotencyKey), zap.Error(err))
+		}
+		return
+	}
+	if err := w.tr.Ack(settle, m); err != nil {
+		w.log.Warn("natsbus: worker: ack", zap.String("key", t.IdempotencyKey), zap.Error(err))
+	}
+}
