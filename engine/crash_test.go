@@ -32,7 +32,8 @@ const (
 // a bbolt store file, kills it with SIGKILL at random moments, restarts it,
 // and checks that in the end every instance completed, no committed step was
 // lost or applied twice, and an agent that ran a step again saw the same
-// idempotency key. Run longer with -crash.rounds=50.
+// idempotency key. Each round adds instances, so kills keep landing on work
+// under way. Run longer with -crash.rounds=50.
 func TestEngine_Crash_KilledAndResumed(t *testing.T) {
 	if os.Getenv(crashEnvStore) != "" {
 		crashChild(t)
@@ -40,15 +41,19 @@ func TestEngine_Crash_KilledAndResumed(t *testing.T) {
 	}
 	dir := t.TempDir()
 	store, logFile := filepath.Join(dir, "crash.db"), filepath.Join(dir, "agents.log")
-	const n = 150
-	child := func() *exec.Cmd {
+	// Every round brings new instances, so that each kill lands on work
+	// under way, however many rounds run: the child resumes what is there
+	// and starts instances up to the round's count.
+	const perRound = 25
+	n := perRound * max(*crashRounds, 6)
+	child := func(count int) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestEngine_Crash_KilledAndResumed$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashEnvStore+"="+store, crashEnvLog+"="+logFile, fmt.Sprintf("%s=%d", crashEnvCount, n))
+		cmd.Env = append(os.Environ(), crashEnvStore+"="+store, crashEnvLog+"="+logFile, fmt.Sprintf("%s=%d", crashEnvCount, count))
 		return cmd
 	}
 	kills := 0
-	for range *crashRounds {
-		cmd := child()
+	for round := range *crashRounds {
+		cmd := child(min(n, (round+1)*perRound+perRound))
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +63,7 @@ func TestEngine_Crash_KilledAndResumed(t *testing.T) {
 		}
 		_ = cmd.Wait()
 	}
-	out, err := child().CombinedOutput()
+	out, err := child(n).CombinedOutput()
 	if err != nil {
 		t.Fatalf("the last, uninterrupted child failed: %v\n%s", err, out)
 	}
