@@ -202,6 +202,12 @@ func TestEngine_Instance_CancelStopsTheRunningHandler(t *testing.T) {
 	if err := inst.Cancel(ctx); !errors.Is(err, engine.ErrInstanceFinished) {
 		t.Errorf("second Cancel: got %v, want ErrInstanceFinished", err)
 	}
+	// The handler told the test it saw the cancellation before it returned:
+	// its reply reaches the history a moment later, and Close before that
+	// would drop it (a closing engine records nothing).
+	for k := 0; k < 5000 && len(entries(history(t, inst), engine.KindLateReply)) == 0; k++ {
+		time.Sleep(time.Millisecond)
+	}
 	_ = eng.Close()
 	_ = eng.Close()
 	h := history(t, inst)
