@@ -24,9 +24,13 @@ const maxDataDepth = 64
 // store and transport can encode — JSON values with finite numbers and
 // valid UTF-8 — and at most MaxData bytes. The error names the field.
 func checkData(root string, m map[string]any) *InputError {
-	if err := checkValue(m, 0); err != nil {
+	var bound int
+	if err := checkValue(m, 0, &bound); err != nil {
 		err.Field = root + err.Field
 		return err
+	}
+	if bound <= MaxData {
+		return nil // even written with every character escaped it fits
 	}
 	if n := handoff.JSONSize(m); n > MaxData {
 		return &InputError{Field: root, Reason: fmt.Sprintf("is %d bytes as JSON, more than %d", n, MaxData)}
@@ -36,57 +40,74 @@ func checkData(root string, m map[string]any) *InputError {
 
 // checkValue checks v; an error's Field is the path below v (".key[3]"),
 // built only on the way out of a failure, so that good data costs nothing.
-func checkValue(v any, depth int) *InputError {
+// It adds to bound an upper bound of v's size as JSON (a string's every
+// byte escaped as \u00XX), so that only data near the limit is measured.
+func checkValue(v any, depth int, bound *int) *InputError {
 	if depth > maxDataDepth {
 		return &InputError{Reason: fmt.Sprintf("nests deeper than %d levels", maxDataDepth)}
 	}
 	switch x := v.(type) {
-	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
+	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		*bound += 24
+		return nil
+	case json.Number:
+		*bound += len(x)
 		return nil
 	case string:
+		*bound += 6*len(x) + 2
 		if !utf8.ValidString(x) {
 			return &InputError{Reason: "is not valid UTF-8"}
 		}
 	case float64:
+		*bound += 24
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return &InputError{Reason: fmt.Sprintf("is %v, which JSON cannot hold", x)}
 		}
 	case float32:
-		return checkValue(float64(x), depth)
+		return checkValue(float64(x), depth, bound)
 	case map[string]any:
+		*bound += 2
 		for k, e := range x {
+			*bound += 6*len(k) + 4
 			if !utf8.ValidString(k) {
 				return &InputError{Reason: "has a key that is not valid UTF-8: " + strconv.Quote(k)}
 			}
-			if err := checkValue(e, depth+1); err != nil {
+			if err := checkValue(e, depth+1, bound); err != nil {
 				err.Field = "." + k + err.Field
 				return err
 			}
 		}
 	case []any:
-		return checkList(x, depth)
+		return checkList(x, depth, bound)
 	case []string:
+		*bound += 2
 		for k, e := range x {
+			*bound += 6*len(e) + 3
 			if !utf8.ValidString(e) {
 				return &InputError{Field: "[" + strconv.Itoa(k) + "]", Reason: "is not valid UTF-8"}
 			}
 		}
 	case []map[string]any:
+		*bound += 2
 		for k, e := range x {
-			if err := checkValue(e, depth+1); err != nil {
+			*bound++
+			if err := checkValue(e, depth+1, bound); err != nil {
 				err.Field = "[" + strconv.Itoa(k) + "]" + err.Field
 				return err
 			}
 		}
 	default:
+		*bound += MaxData + 1 // another type: measured exactly
 		return checkOther(v)
 	}
 	return nil
 }
 
-func checkList(x []any, depth int) *InputError {
+func checkList(x []any, depth int, bound *int) *InputError {
+	*bound += 2
 	for k, e := range x {
-		if err := checkValue(e, depth+1); err != nil {
+		*bound++
+		if err := checkValue(e, depth+1, bound); err != nil {
 			err.Field = "[" + strconv.Itoa(k) + "]" + err.Field
 			return err
 		}

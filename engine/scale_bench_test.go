@@ -87,33 +87,39 @@ func BenchmarkEngineRulesScale(b *testing.B) {
 }
 
 // BenchmarkEngineContextScale compares the cost of a step with 1 KB and
-// 100 KB of context travelling with every hand-off: the context is passed
+// 100 KB of context travelling with every hand-off of a 20-step chain: the
+// context is checked once where it enters (the start input), then passed
 // along, never copied or encoded, on the in-process path.
 func BenchmarkEngineContextScale(b *testing.B) {
-	const src = `workflow: big_context
-initial: A
-agents: {a: {type: t}, b: {type: t}, c: {type: t}}
-states: {A: {agent: a}, B: {agent: b}, C: {agent: c}, DONE: {terminal: true}}
-rules:
-  - {id: ab, from: a, trigger: ok, next: B, task: '"take the documents"', context: {docs: input.docs}}
-  - {id: bc, from: b, trigger: ok, next: C, task: '"check them"', context: {checked: true}}
-  - {id: done, from: c, trigger: ok, next: DONE}
-`
-	w, err := rules.Parse("big_context.yaml", []byte(src))
+	const hops = 20
+	var sb strings.Builder
+	sb.WriteString("workflow: big_context\ninitial: S0\nagents:\n  a: {type: t}\n  b: {type: t}\nstates:\n")
+	for k := range hops {
+		fmt.Fprintf(&sb, "  S%d: {agent: %s}\n", k, []string{"a", "b"}[k%2])
+	}
+	sb.WriteString("  DONE: {terminal: true}\nrules:\n")
+	sb.WriteString("  - {id: r0, from: a, trigger: t0, next: S1, task: '\"take the documents\"', context: {docs: input.docs}}\n")
+	for k := 1; k < hops-1; k++ {
+		fmt.Fprintf(&sb, "  - {id: r%d, from: %s, trigger: t%d, next: S%d, task: '\"step %d\"'}\n", k, []string{"a", "b"}[k%2], k, k+1, k)
+	}
+	fmt.Fprintf(&sb, "  - {id: done, from: %s, trigger: t%d, next: DONE}\n", []string{"a", "b"}[(hops-1)%2], hops-1)
+	w, err := rules.Parse("big_context.yaml", []byte(sb.String()))
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Each agent answers the trigger of the state it is in (t<k> in S<k>).
+	next := registry.HandlerFunc(func(_ context.Context, t *registry.Task) (registry.Outcome, error) {
+		return registry.Outcome{Trigger: "t" + t.State[1:]}, nil
+	})
 	for _, kb := range []int{1, 100} {
 		b.Run(fmt.Sprintf("context=%dKB", kb), func(b *testing.B) {
-			eng, sim := simEngine(b, w, map[string]registry.Handler{
-				"a": answer("ok", nil), "b": answer("ok", nil), "c": answer("ok", nil),
-			})
+			eng, sim := simEngine(b, w, map[string]registry.Handler{"a": next, "b": next})
 			// kb documents of about 1 KB each, as a model's context would hold.
 			docs := make(map[string]any, kb)
 			for k := range kb {
 				docs[fmt.Sprintf("doc-%d", k)] = map[string]any{"title": fmt.Sprintf("document %d", k), "text": strings.Repeat("lorem ipsum ", 80)}
 			}
-			runInstances(b, eng, sim, map[string]any{"docs": docs}, 3, "DONE")
+			runInstances(b, eng, sim, map[string]any{"docs": docs}, hops, "DONE")
 		})
 	}
 }
