@@ -64,6 +64,26 @@ func TestNodeSDK(t *testing.T) {
 	h.checkOutcomes(t)
 }
 
+// The package is JavaScript with hand-written declarations (index.d.ts):
+// tsc checks the sources against them and compiles an agent written in
+// TypeScript (tests/types.ts) against them.
+func TestTypeDeclarations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the package's declarations with tsc")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the TypeScript SDK's tests need it")
+	}
+	ensureModules(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, "node_modules/typescript/bin/tsc", "-p", "tsconfig.json").CombinedOutput()
+	if err != nil {
+		t.Fatalf("tsc: %v\n%s", err, out)
+	}
+}
+
 // ensureModules installs the SDK's npm dependencies from the lock file when
 // they are missing (CI runs npm ci before the Go tests; this covers a fresh
 // checkout).

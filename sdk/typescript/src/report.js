@@ -139,11 +139,13 @@ function messageOf(e) {
  * trigger, error, reject and handoff (or heartbeat alone), the types of its
  * fields and no unknown field. Returns the report; throws a FieldError
  * naming the field.
- * @template {Record<string, any>} R
- * @param {R} r
+ * @template {object} R
+ * @param {R} report
  * @returns {R}
  */
-export function validateReport(r) {
+export function validateReport(report) {
+  /** @type {any} */
+  const r = report;
   if (!isObject(r)) throw new FieldError('report', 'must be a JSON object');
   known(r, REPORT_KEYS, '');
   typed(r, 'instance_id', 'string', '');
@@ -174,19 +176,20 @@ export function validateReport(r) {
   if (!r.instance_id) throw new FieldError('instance_id', 'is required');
   if (!(r.step >= 1)) throw new FieldError('step', 'must be 1 or more');
   if (!r.agent) throw new FieldError('agent', 'is required');
+  /** @param {unknown} v @returns {boolean} */
   const set = (v) => v !== undefined && v !== null;
   const n = [!!r.trigger, set(r.error), set(r.reject), set(r.handoff)].filter(Boolean).length;
   const hasResult = set(r.result);
   if (r.heartbeat && (n > 0 || hasResult)) {
     throw new FieldError('heartbeat', 'must come alone, without trigger, result, error, reject or handoff');
   }
-  if (r.heartbeat) return r;
+  if (r.heartbeat) return report;
   if (n === 0) throw new FieldError('report', 'needs one of trigger, error, reject, handoff or heartbeat');
   if (n > 1) throw new FieldError('report', 'has more than one of trigger, error, reject and handoff');
   if (set(r.error) && !r.error.message) throw new FieldError('error.message', 'is required');
   if (set(r.handoff) && !r.handoff.to) throw new FieldError('handoff.to', 'is required');
   if (hasResult && !r.trigger && !set(r.handoff)) throw new FieldError('result', 'goes with trigger or handoff');
-  return r;
+  return report;
 }
 
 /** @param {Record<string, any>} o @param {Set<string>} keys @param {string} prefix */
@@ -210,6 +213,7 @@ function typed(o, k, type, prefix) {
  * @returns {import('../index.js').Answer}
  */
 export function decodeAnswer(input) {
+  /** @type {any} */
   let v = input;
   if (typeof v === 'string' || v instanceof Uint8Array) {
     try {

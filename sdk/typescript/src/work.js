@@ -7,6 +7,7 @@ import { FieldError } from './errors.js';
 /** The `from_agent` of the work the engine dispatches itself. */
 export const ENGINE = 'engine';
 
+/** @type {Record<string, import('../index.js').Priority>} */
 const PRIORITIES = {
   CRITICAL: 'CRITICAL', URGENT: 'CRITICAL', HIGH: 'HIGH', NORMAL: 'NORMAL', MEDIUM: 'NORMAL', LOW: 'LOW',
 };
@@ -78,6 +79,7 @@ export function decodeWork(input) {
     }
     heartbeat = v;
   }
+  /** @type {import('../index.js').Priority} */
   let priority = 'NORMAL';
   if (m.priority !== undefined && m.priority !== null && m.priority !== '') {
     const p = typeof m.priority === 'string' ? PRIORITIES[m.priority.trim().toUpperCase()] : undefined;
@@ -89,7 +91,6 @@ export function decodeWork(input) {
   const work = {
     messageId: typeof m.message_id === 'string' ? m.message_id : '',
     agent: typeof m.to_agent === 'string' ? m.to_agent : '',
-    from,
     priority,
     action,
     notice: action === 'notice',
@@ -111,6 +112,7 @@ export function decodeWork(input) {
     constraints: constraints ?? {},
     returnControl,
   };
+  if (from !== undefined) work.from = from;
   if (payload !== undefined) work.payload = payload;
   if (hasItem) {
     work.item = c.item;
