@@ -192,8 +192,10 @@ type terminatedAdvisory struct {
 	Reason     string `json:"reason"`
 }
 
-// terminated dead-letters "rejected" a message an agent terminated with a
-// plain NATS client. natsbus's own terminations (reasons starting with
+// terminated dead-letters a message an agent terminated with a plain NATS
+// client: "ttl_expired" or "max_retries" when that is the reason it gave
+// (it found the work expired, or delivered too often), "rejected" with its
+// reason otherwise. natsbus's own terminations (reasons starting with
 // "natsbus:") follow a dead letter already published. JetStream has removed
 // the message from the work-queue stream by then, so the dead letter holds
 // what the advisory tells: the agent, the stream sequence and the reason.
@@ -210,7 +212,13 @@ func (t *Transport) terminated(am *nats.Msg) {
 		To: agent, Content: map[string]any{"action": "unknown"}}
 	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
 	defer cancel()
-	t.rejects.Add(1)
-	_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonRejected, stream: a.Stream, seq: a.StreamSeq, attempts: a.Deliveries,
+	reason := bus.ReasonRejected
+	switch bus.DeadLetterReason(a.Reason) {
+	case bus.ReasonTTLExpired, bus.ReasonMaxRetries:
+		reason = bus.DeadLetterReason(a.Reason)
+	default:
+		t.rejects.Add(1)
+	}
+	_ = t.deadLetter(ctx, dead{m: m, reason: reason, stream: a.Stream, seq: a.StreamSeq, attempts: a.Deliveries,
 		lastErr: a.Reason})
 }

@@ -18,7 +18,14 @@ import (
 // with no listener unless listen is set (then on a random loopback port).
 func startServer(tb testing.TB, listen bool) *server.Server {
 	tb.Helper()
-	opts := &server.Options{JetStream: true, StoreDir: tb.TempDir(), SyncAlways: true, NoLog: true, NoSigs: true}
+	return startServerSync(tb, listen, true)
+}
+
+// startServerSync is startServer with the choice of syncing every write
+// (syncAlways) or on the server's default interval (2 minutes).
+func startServerSync(tb testing.TB, listen, syncAlways bool) *server.Server {
+	tb.Helper()
+	opts := &server.Options{JetStream: true, StoreDir: tb.TempDir(), SyncAlways: syncAlways, NoLog: true, NoSigs: true}
 	if listen {
 		opts.Host, opts.Port = "127.0.0.1", -1
 	} else {

@@ -38,6 +38,12 @@ type Transport struct {
 	nextCb int
 	cbDone bool
 
+	inbox   string // prefix of the pulls' reply subjects
+	pullSub *nats.Subscription
+	pmu     sync.Mutex
+	pulls   map[string]chan *nats.Msg // by reply token
+	pullSeq atomic.Uint64
+
 	deadCons jetstream.ConsumeContext
 	advSub   *nats.Subscription
 	wake     chan struct{}
@@ -59,6 +65,7 @@ type mailbox struct {
 	stream   jetstream.Stream
 	cons     [len(levels)]jetstream.Consumer
 	next     [len(levels)]string // the consumers' next-messages API subjects
+	pullMu   [len(levels)]sync.Mutex
 	capacity int
 }
 
@@ -81,8 +88,13 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Transport, error) {
 		nc: nc, js: js, cfg: cfg, log: cfg.Logger, id: uuid.NewString(),
 		boxes: map[string]*mailbox{}, taken: map[string]*flight{}, cbs: map[int]func(bus.DeadLetter){},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		inbox: nc.NewInbox() + ".", pulls: map[string]chan *nats.Msg{},
+	}
+	if t.pullSub, err = nc.Subscribe(t.inbox+"*", t.routePull); err != nil {
+		return nil, fmt.Errorf("natsbus: %w", err)
 	}
 	if err := t.followDeadLetters(ctx); err != nil {
+		_ = t.pullSub.Unsubscribe()
 		return nil, err
 	}
 	t.wg.Add(1)
@@ -102,6 +114,7 @@ func (t *Transport) Close() error {
 		if t.advSub != nil {
 			_ = t.advSub.Unsubscribe()
 		}
+		_ = t.pullSub.Unsubscribe()
 		if t.deadCons != nil {
 			t.deadCons.Stop()
 			<-t.deadCons.Closed()

@@ -137,6 +137,27 @@ func TestTransport_SendWork_FullMailboxRefusesNamingTheAgent(t *testing.T) {
 	if s.Accepted != 3 || s.Queued != 2 || s.DeadLettersByReason[bus.ReasonQueueOverflow] != 1 || s.Agents[0].Capacity != 2 {
 		t.Errorf("got %+v, want 3 accepted, 2 queued, 1 overflow, capacity 2", s)
 	}
+	// Settling one makes room, and the refused work sent again (its
+	// sender's retry, same idempotency key) is not taken for a duplicate.
+	seen(t, ns, "PaymentAgent", 2)
+	got, err := tr.TakeWork(ctx, "PaymentAgent", 1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("got %d (%v), want 1", len(got), err)
+	}
+	if err := tr.Ack(ctx, got[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SendWork(ctx, work("PaymentAgent", bus.PriorityCritical, "c")); err != nil {
+		t.Fatalf("the refused work sent again: %v", err)
+	}
+	seen(t, ns, "PaymentAgent", 2)
+	rest, err := tr.TakeWork(ctx, "PaymentAgent", 0)
+	if err != nil || strings.Join(keys(rest), " ") != "c b" {
+		t.Errorf("got %v (%v), want [c b]", keys(rest), err)
+	}
+	if s := tr.Metrics(); s.Duplicates != 0 || s.Accepted != 4 {
+		t.Errorf("got %d duplicates, %d accepted, want 0 and 4", s.Duplicates, s.Accepted)
+	}
 }
 
 func TestTransport_SendWork_UnknownAgentIsDeadLettered(t *testing.T) {

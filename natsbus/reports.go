@@ -29,12 +29,21 @@ func ServeReports(ctx context.Context, nc *nats.Conn, handle func(context.Contex
 	if ctx == nil || nc == nil || handle == nil {
 		return nil, errors.New("natsbus: ServeReports needs a context, a connection and a handler")
 	}
-	ch := make(chan *nats.Msg, 4*reportServers)
-	sub, err := nc.ChanQueueSubscribe(ReportsSubject, reportsQueue, ch)
+	// The subscription's callback hands each report to a free server and
+	// waits while none is: the client library keeps what arrives meanwhile
+	// in the subscription's pending buffer (a channel subscription would
+	// drop reports once its channel is full).
+	ch := make(chan *nats.Msg)
+	done := make(chan struct{})
+	sub, err := nc.QueueSubscribe(ReportsSubject, reportsQueue, func(m *nats.Msg) {
+		select {
+		case ch <- m:
+		case <-done:
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: serve reports: %w", err)
 	}
-	done := make(chan struct{})
 	var wg sync.WaitGroup
 	serve := func(m *nats.Msg) {
 		ans := answer(ctx, m.Data, handle)

@@ -102,21 +102,34 @@ func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int) ([]*nats.Ms
 		ctx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
 		defer cancel()
 	}
-	inbox := t.nc.NewInbox()
-	sub, err := t.nc.SubscribeSync(inbox)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = sub.Unsubscribe() }()
+	// The messages of a batch arrive with their own subjects and are told
+	// apart by their consumer; the status ending it, by the reply token. One
+	// pull at a time per consumer keeps the two apart.
+	mb.pullMu[i].Lock()
+	defer mb.pullMu[i].Unlock()
+	token := strconv.FormatUint(t.pullSeq.Add(1), 36)
+	key := mb.stream.CachedInfo().Config.Name + "." + levelToken(levels[i])
+	ch := make(chan *nats.Msg, n+1) // n messages and the status that ends the batch
+	t.pmu.Lock()
+	t.pulls[token], t.pulls[key] = ch, ch
+	t.pmu.Unlock()
+	defer func() {
+		t.pmu.Lock()
+		delete(t.pulls, token)
+		delete(t.pulls, key)
+		t.pmu.Unlock()
+	}()
 	req, _ := json.Marshal(pullRequest{Batch: n, NoWait: true})
-	if err := t.nc.PublishRequest(mb.next[i], inbox, req); err != nil {
+	if err := t.nc.PublishRequest(mb.next[i], t.inbox+token, req); err != nil {
 		return nil, err
 	}
 	var out []*nats.Msg
 	for len(out) < n {
-		msg, err := sub.NextMsgWithContext(ctx)
-		if err != nil {
-			return out, err
+		var msg *nats.Msg
+		select {
+		case msg = <-ch:
+		case <-ctx.Done():
+			return out, ctx.Err()
 		}
 		if status := msg.Header.Get("Status"); status != "" && len(msg.Data) == 0 {
 			switch status {
@@ -128,6 +141,30 @@ func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int) ([]*nats.Ms
 		out = append(out, msg)
 	}
 	return out, nil
+}
+
+// routePull hands a message arriving on the pull inbox to the pull waiting
+// for it. One subscription serves every pull of the Transport.
+func (t *Transport) routePull(msg *nats.Msg) {
+	token := strings.TrimPrefix(msg.Subject, t.inbox)
+	if md, err := msg.Metadata(); err == nil {
+		token = md.Stream + "." + md.Consumer
+	}
+	t.pmu.Lock()
+	ch := t.pulls[token]
+	t.pmu.Unlock()
+	if ch == nil {
+		// A late delivery to a pull that gave up (its context ended): the
+		// server redelivers it after the ack wait; give it back now.
+		if msg.Reply != "" {
+			_ = t.nc.Publish(msg.Reply, ackNak)
+		}
+		return
+	}
+	select {
+	case ch <- msg:
+	default:
+	}
 }
 
 // pullRequest is JetStream's request for the next messages of a consumer.

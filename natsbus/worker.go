@@ -164,24 +164,29 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 	defer wait.Stop()
 	<-wait.C
 	for {
-		free := cap(slots) - len(slots)
-		var got []*bus.Message
-		var err error
-		if free > 0 {
-			got, err = w.tr.TakeWork(ctx, agent, free)
+		// Wait for a free slot: only this loop fills slots, so as many as
+		// are free now stay free until it takes work.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
 		}
+		got, err := w.tr.TakeWork(ctx, agent, 1+cap(slots)-len(slots))
 		if ctx.Err() != nil {
 			// Taken while the drain began: give it back at once.
 			for _, m := range got {
 				_ = w.tr.Nack(context.WithoutCancel(ctx), m)
 			}
+			<-slots
 			return
 		}
 		if err != nil && !errors.Is(err, bus.ErrUnknownAgent) {
 			w.log.Warn("natsbus: worker: take work", zap.String("agent", agent), zap.Error(err))
 		}
-		for _, m := range got {
-			slots <- struct{}{}
+		for k, m := range got {
+			if k > 0 {
+				slots <- struct{}{}
+			}
 			runs.Add(1)
 			go func() {
 				defer runs.Done()
@@ -193,6 +198,7 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 			pause = w.cfg.PollMin
 			continue
 		}
+		<-slots
 		wait.Reset(pause)
 		select {
 		case <-ctx.Done():

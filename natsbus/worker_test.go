@@ -95,7 +95,7 @@ func startWorker(tb testing.TB, ns *server.Server, hs map[string]registry.Handle
 	if err != nil {
 		tb.Fatal(err)
 	}
-	wk, err := natsbus.NewWorker(tr, hs, natsbus.WorkerConfig{})
+	wk, err := natsbus.NewWorker(tr, hs, natsbus.WorkerConfig{Concurrency: 128})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -246,4 +246,132 @@ func TestReport_NoEngineIsAnError_BadBodyIsInvalid(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
+}
+
+// blockingRefund returns the refund handlers with seller's runs held until
+// release is closed (or their context ends), counting the runs of each key.
+func blockingRefund(runs *runCounter, started chan<- struct{}, release <-chan struct{}) map[string]registry.Handler {
+	hs := refundagents.Approved()
+	approve := hs["seller"]
+	hs["seller"] = registry.HandlerFunc(func(ctx context.Context, t *registry.Task) (registry.Outcome, error) {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return registry.Outcome{}, ctx.Err()
+		}
+		return approve.Handle(ctx, t)
+	})
+	return runs.wrap(hs)
+}
+
+// A handler that runs longer than the ack wait is kept alive by the
+// worker's heartbeats: it runs once and its work is not redelivered.
+func TestWorker_Heartbeats_KeepALongRunFromRedelivery(t *testing.T) {
+	ns := startServer(t, false)
+	short := func(c *natsbus.Config) { c.Storage, c.AckWait = jetstream.MemoryStorage, 200*time.Millisecond }
+	re := newRefundEngine(t, connect(t, ns), short)
+	var runs runCounter
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	startWorker(t, ns, blockingRefund(&runs, started, release), short)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	inst, err := re.eng.Start(ctx, refundInput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	// Three ack waits pass while the seller works: a redelivery would run
+	// the seller again.
+	for deadline := time.Now().Add(600 * time.Millisecond); time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+	if res, err := inst.Wait(ctx); err != nil || res.Outcome != "COMPLETED" {
+		t.Fatalf("got %s %s (%v), want COMPLETED", res.Status, res.Outcome, err)
+	}
+	runs.mu.Lock()
+	defer runs.mu.Unlock()
+	if n := runs.runs[inst.ID()+":2"]; n != 1 {
+		t.Errorf("got the seller's step run %d times, want once", n)
+	}
+}
+
+// Close drains: it stops taking work and waits for the handler running,
+// whose report is applied and whose work is acked.
+func TestWorker_Close_WaitsForRunningHandlers(t *testing.T) {
+	ns := startServer(t, false)
+	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
+	re := newRefundEngine(t, connect(t, ns), mem)
+	var runs runCounter
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	wk := startWorker(t, ns, blockingRefund(&runs, started, release), mem)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	inst, err := re.eng.Start(ctx, refundInput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	closed := make(chan struct{})
+	go func() {
+		_ = wk.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a handler ran")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	<-closed
+	// The seller's report was applied; payment's work waits for a worker.
+	waitFor(t, "the seller's step to be applied", func() bool { return inst.Result().Steps >= 2 && inst.Result().State == "REFUNDING" })
+	s := re.tr.Metrics()
+	wantBalanced(t, s)
+	if s.InFlight != 0 || s.Queued != 1 || s.Delivered != 2 {
+		t.Errorf("got in flight %d queued %d delivered %d, want 0, 1 (payment's work) and 2", s.InFlight, s.Queued, s.Delivered)
+	}
+}
+
+// A handler still running when the grace period ends has its context
+// cancelled; its work is given back, and another worker completes it.
+func TestWorker_Close_GraceRunsOut(t *testing.T) {
+	ns := startServer(t, false)
+	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
+	re := newRefundEngine(t, connect(t, ns), mem)
+	var runs runCounter
+	started, never := make(chan struct{}, 1), make(chan struct{})
+	tr, err := natsbus.New(context.Background(), connect(t, ns), natsbus.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	wk, err := natsbus.NewWorker(tr, blockingRefund(&runs, started, never), natsbus.WorkerConfig{Grace: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wk.Run(context.Background()) }()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	inst, err := re.eng.Start(ctx, refundInput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := wk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Run: got %v, want nil after a drain", err)
+	}
+	startWorker(t, ns, refundagents.Approved(), mem)
+	if res, err := inst.Wait(ctx); err != nil || res.Outcome != "COMPLETED" {
+		t.Fatalf("got %s %s (%v), want COMPLETED by the second worker", res.Status, res.Outcome, err)
+	}
+	wantEachStepOnce(t, []*engine.Instance{inst}, nil)
 }

@@ -1,0 +1,130 @@
+package natsbus_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/batonhq/baton/natsbus"
+)
+
+// The agent below uses nothing but the NATS client: it is the complete
+// agent of docs/protocol.md, kept here so that the document's agent is one
+// that works.
+
+// work is the part of a work message a plain agent reads.
+type plainWork struct {
+	Content   map[string]any `json:"content"`
+	Metadata  map[string]any `json:"metadata"`
+	TTL       float64        `json:"ttl"` // seconds
+	Timestamp time.Time      `json:"timestamp"`
+}
+
+// decide does an agent's work: the trigger it ends with and its result.
+type decide func(w plainWork) (trigger string, result map[string]any)
+
+// serveAgent takes agent's work until ctx ends: highest priority first,
+// heartbeats while deciding, the report, then the ack.
+func serveAgent(ctx context.Context, nc *nats.Conn, agent string, do decide) {
+	stream := "BATON_WORK_" + agent // the id as it is: letters, digits, - and _
+	for ctx.Err() == nil {
+		msg := nextWork(nc, stream)
+		if msg == nil {
+			time.Sleep(5 * time.Millisecond) // nothing waits
+			continue
+		}
+		var w plainWork
+		if err := json.Unmarshal(msg.Data, &w); err != nil {
+			nc.Publish(msg.Reply, []byte("+TERM not a work message"))
+			continue
+		}
+		if time.Since(w.Timestamp) > time.Duration(w.TTL*float64(time.Second)) {
+			nc.Publish(msg.Reply, []byte("+TERM ttl_expired")) // never run expired work
+			continue
+		}
+		report := map[string]any{"instance_id": w.Metadata["instance_id"], "step": w.Metadata["step"], "agent": agent}
+		if w.Content["action"] == "notice" {
+			report["trigger"] = "noticed" // a final notice: nothing to run
+		} else {
+			// Heartbeats: "+WPI" restarts the ack wait while the work runs.
+			done := make(chan struct{})
+			go func() {
+				tick := time.NewTicker(10 * time.Second)
+				defer tick.Stop()
+				for {
+					select {
+					case <-done:
+						return
+					case <-tick.C:
+						nc.Publish(msg.Reply, []byte("+WPI"))
+					}
+				}
+			}()
+			trigger, result := do(w)
+			close(done)
+			report["trigger"], report["result"] = trigger, result
+		}
+		body, _ := json.Marshal(report)
+		answer, err := nc.Request("baton.reports", body, 10*time.Second)
+		if err != nil {
+			nc.Publish(msg.Reply, []byte("-NAK")) // no engine answered: deliver it again
+			continue
+		}
+		var ans struct {
+			OK   bool   `json:"ok"`
+			Code string `json:"code"`
+		}
+		json.Unmarshal(answer.Data, &ans) // ok, or stale: either way the work is settled
+		nc.Request(msg.Reply, []byte("+ACK"), 5*time.Second)
+	}
+}
+
+// nextWork asks the agent's consumers for one message, the highest
+// priority first; nil when none waits.
+func nextWork(nc *nats.Conn, stream string) *nats.Msg {
+	for _, level := range []string{"critical", "high", "normal", "low"} {
+		msg, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT."+stream+"."+level, []byte(`{"batch":1,"no_wait":true}`), time.Second)
+		if err != nil || msg.Header.Get("Status") != "" {
+			continue // 404: nothing at this level
+		}
+		return msg
+	}
+	return nil
+}
+
+func TestPlainAgent_RefundEndToEnd(t *testing.T) {
+	ns := startServer(t, false)
+	re := newRefundEngine(t, connect(t, ns), func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage })
+	agents := map[string]decide{
+		"customer": func(plainWork) (string, map[string]any) {
+			return "validated", map[string]any{"refund_eligible": true, "order_id": "1"}
+		},
+		"seller":       func(plainWork) (string, map[string]any) { return "reviewed", map[string]any{"approval": "APPROVED"} },
+		"payment":      func(plainWork) (string, map[string]any) { return "refunded", map[string]any{"transaction_id": "tx"} },
+		"notification": func(plainWork) (string, map[string]any) { return "sent", nil },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for agent, do := range agents {
+		nc := connect(t, ns)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			serveAgent(ctx, nc, agent, do)
+		}()
+	}
+	insts := runRefunds(t, re.eng, 20)
+	cancel()
+	wg.Wait()
+	wantEachStepOnce(t, insts, nil)
+	var s = re.tr.Metrics()
+	wantBalanced(t, s)
+	if s.Delivered != 80 || s.InFlight != 0 {
+		t.Errorf("got delivered %d in flight %d, want 80 and 0", s.Delivered, s.InFlight)
+	}
+}
