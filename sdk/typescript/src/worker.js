@@ -71,6 +71,8 @@ export class Worker {
   #boxes = new Map();
   /** @type {Set<() => void>} */
   #wakers = new Set();
+  /** @type {Map<string, () => void>} */
+  #slotWaiters = new Map();
   /** @type {Promise<void> | undefined} */
   #draining;
   /** @type {(() => void) | undefined} */
@@ -157,6 +159,7 @@ export class Worker {
     this.#state = 'draining';
     this.#log.info('baton: worker draining', { running: this.#runs.size });
     for (const wake of this.#wakers) wake();
+    for (const wake of this.#slotWaiters.values()) wake();
     await Promise.all(this.#takers);
     if (wasRunning && this.#runs.size > 0) {
       /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -189,22 +192,26 @@ export class Worker {
   }
 
   /**
-   * agent's taker: keeps up to `concurrency` runs going, looking at the
-   * work stream again after a pause that doubles while it is empty.
+   * agent's taker: keeps up to `concurrency` runs going. While all are
+   * busy it waits for one to end; while the work stream is empty it looks
+   * again after a pause that doubles.
    * @param {string} agent
    */
   async #take(agent) {
     let pause = this.#cfg.pollMin;
     while (!this.#stopping) {
       const free = this.#cfg.concurrency - /** @type {number} */ (this.#running.get(agent));
+      if (free <= 0) {
+        await new Promise((resolve) => this.#slotWaiters.set(agent, () => resolve(undefined)));
+        this.#slotWaiters.delete(agent);
+        continue;
+      }
       /** @type {Delivery[]} */
       let got = [];
-      if (free > 0) {
-        try {
-          got = await this.#takeWork(agent, free);
-        } catch (err) {
-          this.#log.warn('baton: worker: take work', { agent, error: String(err) });
-        }
+      try {
+        got = await this.#takeWork(agent, free);
+      } catch (err) {
+        this.#log.warn('baton: worker: take work', { agent, error: String(err) });
       }
       if (this.#stopping) {
         // Taken while the drain began: give it back at once.
@@ -391,6 +398,7 @@ export class Worker {
       .finally(() => {
         this.#runs.delete(run);
         this.#running.set(agent, /** @type {number} */ (this.#running.get(agent)) - 1);
+        this.#slotWaiters.get(agent)?.();
       });
   }
 
@@ -541,15 +549,18 @@ export class Worker {
    * @param {Delivery | Omit<Delivery, 'ackWait'>} d @param {string} reason
    */
   async #reject(d, reason) {
-    const stored = await this.#deadLetter({ ...d, reason: 'rejected', attempts: d.delivered, lastErr: reason, termWhy: `natsbus: rejected: ${reason}` });
-    if (!stored) this.#publish(d.reply, TERM + reason);
+    await this.#deadLetter({ ...d, reason: 'rejected', attempts: d.delivered, lastErr: reason, termWhy: `natsbus: rejected: ${reason}` });
   }
 
   /**
    * Publishes a dead letter to the dead-letter stream, then takes its
    * message out of its work stream (terminating the delivery and deleting
    * it by sequence). Its Nats-Msg-Id is the stream and sequence, so that
-   * two processes giving up on one message record it once.
+   * two processes giving up on one message record it once. When the dead
+   * letter cannot be stored, the delivery is terminated with the plain
+   * reason instead (the rejection's reason, ttl_expired or max_retries), and
+   * an engine dead-letters it from JetStream's advisory, as it does for any
+   * agent on a plain NATS client.
    * @param {{m: Record<string, any>, reason: string, attempts: number, lastErr: string, reply: string, stream: string, seq: number, termWhy: string}} dl
    * @returns {Promise<boolean>} whether the dead letter was stored
    */
@@ -569,6 +580,8 @@ export class Worker {
       });
     } catch (err) {
       this.#log.error('baton: worker: dead letter not stored', { agent, reason: dl.reason, error: String(err) });
+      // A reason starting "natsbus: " would read as following a dead letter.
+      this.#publish(dl.reply, TERM + (dl.reason === 'rejected' ? dl.lastErr.replace(/^natsbus: /, '') : dl.reason));
       return false;
     }
     this.#publish(dl.reply, TERM + dl.termWhy);

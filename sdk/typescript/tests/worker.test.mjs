@@ -179,6 +179,21 @@ describe('Worker', needsEngine, () => {
     assert.equal(calls, 0);
   });
 
+  test('a drain past its grace aborts the handler\'s signal and gives its work back', async (t) => {
+    const started = deferred();
+    // A handler that never ends, whatever its signal says.
+    const first = await worker(t, { stubborn: (_, ctx) => { started.resolve(ctx.signal); return new Promise(() => {}); } }, { grace: 20 });
+    const id = await start(nc, { scenario: 'stubborn' }, 'DONE');
+    const signal = await started.promise;
+    assert.equal(signal.aborted, false);
+    await first.drain();
+    assert.equal(signal.aborted, true);
+    await worker(t, { stubborn: (_, ctx) => ({ trigger: 'done', result: { deliveries: ctx.deliveryCount } }) });
+    const res = await wait(nc, id);
+    assert.equal(res.outcome, 'DONE');
+    assert.equal(res.context.deliveries, 2);
+  });
+
   test('work that is not a message is dead-lettered, never handed to the handler', async (t) => {
     let calls = 0;
     await worker(t, { garbage: () => { calls++; return { trigger: 'x' }; } });
