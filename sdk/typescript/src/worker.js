@@ -121,14 +121,23 @@ export class Worker {
   async start() {
     if (this.#state !== 'new') throw new Error('baton: Worker already started');
     this.#state = 'starting';
-    if (this.#opts.connection) {
-      this.#nc = this.#opts.connection;
-    } else {
-      this.#nc = await connect({ ...this.#opts.connectOptions, servers: /** @type {string | string[]} */ (this.#opts.servers) });
-      this.#ownConnection = true;
+    try {
+      if (this.#opts.connection) {
+        this.#nc = this.#opts.connection;
+      } else {
+        this.#nc = await connect({ ...this.#opts.connectOptions, servers: /** @type {string | string[]} */ (this.#opts.servers) });
+        this.#ownConnection = true;
+      }
+      this.#js = this.#nc.jetstream();
+      this.#jsm = await this.#nc.jetstreamManager();
+    } catch (err) {
+      // Nothing started: start may be called again.
+      if (this.#ownConnection) await this.#nc?.close();
+      this.#nc = undefined;
+      this.#ownConnection = false;
+      this.#state = 'new';
+      throw err;
     }
-    this.#js = this.#nc.jetstream();
-    this.#jsm = await this.#nc.jetstreamManager();
     if (this.#opts.signals !== false) {
       this.#onSignal = () => { void this.drain(); };
       process.once('SIGTERM', this.#onSignal);

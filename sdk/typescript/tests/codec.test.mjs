@@ -171,3 +171,15 @@ test('expiry: timestamp plus ttl in seconds or as a Go duration, an hour by defa
   assert.equal(parseGoDuration('250ms'), 250);
   assert.equal(parseGoDuration('soon'), undefined);
 });
+
+test('a Worker refuses options that cannot work, and start fails without a server', async () => {
+  const { Worker } = await import('../src/index.js');
+  const seller = () => ({ trigger: 't' });
+  assert.throws(() => new Worker(/** @type {any} */ ({ agents: { seller } })), /servers or a connection/);
+  assert.throws(() => new Worker({ servers: 'x', agents: {} }), /at least one agent/);
+  assert.throws(() => new Worker({ servers: 'x', agents: { seller: /** @type {any} */ ('no') } }), /not a function/);
+  assert.throws(() => new Worker({ servers: 'x', agents: { seller }, grace: -1 }), /grace must be a positive number/);
+  const w = new Worker({ servers: 'nats://127.0.0.1:1', agents: { seller }, signals: false, connectOptions: { reconnect: false, timeout: 200 } });
+  await assert.rejects(w.start());
+  await assert.rejects(w.start(), (err) => !/already started/.test(String(err)));
+});
