@@ -73,6 +73,13 @@ export class Worker {
   #wakers = new Set();
   /** @type {Map<string, () => void>} */
   #slotWaiters = new Map();
+  /** The prefix of the reply subjects of pulls; one subscription serves them all. */
+  #pullInbox = '';
+  /** @type {import('nats').Subscription | undefined} */
+  #pullSub;
+  /** @type {Map<string, (msg: import('nats').Msg) => void>} */
+  #pulls = new Map();
+  #pullSeq = 0;
   /** @type {Promise<void> | undefined} */
   #draining;
   /** @type {(() => void) | undefined} */
@@ -130,6 +137,8 @@ export class Worker {
       }
       this.#js = this.#nc.jetstream();
       this.#jsm = await this.#nc.jetstreamManager();
+      this.#pullInbox = `${createInbox()}.`;
+      this.#pullSub = this.#nc.subscribe(`${this.#pullInbox}*`, { callback: (_, msg) => this.#routePull(msg) });
     } catch (err) {
       // Nothing started: start may be called again.
       if (this.#ownConnection) await this.#nc?.close();
@@ -183,6 +192,7 @@ export class Worker {
       process.removeListener('SIGTERM', this.#onSignal);
       process.removeListener('SIGINT', this.#onSignal);
     }
+    this.#pullSub?.unsubscribe();
     if (this.#nc && this.#ownConnection) {
       try {
         await this.#nc.drain();
@@ -261,10 +271,10 @@ export class Worker {
     if (!mb) return [];
     /** @type {Delivery[]} */
     const out = [];
-    for (const next of mb.next) {
+    for (let i = 0; i < LEVELS.length; i++) {
       while (out.length < n) {
         const want = n - out.length;
-        const got = await this.#pull(next, want);
+        const got = await this.#pull(mb, i, want);
         for (const msg of got) {
           const d = await this.#admit(agent, mb, msg);
           if (d) out.push(d);
@@ -306,37 +316,68 @@ export class Worker {
   }
 
   /**
-   * Asks a consumer for up to n messages, "no wait": the server hands out
-   * what it has and ends the batch with a 404 (at once when it has none).
-   * @param {string} next @param {number} n
+   * Asks level i's consumer of mb for up to n messages, "no wait": the
+   * server hands out what it has and ends the batch with a 404 (at once
+   * when it has none). The messages of a batch arrive with their own
+   * subjects and are told apart by their consumer; the status that ends it,
+   * by the reply token. A taker pulls from one consumer at a time.
+   * @param {Mailbox} mb @param {number} i @param {number} n
    * @returns {Promise<import('nats').Msg[]>}
    */
-  async #pull(next, n) {
+  #pull(mb, i, n) {
     const nc = /** @type {import('nats').NatsConnection} */ (this.#nc);
-    const inbox = createInbox();
-    const sub = nc.subscribe(inbox);
-    let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; sub.unsubscribe(); }, this.#cfg.timeout);
-    /** @type {import('nats').Msg[]} */
-    const out = [];
-    try {
-      nc.publish(next, enc.encode(JSON.stringify({ batch: n, no_wait: true })), { reply: inbox });
-      for await (const msg of sub) {
+    const next = mb.next[i];
+    const token = (++this.#pullSeq).toString(36);
+    const key = `${mb.stream}.${LEVELS[i]}`;
+    return new Promise((resolve, reject) => {
+      /** @type {import('nats').Msg[]} */
+      const out = [];
+      /** @param {Error} [err] */
+      const done = (err) => {
+        clearTimeout(timer);
+        this.#pulls.delete(token);
+        this.#pulls.delete(key);
+        if (err && out.length === 0) reject(err);
+        else resolve(out);
+      };
+      /** @param {import('nats').Msg} msg */
+      const take = (msg) => {
         const h = msg.headers;
         if (h && h.code !== 0 && msg.data.length === 0) {
-          if (h.code === 404 || h.code === 408) break; // the end of the level
-          if (h.code === 100) continue; // an idle heartbeat
-          throw new Error(`baton: pull from ${next}: status ${h.code} ${h.description}`);
+          if (h.code === 100) return; // an idle heartbeat
+          if (h.code === 404 || h.code === 408) done(); // the end of the level
+          else done(new Error(`baton: pull from ${next}: status ${h.code} ${h.description}`));
+          return;
         }
         out.push(msg);
-        if (out.length >= n) break;
+        if (out.length >= n) done();
+      };
+      const timer = setTimeout(() => done(new Error(`baton: pull from ${next}: no answer in ${this.#cfg.timeout}ms`)), this.#cfg.timeout);
+      this.#pulls.set(token, take);
+      this.#pulls.set(key, take);
+      try {
+        nc.publish(next, enc.encode(JSON.stringify({ batch: n, no_wait: true })), { reply: this.#pullInbox + token });
+      } catch (err) {
+        done(/** @type {Error} */ (err));
       }
-    } finally {
-      clearTimeout(timer);
-      sub.unsubscribe();
+    });
+  }
+
+  /**
+   * Hands a message arriving on the pull inbox to the pull waiting for it.
+   * @param {import('nats').Msg} msg
+   */
+  #routePull(msg) {
+    const info = msg.reply ? parseAckSubject(msg.reply) : undefined;
+    const key = info ? `${info.stream}.${info.consumer}` : msg.subject.slice(this.#pullInbox.length);
+    const take = this.#pulls.get(key);
+    if (take) {
+      take(msg);
+      return;
     }
-    if (timedOut && out.length === 0) throw new Error(`baton: pull from ${next}: no answer in ${this.#cfg.timeout}ms`);
-    return out;
+    // A late delivery to a pull that gave up: give it back now rather
+    // than after the ack wait.
+    if (info && msg.reply) this.#publish(msg.reply, NAK);
   }
 
   /**

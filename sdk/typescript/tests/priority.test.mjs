@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { LEVELS, Worker, workStream } from '../src/index.js';
-import { connection, needsEngine, start, url, wait, waitFor } from './helpers.mjs';
+import { connection, needsEngine, start, wait, waitFor } from './helpers.mjs';
 
 test('queued work is taken critical, high, normal, then low', needsEngine, async (t) => {
   const nc = await connection();
@@ -19,8 +19,9 @@ test('queued work is taken critical, high, normal, then low', needsEngine, async
     return n === 4;
   });
   const order = [];
+  // On a connection of the test's own, which the worker leaves open.
   const w = new Worker({
-    servers: url,
+    connection: nc,
     signals: false,
     concurrency: 1,
     agents: {
@@ -31,7 +32,8 @@ test('queued work is taken critical, high, normal, then low', needsEngine, async
     },
   });
   await w.start();
-  t.after(() => w.drain());
   for (const id of ids) assert.equal((await wait(nc, id)).outcome, 'DONE');
   assert.deepEqual(order, ['CRITICAL', 'HIGH', 'NORMAL', 'LOW']);
+  await w.drain();
+  assert.equal(nc.isClosed(), false);
 });
