@@ -147,6 +147,12 @@ export class Worker {
       this.#state = 'new';
       throw err;
     }
+    if (this.#state !== 'starting') {
+      // drain was called while the connection was being made.
+      this.#pullSub?.unsubscribe();
+      if (this.#ownConnection) await this.#nc.close();
+      return;
+    }
     if (this.#opts.signals !== false) {
       this.#onSignal = () => { void this.drain(); };
       process.once('SIGTERM', this.#onSignal);

@@ -194,6 +194,17 @@ describe('Worker', needsEngine, () => {
     assert.equal(res.context.deliveries, 2);
   });
 
+  test('a drain during start: start resolves, nothing is taken, the connection is closed', async () => {
+    let calls = 0;
+    const w = new Worker({ servers: url, signals: false, agents: { echo: () => { calls++; return { trigger: 'echoed' }; } } });
+    const started = w.start();
+    await w.drain();
+    await started;
+    await w.closed;
+    assert.equal(calls, 0);
+    await assert.rejects(w.start(), /already started/);
+  });
+
   test('work that is not a message is dead-lettered, never handed to the handler', async (t) => {
     let calls = 0;
     await worker(t, { garbage: () => { calls++; return { trigger: 'x' }; } });
