@@ -280,7 +280,17 @@ export class Worker {
     for (let i = 0; i < LEVELS.length; i++) {
       while (out.length < n) {
         const want = n - out.length;
-        const got = await this.#pull(mb, i, want);
+        /** @type {import('nats').Msg[]} */
+        let got;
+        try {
+          got = await this.#pull(mb, i, want);
+        } catch (err) {
+          // What was taken so far runs; the next take looks again, and
+          // looks the consumers up again in case they were made anew.
+          this.#log.warn('baton: worker: take work', { agent, error: String(err) });
+          this.#boxes.delete(agent);
+          return out;
+        }
         for (const msg of got) {
           const d = await this.#admit(agent, mb, msg);
           if (d) out.push(d);
