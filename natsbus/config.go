@@ -27,6 +27,13 @@ type Config struct {
 	// Backoff, when set, replaces AckWait for each delivery in turn: the
 	// n-th delivery waits Backoff[n-1] (the last value repeats).
 	Backoff []time.Duration
+	// TakeWait is how long TakeWork waits at a priority level that seems
+	// empty (1ms by default). JetStream tells a consumer of new work a
+	// moment after it acknowledges the send (microseconds; milliseconds on
+	// a loaded machine); the wait lets a take see work sent just before it,
+	// so that priorities hold for it. It is paid at every empty level of a
+	// take. Zero takes only what the consumers already know of.
+	TakeWait time.Duration
 	// DedupWindow is how long JetStream remembers a message's idempotency
 	// key (Nats-Msg-Id) to drop a second send of it.
 	DedupWindow time.Duration
@@ -55,13 +62,14 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults: capacity 1000, ack wait 30s, 5
-// deliveries, dedup window 10 minutes, file storage, one replica,
+// deliveries, take wait 1ms, dedup window 10 minutes, file storage, one replica,
 // synchronous persistence, dead letters kept for ever, 5s timeout.
 func DefaultConfig() Config {
 	return Config{
 		Capacity:      1000,
 		AckWait:       30 * time.Second,
 		MaxDeliveries: 5,
+		TakeWait:      time.Millisecond,
 		DedupWindow:   10 * time.Minute,
 		Storage:       jetstream.FileStorage,
 		Replicas:      1,
@@ -79,6 +87,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{Field: "AckWait", Reason: "must be 1ms or more"}
 	case c.MaxDeliveries < 1:
 		return &ConfigError{Field: "MaxDeliveries", Reason: "must be 1 or more"}
+	case c.TakeWait < 0:
+		return &ConfigError{Field: "TakeWait", Reason: "must not be negative"}
 	case c.DedupWindow < 0:
 		return &ConfigError{Field: "DedupWindow", Reason: "must not be negative"}
 	case c.Storage != jetstream.FileStorage && c.Storage != jetstream.MemoryStorage:

@@ -24,6 +24,10 @@ func TestTransport_Conformance(t *testing.T) {
 		}
 		tr := newTransport(t, startServer(t, false), func(c *natsbus.Config) {
 			c.AckWait, c.MaxDeliveries = ackWait, maxDeliveries
+			// The suite takes right after it sends, from ~20 parallel
+			// subtests, often under the race detector: the consumers may
+			// hear of new work milliseconds late.
+			c.TakeWait = 20 * time.Millisecond
 		})
 		return transporttest.Harness{
 			Transport: tr, Advance: time.Sleep, AckWait: ackWait, MaxDeliveries: maxDeliveries,

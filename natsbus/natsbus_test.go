@@ -49,6 +49,8 @@ func TestTransport_TakeWork_HighestPriorityFirstThenSendOrder(t *testing.T) {
 			t.Fatalf("SendWork %s: %v", w.key, err)
 		}
 	}
+	// Under load (the race detector, parallel tests) the consumers may hear
+	// of the work later than TakeWait: wait for them.
 	seen(t, ns, "billing.eu", 5)
 	first, err := tr.TakeWork(ctx, "billing.eu", 2)
 	if err != nil {
@@ -77,10 +79,9 @@ func TestTransport_TakeWork_HighestPriorityFirstThenSendOrder(t *testing.T) {
 	}
 }
 
-// seen waits until agent's consumers see the n messages sent: JetStream
-// tells a stream's consumers of a new message asynchronously, a few
-// microseconds after the publish is acknowledged, and the order of a take
-// holds among the messages they see.
+// seen waits until agent's consumers know of the n messages sent: JetStream
+// tells them a moment after it acknowledges a publish, and a take waits
+// for the news only Config.TakeWait at each level.
 func seen(tb testing.TB, ns *server.Server, agent string, n int) {
 	tb.Helper()
 	js, err := jetstream.New(connect(tb, ns))

@@ -88,9 +88,9 @@ func serveAgent(ctx context.Context, nc *nats.Conn, agent string, do decide) {
 // priority first; nil when none waits.
 func nextWork(nc *nats.Conn, stream string) *nats.Msg {
 	for _, level := range []string{"critical", "high", "normal", "low"} {
-		msg, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT."+stream+"."+level, []byte(`{"batch":1,"no_wait":true}`), time.Second)
+		msg, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT."+stream+"."+level, []byte(`{"batch":1,"no_wait":true,"expires":1000000}`), time.Second)
 		if err != nil || msg.Header.Get("Status") != "" {
-			continue // 404: nothing at this level
+			continue // 404 or 408: nothing at this level
 		}
 		return msg
 	}

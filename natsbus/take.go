@@ -89,13 +89,15 @@ func (t *Transport) TakeWork(ctx context.Context, agent string, max int) ([]*bus
 	return out, nil
 }
 
-// pull asks level i's consumer of mb for up to n messages, "no wait": the
-// server hands out what the consumer has and ends the batch with a 404 (or
-// at once with a 404 when it has nothing). JetStream tells consumers of a
-// new message a moment (microseconds) after it acknowledges its publish, so
-// a message sent just before may not be seen yet. (A "no wait" request with
-// an expiry would read the stream itself, but waits out the expiry when the
-// consumer believes it has nothing: a take would wait on every empty level.)
+// pull asks level i's consumer of mb for up to n messages, "no wait" with
+// an expiry of Config.TakeWait. JetStream tells a consumer of a new message
+// a moment after it acknowledges the publish, and a plain "no wait" request
+// is answered from the consumer's count: work sent just before could be
+// missed, and a lower priority handed out first. With an expiry, a consumer
+// that has messages reads its stream itself and ends the batch with a 404
+// as soon as it reaches the end; one that believes it has none waits for
+// the expiry, time enough for the news of a message just sent to arrive,
+// and then answers 408.
 func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int) ([]*nats.Msg, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -119,7 +121,7 @@ func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int) ([]*nats.Ms
 		delete(t.pulls, key)
 		t.pmu.Unlock()
 	}()
-	req, _ := json.Marshal(pullRequest{Batch: n, NoWait: true})
+	req, _ := json.Marshal(pullRequest{Batch: n, NoWait: true, Expires: t.cfg.TakeWait})
 	if err := t.nc.PublishRequest(mb.next[i], t.inbox+token, req); err != nil {
 		return nil, err
 	}
@@ -169,8 +171,9 @@ func (t *Transport) routePull(msg *nats.Msg) {
 
 // pullRequest is JetStream's request for the next messages of a consumer.
 type pullRequest struct {
-	Batch  int  `json:"batch"`
-	NoWait bool `json:"no_wait"`
+	Batch   int           `json:"batch"`
+	NoWait  bool          `json:"no_wait"`
+	Expires time.Duration `json:"expires,omitempty"`
 }
 
 // admit turns a delivery into the message handed out, or dead-letters it.
@@ -367,11 +370,11 @@ func (t *Transport) Heartbeat(ctx context.Context, m *bus.Message) error {
 	if err := t.nc.Publish(f.jm.Reply, ackProgress); err != nil {
 		return fmt.Errorf("natsbus: heartbeat %s: %w", m.MessageID, err)
 	}
-	nf := *f
-	nf.deadline = time.Now().Add(t.cfg.ackWait(f.delivered))
+	deadline := time.Now().Add(t.cfg.ackWait(f.delivered))
 	t.mu.Lock()
 	if t.taken[m.MessageID] == f {
-		t.hold0(&nf)
+		nf := &flight{m: f.m, jm: f.jm, stream: f.stream, seq: f.seq, delivered: f.delivered, deadline: deadline}
+		t.hold0(nf)
 	}
 	t.mu.Unlock()
 	return nil

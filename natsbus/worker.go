@@ -237,11 +237,11 @@ func (w *Worker) run(ctx context.Context, agent string, m *bus.Message) {
 	w.finish(ctx, m, t, wire.ReportOf(t, out, runErr), reject)
 }
 
-// handleBeating runs the handler, sending an in-progress ack at half the
-// ack wait (or at the work's heartbeat interval, with a heartbeat report,
+// handleBeating runs the handler, sending an in-progress ack at a third of
+// the ack wait (two may be late before the work is redelivered) (or at the work's heartbeat interval, with a heartbeat report,
 // when it asks for one) until it returns.
 func (w *Worker) handleBeating(ctx context.Context, m *bus.Message, t *registry.Task) (out registry.Outcome, err error) {
-	every := w.tr.cfg.ackWait(m.DeliveryCount) / 2
+	every := w.tr.cfg.ackWait(m.DeliveryCount) / 3
 	if t.Heartbeat > 0 && t.Heartbeat < every {
 		every = t.Heartbeat
 	}

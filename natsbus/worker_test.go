@@ -272,7 +272,7 @@ func blockingRefund(runs *runCounter, started chan<- struct{}, release <-chan st
 // worker's heartbeats: it runs once and its work is not redelivered.
 func TestWorker_Heartbeats_KeepALongRunFromRedelivery(t *testing.T) {
 	ns := startServer(t, false)
-	short := func(c *natsbus.Config) { c.Storage, c.AckWait = jetstream.MemoryStorage, 200*time.Millisecond }
+	short := func(c *natsbus.Config) { c.Storage, c.AckWait = jetstream.MemoryStorage, 500*time.Millisecond }
 	re := newRefundEngine(t, connect(t, ns), short)
 	var runs runCounter
 	started, release := make(chan struct{}, 1), make(chan struct{})
@@ -286,7 +286,7 @@ func TestWorker_Heartbeats_KeepALongRunFromRedelivery(t *testing.T) {
 	<-started
 	// Three ack waits pass while the seller works: a redelivery would run
 	// the seller again.
-	for deadline := time.Now().Add(600 * time.Millisecond); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(1500 * time.Millisecond); time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
 	close(release)
