@@ -115,7 +115,7 @@ export interface HandlerContext {
   traceparent: string;
   /** How many times this work was delivered (1 the first time). */
   deliveryCount: number;
-  /** Sends an in-progress ack now (the worker also sends them on its own). */
+  /** Sends an in-progress ack now (the worker also sends them on its own, at a third of the ack wait). */
   heartbeat(): void;
 }
 
@@ -153,6 +153,8 @@ export interface WorkerOptions {
   reportTimeout?: number;
   /** How long to wait for the NATS server on other calls, in ms (default 5000). */
   timeout?: number;
+  /** How long, in ms, a look at a priority level that seems empty waits for news of work just sent (default 1, as the engine's TakeWait; 0 takes only what the consumers know of). */
+  takeWait?: number;
   /** Deliveries of a message before it is dead-lettered max_retries: set it to the engine's (default 5). */
   maxDeliveries?: number;
   /** Drain on SIGTERM and SIGINT (default true). */

@@ -32,6 +32,7 @@ const DEFAULTS = Object.freeze({
   reportTimeout: 10_000,
   timeout: 5_000,
   maxDeliveries: 5,
+  takeWait: 1,
 });
 
 /** @type {import('../index.js').Logger} */
@@ -44,7 +45,7 @@ const dec = new TextDecoder();
  * Runs handlers for agents whose work comes over NATS JetStream.
  */
 export class Worker {
-  /** @type {Required<Pick<import('../index.js').WorkerOptions, 'concurrency' | 'grace' | 'pollMin' | 'pollMax' | 'reportTimeout' | 'timeout' | 'maxDeliveries'>>} */
+  /** @type {Required<Pick<import('../index.js').WorkerOptions, 'concurrency' | 'grace' | 'pollMin' | 'pollMax' | 'reportTimeout' | 'timeout' | 'maxDeliveries' | 'takeWait'>>} */
   #cfg;
   /** @type {Map<string, import('../index.js').Handler>} */
   #handlers;
@@ -109,6 +110,10 @@ export class Worker {
     for (const k of /** @type {(keyof typeof DEFAULTS)[]} */ (Object.keys(DEFAULTS))) {
       const v = options[k];
       if (v === undefined) continue;
+      if (k === 'takeWait' && v === 0) {
+        this.#cfg[k] = 0; // take only what the consumers already know of
+        continue;
+      }
       if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v)) {
         throw new TypeError(`baton: Worker: ${k} must be a positive number`);
       }
@@ -332,9 +337,13 @@ export class Worker {
   }
 
   /**
-   * Asks level i's consumer of mb for up to n messages, "no wait": the
-   * server hands out what it has and ends the batch with a 404 (at once
-   * when it has none). The messages of a batch arrive with their own
+   * Asks level i's consumer of mb for up to n messages, "no wait" with an
+   * expiry of takeWait: JetStream tells a consumer of new work a moment
+   * after it acknowledges the send, so a plain "no wait" could pass over
+   * work sent an instant before (and take a lower priority first). With an
+   * expiry, a consumer with messages ends the batch with a 404 at the end
+   * of its stream, and one that seems empty waits that long for the news
+   * before it answers 408. The messages of a batch arrive with their own
    * subjects and are told apart by their consumer; the status that ends it,
    * by the reply token. A taker pulls from one consumer at a time.
    * @param {Mailbox} mb @param {number} i @param {number} n
@@ -372,7 +381,10 @@ export class Worker {
       this.#pulls.set(token, take);
       this.#pulls.set(key, take);
       try {
-        nc.publish(next, enc.encode(JSON.stringify({ batch: n, no_wait: true })), { reply: this.#pullInbox + token });
+        /** @type {{batch: number, no_wait: boolean, expires?: number}} */
+        const req = { batch: n, no_wait: true };
+        if (this.#cfg.takeWait > 0) req.expires = Math.round(this.#cfg.takeWait * 1e6);
+        nc.publish(next, enc.encode(JSON.stringify(req)), { reply: this.#pullInbox + token });
       } catch (err) {
         done(/** @type {Error} */ (err));
       }
@@ -508,15 +520,16 @@ export class Worker {
   }
 
   /**
-   * Runs the handler, sending an in-progress ack at half the ack wait (or
-   * at the work's heartbeat interval, with a heartbeat report, when it asks
+   * Runs the handler, sending an in-progress ack at a third of the ack wait
+   * (two may be late before the work is delivered again) or at the work's
+   * heartbeat interval, with a heartbeat report, when it asks
    * for one) until it returns or the run is aborted.
    * @param {Delivery} d @param {import('../index.js').Work} work
    * @param {import('../index.js').Handler} handler @param {Run} run
    * @returns {Promise<{outcome?: unknown, thrown?: unknown, threw: boolean}>}
    */
   async #handleBeating(d, work, handler, run) {
-    let every = d.ackWait / 2;
+    let every = d.ackWait / 3;
     if (work.heartbeat !== undefined && work.heartbeat > 0 && work.heartbeat * 1000 < every) every = work.heartbeat * 1000;
     every = Math.max(every, 1);
     const beat = () => {

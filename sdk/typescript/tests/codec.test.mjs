@@ -179,6 +179,7 @@ test('a Worker refuses options that cannot work, and start fails without a serve
   assert.throws(() => new Worker({ servers: 'x', agents: {} }), /at least one agent/);
   assert.throws(() => new Worker({ servers: 'x', agents: { seller: /** @type {any} */ ('no') } }), /not a function/);
   assert.throws(() => new Worker({ servers: 'x', agents: { seller }, grace: -1 }), /grace must be a positive number/);
+  assert.doesNotThrow(() => new Worker({ servers: 'x', agents: { seller }, takeWait: 0 }));
   const w = new Worker({ servers: 'nats://127.0.0.1:1', agents: { seller }, signals: false, connectOptions: { reconnect: false, timeout: 200 } });
   await assert.rejects(w.start());
   await assert.rejects(w.start(), (err) => !/already started/.test(String(err)));

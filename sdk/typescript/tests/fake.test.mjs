@@ -147,7 +147,7 @@ test('work delivered more than maxDeliveries times is dead-lettered max_retries 
   assert.equal(calls, 0);
 });
 
-test('without heartbeats asked for, in-progress acks alone (at half the ack wait) keep the run', async () => {
+test('without heartbeats asked for, in-progress acks alone (at a third of the ack wait) keep the run', async () => {
   const nc = fakeConnection({ work: workJSON(), ackWaitMs: 10 });
   let release;
   const w = await runOnce(nc, () => new Promise((r) => { release = () => r({ trigger: 'done' }); }));

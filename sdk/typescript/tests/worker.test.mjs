@@ -78,9 +78,9 @@ describe('Worker', needsEngine, () => {
     await worker(t, {
       slow: async (work) => {
         calls++;
-        // Three heartbeats at half the ack wait: the run outlasts the ack
-        // wait, and only the heartbeats keep its work from redelivery.
-        await waitFor('three in-progress acks', () => acks.filter((a) => a === '+WPI').length >= 3);
+        // Four heartbeats at a third of the ack wait: the run outlasts the
+        // ack wait, and only the heartbeats keep its work from redelivery.
+        await waitFor('four in-progress acks', () => acks.filter((a) => a === '+WPI').length >= 4);
         return { trigger: 'done', result: { deliveries: work.deliveryCount } };
       },
     });
