@@ -158,6 +158,14 @@ export class Worker {
       if (this.#ownConnection) await this.#nc.close();
       return;
     }
+    // A connection closed for good (by its owner, or out of reconnects)
+    // ends the worker: nothing more can be taken or settled.
+    this.#nc.closed().then(() => {
+      if (this.#state === 'running') {
+        this.#log.warn('baton: worker: the connection closed; draining', {});
+        void this.drain();
+      }
+    }, () => {});
     if (this.#opts.signals !== false) {
       this.#onSignal = () => { void this.drain(); };
       process.once('SIGTERM', this.#onSignal);

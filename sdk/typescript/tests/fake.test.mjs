@@ -62,6 +62,9 @@ function fakeConnection({ work, delivered = 1, answer = { ok: true }, ackWaitMs 
       }
       return { data: new Uint8Array() };
     },
+    closed() {
+      return new Promise(() => {});
+    },
     jetstream() {
       return {
         async publish(subject, data, opts) {

@@ -8,7 +8,12 @@ import { connection, needsEngine, start, wait, waitFor } from './helpers.mjs';
 
 test('queued work is taken critical, high, normal, then low', needsEngine, async (t) => {
   const nc = await connection();
-  t.after(() => nc.close());
+  /** @type {Worker | undefined} */
+  let w;
+  t.after(async () => {
+    await w?.drain();
+    await nc.close();
+  });
   const jsm = await nc.jetstreamManager();
   const ids = [];
   for (const level of ['low', 'normal', 'high', 'critical']) ids.push(await start(nc, { scenario: 'prio', level }, 'DONE'));
@@ -19,10 +24,14 @@ test('queued work is taken critical, high, normal, then low', needsEngine, async
     return n === 4;
   });
   const order = [];
-  // On a connection of the test's own, which the worker leaves open.
-  const w = new Worker({
+  // On a connection of the test's own, which the worker leaves open. The
+  // consumers know of all four pieces of work: takeWait 0 takes what they
+  // know at once (a wait at an empty level could end before a loaded
+  // server delivers from the next one).
+  w = new Worker({
     connection: nc,
     signals: false,
+    takeWait: 0,
     concurrency: 1,
     agents: {
       prio: (work) => {

@@ -205,6 +205,14 @@ describe('Worker', needsEngine, () => {
     await assert.rejects(w.start(), /already started/);
   });
 
+  test('a worker whose connection is closed under it drains itself', async () => {
+    const own = await connection();
+    const w = new Worker({ connection: own, signals: false, agents: { echo: () => ({ trigger: 'echoed' }) } });
+    await w.start();
+    await own.close();
+    await w.closed;
+  });
+
   test('work that is not a message is dead-lettered, never handed to the handler', async (t) => {
     let calls = 0;
     await worker(t, { garbage: () => { calls++; return { trigger: 'x' }; } });
