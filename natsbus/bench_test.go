@@ -29,12 +29,23 @@ var storages = []struct {
 }
 
 // BenchmarkNATSTransport sends, takes and acks one message per iteration
-// on an in-process server.
+// on an in-process server, with the default TakeWait (paid at the two empty
+// levels above NORMAL on every take) and without it.
 func BenchmarkNATSTransport(b *testing.B) {
-	for _, st := range storages {
+	cases := append(storages[:len(storages):len(storages)], struct {
+		name       string
+		storage    jetstream.StorageType
+		syncAlways bool
+	}{"memory-no-take-wait", jetstream.MemoryStorage, false})
+	for _, st := range cases {
 		b.Run(st.name, func(b *testing.B) {
 			ns := startServerSync(b, false, st.syncAlways)
-			tr := newTransport(b, ns, func(c *natsbus.Config) { c.Storage = st.storage })
+			tr := newTransport(b, ns, func(c *natsbus.Config) {
+				c.Storage = st.storage
+				if st.name == "memory-no-take-wait" {
+					c.TakeWait = 0
+				}
+			})
 			if err := tr.OpenMailbox("bench", 0); err != nil {
 				b.Fatal(err)
 			}

@@ -54,6 +54,13 @@ func (h *flightHeap) Pop() any {
 // an ack is acked as it is taken; one that does stays taken until Ack, Nack
 // or Reject, and the server gives it out again after the ack wait.
 func (t *Transport) TakeWork(ctx context.Context, agent string, max int) ([]*bus.Message, error) {
+	return t.take(ctx, agent, max, t.cfg.TakeWait)
+}
+
+// take is TakeWork waiting wait at each level that seems empty. The Worker
+// polls without waiting: it takes again within milliseconds anyway, and
+// waiting at every empty level would halve its throughput.
+func (t *Transport) take(ctx context.Context, agent string, max int, wait time.Duration) ([]*bus.Message, error) {
 	if ctx == nil {
 		return nil, &bus.ValidationError{Field: "ctx", Reason: "is nil"}
 	}
@@ -72,7 +79,7 @@ func (t *Transport) TakeWork(ctx context.Context, agent string, max int) ([]*bus
 	for i := range levels {
 		for len(out) < n {
 			want := n - len(out)
-			got, err := t.pull(ctx, mb, i, want)
+			got, err := t.pull(ctx, mb, i, want, wait)
 			for _, jm := range got {
 				if m, ok := t.admit(ctx, mb, jm); ok {
 					out = append(out, m)
@@ -90,7 +97,7 @@ func (t *Transport) TakeWork(ctx context.Context, agent string, max int) ([]*bus
 }
 
 // pull asks level i's consumer of mb for up to n messages, "no wait" with
-// an expiry of Config.TakeWait. JetStream tells a consumer of a new message
+// an expiry of wait (Config.TakeWait for TakeWork). JetStream tells a consumer of a new message
 // a moment after it acknowledges the publish, and a plain "no wait" request
 // is answered from the consumer's count: work sent just before could be
 // missed, and a lower priority handed out first. With an expiry, a consumer
@@ -98,7 +105,7 @@ func (t *Transport) TakeWork(ctx context.Context, agent string, max int) ([]*bus
 // as soon as it reaches the end; one that believes it has none waits for
 // the expiry, time enough for the news of a message just sent to arrive,
 // and then answers 408.
-func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int) ([]*nats.Msg, error) {
+func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int, wait time.Duration) ([]*nats.Msg, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
@@ -121,7 +128,7 @@ func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int) ([]*nats.Ms
 		delete(t.pulls, key)
 		t.pmu.Unlock()
 	}()
-	req, _ := json.Marshal(pullRequest{Batch: n, NoWait: true, Expires: t.cfg.TakeWait})
+	req, _ := json.Marshal(pullRequest{Batch: n, NoWait: true, Expires: wait})
 	if err := t.nc.PublishRequest(mb.next[i], t.inbox+token, req); err != nil {
 		return nil, err
 	}

@@ -171,7 +171,7 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 		case <-ctx.Done():
 			return
 		}
-		got, err := w.tr.TakeWork(ctx, agent, 1+cap(slots)-len(slots))
+		got, err := w.tr.take(ctx, agent, 1+cap(slots)-len(slots), 0)
 		if ctx.Err() != nil {
 			// Taken while the drain began: give it back at once.
 			for _, m := range got {
