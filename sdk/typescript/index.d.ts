@@ -153,7 +153,7 @@ export interface WorkerOptions {
   reportTimeout?: number;
   /** How long to wait for the NATS server on other calls, in ms (default 5000). */
   timeout?: number;
-  /** How long, in ms, a look at a priority level that seems empty waits for news of work just sent (default 1, as the engine's TakeWait; 0 takes only what the consumers know of). */
+  /** How long, in ms, a look at a priority level that seems empty waits for news of work sent an instant before (default 0: take what the consumers know of, as the Go worker does). */
   takeWait?: number;
   /** Deliveries of a message before it is dead-lettered max_retries: set it to the engine's (default 5). */
   maxDeliveries?: number;

@@ -32,7 +32,7 @@ const DEFAULTS = Object.freeze({
   reportTimeout: 10_000,
   timeout: 5_000,
   maxDeliveries: 5,
-  takeWait: 1,
+  takeWait: 0,
 });
 
 /** @type {import('../index.js').Logger} */
@@ -345,13 +345,14 @@ export class Worker {
   }
 
   /**
-   * Asks level i's consumer of mb for up to n messages, "no wait" with an
-   * expiry of takeWait: JetStream tells a consumer of new work a moment
-   * after it acknowledges the send, so a plain "no wait" could pass over
-   * work sent an instant before (and take a lower priority first). With an
-   * expiry, a consumer with messages ends the batch with a 404 at the end
-   * of its stream, and one that seems empty waits that long for the news
-   * before it answers 408. The messages of a batch arrive with their own
+   * Asks level i's consumer of mb for up to n messages, "no wait": the
+   * server hands out what the consumer knows of and ends the batch with a
+   * 404. JetStream tells a consumer of new work a moment after it
+   * acknowledges the send, so work sent in the same instant as a take is
+   * seen by the next one, milliseconds later (the Go worker polls the same
+   * way). With takeWait set, a level that seems empty waits that long for
+   * the news before it answers 408: priorities hold for work sent an
+   * instant before, at the cost of the wait at every empty level. The messages of a batch arrive with their own
    * subjects and are told apart by their consumer; the status that ends it,
    * by the reply token. A taker pulls from one consumer at a time.
    * @param {Mailbox} mb @param {number} i @param {number} n

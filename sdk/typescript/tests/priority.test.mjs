@@ -24,14 +24,10 @@ test('queued work is taken critical, high, normal, then low', needsEngine, async
     return n === 4;
   });
   const order = [];
-  // On a connection of the test's own, which the worker leaves open. The
-  // consumers know of all four pieces of work: takeWait 0 takes what they
-  // know at once (a wait at an empty level could end before a loaded
-  // server delivers from the next one).
+  // On a connection of the test's own, which the worker leaves open.
   w = new Worker({
     connection: nc,
     signals: false,
-    takeWait: 0,
     concurrency: 1,
     agents: {
       prio: (work) => {
