@@ -1,0 +1,227 @@
+// Types of @batonhq/agent, the TypeScript SDK of Baton's agent protocol.
+
+import type { ConnectionOptions, NatsConnection } from 'nats';
+
+/** A work priority, highest first: CRITICAL, HIGH, NORMAL, LOW. */
+export type Priority = 'CRITICAL' | 'HIGH' | 'NORMAL' | 'LOW';
+
+/** What identifies a run in a report. */
+export interface WorkIdentity {
+  instanceId: string;
+  step: number;
+  agent: string;
+}
+
+/** One piece of work: a HANDOFF message, decoded. */
+export interface Work extends WorkIdentity {
+  /** The message id (a new one for every send of the work). */
+  messageId: string;
+  /** The agent that handed over; undefined for the engine's own dispatches (start, retry, resume). */
+  from?: string;
+  priority: Priority;
+  /** "run" for work to do, "notice" for a final notice (nothing to report). */
+  action: 'run' | 'notice';
+  notice: boolean;
+  workflow: string;
+  version: number;
+  attempt: number;
+  /** The state the instance is in. */
+  state: string;
+  /** Set for an agent-to-agent hand-off; "" for the engine's own dispatches. */
+  handoffId: string;
+  /** `<instanceId>:<step>`: the same on every delivery of the work. */
+  idempotencyKey: string;
+  /** W3C trace context: continue your own trace from it. */
+  traceparent: string;
+  /** What to do (task_description). */
+  description: string;
+  /** Why the work was sent: for a hand-off, in words; for the engine's own dispatches start, retry, resume, on_limit or return_control. */
+  reason: string;
+  /** For an agent-to-agent hand-off, its kind (rule, plan_step, capability_match, ...); "" otherwise. */
+  kind: string;
+  input: Record<string, any>;
+  context: Record<string, any>;
+  previousResult: Record<string, any>;
+  constraints: Record<string, any>;
+  /** Data a dynamic hand-off carries. */
+  payload?: Record<string, any>;
+  /** True when the result goes back to the delegating agent. */
+  returnControl: boolean;
+  /** For a run over one item of a list: the item and its index. */
+  item?: unknown;
+  index?: number;
+  /** When the run times out, if it has a timeout. */
+  deadline?: Date;
+  /** How often, in seconds, the state asks for heartbeats. */
+  heartbeat?: number;
+  /** How many times this work was delivered (1 the first time); set by the Worker. */
+  deliveryCount?: number;
+}
+
+export interface ReportError {
+  message: string;
+  retryable: boolean;
+  kind?: string;
+}
+
+export interface ReportHandoff {
+  to: string;
+  reason?: string;
+  explanation?: string;
+  task?: string;
+  payload?: Record<string, unknown>;
+  return_control?: boolean;
+}
+
+/** A report, as JSON: the run's identity and exactly one of trigger (with result), error, reject, handoff, or heartbeat. */
+export interface Report {
+  instance_id: string;
+  step: number;
+  agent: string;
+  trigger?: string;
+  result?: Record<string, unknown>;
+  error?: ReportError;
+  reject?: string;
+  handoff?: ReportHandoff;
+  heartbeat?: boolean;
+}
+
+/** The engine's answer to a report. */
+export interface Answer {
+  ok: boolean;
+  code?: 'stale' | 'invalid' | 'unknown_instance' | string;
+  message?: string;
+}
+
+/** A dynamic hand-off a handler asks for. */
+export interface Handoff {
+  to: string;
+  reason?: string;
+  explanation?: string;
+  task?: string;
+  payload?: Record<string, unknown>;
+  returnControl?: boolean;
+}
+
+/** What a handler returns: a trigger with its result, or a hand-off. */
+export type Outcome =
+  | { trigger: string; result?: Record<string, unknown> }
+  | { handoff: Handoff; result?: Record<string, unknown> };
+
+export interface HandlerContext {
+  /** Aborted when the run's deadline passes, or when a drain's grace period is over. */
+  signal: AbortSignal;
+  /** The work's W3C trace context. */
+  traceparent: string;
+  /** How many times this work was delivered (1 the first time). */
+  deliveryCount: number;
+  /** Sends an in-progress ack now (the worker also sends them on its own, at a third of the ack wait). */
+  heartbeat(): void;
+}
+
+/**
+ * Does one piece of work. Return the outcome; throw a Reject to refuse the
+ * work, an AgentError for a failure of some kind, anything else for a
+ * retryable failure.
+ */
+export type Handler = (work: Work, ctx: HandlerContext) => Outcome | Promise<Outcome>;
+
+export interface Logger {
+  debug(msg: string, fields: Record<string, unknown>): void;
+  info(msg: string, fields: Record<string, unknown>): void;
+  warn(msg: string, fields: Record<string, unknown>): void;
+  error(msg: string, fields: Record<string, unknown>): void;
+}
+
+export interface WorkerOptions {
+  /** NATS server URLs; or pass `connection`. */
+  servers?: string | string[];
+  /** A connection of yours to use; the worker does not close it. */
+  connection?: NatsConnection;
+  /** More options for the connection the worker opens (auth, name, ...). */
+  connectOptions?: Omit<ConnectionOptions, 'servers'>;
+  /** Handlers by agent id. */
+  agents: Record<string, Handler>;
+  /** Runs of each agent's handler at once (default 16). */
+  concurrency?: number;
+  /** How long a drain waits for running handlers before aborting them, in ms (default 10000). */
+  grace?: number;
+  /** The pause between looks at an empty work stream starts at pollMin and doubles up to pollMax, in ms (defaults 1 and 50). */
+  pollMin?: number;
+  pollMax?: number;
+  /** How long to wait for the engine's answer to a report, in ms (default 10000). */
+  reportTimeout?: number;
+  /** How long to wait for the NATS server on other calls, in ms (default 5000). */
+  timeout?: number;
+  /** How long, in ms, a look at a priority level that seems empty waits for news of work sent an instant before (default 0: take what the consumers know of, as the Go worker does). */
+  takeWait?: number;
+  /** Deliveries of a message before it is dead-lettered max_retries: set it to the engine's (default 5). */
+  maxDeliveries?: number;
+  /** Drain on SIGTERM and SIGINT (default true). */
+  signals?: boolean;
+  /** Called with each final notice before it is taken. */
+  onNotice?: (work: Work) => void | Promise<void>;
+  /** Receives what the worker cannot return as an error (default: nothing is logged). */
+  logger?: Logger;
+}
+
+export declare class Worker {
+  constructor(options: WorkerOptions);
+  /** Connects and starts taking work. */
+  start(): Promise<void>;
+  /** Stops taking work, waits for running handlers (up to the grace period), then closes. Safe to call twice. */
+  drain(): Promise<void>;
+  /** Resolves once the worker has drained and closed. */
+  readonly closed: Promise<void>;
+}
+
+/** A field of a work message or report is wrong. */
+export declare class FieldError extends Error {
+  constructor(field: string, reason: string);
+  readonly field: string;
+  readonly reason: string;
+}
+
+/** Thrown by a handler to refuse the work. */
+export declare class Reject extends Error {
+  constructor(reason: string);
+  readonly reason: string;
+}
+
+/** Thrown by a handler for a failed run of some kind; retryable unless `retryable: false`. */
+export declare class AgentError extends Error {
+  constructor(message: string, options?: { retryable?: boolean; kind?: string; cause?: unknown });
+  readonly retryable: boolean;
+  readonly kind: string;
+}
+
+/** The from_agent of the engine's own dispatches. */
+export declare const ENGINE: 'engine';
+export declare const CODE_STALE: 'stale';
+export declare const CODE_INVALID: 'invalid';
+export declare const CODE_UNKNOWN_INSTANCE: 'unknown_instance';
+export declare const MAX_REPORT: number;
+export declare const WORK_PREFIX: string;
+export declare const DEAD_PREFIX: string;
+export declare const REPORTS_SUBJECT: string;
+export declare const WORK_STREAM_PREFIX: string;
+export declare const LEVELS: readonly ['critical', 'high', 'normal', 'low'];
+
+/** Reads the work a HANDOFF message carries (its JSON, or the parsed object); throws a FieldError naming the field. */
+export declare function decodeWork(message: string | Uint8Array | object): Work;
+export declare function reportOutcome(work: WorkIdentity, trigger: string, result?: Record<string, unknown>): Report;
+export declare function reportError(work: WorkIdentity, message: string, options?: { retryable?: boolean; kind?: string }): Report;
+export declare function reportReject(work: WorkIdentity, reason: string): Report;
+export declare function reportHandoff(work: WorkIdentity, handoff: Handoff, result?: Record<string, unknown>): Report;
+export declare function reportHeartbeat(work: WorkIdentity): Report;
+/** Checks a report as the engine does; returns it or throws a FieldError. */
+export declare function validateReport<R extends object>(report: R): R;
+export declare function decodeAnswer(answer: string | Uint8Array | object): Answer;
+/** Checks a `Baton-Signature` header against the exact body bytes, in constant time. */
+export declare function verifySignature(secret: string | Uint8Array, body: string | Uint8Array, header: string | string[] | undefined | null): boolean;
+/** The `Baton-Signature` value for a body. */
+export declare function sign(secret: string | Uint8Array, body: string | Uint8Array): string;
+/** An agent id as a subject token. */
+export declare function token(agent: string): string;
+export declare function workStream(agent: string): string;
+export declare function workSubject(agent: string, level: string): string;
