@@ -62,7 +62,7 @@ func ids(msgs []*bus.Message) []string {
 	return out
 }
 
-// assertBalanced checks SPEC §4's invariant on a fresh snapshot.
+// assertBalanced checks the accounting invariant on a fresh snapshot.
 func assertBalanced(t *testing.T, b *bus.Bus) bus.Snapshot {
 	t.Helper()
 	s := b.Metrics()

@@ -17,7 +17,7 @@ import (
 	"github.com/batonhq/baton/bus"
 )
 
-// RF-009 scenarios about flow: full queues, retries with backoff, parallel
+// Scenarios about flow: full queues, retries with backoff, parallel
 // sends, and the communication metrics.
 
 // retryTimes returns, relative to start, when each logged retry happened.

@@ -13,11 +13,11 @@ import (
 	"github.com/batonhq/baton/bus"
 )
 
-// RF-009 scenarios about hand-offs carried by the bus: HANDOFF messages with
+// Scenarios about hand-offs carried by the bus: HANDOFF messages with
 // their context, constraints and previous results, chains, branches, the
 // hand-off log entry, and selective broadcast.
 
-// handoff builds a HANDOFF message with RT-011's content fields.
+// handoff builds a HANDOFF message with the content fields a hand-off carries.
 func handoff(from, to, task string, ctx map[string]any, previous any, constraints map[string]any) *bus.Message {
 	if constraints == nil {
 		constraints = map[string]any{}

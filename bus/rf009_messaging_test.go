@@ -18,7 +18,7 @@ import (
 	"github.com/batonhq/baton/clock"
 )
 
-// RF-009 scenarios about single messages: send, receive, broadcast,
+// Scenarios about single messages: send, receive, broadcast,
 // correlation, priority, TTL, validation, acknowledgement, content rules.
 
 func TestRF009_Scenario01_SendMessageBetweenAgents(t *testing.T) {

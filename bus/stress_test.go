@@ -17,7 +17,7 @@ import (
 // mixed priorities, short TTLs, full mailboxes, retries, broadcasts, topics,
 // requests, acks, nacks, rejects, unacknowledged messages redelivered after
 // a short ack timeout, duplicate idempotency keys and agent churn, checking
-// SPEC §4's invariant on every snapshot taken meanwhile and exactly at the
+// the accounting invariant on every snapshot taken meanwhile and exactly at the
 // end. TestMain checks for leaked goroutines.
 func TestStress_AccountingUnderLoad(t *testing.T) {
 	const senders, perSender = 8, 1000

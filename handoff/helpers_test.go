@@ -11,7 +11,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// testAgents is the refund cast of RF-009 plus the agents PRD-040's checks
+// testAgents is the refund cast plus the agents the validator's checks
 // need: a supervisor and an error monitor (system agents), a selectable
 // document-search agent and a non-selectable one.
 func testAgents() []registry.Agent {

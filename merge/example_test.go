@@ -42,7 +42,7 @@ func Example() {
 	// weighted_vote option="package-B" resolved=true conflict=true
 }
 
-// RT-011's weighted vote: package-B's two lighter votes (0.71 + 0.56)
+// The weighted vote: package-B's two lighter votes (0.71 + 0.56)
 // outweigh package-A's single heavier one (0.82).
 func ExampleDecide() {
 	voters := map[string]merge.Voter{

@@ -7,7 +7,7 @@ import (
 	"github.com/batonhq/baton/merge"
 )
 
-// TestDecide_WeightedVote works RT-011's weights through by hand
+// TestDecide_WeightedVote works the weights (expertise 0.5, confidence 0.3, accuracy 0.2) through by hand
 // (weight = 0.5*expertise + 0.3*confidence + 0.2*accuracy):
 //
 // "majority overturned" declares

@@ -15,7 +15,7 @@ import (
 // process that opens them.
 type Config struct {
 	// Capacity is the mailbox capacity of an agent opened with capacity 0
-	// (SPEC §4: 1000). It bounds the messages in the agent's work stream,
+	// (1000 by default, as the in-memory bus). It bounds the messages in the agent's work stream,
 	// waiting or taken and not yet settled.
 	Capacity int
 	// AckWait is how long an agent has to ack, nack or reject a message it

@@ -83,7 +83,7 @@ func TestLoad_InvalidCorpus(t *testing.T) {
 }
 
 // TestLoad_InvalidCorpusCoversEveryKind lists each load error and lint
-// warning kind of SPEC §2 "Load errors and lint" with a corpus file and a
+// warning kind of the loader with a corpus file and a
 // piece of the diagnostic that file must produce.
 func TestLoad_InvalidCorpusCoversEveryKind(t *testing.T) {
 	kinds := []struct{ kind, file, want string }{

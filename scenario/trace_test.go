@@ -7,7 +7,7 @@ import (
 	"github.com/batonhq/baton/scenario"
 )
 
-// Each branch run of a parallel state is a step (SPEC §2), and the step
+// Each branch run of a parallel state is a step, and the step
 // table has a row per step: the join's row must not overwrite the run of
 // the last branch, whose step number it shares.
 func TestTrace_StepTableKeepsTheLastBranchRun(t *testing.T) {

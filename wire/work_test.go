@@ -246,7 +246,7 @@ func TestEncode_Decode_DefaultIdempotencyKey(t *testing.T) {
 	}
 }
 
-// The keys SPEC §5 gives a HANDOFF message; written out here, not taken
+// The keys the protocol gives a HANDOFF message; written out here, not taken
 // from wire's constants, so that renaming a constant fails the test.
 var (
 	specContentKeys = []string{
