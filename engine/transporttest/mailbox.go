@@ -138,11 +138,26 @@ func testCapacity(c *checker) {
 	c.letterFor(c.wait(l, 1), overKey, bus.ReasonQueueOverflow)
 
 	first := c.take(agent, 1)
+	if c.h.SettleFreesRoom {
+		// Still full until the taken message is settled.
+		still := work(agent, capacity+2)
+		if err := c.tr.SendWork(c.t.Context(), still); !errors.Is(err, bus.ErrQueueFull) {
+			c.t.Fatalf("got SendWork error %v while a taken message is unsettled, want bus.ErrQueueFull (SettleFreesRoom)", err)
+		}
+		c.letterFor(c.wait(l, 2), still.Key(), bus.ReasonQueueOverflow)
+		c.ack(first...)
+	}
 	kept = append(kept, c.send(work(agent, capacity+1)))
 	rest := c.take(agent, capacity)
 	got := append(first, rest...)
 	if !slices.Equal(keys(got), kept) {
 		c.t.Fatalf("got %v, want %v (the refused %s once, sent again)", keys(got), kept, overKey)
+	}
+	if c.h.SettleFreesRoom {
+		c.ack(rest...)
+		c.takeNone(agent)
+		c.metrics(counts{Accepted: capacity + 3, Delivered: capacity + 1, DeadLettered: 2})
+		return
 	}
 	c.ack(got...)
 	c.takeNone(agent)

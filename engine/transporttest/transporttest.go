@@ -32,6 +32,11 @@ type Harness struct {
 	// Quiet is how long the suite watches for something that must not
 	// happen (a message coming back); 0 means 20ms.
 	Quiet time.Duration
+	// SettleFreesRoom says that a mailbox's capacity bounds the messages
+	// taken and not yet settled as well as those waiting (a JetStream work
+	// stream's message limit, say): room comes back when a taken message
+	// is acked, not when it is taken. The in-memory bus frees room on take.
+	SettleFreesRoom bool
 }
 
 // shortTTL is the time to live of the messages meant to expire: the suite
