@@ -342,3 +342,57 @@ func TestDelegate_MaxStepsCountsDelegateRuns(t *testing.T) {
 		})
 	}
 }
+
+// The loop window reads the instance's own history: an engine that resumes
+// the instance after a restart refuses the hand-off the window forbids, as
+// the first engine would have.
+func TestDelegate_LoopWindowSurvivesResume(t *testing.T) {
+	store := engine.NewMemStore()
+	ask := registry.Delegation{To: "expert", Reason: "clarification", ReturnControl: true}
+	deskRuns := 0
+	blocked := make(chan struct{})
+	first := poolEngine(t, "delegate.yaml", map[string]registry.Handler{
+		"desk": registry.HandlerFunc(func(ctx context.Context, _ *registry.Task) (registry.Outcome, error) {
+			deskRuns++
+			if deskRuns == 1 {
+				return registry.Outcome{Handoff: &ask}, nil
+			}
+			close(blocked) // the expert's answer came back: stop here, as a crash would
+			<-ctx.Done()
+			return registry.Outcome{}, ctx.Err()
+		}),
+		"expert": answer("found", map[string]any{"facts": 1}),
+	}, engine.WithStore(store))
+	inst, err := first.Start(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-blocked
+	_ = first.Close()
+
+	second := poolEngine(t, "delegate.yaml", map[string]registry.Handler{
+		"desk": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
+			return registry.Outcome{Handoff: &ask}, nil // expert again: the window forbids it
+		}),
+		"expert": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
+			t.Error("expert ran again: the loop window forgot the hand-off before the restart")
+			return registry.Outcome{Trigger: "found"}, nil
+		}),
+	}, engine.WithStore(store))
+	defer second.Close()
+	if rep, err := second.Resume(t.Context()); err != nil || len(rep.Resumed) != 1 {
+		t.Fatalf("Resume: %+v %v", rep, err)
+	}
+	h, err := second.Instance(inst.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.Wait(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCompleted(t, res, "REJECTED")
+	if msg, _ := res.Context["message"].(string); !strings.Contains(msg, `potential hand-off loop: "expert" already received 1 of the last 3 hand-offs`) {
+		t.Errorf("got error.message %q, want the loop refusal", msg)
+	}
+}

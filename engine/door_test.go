@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -350,5 +351,17 @@ func TestEngine_IDsSortByStart(t *testing.T) {
 		} else {
 			prev = id
 		}
+	}
+}
+
+// A handler for an agent the workflow does not declare is refused, with a
+// did-you-mean: a typo would otherwise leave the agent external and its
+// work waiting for nobody.
+func TestNewRegistry_RefusesAnUndeclaredAgent(t *testing.T) {
+	w := loadWorkflow(t, "chain.yaml")
+	_, err := engine.NewRegistry(w, map[string]registry.Handler{"alpha": answer("next", nil), "betta": answer("next", nil)})
+	var ue *registry.UnknownAgentError
+	if !errors.As(err, &ue) || ue.ID != "betta" || ue.Suggestion != "beta" || !strings.Contains(err.Error(), `did you mean "beta"?`) {
+		t.Fatalf("got %v, want the undeclared agent betta refused with a did-you-mean beta", err)
 	}
 }

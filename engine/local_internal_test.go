@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/batonhq/baton/bus"
+)
+
+// A lane hands its work out highest priority first, then in send order; a
+// full lane refuses with a *bus.QueueFullError naming the agent; and its
+// accounting adds up.
+func TestLane_PriorityCapacityAccounting(t *testing.T) {
+	l := newLane("payment", 5, 1)
+	sends := []struct {
+		step  int
+		level bus.Priority
+	}{
+		{1, bus.PriorityLow}, {2, bus.PriorityNormal}, {3, bus.PriorityCritical}, {4, bus.PriorityNormal}, {5, bus.PriorityHigh},
+	}
+	starts := 0
+	for _, s := range sends {
+		start, err := l.push(laneItem{step: s.step, level: s.level}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if start {
+			starts++
+		}
+	}
+	if starts != 1 {
+		t.Errorf("got %d runners started, want 1 (the agent's concurrency)", starts)
+	}
+	_, err := l.push(laneItem{step: 6, level: bus.PriorityCritical}, false)
+	var full *bus.QueueFullError
+	if !errors.As(err, &full) || full.Agent != "payment" || full.Capacity != 5 {
+		t.Fatalf("got %v, want a *bus.QueueFullError naming payment with capacity 5", err)
+	}
+	var got []int
+	for {
+		it, ok := l.pop()
+		if !ok {
+			break
+		}
+		got = append(got, it.step)
+	}
+	want := []int{3, 5, 2, 4, 1}
+	if len(got) != len(want) {
+		t.Fatalf("got steps %v, want %v", got, want)
+	}
+	for k := range want {
+		if got[k] != want[k] {
+			t.Fatalf("got steps %v, want %v (priority, then send order)", got, want)
+		}
+	}
+	if st := l.stats(); st.Sent != 5 || st.Taken != 5 || st.Refused != 1 || st.Queued != 0 || st.Running != 0 {
+		t.Errorf("got %+v, want 5 sent and taken, 1 refused, none queued or running", st)
+	}
+}
