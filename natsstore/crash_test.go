@@ -1,7 +1,6 @@
 package natsstore_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/crashcheck"
 	"github.com/batonhq/baton/natsserver"
 	"github.com/batonhq/baton/natsstore"
 	"github.com/batonhq/baton/record"
@@ -83,69 +82,8 @@ func TestStore_Crash_KilledAndResumed(t *testing.T) {
 	}
 
 	st := openStore(t, srv, natsstore.Config{Prefix: crashPrefix})
-	ctx := context.Background()
-	snaps, err := st.Instances(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(snaps) != n {
-		t.Fatalf("got %d instances in the store, want %d", len(snaps), n)
-	}
-	ran := map[string]bool{} // the idempotency keys agents saw
-	runs := 0
-	f, err := os.Open(logFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		ran[strings.TrimSpace(sc.Text())] = true
-		runs++
-	}
-	f.Close()
-	resumed := 0
-	for _, s := range snaps {
-		if s.Status != engine.StatusCompleted || s.Outcome != "DONE" {
-			t.Errorf("instance %s: got %s %s (%s), want completed DONE", s.ID, s.Status, s.Outcome, s.Error)
-			continue
-		}
-		history, err := st.History(ctx, s.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if left, err := st.Outbox(ctx, s.ID); err != nil || len(left) != 0 {
-			t.Errorf("instance %s: outbox holds %v (%v), want every item settled (the final notice taken)", s.ID, left, err)
-		}
-		steps := map[int]int{}
-		var fired []string
-		for _, e := range history {
-			switch e.Kind {
-			case engine.KindAgentRun:
-				if e.Error == "" {
-					steps[e.Step]++
-					if !ran[fmt.Sprintf("%s:%d", s.ID, e.Step)] {
-						t.Errorf("instance %s step %d was applied without its agent seeing key %s:%d", s.ID, e.Step, s.ID, e.Step)
-					}
-				}
-			case engine.KindRuleFired:
-				fired = append(fired, e.Rule)
-			case engine.KindResumed:
-				resumed++
-			}
-		}
-		for step, count := range steps {
-			if count != 1 {
-				t.Errorf("instance %s: step %d applied %d times, want once", s.ID, step, count)
-			}
-		}
-		if got := strings.Join(fired, ","); got != "ab,bp,pc,done" {
-			t.Errorf("instance %s: rules fired %s, want ab,bp,pc,done exactly once each", s.ID, got)
-		}
-		if want := map[string]any{"a": 1.0, "b": 2.0, "p": 3.0, "c": 3.0}; fmt.Sprint(s.Context) != fmt.Sprint(want) {
-			t.Errorf("instance %s: context %v, want %v", s.ID, s.Context, want)
-		}
-	}
-	t.Logf("%d kills, %d runs resumed, %d agent runs for %d distinct keys, %d instances", kills, resumed, runs, len(ran), n)
+	fig := crashcheck.Verify(t, st, logFile, n)
+	t.Logf("%d kills, %d runs resumed, %d agent runs for %d distinct keys, %d instances", kills, fig.Resumed, fig.Runs, fig.Keys, n)
 }
 
 // waitNoClients polls until the server holds no client connection, for at
