@@ -215,6 +215,20 @@ func (s *Server) snapshot(r *http.Request) (record.Snapshot, *apiError) {
 	return snap, nil
 }
 
+// target is the instance a request names and the flow (engine) of its
+// version.
+func (s *Server) target(r *http.Request) (record.Snapshot, *flow, *apiError) {
+	snap, e := s.snapshot(r)
+	if e != nil {
+		return snap, nil, e
+	}
+	f, ok := s.cat.byHash[snap.Hash]
+	if !ok {
+		return snap, nil, unavailable("no engine runs the version of instance " + snap.ID)
+	}
+	return snap, f, nil
+}
+
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	snap, e := s.snapshot(r)
 	if e != nil {
@@ -367,17 +381,12 @@ func (s *Server) signal(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	snap, e := s.snapshot(r)
+	snap, f, e := s.target(r)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
 	name := r.PathValue("name")
-	f, ok := s.cat.byHash[snap.Hash]
-	if !ok {
-		writeError(w, unavailable("no engine runs the version of instance "+snap.ID))
-		return
-	}
 	err := f.eng.Signal(r.Context(), snap.ID, name, payload)
 	var ie *engine.InputError
 	switch {
@@ -411,14 +420,9 @@ func (s *Server) selectAgent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	snap, e := s.snapshot(r)
+	snap, f, e := s.target(r)
 	if e != nil {
 		writeError(w, e)
-		return
-	}
-	f, ok := s.cat.byHash[snap.Hash]
-	if !ok {
-		writeError(w, unavailable("no engine runs the version of instance "+snap.ID))
 		return
 	}
 	if _, declared := f.wf.Agent(req.Agent); !declared {
