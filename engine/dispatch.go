@@ -2,10 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"runtime/debug"
 
 	"github.com/batonhq/baton/bus"
@@ -40,28 +38,11 @@ func (i *instance) task(r *run) *registry.Task {
 	return t
 }
 
-// traceparent is the W3C trace context of a piece of work: the instance is
-// the trace and the step its span, so that an agent's spans join the
-// instance's trace even when no exporter is configured.
-func traceparent(instanceID, key string) string {
-	h := fnv.New128a()
-	h.Write([]byte(instanceID))
-	var trace [16]byte
-	h.Sum(trace[:0])
-	s := fnv.New64a()
-	s.Write([]byte(key))
-	var span [8]byte
-	s.Sum(span[:0])
-	trace[0] |= 1 // never the all-zero id, which W3C forbids
-	span[0] |= 1
-	return "00-" + hex.EncodeToString(trace[:]) + "-" + hex.EncodeToString(span[:]) + "-01"
-}
-
 // sendExternal writes the work of r with the wire codec and sends it through
 // the transport to its external agent.
 func (i *instance) sendExternal(ctx context.Context, r *run) error {
 	t := i.task(r)
-	t.Traceparent = traceparent(i.id, r.key)
+	t.Traceparent = wire.Traceparent(i.id, r.key)
 	return i.e.tr.SendWork(ctx, wire.Encode(t))
 }
 

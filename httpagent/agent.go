@@ -3,11 +3,9 @@ package httpagent
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"net/http"
 	"strings"
@@ -208,23 +206,12 @@ func key(t *registry.Task) string {
 }
 
 // traceparentOf is the task's trace context, or, when the engine gave it
-// none, one derived from the instance (the trace) and the step (the span)
-// as the engine derives it for work on a transport.
+// none (a Go handler's task), the one the codec gives such work.
 func traceparentOf(t *registry.Task) string {
 	if t.Traceparent != "" {
 		return t.Traceparent
 	}
-	h := fnv.New128a()
-	h.Write([]byte(t.InstanceID))
-	var trace [16]byte
-	h.Sum(trace[:0])
-	s := fnv.New64a()
-	s.Write([]byte(key(t)))
-	var span [8]byte
-	s.Sum(span[:0])
-	trace[0] |= 1
-	span[0] |= 1
-	return "00-" + hex.EncodeToString(trace[:]) + "-" + hex.EncodeToString(span[:]) + "-01"
+	return wire.Traceparent(t.InstanceID, key(t))
 }
 
 // excerpt is the start of an error answer, printable in a history line.

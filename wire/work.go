@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"encoding/hex"
+	"hash/fnv"
 	"math"
 	"strconv"
 	"time"
@@ -299,4 +301,23 @@ func orEmpty(m map[string]any) map[string]any {
 		return map[string]any{}
 	}
 	return m
+}
+
+// Traceparent is the W3C trace context of work whose sender has none: the
+// instance is the trace and the step (its idempotency key) the span, so
+// that an agent's spans join the instance's trace even when no exporter is
+// configured. The engine gives it to the work it sends; an HTTP agent's
+// call made for a Go handler derives the same.
+func Traceparent(instanceID, key string) string {
+	h := fnv.New128a()
+	h.Write([]byte(instanceID))
+	var trace [16]byte
+	h.Sum(trace[:0])
+	s := fnv.New64a()
+	s.Write([]byte(key))
+	var span [8]byte
+	s.Sum(span[:0])
+	trace[0] |= 1 // never the all-zero id, which W3C forbids
+	span[0] |= 1
+	return "00-" + hex.EncodeToString(trace[:]) + "-" + hex.EncodeToString(span[:]) + "-01"
 }

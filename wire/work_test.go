@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -615,5 +616,18 @@ func checkFieldError(t *testing.T, m *bus.Message, field string) {
 	}
 	if !strings.HasPrefix(err.Error(), "wire: "+field+" ") {
 		t.Errorf("got %q, want it to start with %q", err, "wire: "+field+" ")
+	}
+}
+
+// Traceparent is a valid W3C trace context, the same for the same step and
+// different between steps of one instance (one trace, two spans).
+func TestTraceparent(t *testing.T) {
+	a, b := wire.Traceparent("inst-1", "inst-1:2"), wire.Traceparent("inst-1", "inst-1:3")
+	valid := regexp.MustCompile(`^00-[0-9a-f]{32}-[0-9a-f]{16}-01$`)
+	if !valid.MatchString(a) || !valid.MatchString(b) {
+		t.Fatalf("got %q and %q, want W3C traceparents", a, b)
+	}
+	if a != wire.Traceparent("inst-1", "inst-1:2") || a[3:35] != b[3:35] || a[36:52] == b[36:52] {
+		t.Errorf("got %q and %q, want one trace, two spans, stable", a, b)
 	}
 }
