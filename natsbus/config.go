@@ -27,12 +27,12 @@ type Config struct {
 	// Backoff, when set, replaces AckWait for each delivery in turn: the
 	// n-th delivery waits Backoff[n-1] (the last value repeats).
 	Backoff []time.Duration
-	// TakeWait is how long TakeWork waits at a priority level that seems
-	// empty (1ms by default). JetStream tells a consumer of new work a
-	// moment after it acknowledges the send (microseconds; milliseconds on
-	// a loaded machine); the wait lets a take see work sent just before it,
-	// so that priorities hold for it. It is paid at every empty level of a
-	// take. Zero takes only what the consumers already know of.
+	// TakeWait is how long TakeWork waits at each priority level when a
+	// first pass found every level empty (1ms by default). JetStream tells a
+	// consumer of new work a moment after it acknowledges the send
+	// (microseconds; milliseconds on a loaded machine); the wait lets a take
+	// see work sent just before it. Zero takes only what the consumers
+	// already know of.
 	TakeWait time.Duration
 	// DedupWindow is how long JetStream remembers a message's idempotency
 	// key (Nats-Msg-Id) to drop a second send of it.

@@ -23,9 +23,10 @@
 //
 // SendWork publishes the message's JSON (bus.Message's own) with its
 // idempotency key as Nats-Msg-Id: JetStream drops a second send within the
-// dedup window. TakeWork pulls "no wait" from each level, waiting
-// Config.TakeWait at a level that seems empty (JetStream tells consumers of
-// new work a moment after the send returns), and checks each delivery
+// dedup window. TakeWork pulls "no wait" from each level, highest first;
+// when every level seemed empty it asks again, waiting Config.TakeWait at
+// each (JetStream tells consumers of new work a moment after the send
+// returns). It checks each delivery
 // before handing it out: work whose TTL has passed is
 // dead-lettered ttl_expired (JetStream's own per-message TTL would remove it
 // silently), and work delivered more than MaxDeliveries times (its taker

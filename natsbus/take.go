@@ -75,6 +75,22 @@ func (t *Transport) take(ctx context.Context, agent string, max int, wait time.D
 	if n <= 0 {
 		n = mb.capacity
 	}
+	// A first pass asks each level "no wait" with no expiry: a consumer that
+	// knows of messages hands them out however long the server takes to get
+	// to the request, so a higher level is never skipped for being slow. Only
+	// when every level seemed empty is there a second pass that waits at each
+	// level, for work sent just before that the consumers have not heard of.
+	out, err := t.takeLevels(ctx, mb, n, 0)
+	if err != nil || len(out) > 0 || wait <= 0 {
+		return out, err
+	}
+	return t.takeLevels(ctx, mb, n, wait)
+}
+
+// takeLevels takes up to n messages of mb, highest level first, pulling
+// with an expiry of wait (none when zero).
+func (t *Transport) takeLevels(ctx context.Context, mb *mailbox, n int, wait time.Duration) ([]*bus.Message, error) {
+	agent := mb.agent
 	var out []*bus.Message
 	for i := range levels {
 		for len(out) < n {
@@ -96,15 +112,16 @@ func (t *Transport) take(ctx context.Context, agent string, max int, wait time.D
 	return out, nil
 }
 
-// pull asks level i's consumer of mb for up to n messages, "no wait" with
-// an expiry of wait (Config.TakeWait for TakeWork). JetStream tells a consumer of a new message
-// a moment after it acknowledges the publish, and a plain "no wait" request
-// is answered from the consumer's count: work sent just before could be
-// missed, and a lower priority handed out first. With an expiry, a consumer
-// that has messages reads its stream itself and ends the batch with a 404
-// as soon as it reaches the end; one that believes it has none waits for
-// the expiry, time enough for the news of a message just sent to arrive,
-// and then answers 408.
+// pull asks level i's consumer of mb for up to n messages, "no wait",
+// with an expiry of wait when wait > 0. Without an expiry the server hands
+// out what the consumer knows of, however long it takes to get to the
+// request, and answers 404 at once when the consumer believes it has
+// nothing; JetStream tells a consumer of a new message a moment after it
+// acknowledges the publish, so work sent just before can be missed. With
+// an expiry, a consumer that believes it has none waits for it, time
+// enough for that news to arrive, and then answers 408; but a server too
+// busy to deliver before the expiry answers 408 too, which is why take
+// asks without one first.
 func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int, wait time.Duration) ([]*nats.Msg, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
