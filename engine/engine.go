@@ -51,6 +51,7 @@ type Engine struct {
 	lateMu    sync.Mutex // one late report of a finished instance at a time
 	metrics   metrics
 	closed    atomic.Bool
+	starting  atomic.Int64 // starts under way whose first agent is external
 	closeOnce sync.Once
 	unsubDead func() // stops keeping the transport's dead letters
 }
@@ -176,7 +177,9 @@ func (e *Engine) Store() Store { return e.store }
 // refuses (a *CommitError). When the first agent is a Go handler whose
 // mailbox is full, Start waits for room until ctx ends (then a
 // *OverloadedError): a burst of starts is held at the door, never accepted
-// and then failed.
+// and then failed. When the first agent is external and the transport tells
+// its mailbox's room (RoomTeller), a start that would find it full is
+// refused at once with a *OverloadedError.
 func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, error) {
 	return e.start(ctx, "", input)
 }
@@ -210,6 +213,13 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any) (*I
 	l := e.firstLane()
 	if l != nil {
 		if err := l.reserve(ctx, e.pool != nil); err != nil {
+			return nil, err
+		}
+	} else if agent, ok := e.firstExternal(); ok {
+		// Starts under way count against the room the transport tells:
+		// their first work is not in the mailbox yet.
+		defer e.starting.Add(-1)
+		if err := e.checkRoom(ctx, agent, int(e.starting.Add(1))); err != nil {
 			return nil, err
 		}
 	}
@@ -254,6 +264,30 @@ func (e *Engine) create(ctx context.Context, id string, input map[string]any) (*
 		}
 	}
 	return inst, nil
+}
+
+// firstExternal is the initial state's agent when it is an external one and
+// the transport can tell its room.
+func (e *Engine) firstExternal() (string, bool) {
+	if _, ok := e.tr.(RoomTeller); !ok {
+		return "", false
+	}
+	st, ok := e.wf.State(e.wf.Initial)
+	if !ok || st.Agent == "" || e.lanes[st.Agent] != nil {
+		return "", false
+	}
+	return st.Agent, true
+}
+
+// checkRoom refuses a start, the n-th under way, when agent's mailbox has
+// room for fewer than n items. A transport that cannot answer does not
+// refuse: the first run then meets the same error and fails visibly.
+func (e *Engine) checkRoom(ctx context.Context, agent string, n int) error {
+	free, capacity, err := e.tr.(RoomTeller).Room(ctx, agent)
+	if err != nil || free >= n {
+		return nil
+	}
+	return &OverloadedError{Agent: agent, Capacity: capacity}
 }
 
 // firstLane is the lane of the initial state's agent, when a Go handler

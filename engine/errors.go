@@ -110,8 +110,9 @@ func (e *CommitError) Error() string {
 func (e *CommitError) Unwrap() error { return e.Err }
 
 // OverloadedError refuses a start because the first agent's mailbox stayed
-// full until the caller's context ended (or, on a simulated executor, at
-// once): the instance was never accepted.
+// full until the caller's context ended (or at once: on a simulated
+// executor, and when the first agent is external): the instance was never
+// accepted.
 type OverloadedError struct {
 	Agent    string
 	Capacity int
