@@ -64,8 +64,11 @@
 // after the step, the history [Entry] lines it produced, and the work it
 // sends as [Outgoing] items (a transactional outbox). Only once the store
 // has committed the step is its work sent; then observers
-// registered with [WithObserver] receive the step's events (state_changed,
-// agent_handoff, agent_changed, completed, failed). An outbox item stays in
+// registered with [WithObserver] receive the step's events (instance_started,
+// run_started, agent_reported, retry_scheduled, rule_fired, state_changed,
+// agent_handoff, completed, failed, cancelled and the others of [Event]).
+// Failed runs are logged at warn level and failed instances at error level,
+// with the instance, step, agent and the failure's kind. An outbox item stays in
 // the store until a later step settles it (its run ended, its notice was
 // taken), so that [Engine.Resume], on a durable store after a crash, sends
 // it again with the same idempotency key and hand-off id: transitions are

@@ -150,11 +150,19 @@ func (e *Engine) keepDeadLetter(d bus.DeadLetter) {
 		MessageID: m.MessageID, Type: string(m.Type), From: m.From, To: m.To, Reason: string(d.Reason),
 		Key: m.Key(), At: d.At, Attempts: d.Attempts, LastError: d.LastError, Content: m.Content,
 	}
-	if t, err := wire.Decode(m); err == nil {
+	t, err := wire.Decode(m)
+	if err == nil {
 		dl.Instance, dl.Step = t.InstanceID, t.Step
 	}
 	if err := e.store.AddDeadLetter(context.Background(), dl); err != nil {
 		e.log.Error("engine: dead letter not stored", zap.String("message_id", m.MessageID), zap.Error(err))
+	}
+	// A shared transport tells every engine of every dead letter: the
+	// engine whose work it was tells its observers.
+	if err == nil && t.WorkflowID == e.wf.Name && t.Version == e.wf.Version {
+		if ev, ok := e.deadLettered(&dl, t.State); ok {
+			e.emit(ev)
+		}
 	}
 }
 

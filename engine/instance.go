@@ -80,6 +80,7 @@ type run struct {
 	timer         clock.Timer
 	beat          clock.Timer // the heartbeat an external run owes, in a state with a heartbeat
 	ctx           runContext  // a Go handler's context, while it runs
+	sent          time.Time   // when its work was sent, when the engine has observers
 	running       bool        // a Go handler has the run
 	notice        bool        // a final notice: a hand-off into a terminal state, not a run
 
@@ -248,7 +249,13 @@ func (i *instance) commitFailed(err error) {
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: cerr}
 	i.notices = nil
 	i.finish()
-	i.e.emit(Event{Type: EventFailed, InstanceID: i.id, Workflow: i.e.wf.Name, Step: i.step, Time: i.e.clock.Now(), Err: i.err})
+	if i.e.observed() {
+		i.e.emit(Event{
+			Type: EventFailed, InstanceID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Step: i.step,
+			State: i.state.Name, Agent: i.state.Agent, Time: i.e.clock.Now(), Kind: "commit", Err: i.err,
+			Duration: i.e.clock.Now().Sub(i.created),
+		})
+	}
 }
 
 // release closes done once the step that finished the instance has been
@@ -269,21 +276,11 @@ func (i *instance) release() {
 	}
 }
 
-func (i *instance) event(ev Event) {
-	if len(i.e.observe) == 0 {
-		return
-	}
-	ev.InstanceID, ev.Workflow, ev.Time = i.id, i.e.wf.Name, i.e.clock.Now()
-	if ev.Step == 0 {
-		ev.Step = i.step
-	}
-	i.events = append(i.events, ev)
-}
-
 // begin enters the initial state and dispatches its first run.
 func (i *instance) begin(ctx context.Context) {
 	i.note(Entry{Kind: KindStarted, State: i.state.Name, Detail: i.e.wf.Name, Result: i.input})
 	i.visits = map[string]int{i.state.Name: 1}
+	i.event(Event{Type: EventInstanceStarted})
 	i.event(Event{Type: EventStateChanged, To: i.state.Name})
 	i.enterRun(ctx, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
 	i.commit(ctx)
@@ -320,7 +317,9 @@ func (i *instance) startRun(ctx context.Context, d dispatch) {
 		// it: the run has failed before it began, and the retry policy
 		// decides what happens next.
 		r.ended = true
-		i.note(Entry{Kind: KindAgentRun, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Error: err.Error()})
+		ran := Entry{Kind: KindAgentRun, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Error: err.Error()}
+		i.note(ran)
+		i.runEnded(r, &ran, err)
 		i.runFailed(ctx, r, err, false, true)
 	}
 }
@@ -349,6 +348,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 	}
 	i.queue(i.outgoing(r, rule), r)
 	i.arm(r)
+	i.runStarted(r, ruleID(rule), r.reason)
 	return nil
 }
 
@@ -478,6 +478,7 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 		ran.To, ran.Detail = out.Handoff.To, "hand-off ("+out.Handoff.Reason+")"
 	}
 	i.note(ran)
+	i.runEnded(r, &ran, runErr)
 	switch {
 	case r.kind == runBranch:
 		i.branchDone(ctx, r, out, runErr, isReject)
@@ -514,7 +515,9 @@ func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, r
 	}
 	if retryable && r.attempt-1 < st.Retry.Max && st.Retry.Retries(kind) {
 		delay := st.Retry.Jittered(r.attempt, i.e.jitter(i.id, r.step))
-		i.note(Entry{Kind: KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind})
+		retry := Entry{Kind: KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind}
+		i.note(retry)
+		i.retryScheduled(r, &retry, err)
 		step := r.step
 		i.retry = i.e.clock.AfterFunc(delay, func() {
 			i.e.exec.Submit(func() { i.retryRun(i.e.ctx, step) })
@@ -570,9 +573,10 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	for _, ev := range d.Match.Tried {
 		if ev.Err != nil {
 			// Counted false, and never silent: recorded, counted, told.
-			i.note(Entry{Kind: KindCondition, State: st.Name, Rule: ev.Rule.ID, Condition: ev.Rule.Condition.Source, Error: ev.Err.Error()})
+			cond := Entry{Kind: KindCondition, State: st.Name, Rule: ev.Rule.ID, Condition: ev.Rule.Condition.Source, Error: ev.Err.Error()}
+			i.note(cond)
 			i.e.metrics.conditionErrors.Add(1)
-			i.event(Event{Type: EventConditionError, Rule: ev.Rule.ID, Err: ev.Err})
+			i.conditionFailed(&cond, trigger, ev.Err)
 		}
 	}
 	rule := d.Rule
@@ -589,6 +593,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		fired.Condition = rule.Condition.Source
 	}
 	i.note(fired)
+	i.event(Event{Type: EventRuleFired, Agent: owner, Rule: rule.ID, Trigger: trigger, Condition: fired.Condition, To: rule.Next})
 	if d.Limit != nil {
 		i.limitHit(ctx, limitError(d.Limit))
 		return
@@ -653,6 +658,7 @@ func limitError(h *rules.LimitHit) *LimitError {
 // limitHit records a limit hit and enters on_limit, or fails the instance.
 func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
 	i.note(Entry{Kind: KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error(), Limit: lim.Limit})
+	i.limitReached(lim)
 	onLimit := i.e.wf.Limits.OnLimit
 	if onLimit == "" || i.state.Name == onLimit {
 		i.fail(lim)
@@ -715,7 +721,7 @@ func (i *instance) complete(outcome string) {
 	i.status = StatusCompleted
 	i.outcome = outcome
 	i.note(Entry{Kind: KindCompleted, State: outcome})
-	i.event(Event{Type: EventCompleted, Outcome: outcome})
+	i.ended()
 	i.finish()
 }
 
@@ -723,7 +729,7 @@ func (i *instance) fail(err error) {
 	i.status = StatusFailed
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: err}
 	i.note(Entry{Kind: KindFailed, State: i.state.Name, Error: err.Error(), ErrorKind: failureKind(err)})
-	i.event(Event{Type: EventFailed, Err: i.err})
+	i.ended()
 	i.finish()
 }
 
@@ -778,7 +784,7 @@ func (i *instance) cancel(ctx context.Context) error {
 	i.status = StatusCanceled
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: ErrCanceled}
 	i.note(Entry{Kind: KindCanceled, State: i.state.Name})
-	i.event(Event{Type: EventFailed, Err: i.err})
+	i.ended()
 	i.finish()
 	i.commit(ctx)
 	return nil

@@ -87,7 +87,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // event stream and the metrics.
 func (s *Server) observer(w *rules.Workflow) engine.Observer {
 	return func(ev engine.Event) {
-		e := eventOf(w, ev)
+		e := eventOf(ev)
 		s.metrics.observe(e)
 		s.hub.publish(e)
 	}
