@@ -157,12 +157,15 @@ func (e *Engine) keepDeadLetter(d bus.DeadLetter) {
 	if err := e.store.AddDeadLetter(context.Background(), dl); err != nil {
 		e.log.Error("engine: dead letter not stored", zap.String("message_id", m.MessageID), zap.Error(err))
 	}
-	// A shared transport tells every engine of every dead letter: the
-	// engine whose work it was tells its observers.
-	if err == nil && t.WorkflowID == e.wf.Name && t.Version == e.wf.Version {
-		if ev, ok := e.deadLettered(&dl, t.State); ok {
-			e.emit(ev)
+	// The engine that keeps a dead letter tells it; on a shared transport
+	// the work may be another workflow's, which the event names.
+	if ev, ok := e.deadLettered(&dl, ""); ok {
+		if err == nil {
+			ev.Workflow, ev.Version, ev.State = t.WorkflowID, t.Version, t.State
+		} else {
+			ev.Workflow, ev.Version = "", 0
 		}
+		e.emit(ev)
 	}
 }
 

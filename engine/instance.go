@@ -59,6 +59,7 @@ type instance struct {
 	forgotten  bool  // finished and out of the engine's map
 	commitErr  error // the store refused a step: nothing more is committed
 	reserved   *lane // the lane room Start reserved for the first run
+	counted    bool  // counted in the engine's running instances
 	done       chan struct{}
 }
 
@@ -280,6 +281,7 @@ func (i *instance) release() {
 func (i *instance) begin(ctx context.Context) {
 	i.note(Entry{Kind: KindStarted, State: i.state.Name, Detail: i.e.wf.Name, Result: i.input})
 	i.visits = map[string]int{i.state.Name: 1}
+	i.countRunning()
 	i.event(Event{Type: EventInstanceStarted})
 	i.event(Event{Type: EventStateChanged, To: i.state.Name})
 	i.enterRun(ctx, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
@@ -733,7 +735,18 @@ func (i *instance) fail(err error) {
 	i.finish()
 }
 
+// countRunning counts the instance in the engine's running instances,
+// until it finishes.
+func (i *instance) countRunning() {
+	i.counted = true
+	i.e.metrics.running.Add(1)
+}
+
 func (i *instance) finish() {
+	if i.counted {
+		i.counted = false
+		i.e.metrics.running.Add(-1)
+	}
 	if i.run != nil {
 		i.run.stop()
 	}

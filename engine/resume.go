@@ -168,6 +168,7 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	i.countRunning()
 	switch {
 	case st.Waits():
 		err = i.resumeWait(ctx, history, outbox)
@@ -179,6 +180,7 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 	if err != nil {
 		e.instances.Delete(i.id)
 		i.discard()
+		i.finish()
 		return err
 	}
 	i.commit(ctx)

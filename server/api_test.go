@@ -342,7 +342,10 @@ func TestServer_HealthMetricsOpenAPI(t *testing.T) {
 	require.NoError(t, err)
 	text, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, name := range []string{"go_goroutines", "baton_bus_", `baton_instances_started_total{version="1",workflow="review"} 1`} {
+	for _, name := range []string{
+		"go_goroutines", "baton_bus_", `baton_instances_started_total{version="1",workflow="review"} 1`,
+		`baton_instances_running{workflow="review"}`, `baton_instances_running{workflow="echo"} 0`,
+	} {
 		assert.Contains(t, string(text), name)
 	}
 	code, body = f.do("GET", "/openapi.json", nil)

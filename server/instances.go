@@ -182,7 +182,6 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		writeError(w, unavailable("the instance could not be started: "+err.Error()))
 		return
 	}
-	s.metrics.start(name, f.wf.Version)
 	w.Header().Set("Location", "/v1/instances/"+url.PathEscape(h.ID()))
 	writeJSON(w, http.StatusCreated, Summary{ID: h.ID(), Workflow: name, Version: f.wf.Version, Status: statusOf(h.Result().Status)})
 }

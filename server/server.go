@@ -75,6 +75,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		_ = s.store.Close()
 		return nil, err
 	}
+	for _, f := range s.cat.byHash {
+		s.metrics.engines.Watch(f.eng) // as long as the server: the catalog never changes
+	}
 	if err := s.cat.resume(ctx, cfg.Logger); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("server: resume: %w", err)
@@ -87,9 +90,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // event stream and the metrics.
 func (s *Server) observer(w *rules.Workflow) engine.Observer {
 	return func(ev engine.Event) {
-		e := eventOf(ev)
-		s.metrics.observe(e)
-		s.hub.publish(e)
+		s.metrics.engines.Observe(ev)
+		s.hub.publish(eventOf(ev))
 	}
 }
 
