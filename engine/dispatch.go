@@ -44,7 +44,7 @@ func (i *instance) task(r *run) *registry.Task {
 // the transport to its external agent.
 func (i *instance) sendExternal(ctx context.Context, r *run) error {
 	t := i.task(r)
-	t.Traceparent = wire.Traceparent(i.id, r.key)
+	t.Traceparent = i.traceparent(r)
 	return i.e.tr.SendWork(ctx, wire.Encode(t))
 }
 

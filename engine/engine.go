@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/bus"
@@ -41,7 +42,8 @@ type Engine struct {
 	ids      func() string
 	givenIDs bool // ids come from WithIDs and may repeat
 	observe  []Observer
-	seed     uint64 // of the retry policies' jitter
+	tracer   trace.Tracer // nil: no spans
+	seed     uint64       // of the retry policies' jitter
 
 	// ctx is cancelled by Close; every handler run derives from it.
 	ctx    context.Context
@@ -94,6 +96,9 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	}
 	if e.store == nil {
 		e.store = NewMemStore()
+	}
+	if cfg.tracing != nil {
+		e.tracer = cfg.tracing.Tracer("github.com/batonhq/baton/engine")
 	}
 	e.seed = cfg.jitterSeed
 	if !cfg.seeded {
@@ -236,6 +241,7 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any) (*I
 	// carried out whole.
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
+	inst.startTrace(ctx, false) // from ctx itself: a value lookup through WithoutCancel allocates
 	inst.begin(context.WithoutCancel(ctx))
 	if inst.reserved != nil {
 		inst.reserved = nil // the first run never reached the lane

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/clock"
@@ -54,12 +55,14 @@ type instance struct {
 	open       []openItem      // outbox items the store holds unsettled
 	settledBuf []string
 	outBuf     []Outgoing
-	settle     bool  // an outbox item was settled outside a step
-	closing    bool  // finished: done closes once the final step is committed
-	forgotten  bool  // finished and out of the engine's map
-	commitErr  error // the store refused a step: nothing more is committed
-	reserved   *lane // the lane room Start reserved for the first run
-	counted    bool  // counted in the engine's running instances
+	settle     bool              // an outbox item was settled outside a step
+	closing    bool              // finished: done closes once the final step is committed
+	forgotten  bool              // finished and out of the engine's map
+	commitErr  error             // the store refused a step: nothing more is committed
+	reserved   *lane             // the lane room Start reserved for the first run
+	span       trace.Span        // the instance's span; nil when the engine does not trace
+	trace      trace.SpanContext // what runs are children of: the instance's span, or the caller's
+	counted    bool              // counted in the engine's running instances
 	done       chan struct{}
 }
 
@@ -82,6 +85,7 @@ type run struct {
 	beat          clock.Timer // the heartbeat an external run owes, in a state with a heartbeat
 	ctx           runContext  // a Go handler's context, while it runs
 	sent          time.Time   // when its work was sent, when the engine has observers
+	span          trace.Span  // the run's span; nil when the engine does not trace
 	running       bool        // a Go handler has the run
 	notice        bool        // a final notice: a hand-off into a terminal state, not a run
 
@@ -350,7 +354,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 	}
 	i.queue(i.outgoing(r, rule), r)
 	i.arm(r)
-	i.runStarted(r, ruleID(rule), r.reason)
+	i.started(r, ruleID(rule), r.reason)
 	return nil
 }
 
@@ -436,8 +440,12 @@ func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, c
 		return nil, nil, nil, 0, false
 	}
 	r.taken = true
-	r.ctx.Context, r.running = i.e.ctx, true
-	return i.task(r), r.handler, &r.ctx, r.state.Timeout, true
+	r.ctx.Context, r.running = i.handlerContext(r), true
+	task = i.task(r)
+	if r.span != nil || i.trace.IsValid() {
+		task.Traceparent = i.traceparent(r)
+	}
+	return task, r.handler, &r.ctx, r.state.Timeout, true
 }
 
 // finishRun ends the run of step with the agent's outcome or error.
@@ -481,6 +489,7 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	}
 	i.note(ran)
 	i.runEnded(r, &ran, runErr)
+	r.endSpan(out.Trigger, ran.ErrorKind, runErr)
 	switch {
 	case r.kind == runBranch:
 		i.branchDone(ctx, r, out, runErr, isReject)
@@ -520,6 +529,9 @@ func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, r
 		retry := Entry{Kind: KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind}
 		i.note(retry)
 		i.retryScheduled(r, &retry, err)
+		if i.span != nil { // the attributes are built only for a span
+			i.traceEvent("retry_scheduled", attrStep.Int(r.step), attrAgentName.String(r.agent), attrAttempt.Int(retry.Attempt), attrDelay.String(delay.String()), attrErrorKind.String(kind))
+		}
 		step := r.step
 		i.retry = i.e.clock.AfterFunc(delay, func() {
 			i.e.exec.Submit(func() { i.retryRun(i.e.ctx, step) })
@@ -596,6 +608,9 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	}
 	i.note(fired)
 	i.event(Event{Type: EventRuleFired, Agent: owner, Rule: rule.ID, Trigger: trigger, Condition: fired.Condition, To: rule.Next})
+	if i.span != nil { // the attributes are built only for a span
+		i.traceEvent("rule_fired", attrRule.String(rule.ID), attrTrigger.String(trigger), attrState.String(st.Name))
+	}
 	if d.Limit != nil {
 		i.limitHit(ctx, limitError(d.Limit))
 		return
@@ -661,6 +676,9 @@ func limitError(h *rules.LimitHit) *LimitError {
 func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
 	i.note(Entry{Kind: KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error(), Limit: lim.Limit})
 	i.limitReached(lim)
+	if i.span != nil { // the attributes are built only for a span
+		i.traceEvent("limit_hit", attrLimit.String(lim.Limit), attrState.String(lim.State))
+	}
 	onLimit := i.e.wf.Limits.OnLimit
 	if onLimit == "" || i.state.Name == onLimit {
 		i.fail(lim)
@@ -751,6 +769,7 @@ func (i *instance) finish() {
 		i.run.stop()
 	}
 	i.stopTimersLocked()
+	i.endTrace()
 	i.closing = true // commit closes done
 }
 
@@ -767,8 +786,10 @@ func (i *instance) halt() {
 	if i.join != nil {
 		for _, r := range i.join.branches {
 			r.stop()
+			r.endSpan("", "", nil)
 		}
 	}
+	i.endTrace()
 }
 
 func (i *instance) stopTimersLocked() {
@@ -778,6 +799,7 @@ func (i *instance) stopTimersLocked() {
 	}
 	if i.run != nil {
 		i.run.stopTimers()
+		i.run.endSpan("", "", nil) // abandoned, if its report never came
 	}
 	if i.join != nil {
 		i.stopBranches()

@@ -36,6 +36,12 @@ func (i *instance) event(ev Event) {
 	i.events = append(i.events, ev)
 }
 
+// started tells, and traces, that the work of r is on its way.
+func (i *instance) started(r *run, rule, reason string) {
+	i.traceRun(r, rule)
+	i.runStarted(r, rule, reason)
+}
+
 // runStarted tells that the work of r is on its way; reason is why it was
 // sent (the rule's reason, start, retry, resume).
 func (i *instance) runStarted(r *run, rule, reason string) {

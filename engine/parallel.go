@@ -303,5 +303,6 @@ func (i *instance) stopBranches() {
 		r.ended = true
 		r.stopTimers()
 		r.stop()
+		r.endSpan("", "", nil)
 	}
 }

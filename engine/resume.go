@@ -148,7 +148,7 @@ func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
 	i.note(Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
 	i.queue(o, r)
 	i.arm(r)
-	i.runStarted(r, o.Rule, "resume")
+	i.started(r, o.Rule, "resume")
 	return nil
 }
 
@@ -169,6 +169,7 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.countRunning()
+	i.startTrace(context.Background(), true)
 	switch {
 	case st.Waits():
 		err = i.resumeWait(ctx, history, outbox)
@@ -327,7 +328,7 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 			r.handler = agent.Handler
 			i.queue(i.outgoing(r, nil), r)
 			i.arm(r)
-			i.runStarted(r, "", "resume")
+			i.started(r, "", "resume")
 		}
 	}
 	if st.Join != nil && st.Join.Timeout > 0 {
