@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/wire"
 )
 
 // Instance is an instance as the API shows it.
@@ -141,7 +142,8 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.StartWait)
+	// A client's traceparent makes the instance's trace a part of its own.
+	ctx, cancel := context.WithTimeout(wire.ContextWithTraceparent(r.Context(), r.Header.Get("traceparent")), s.cfg.StartWait)
 	defer cancel()
 	var (
 		h   *engine.Instance

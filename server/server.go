@@ -69,7 +69,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.bus = bus.New(bus.WithLogger(cfg.Logger), bus.WithAckMessages(false))
 	s.metrics = newMetrics(s.bus)
 	s.waits = newReportWaits(cfg.ReportWait)
-	s.cat, err = buildCatalog(ctx, flows, s.store, s.bus, cfg.Logger, s.waits, s.observer)
+	s.cat, err = buildCatalog(ctx, flows, s.store, s.bus, cfg.Logger, s.waits, s.observer, cfg.TracerProvider)
 	if err != nil {
 		_ = s.bus.Close()
 		_ = s.store.Close()
