@@ -249,3 +249,67 @@ func TestEngine_Trace_WithoutProviderCarriesTheCallersContext(t *testing.T) {
 	}
 	_ = inst.Cancel(t.Context())
 }
+
+// A resumed instance is running again in its new engine, its run is told
+// as sent again (reason resume), and its trace starts anew, marked resumed,
+// with the resent work carrying the new run span.
+func TestEngine_Resume_IsCountedToldAndTraced(t *testing.T) {
+	ctx := context.Background()
+	store := engine.NewMemStore()
+	w := loadWorkflow(t, "chain.yaml")
+	build := func(opts ...engine.Option) *engine.Engine {
+		reg, err := engine.NewRegistry(w, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := engine.New(w, reg, append([]engine.Option{engine.WithStore(store)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = eng.Close() })
+		return eng
+	}
+	first := build()
+	inst, err := first.Start(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := first.Metrics().Running; n != 1 {
+		t.Errorf("got %d running in the first engine, want 1", n)
+	}
+	if _, err := busOf(first).ReceiveWait(ctx, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Close()
+
+	tp, exp := tracing(t)
+	var told []engine.Event
+	second := build(engine.WithTracerProvider(tp), engine.WithObserver(func(ev engine.Event) { told = append(told, ev) }))
+	if _, err := second.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := second.Metrics().Running; n != 1 {
+		t.Errorf("got %d running after the resume, want 1", n)
+	}
+	if len(told) != 1 || told[0].Type != engine.EventRunStarted || told[0].Reason != "resume" || told[0].Agent != "alpha" || told[0].InstanceID != inst.ID() {
+		t.Errorf("got events %+v, want alpha's run sent again", told)
+	}
+	m, err := busOf(second).ReceiveWait(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.ReportMessage(ctx, m, registry.Outcome{Trigger: "nonsense"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := second.Metrics().Running; n != 0 {
+		t.Errorf("got %d running after the instance failed, want 0", n)
+	}
+	flow := spansNamed(exp, "invoke_workflow chain")
+	runs := spansNamed(exp, "invoke_agent alpha")
+	if len(flow) != 1 || !slices.Contains(attrs(flow[0].Attributes), "baton.resumed=true") || len(runs) != 1 {
+		t.Fatalf("got instance spans %d (%v) and alpha spans %d, want one resumed instance span and one run", len(flow), flow, len(runs))
+	}
+	if m.Metadata[wire.KeyTraceparent] != traceparentOf(runs[0].SpanContext) || runs[0].Parent.SpanID() != flow[0].SpanContext.SpanID() {
+		t.Errorf("got traceparent %v, want the resumed run's span %s", m.Metadata[wire.KeyTraceparent], traceparentOf(runs[0].SpanContext))
+	}
+}
