@@ -78,6 +78,17 @@
 // keeps it at its last committed step for Resume. A finished instance
 // leaves the engine's memory; [Engine.Instance] reads it from the store.
 //
+// # Traces and metrics
+//
+// With [WithTracerProvider] an instance is an OpenTelemetry span
+// "invoke_workflow {workflow}", a child of the span in the context given
+// to Start, and each run a span "invoke_agent {agent}" under it. A Go
+// handler's context carries its run's span; external work carries it as
+// its traceparent. Only the trace context of Start's context reaches the
+// handlers: an instance outlives that call and may resume elsewhere.
+// Without a provider no span is made. [Engine.Metrics] counts the running
+// instances; package engineprom turns the events into Prometheus metrics.
+//
 // # Concurrency
 //
 // Each instance has its own lock, held for the duration of a step and never
