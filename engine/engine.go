@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/bus"
@@ -41,7 +42,8 @@ type Engine struct {
 	ids      func() string
 	givenIDs bool // ids come from WithIDs and may repeat
 	observe  []Observer
-	seed     uint64 // of the retry policies' jitter
+	tracer   trace.Tracer // nil: no spans
+	seed     uint64       // of the retry policies' jitter
 
 	// ctx is cancelled by Close; every handler run derives from it.
 	ctx    context.Context
@@ -95,6 +97,9 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	}
 	if e.store == nil {
 		e.store = NewMemStore()
+	}
+	if cfg.tracing != nil {
+		e.tracer = cfg.tracing.Tracer("github.com/batonhq/baton/engine")
 	}
 	e.seed = cfg.jitterSeed
 	if !cfg.seeded {
@@ -151,11 +156,22 @@ func (e *Engine) keepDeadLetter(d bus.DeadLetter) {
 		MessageID: m.MessageID, Type: string(m.Type), From: m.From, To: m.To, Reason: string(d.Reason),
 		Key: m.Key(), At: d.At, Attempts: d.Attempts, LastError: d.LastError, Content: m.Content,
 	}
-	if t, err := wire.Decode(m); err == nil {
+	t, err := wire.Decode(m)
+	if err == nil {
 		dl.Instance, dl.Step = t.InstanceID, t.Step
 	}
 	if err := e.store.AddDeadLetter(context.Background(), dl); err != nil {
 		e.log.Error("engine: dead letter not stored", zap.String("message_id", m.MessageID), zap.Error(err))
+	}
+	// The engine that keeps a dead letter tells it; on a shared transport
+	// the work may be another workflow's, which the event names.
+	if ev, ok := e.deadLettered(&dl, ""); ok {
+		if err == nil {
+			ev.Workflow, ev.Version, ev.State = t.WorkflowID, t.Version, t.State
+		} else {
+			ev.Workflow, ev.Version = "", 0
+		}
+		e.emit(ev)
 	}
 }
 
@@ -235,6 +251,7 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any) (*I
 	// carried out whole.
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
+	inst.startTrace(ctx, false) // from ctx itself: a value lookup through WithoutCancel allocates
 	inst.begin(context.WithoutCancel(ctx))
 	if inst.reserved != nil {
 		inst.reserved = nil // the first run never reached the lane

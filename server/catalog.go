@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/bus"
@@ -115,7 +116,7 @@ func (k keepDeadLetters) OnDeadLetter(f func(bus.DeadLetter)) func() {
 
 // buildCatalog makes an engine for every workflow of the directory and for
 // every other version the store has instances of.
-func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr engine.Transport, log *zap.Logger, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
+func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr engine.Transport, log *zap.Logger, waits *reportWaits, observe func(*rules.Workflow) engine.Observer, tp trace.TracerProvider) (*catalog, error) {
 	c := &catalog{byHash: map[string]*flow{}, byName: map[string][]*flow{}}
 	add := func(w *rules.Workflow, current bool) error {
 		if _, ok := c.byHash[w.Hash]; ok {
@@ -135,7 +136,8 @@ func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store
 			engine.WithStore(store),
 			engine.WithTransport(keepDeadLetters{Transport: tr, keep: len(c.byHash) == 0}),
 			engine.WithLogger(log),
-			engine.WithObserver(observe(w)))
+			engine.WithObserver(observe(w)),
+			engine.WithTracerProvider(tp))
 		if err != nil {
 			return fmt.Errorf("server: workflow %s version %d: %w", w.Name, w.Version, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 )
 
@@ -52,6 +53,10 @@ type Config struct {
 	EventBuffer int
 	// OnListen, when set, is called with the address the API listens on.
 	OnListen func(net.Addr)
+	// TracerProvider, when set, traces every engine's instances and runs
+	// (see engine.WithTracerProvider); an instance started with a
+	// traceparent header joins the client's trace.
+	TracerProvider trace.TracerProvider
 }
 
 func (c Config) withDefaults() Config {

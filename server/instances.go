@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/wire"
 )
 
 // Instance is an instance as the API shows it.
@@ -141,7 +142,8 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.StartWait)
+	// A client's traceparent makes the instance's trace a part of its own.
+	ctx, cancel := context.WithTimeout(wire.ContextWithTraceparent(r.Context(), r.Header.Get("traceparent")), s.cfg.StartWait)
 	defer cancel()
 	var (
 		h   *engine.Instance
@@ -182,7 +184,6 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		writeError(w, unavailable("the instance could not be started: "+err.Error()))
 		return
 	}
-	s.metrics.start(name, f.wf.Version)
 	w.Header().Set("Location", "/v1/instances/"+url.PathEscape(h.ID()))
 	writeJSON(w, http.StatusCreated, Summary{ID: h.ID(), Workflow: name, Version: f.wf.Version, Status: statusOf(h.Result().Status)})
 }

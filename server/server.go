@@ -69,11 +69,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.bus = bus.New(bus.WithLogger(cfg.Logger), bus.WithAckMessages(false))
 	s.metrics = newMetrics(s.bus)
 	s.waits = newReportWaits(cfg.ReportWait)
-	s.cat, err = buildCatalog(ctx, flows, s.store, s.bus, cfg.Logger, s.waits, s.observer)
+	s.cat, err = buildCatalog(ctx, flows, s.store, s.bus, cfg.Logger, s.waits, s.observer, cfg.TracerProvider)
 	if err != nil {
 		_ = s.bus.Close()
 		_ = s.store.Close()
 		return nil, err
+	}
+	for _, f := range s.cat.byHash {
+		s.metrics.engines.Watch(f.eng) // as long as the server: the catalog never changes
 	}
 	if err := s.cat.resume(ctx, cfg.Logger); err != nil {
 		s.Close()
@@ -87,9 +90,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // event stream and the metrics.
 func (s *Server) observer(w *rules.Workflow) engine.Observer {
 	return func(ev engine.Event) {
-		e := eventOf(w, ev)
-		s.metrics.observe(e)
-		s.hub.publish(e)
+		s.metrics.engines.Observe(ev)
+		s.hub.publish(eventOf(ev))
 	}
 }
 
