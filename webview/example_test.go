@@ -37,12 +37,12 @@ rules:
 	eng, _ := engine.New(w, reg, engine.WithStore(store), engine.WithObserver(view.Observer()))
 	defer eng.Close()
 	view.Add(eng)
-	defer view.Close() // ends the view's event streams before the engine closes
 
 	mux := http.NewServeMux()
 	mux.Handle("/ops/", webview.New(view, webview.WithBase("/ops/")))
 	srv := httptest.NewServer(mux) // a program would use http.ListenAndServe
 	defer srv.Close()
+	defer view.Close() // ends the view's event streams, so that the server can close
 
 	inst, _ := eng.StartID(context.Background(), "greet-1", nil)
 	_, _ = inst.Wait(context.Background())

@@ -200,7 +200,9 @@ func (h *Handler) showInstance(w http.ResponseWriter, r *http.Request, status in
 		data.Visited = marks.visited
 		data.Signals, data.Selectable = actionsOf(def, in)
 	}
-	h.render(w, status, "instance", h.view(r, "Instance "+in.ID, data))
+	v := h.view(r, "Instance "+in.ID, data)
+	v.Diagram = data.Diagram != ""
+	h.render(w, status, "instance", v)
 }
 
 // definition is the workflow version of hash, nil when the backend does
@@ -365,6 +367,7 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) {
 	}
 	vw := h.view(r, "Workflow "+wf.Name, workflowPage{Workflow: wf, Version: ver, Diagram: fsm.Mermaid(ver.Def)})
 	vw.Nav = "workflows"
+	vw.Diagram = true
 	h.render(w, http.StatusOK, "workflow", vw)
 }
 

@@ -149,6 +149,7 @@ type view struct {
 	Title   string
 	Nav     string
 	Partial string // the fragment asked for ("" for the whole page)
+	Diagram bool   // the page draws a diagram: it loads Mermaid
 	Data    any
 }
 

@@ -19,5 +19,8 @@
     }
     draw();
     document.body.addEventListener("htmx:afterSettle", draw);
+    // data-live says whether the page is following its event stream.
+    document.body.addEventListener("htmx:sseOpen", function () { document.body.dataset.live = "open"; });
+    document.body.addEventListener("htmx:sseError", function () { document.body.dataset.live = "lost"; });
   });
 })();
