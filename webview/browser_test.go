@@ -1,9 +1,14 @@
 package webview_test
 
 import (
+	"bytes"
 	"context"
+	"flag"
+	"fmt"
+	"image/png"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +18,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/batonhq/baton/record"
 )
 
 // chromium finds Debian's chromium: on PATH, or at /usr/bin/chromium.
@@ -121,6 +128,75 @@ func TestBrowser(t *testing.T) {
 	t.Run("DiagramMarksTheCurrentState", func(t *testing.T) { diagramMarksTheCurrentState(b.in(t), f.in(t)) })
 	t.Run("SignalFromThePageMovesTheInstanceOn", func(t *testing.T) { signalFromThePageMovesTheInstanceOn(b.in(t), f.in(t)) })
 	t.Run("HostileResultIsShownAsText", func(t *testing.T) { hostileResultIsShownAsText(b.in(t), f.in(t)) })
+	t.Run("Screenshots", func(t *testing.T) { takeScreenshots(b.in(t)) })
+}
+
+// screenshots is where TestBrowser writes the pages' screenshots for the
+// docs (go generate ./webview); without it they go to a temporary
+// directory, and are still checked.
+var screenshots = flag.String("screenshots", "", "write the pages' screenshots (PNG) to this directory")
+
+// takeScreenshots draws every page of a small demo and keeps a PNG of each.
+func takeScreenshots(b *browser) {
+	t := b.t
+	dir := *screenshots
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	f := newFixture(t)
+	ctx := context.Background()
+	for id, input := range map[string]map[string]any{
+		"req-1001": {"text": "New laptop for the support team"},
+		"req-1002": {"text": "Conference tickets"},
+		"req-1003": {"text": "Renew the on-call pager licence"},
+		"req-1004": {"text": "Two more GPU nodes"},
+		"req-1005": {"text": "Translate the handbook", "mode": "fail"},
+		"req-1006": {"text": "Quarterly report", "mode": "hold"},
+		"req-1007": {"text": "Office plants"},
+	} {
+		f.start(id, input)
+	}
+	for _, id := range []string{"req-1001", "req-1002", "req-1003", "req-1004", "req-1007"} {
+		f.waitState(id, "APPROVAL")
+	}
+	require.NoError(t, f.eng.Signal(ctx, "req-1001", "approve", map[string]any{"by": "dana"}))
+	require.NoError(t, f.eng.Signal(ctx, "req-1002", "reject", map[string]any{"by": "sam", "why": "over budget"}))
+	h, err := f.eng.Instance("req-1007")
+	require.NoError(t, err)
+	require.NoError(t, h.Cancel(ctx))
+	f.waitState("req-1001", "DONE")
+	f.waitState("req-1002", "REJECTED")
+	for k, reason := range []string{"ttl_expired", "rejected"} {
+		require.NoError(t, f.store.AddDeadLetter(ctx, record.DeadLetter{
+			MessageID: fmt.Sprintf("msg-%d", k+1), Type: "HANDOFF", From: "writer", To: "boss", Reason: reason,
+			Instance: "req-1006", Step: 1, At: time.Now(), Attempts: k + 1, LastError: "the boss's mailbox is full",
+			Content: map[string]any{"task_description": "Quarterly report"},
+		}))
+	}
+	drawn := chromedp.Poll[chromedp.Void](`document.body.dataset.diagrams === "drawn"`)
+	for _, shot := range []struct {
+		name, path string
+		ready      chromedp.Action[chromedp.Void]
+	}{
+		{"web-instances.png", "", chromedp.WaitVisible(`tr[id="row-req-1007"]`)},
+		{"web-instance.png", "instances/req-1003", drawn},
+		{"web-instance-failed.png", "instances/req-1005", drawn},
+		{"web-dead-letters.png", "dead-letters", chromedp.WaitVisible(`table.dead-letters`)},
+		{"web-workflows.png", "workflows", chromedp.WaitVisible(`table.workflows`)},
+		{"web-workflow.png", "workflows/desk", drawn},
+	} {
+		b.do(chromedp.Navigate(f.base+shot.path), shot.ready)
+		ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+		data, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		cancel()
+		require.NoError(t, err, shot.name)
+		img, err := png.Decode(bytes.NewReader(data))
+		require.NoError(t, err, shot.name)
+		assert.Equal(t, 1280, img.Bounds().Dx(), shot.name)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, shot.name), data, 0o644))
+	}
+	b.do(chromedp.Navigate("about:blank"))
 }
 
 func listShowsANewInstanceLive(b *browser, f *fixture) {

@@ -2,6 +2,7 @@ package webview_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -62,6 +63,9 @@ func newFixture(t testing.TB, opts ...webview.Option) *fixture {
 			case <-ctx.Done():
 			}
 			return registry.Outcome{}, ctx.Err()
+		}
+		if task.Input["mode"] == "fail" {
+			return registry.Outcome{}, registry.Permanent(errors.New("the model answered 503 three times"))
 		}
 		text, _ := task.Input["text"].(string)
 		return registry.Outcome{Trigger: "written", Result: map[string]any{"text": text}}, nil

@@ -13,6 +13,7 @@ import (
 )
 
 //go:generate sh ./vendor.sh
+//go:generate go test -count=1 -run TestBrowser/Screenshots . -screenshots ../docs/img
 
 //go:embed static
 var staticFS embed.FS
