@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/replay"
+	"github.com/batonhq/baton/rules"
 )
 
 func TestInstancesPage_ListsFiltersAndPages(t *testing.T) {
@@ -127,6 +129,15 @@ func TestInstancePage_ShowsDiagramTimelineContextAndHistory(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, len(want))
 	assert.Equal(t, want[0].Kind, entries[0].Kind)
+	// The download is what wfrun replay reads, and replays as recorded.
+	read, err := replay.ReadHistory(strings.NewReader(data))
+	require.NoError(t, err)
+	w, err := rules.Parse("desk.yaml", []byte(deskFlow))
+	require.NoError(t, err)
+	rep, err := replay.Check(w, read)
+	require.NoError(t, err)
+	assert.NotEmpty(t, rep.Steps)
+	assert.Nil(t, rep.Divergence)
 
 	code, body, _ = f.get("instances/" + id + "?fragment=live")
 	require.Equal(t, 200, code)
