@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/webview"
 )
 
@@ -129,6 +130,14 @@ func (v viewBackend) Workflows(ctx context.Context) ([]webview.Workflow, error) 
 		out = append(out, wf)
 	}
 	return out, nil
+}
+
+func (v viewBackend) Definition(_ context.Context, hash string) (*rules.Workflow, error) {
+	f, ok := v.s.cat.byHash[hash]
+	if !ok {
+		return nil, webview.ErrNotFound
+	}
+	return f.wf, nil
 }
 
 func (v viewBackend) Watch(instance string, changed func()) (func(), <-chan struct{}, error) {

@@ -36,6 +36,9 @@ type Backend interface {
 	DeadLetters(ctx context.Context, f DeadLetterFilter) (DeadLetterPage, error)
 	// Workflows lists the workflows and their versions, by name.
 	Workflows(ctx context.Context) ([]Workflow, error)
+	// Definition returns the workflow version with that hash, or
+	// ErrNotFound.
+	Definition(ctx context.Context, hash string) (*rules.Workflow, error)
 	// Watch calls changed after each event of instance (of every instance
 	// when instance is ""), until stop is called. changed is called on the
 	// engine's goroutine and must not block. done is closed when the

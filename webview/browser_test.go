@@ -128,6 +128,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("DiagramMarksTheCurrentState", func(t *testing.T) { diagramMarksTheCurrentState(b.in(t), f.in(t)) })
 	t.Run("SignalFromThePageMovesTheInstanceOn", func(t *testing.T) { signalFromThePageMovesTheInstanceOn(b.in(t), f.in(t)) })
 	t.Run("HostileResultIsShownAsText", func(t *testing.T) { hostileResultIsShownAsText(b.in(t), f.in(t)) })
+	t.Run("InstancePageFollowsItsInstance", func(t *testing.T) { instancePageFollowsItsInstance(b.in(t), f.in(t)) })
 	t.Run("Screenshots", func(t *testing.T) { takeScreenshots(b.in(t)) })
 }
 
@@ -236,6 +237,22 @@ func signalFromThePageMovesTheInstanceOn(b *browser, f *fixture) {
 	f.waitState(id, "REJECTED")
 	assert.Equal(t, "REJECTED", eval[string](b, `document.getElementById("state").textContent`))
 	assert.Contains(t, eval[string](b, `document.body.textContent`), "signal reject received")
+}
+
+// The instance's page redraws itself when its instance moves; the details
+// an operator opened stay open.
+func instancePageFollowsItsInstance(b *browser, f *fixture) {
+	t := b.t
+	id := f.start("", map[string]any{"mode": "hold"})
+	f.waitState(id, "WRITING")
+	b.do(chromedp.Navigate(f.base+"instances/"+id), chromedp.WaitVisible(`form.select`), live(),
+		chromedp.Click(`#entry-2 summary`), chromedp.Poll[chromedp.Void](`document.getElementById("entry-2").open`))
+	h, err := f.eng.Instance(id)
+	require.NoError(t, err)
+	require.NoError(t, h.Select(context.Background(), "boss", "the writer is away"))
+	b.do(chromedp.Poll[chromedp.Void](`document.getElementById("state").textContent === "APPROVAL"`))
+	assert.True(t, eval[bool](b, `document.getElementById("entry-2").open`), "the opened details closed")
+	assert.Contains(t, eval[string](b, `document.body.textContent`), "a user handed the step from writer to boss")
 }
 
 func hostileResultIsShownAsText(b *browser, f *fixture) {

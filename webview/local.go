@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/rules"
 )
 
 // Local is a Backend on a Go program's own engines and their store: pass
@@ -244,6 +245,15 @@ func (l *Local) Workflows(ctx context.Context) ([]Workflow, error) {
 	}
 	slices.SortFunc(out, func(a, b Workflow) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// Definition implements Backend.
+func (l *Local) Definition(_ context.Context, hash string) (*rules.Workflow, error) {
+	e, ok := l.engine(hash)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return e.Workflow(), nil
 }
 
 // handle is the engine's handle of instance id.

@@ -1,7 +1,6 @@
 package webview
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"html/template"
@@ -194,7 +193,7 @@ func (h *Handler) showInstance(w http.ResponseWriter, r *http.Request, status in
 		return
 	}
 	data := instancePage{In: in, Timeline: timeline(entries), Outbox: outbox, Message: message, Notice: notice}
-	if def := h.definition(ctx, in.Hash); def != nil {
+	if def, err := h.b.Definition(ctx, in.Hash); err == nil {
 		marks := marksOf(in, entries)
 		data.Diagram = markedDiagram(def, marks)
 		data.Visited = marks.visited
@@ -203,23 +202,6 @@ func (h *Handler) showInstance(w http.ResponseWriter, r *http.Request, status in
 	v := h.view(r, "Instance "+in.ID, data)
 	v.Diagram = data.Diagram != ""
 	h.render(w, status, "instance", v)
-}
-
-// definition is the workflow version of hash, nil when the backend does
-// not have it.
-func (h *Handler) definition(ctx context.Context, hash string) *rules.Workflow {
-	wfs, err := h.b.Workflows(ctx)
-	if err != nil {
-		return nil
-	}
-	for _, wf := range wfs {
-		for _, v := range wf.Versions {
-			if v.Def.Hash == hash {
-				return v.Def
-			}
-		}
-	}
-	return nil
 }
 
 // actionsOf lists the signals a waiting instance takes and the agents a
