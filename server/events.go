@@ -76,8 +76,11 @@ type hub struct {
 	done   chan struct{}
 }
 
+// subscriber is a stream's channel, or a watcher's notify function (called
+// under the hub's lock: it must not block).
 type subscriber struct {
 	ch     chan Event
+	notify func(Event)
 	filter func(Event) bool
 }
 
@@ -105,6 +108,10 @@ func (h *hub) publish(ev Event) {
 	}
 	for s := range h.subs {
 		if !s.filter(ev) {
+			continue
+		}
+		if s.notify != nil {
+			s.notify(ev)
 			continue
 		}
 		select {
@@ -138,12 +145,27 @@ func (h *hub) subscribe(after uint64, replay bool, filter func(Event) bool) ([]E
 	return backlog, s, true
 }
 
+// watch calls notify with every event filter takes, until the returned
+// stop; done is closed when the hub closes.
+func (h *hub) watch(filter func(Event) bool, notify func(Event)) (stop func(), done <-chan struct{}, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, nil, false
+	}
+	s := &subscriber{notify: notify, filter: filter}
+	h.subs[s] = struct{}{}
+	return func() { h.unsubscribe(s) }, h.done, true
+}
+
 func (h *hub) unsubscribe(s *subscriber) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
-		close(s.ch)
+		if s.ch != nil {
+			close(s.ch)
+		}
 	}
 }
 
@@ -156,7 +178,9 @@ func (h *hub) close() {
 	}
 	h.closed = true
 	for s := range h.subs {
-		close(s.ch)
+		if s.ch != nil {
+			close(s.ch)
+		}
 		delete(h.subs, s)
 	}
 	close(h.done)

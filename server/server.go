@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
@@ -28,6 +29,7 @@ type Server struct {
 	cfg      Config
 	log      *zap.Logger
 	tokens   [][]byte
+	digests  [][32]byte // of tokens
 	store    *boltstore.Store
 	bus      *bus.Bus
 	cat      *catalog
@@ -54,6 +56,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.tokens = tokens
+		for _, t := range tokens {
+			s.digests = append(s.digests, sha256.Sum256(t))
+		}
 	}
 	flows, err := loadDir(cfg.WorkflowsDir)
 	if err != nil {
