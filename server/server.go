@@ -75,6 +75,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		_ = s.store.Close()
 		return nil, err
 	}
+	s.metrics.reg.MustRegister(conditionErrors{cat: s.cat})
 	if err := s.cat.resume(ctx, cfg.Logger); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("server: resume: %w", err)
