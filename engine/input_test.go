@@ -1,12 +1,15 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -129,4 +132,32 @@ func TestEngine_Result_ExternalReportsBreakingTheDeclaration(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A workflow that declares its input refuses a start that breaks it, before
+// anything starts, naming the field.
+func ExampleInputError() {
+	w, err := rules.Parse("orders.yaml", []byte(`workflow: orders
+initial: PACKING
+input: {order_id: string, amount: number}
+agents: {packer: {}}
+states:
+  PACKING: {agent: packer}
+  DONE: {terminal: true}
+rules:
+  - {id: packed, from: packer, trigger: packed, next: DONE}
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	reg, _ := engine.NewRegistry(w, nil)
+	eng, _ := engine.New(w, reg)
+	defer eng.Close()
+	_, err = eng.Start(context.Background(), map[string]any{"order_id": "o-1", "amount": "12.50"})
+	var ie *engine.InputError
+	if errors.As(err, &ie) {
+		fmt.Println(ie.Field, ie.Reason)
+	}
+	// Output: input.amount must be a number, got the string "12.50"
 }

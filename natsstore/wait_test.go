@@ -36,7 +36,9 @@ rules:
 func TestStore_ResumesAWaitingInstance(t *testing.T) {
 	w, err := rules.Parse("wait.yaml", []byte(waitFlow))
 	require.NoError(t, err)
-	srv := startServer(t, natsserver.Config{})
+	// A sync interval the server's sync timer never reaches in a test
+	// (nats-server 2.15 arms that timer without its lock).
+	srv := startServer(t, natsserver.Config{SyncInterval: time.Minute})
 	newEngine := func(store *natsstore.Store, sim *clock.Sim) *engine.Engine {
 		reg, err := engine.NewRegistry(w, nil)
 		require.NoError(t, err)
