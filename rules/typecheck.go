@@ -86,6 +86,9 @@ func (l *loader) checkTyped(from string, n *yaml.Node, kind exprKind, label stri
 		} else {
 			msg += exprHint(msg)
 		}
+		if strings.HasPrefix(msg, "invalid operation:") {
+			msg += declaredOperands(n.Value, off, map[string]*Schema{"input": l.w.Input, "result": result})
+		}
 	}
 	l.errorAt(l.src.exprPos(n, off), "%s: %s", label, typeWords.Replace(msg))
 	return false
@@ -267,4 +270,57 @@ func (f *rootFinder) Visit(node *ast.Node) {
 	if id, ok := m.Node.(*ast.IdentifierNode); ok {
 		f.root = id.Value
 	}
+}
+
+// declaredOperands says which operands of the binary operation at offset
+// off of src are declared fields, and as what: `: input.n is declared
+// string`. The checker's message names only the types.
+func declaredOperands(src string, off int, decls map[string]*Schema) string {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return ""
+	}
+	f := &binaryFinder{off: off}
+	ast.Walk(&tree.Node, f)
+	if f.node == nil {
+		return ""
+	}
+	var said []string
+	for _, side := range []ast.Node{f.node.Left, f.node.Right} {
+		m, ok := side.(*ast.MemberNode)
+		if !ok {
+			continue
+		}
+		root, ok := m.Node.(*ast.IdentifierNode)
+		prop, isName := m.Property.(*ast.StringNode)
+		if !ok || !isName {
+			continue
+		}
+		if field, declared := decls[root.Value].Field(prop.Value); declared {
+			said = append(said, fmt.Sprintf("%s.%s is declared %s", root.Value, field.Name, typeText(field)))
+		}
+	}
+	if len(said) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(said, ", ")
+}
+
+type binaryFinder struct {
+	off  int
+	node *ast.BinaryNode
+}
+
+func (f *binaryFinder) Visit(node *ast.Node) {
+	if b, ok := (*node).(*ast.BinaryNode); ok && f.node == nil && b.Location().From == f.off {
+		f.node = b
+	}
+}
+
+// typeText is a field's type as declared: `string`, `int?`.
+func typeText(f Field) string {
+	if f.Optional {
+		return f.Type + "?"
+	}
+	return f.Type
 }

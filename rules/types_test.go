@@ -135,12 +135,12 @@ func TestLoad_TypedCorpus(t *testing.T) {
 		{"unknown optional type", "typed_declarations", `16:14: unknown type "numbr?" of result field "words" (did you mean "number"?)`},
 		{"type not a name", "typed_declarations", `8:9: the type of input field "tags" must be a string, got a list`},
 		{"declaration not a mapping", "typed_declarations", `12:13: result must be a mapping, got a list`},
-		{"string input compared with a number", "typed_conditions", `17:42: condition: invalid operation: > (mismatched types string and int)`},
+		{"string input compared with a number", "typed_conditions", `17:42: condition: invalid operation: > (mismatched types string and int): input.confirmation_number is declared string`},
 		{"field the declaration lacks", "typed_conditions", `22:24: condition: result has no field scor: its declaration lists score, approval, reasons (did you mean "score"?)`},
 		{"declared field not bool", "typed_conditions", `27:16: condition: expected bool, but got string`},
 		{"int field with %", "typed_conditions", `32:22: condition: % needs integers`},
 		{"task adding an int to text", "typed_conditions", `37:21: task: invalid operation: + (mismatched types string and int)`},
-		{"context value", "typed_conditions", `38:39: context "n": invalid operation: + (mismatched types int and string)`},
+		{"context value", "typed_conditions", `38:39: context "n": invalid operation: + (mismatched types int and string): input.note is declared string?`},
 		{"input typed in rules of undeclared agents", "typed_conditions", `50:52: condition: invalid operation: > (mismatched types number and string)`},
 	}
 	for _, k := range kinds {
