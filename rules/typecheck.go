@@ -297,7 +297,7 @@ func declaredOperands(src string, off int, decls map[string]*Schema) string {
 			continue
 		}
 		if field, declared := decls[root.Value].Field(prop.Value); declared {
-			said = append(said, fmt.Sprintf("%s.%s is declared %s", root.Value, field.Name, typeText(field)))
+			said = append(said, fmt.Sprintf("%s.%s is declared %s", root.Value, field.Name, field.Declared()))
 		}
 	}
 	if len(said) == 0 {
@@ -315,12 +315,4 @@ func (f *binaryFinder) Visit(node *ast.Node) {
 	if b, ok := (*node).(*ast.BinaryNode); ok && f.node == nil && b.Location().From == f.off {
 		f.node = b
 	}
-}
-
-// typeText is a field's type as declared: `string`, `int?`.
-func typeText(f Field) string {
-	if f.Optional {
-		return f.Type + "?"
-	}
-	return f.Type
 }

@@ -50,6 +50,14 @@ type Field struct {
 	Pos Pos
 }
 
+// Declared returns the field's type as written: `string`, `int?`.
+func (f Field) Declared() string {
+	if f.Optional {
+		return f.Type + "?"
+	}
+	return f.Type
+}
+
 // Field returns the declared field with that name.
 func (s *Schema) Field(name string) (Field, bool) {
 	if s == nil {

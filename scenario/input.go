@@ -42,20 +42,12 @@ func (c *checker) checkInput() {
 		switch {
 		case bad == nil:
 		case present:
-			c.add(c.s.fieldAt[f.Name], fmt.Sprintf("input field %q %s: workflow %s declares %s: %s", f.Name, bad.Reason, c.w.Name, f.Name, typeText(f)))
+			c.add(c.s.fieldAt[f.Name], fmt.Sprintf("input field %q %s: workflow %s declares %s: %s", f.Name, bad.Reason, c.w.Name, f.Name, f.Declared()))
 		case suggest.Nearest(f.Name, undeclared) != "":
 			near := suggest.Nearest(f.Name, undeclared)
 			c.add(c.s.fieldAt[near], fmt.Sprintf("input field %q is not declared by workflow %s (did you mean %q?)", near, c.w.Name, f.Name))
 		default:
-			c.add(c.s.inputAt, fmt.Sprintf("input misses field %q, which workflow %s declares as %s", f.Name, c.w.Name, typeText(f)))
+			c.add(c.s.inputAt, fmt.Sprintf("input misses field %q, which workflow %s declares as %s", f.Name, c.w.Name, f.Declared()))
 		}
 	}
-}
-
-func typeText(f rules.Field) string {
-	t := f.Type
-	if f.Optional {
-		t += "?"
-	}
-	return t
 }
