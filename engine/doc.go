@@ -57,6 +57,12 @@
 // (a condition entry), told (EventConditionError) and counted
 // (Metrics.ConditionErrors).
 //
+// The workflow's declarations hold wherever data enters: Start refuses an
+// input that breaks the `input` declaration (a *InputError naming the
+// field), and a run whose result breaks its agent's `result` declaration
+// has failed with kind `invalid_result`, whichever way the result came (a
+// Go handler, Report, HandleReport).
+//
 // # History, store and events
 //
 // Each step (an outcome processed, a retry dispatched, a timeout) is

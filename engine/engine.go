@@ -188,7 +188,8 @@ func (e *Engine) Store() Store { return e.store }
 // agent. The returned Instance can be waited for, inspected and cancelled.
 //
 // Start refuses, and nothing starts: input that is not JSON data every store
-// can keep (a *InputError naming the field), an id already taken
+// can keep or that breaks the workflow's `input` declaration (a *InputError
+// naming the field), an id already taken
 // (ErrDuplicateInstance, with ids from WithIDs), and a first step the store
 // refuses (a *CommitError). When the first agent is a Go handler whose
 // mailbox is full, Start waits for room until ctx ends (then a
@@ -224,6 +225,9 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any) (*I
 		input = map[string]any{}
 	}
 	if err := checkData("input", input); err != nil {
+		return nil, err
+	}
+	if err := e.checkInput(input); err != nil {
 		return nil, err
 	}
 	l := e.firstLane()

@@ -480,6 +480,9 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	if timedOut {
 		runErr = fmt.Errorf("%w: %s did not finish within %s", ErrTimeout, r.agent, r.state.Timeout)
 	}
+	if bad := i.e.declaredResult(r.agent, out, runErr, timedOut); bad != nil {
+		out, runErr = registry.Outcome{}, bad
+	}
 	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr)}
 	if timedOut {
 		ran.ErrorKind = "timeout"
