@@ -78,7 +78,7 @@ rules:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.cfg.DataDir = t.TempDir()
+			tt.cfg.DataDir, tt.cfg.NATSListen = t.TempDir(), anyPort
 			s, err := server.New(context.Background(), tt.cfg)
 			require.Error(t, err)
 			assert.Nil(t, s)
@@ -95,7 +95,7 @@ func TestRun_ServesUntilContextEnds(t *testing.T) {
 	go func() {
 		done <- server.Run(ctx, server.Config{
 			WorkflowsDir: workflowsDir(t, ag.srv.URL, map[string]string{"echo.yaml": echoFlow}),
-			DataDir:      t.TempDir(), HTTPAddr: "127.0.0.1:0",
+			DataDir:      t.TempDir(), HTTPAddr: "127.0.0.1:0", NATSListen: anyPort,
 			OnListen: func(a net.Addr) { addr <- a },
 		})
 	}()

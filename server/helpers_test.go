@@ -139,6 +139,10 @@ func workflowsDir(t testing.TB, agentsURL string, files map[string]string) strin
 	return dir
 }
 
+// anyPort lets the embedded NATS server of a test listen on a free
+// loopback port.
+const anyPort = "127.0.0.1:0"
+
 // fixture is a server built with New, its API on an httptest server.
 type fixture struct {
 	t      testing.TB
@@ -157,6 +161,7 @@ func newFixture(t testing.TB, opts ...option) *fixture {
 	cfg := server.Config{
 		WorkflowsDir: workflowsDir(t, ag.srv.URL, map[string]string{"review.yaml": reviewFlow, "echo.yaml": echoFlow}),
 		DataDir:      t.TempDir(),
+		NATSListen:   anyPort,
 	}
 	for _, o := range opts {
 		o(&cfg)

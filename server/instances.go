@@ -141,6 +141,11 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.stopping.Load() {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, unavailable("the server is shutting down: start the instance again on the next server"))
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.StartWait)
 	defer cancel()
 	var (

@@ -8,11 +8,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/bus/busprom"
 )
 
-// metrics are the server's Prometheus figures: the bus's, Go's and the
+// metrics are the server's Prometheus figures: the transport's, Go's and the
 // process's, and the instances started and finished.
 type metrics struct {
 	reg      *prometheus.Registry
@@ -20,7 +19,7 @@ type metrics struct {
 	finished *prometheus.CounterVec
 }
 
-func newMetrics(b *bus.Bus) *metrics {
+func newMetrics(figures busprom.Source) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		started: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -33,7 +32,7 @@ func newMetrics(b *bus.Bus) *metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		busprom.NewCollector(b),
+		busprom.NewCollector(figures),
 		m.started, m.finished,
 	)
 	return m
