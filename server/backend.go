@@ -86,7 +86,7 @@ func (b *backend) openNATS(ctx context.Context, cfg Config) error {
 			_ = ln.Close()
 		}
 		b.ns, err = natsserver.Start(natsserver.Config{
-			Dir: filepath.Join(cfg.DataDir, NATSDir), Listen: true, Host: host, Port: port,
+			Dir: filepath.Join(cfg.DataDir, NATSDir), Listen: true, Host: host, Port: port, SyncInterval: cfg.NATSSyncInterval,
 			Logger: cfg.Logger.Named("nats").WithOptions(zap.IncreaseLevel(zap.WarnLevel)),
 		})
 		if err != nil {

@@ -50,6 +50,12 @@ type Config struct {
 	// only loopback addresses are allowed: agents on other machines need a
 	// NATS server of your own (NATS).
 	NATSListen string
+	// NATSSyncInterval is how often the embedded NATS server flushes its
+	// files to disk. Zero (the default) syncs every write before it is
+	// acknowledged, so that a step the server has answered for survives a
+	// power loss; a positive interval is faster and may lose the last
+	// interval's writes when the machine (not just the process) goes down.
+	NATSSyncInterval time.Duration
 	// Handlers are Go handlers run in the server's process, by agent id,
 	// for the agents of any workflow that declare that id without a url.
 	// Agents with neither a url nor a handler take their work from NATS
@@ -139,6 +145,9 @@ func (c Config) Validate() error {
 				return &ConfigError{Field: "nats", Reason: fmt.Sprintf("%q is not a URL (nats://host:port), nor %q", u, NoNATS)}
 			}
 		}
+	}
+	if c.NATSSyncInterval < 0 {
+		return &ConfigError{Field: "nats-sync-interval", Reason: "must not be negative"}
 	}
 	for id, h := range c.Handlers {
 		if h == nil {

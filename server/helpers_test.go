@@ -162,6 +162,9 @@ func newFixture(t testing.TB, opts ...option) *fixture {
 		WorkflowsDir: workflowsDir(t, ag.srv.URL, map[string]string{"review.yaml": reviewFlow, "echo.yaml": echoFlow}),
 		DataDir:      t.TempDir(),
 		NATSListen:   anyPort,
+		// A process that is killed loses nothing the kernel has: only a
+		// machine that goes down needs a sync per write.
+		NATSSyncInterval: time.Second,
 	}
 	for _, o := range opts {
 		o(&cfg)
