@@ -142,10 +142,13 @@ func waitFor(t *testing.T, wfrun func(...string) (string, int), id, status strin
 }
 
 // nodeAgent builds the TypeScript FAQ agent as its README says and returns
-// node's path; "" when node is not installed.
+// node's path; "" when node (or npm) is not installed.
 func nodeAgent(t *testing.T) string {
 	node, err := exec.LookPath("node")
 	if err != nil {
+		return ""
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
 		return ""
 	}
 	if _, err := os.Stat(filepath.Join(root, "sdk/typescript/node_modules/nats")); err != nil {
