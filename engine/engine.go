@@ -50,6 +50,7 @@ type Engine struct {
 	cancel context.CancelFunc
 
 	instances sync.Map   // id -> *instance, until it has finished
+	runs      runs       // Go handler runs under way, for Drain
 	lateMu    sync.Mutex // one late report of a finished instance at a time
 	metrics   metrics
 	closed    atomic.Bool

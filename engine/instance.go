@@ -273,7 +273,13 @@ func (i *instance) commitFailed(err error) {
 func (i *instance) release() {
 	if i.closing {
 		i.closing = false
-		close(i.done)
+		select {
+		case <-i.done:
+			// Already closed: a second finish of an instance (seen with a
+			// slower store, a cancelled handler's late reply) must not panic.
+		default:
+			close(i.done)
+		}
 	}
 	if i.status.Finished() && len(i.notices) == 0 && !i.forgotten {
 		i.forgotten = true

@@ -247,7 +247,7 @@ func TestServer_DeadLetters_PagedNewestFirst(t *testing.T) {
 	}
 	require.NoError(t, st.Close())
 	s, err := server.New(context.Background(), server.Config{
-		WorkflowsDir: workflowsDir(t, ag.srv.URL, map[string]string{"echo.yaml": echoFlow}), DataDir: data,
+		WorkflowsDir: workflowsDir(t, ag.srv.URL, map[string]string{"echo.yaml": echoFlow}), DataDir: data, NATS: server.NoNATS,
 	})
 	require.NoError(t, err)
 	defer s.Close()

@@ -142,6 +142,11 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.stopping.Load() {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, unavailable("the server is shutting down: start the instance again on the next server"))
+		return
+	}
 	// A client's traceparent makes the instance's trace a part of its own.
 	ctx, cancel := context.WithTimeout(wire.ContextWithTraceparent(r.Context(), r.Header.Get("traceparent")), s.cfg.StartWait)
 	defer cancel()
@@ -393,23 +398,30 @@ type signalRequest struct {
 	Data any `json:"data"`
 }
 
+// decodeSignal reads a signal's body: its data, an object (nil when
+// absent).
+func decodeSignal(data []byte) (map[string]any, *apiError) {
+	var req signalRequest
+	if e := decode(data, &req); e != nil {
+		return nil, e
+	}
+	switch d := req.Data.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return d, nil
+	default:
+		return nil, badField("data", "must be an object")
+	}
+}
+
 // signal sends a signal to an instance waiting for it: 202, or 409 when the
 // instance is not waiting for that signal (nothing changes).
 func (s *Server) signal(w http.ResponseWriter, r *http.Request) {
 	data, e := readBody(w, r)
-	var req signalRequest
-	if e == nil {
-		e = decode(data, &req)
-	}
 	var payload map[string]any
 	if e == nil {
-		switch d := req.Data.(type) {
-		case nil:
-		case map[string]any:
-			payload = d
-		default:
-			e = badField("data", "must be an object")
-		}
+		payload, e = decodeSignal(data)
 	}
 	if e != nil {
 		writeError(w, e)
@@ -450,14 +462,23 @@ type selectRequest struct {
 	Explanation string `json:"explanation"`
 }
 
+// decodeSelect reads a user selection's body: the agent is required.
+func decodeSelect(data []byte) (selectRequest, *apiError) {
+	var req selectRequest
+	if e := decode(data, &req); e != nil {
+		return req, e
+	}
+	if req.Agent == "" {
+		return req, badField("agent", "is required")
+	}
+	return req, nil
+}
+
 func (s *Server) selectAgent(w http.ResponseWriter, r *http.Request) {
 	data, e := readBody(w, r)
 	var req selectRequest
 	if e == nil {
-		e = decode(data, &req)
-	}
-	if e == nil && req.Agent == "" {
-		e = badField("agent", "is required")
+		req, e = decodeSelect(data)
 	}
 	if e != nil {
 		writeError(w, e)

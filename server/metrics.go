@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/bus/busprom"
 	"github.com/batonhq/baton/engine/engineprom"
 )
@@ -19,12 +18,12 @@ type metrics struct {
 	engines *engineprom.Collector
 }
 
-func newMetrics(b *bus.Bus) *metrics {
+func newMetrics(figures busprom.Source) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry(), engines: engineprom.New()}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		busprom.NewCollector(b),
+		busprom.NewCollector(figures),
 		m.engines,
 	)
 	return m
