@@ -58,6 +58,10 @@ func WithClient(c *http.Client) Option {
 	}
 }
 
+// maxReuseRetries is how many times a call is sent again after a reused
+// connection failed it with a cancellation that was not its own.
+const maxReuseRetries = 4
+
 // WithTimeout bounds a call whose run has no deadline (default 30s).
 func WithTimeout(d time.Duration) Option {
 	return func(a *Agent) {
@@ -123,7 +127,7 @@ func (a *Agent) Handle(ctx context.Context, t *registry.Task) (registry.Outcome,
 		signature = Sign(a.secret, body)
 	}
 	var resp *http.Response
-	for attempt := 0; attempt < 2; attempt++ {
+	for attempt := 0; attempt < maxReuseRetries+1; attempt++ {
 		req, rerr := http.NewRequestWithContext(callCtx, http.MethodPost, a.url, bytes.NewReader(body))
 		if rerr != nil {
 			return registry.Outcome{}, registry.Permanent(registry.Kind(fmt.Errorf("httpagent: %w", rerr), "transport"))
@@ -140,7 +144,8 @@ func (a *Agent) Handle(ctx context.Context, t *registry.Task) (registry.Outcome,
 		// before was cancelled fails with context.Canceled although
 		// nothing cancelled this call (a bodiless 202 returns its
 		// connection before the call ends): sent again, under the same
-		// idempotency key.
+		// idempotency key. Under many concurrent calls the next connection
+		// can be such a one too, hence a few tries.
 		if err == nil || !errors.Is(err, context.Canceled) || ctx.Err() != nil || callCtx.Err() != nil {
 			break
 		}
