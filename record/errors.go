@@ -9,4 +9,9 @@ var (
 	// ErrUnknownWorkflow means a store keeps no workflow source under the
 	// given hash.
 	ErrUnknownWorkflow = errors.New("engine: unknown workflow source")
+	// ErrNotOwner means a store refused a commit because the instance
+	// belongs to another engine now (a store shared by several engines,
+	// each owning a share of the instances): the instance must leave this
+	// engine's memory, and its owner continues it from the store.
+	ErrNotOwner = errors.New("engine: instance owned by another engine")
 )
