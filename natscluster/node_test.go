@@ -40,7 +40,7 @@ type member struct {
 	nc     *nats.Conn // the store's
 	nodeNC *nats.Conn // the node's
 	store  *natsstore.Store
-	node  *natscluster.Node
+	node   *natscluster.Node
 
 	mu       sync.Mutex
 	acquired []int
