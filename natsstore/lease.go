@@ -272,7 +272,7 @@ func (s *Store) commitLeased(ctx context.Context, rec record.Step, f *fence) err
 	if err != nil {
 		var rerr *RequestError
 		if errors.As(err, &rerr) {
-			f.unsure, f.unsureOutbox = msgID, outbox
+			f.unsure, f.unsureOutbox, f.unsureData = msgID, outbox, data
 		}
 		var nerr *NotOwnerError
 		if errors.As(err, &nerr) {

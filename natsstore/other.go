@@ -37,10 +37,18 @@ func (s *Store) AddDeadLetter(ctx context.Context, d record.DeadLetter) error {
 		opts = append(opts, jetstream.WithMsgID(deadLetterID(d)))
 	}
 	if _, err := s.js.Publish(rctx, s.deadSubject, data, opts...); err != nil {
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeDuplicateInProcess {
+			return nil // another engine is adding the same dead letter
+		}
 		return &RequestError{Op: "add dead letter", Err: err}
 	}
 	return nil
 }
+
+// errCodeDuplicateInProcess is a replicated stream's answer to a write
+// whose message id another write in flight carries.
+const errCodeDuplicateInProcess = 10158
 
 // deadLetterID is the message id of a dead letter in the dead-letter
 // stream: the same dead letter added by several engines sharing a

@@ -1,6 +1,7 @@
 package natsstore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -66,6 +67,7 @@ type fence struct {
 	// with the outbox it carried; the next commit finds out first.
 	unsure       string
 	unsureOutbox []record.Outgoing
+	unsureData   []byte
 }
 
 // Open opens the store on the server nc is connected to, creating its
@@ -205,8 +207,18 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.unsure != "" {
-		if err := s.settleUnsure(ctx, id, f); err != nil {
+		before, sent := f.outbox, f.unsureData
+		written, err := s.settleUnsure(ctx, id, f)
+		if err != nil {
 			return err
+		}
+		if written {
+			// The engine sends a step again when its commit got no
+			// answer: if the unanswered one was this very step, it is
+			// committed.
+			if data, err := s.encode(rec, nextOutbox(before, rec.Settled, rec.Outbox)); err == nil && bytes.Equal(data, sent) {
+				return nil
+			}
 		}
 	}
 
@@ -223,7 +235,7 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	if err != nil {
 		var rerr *RequestError
 		if errors.As(err, &rerr) {
-			f.unsure, f.unsureOutbox = msgID, outbox
+			f.unsure, f.unsureOutbox, f.unsureData = msgID, outbox, data
 		}
 		if errors.Is(err, ErrFenced) {
 			s.log.Warn("natsstore: commit fenced off", zap.String("instance", id), zap.Uint64("expected", f.seq), zap.Error(err))
@@ -251,24 +263,25 @@ func (s *Store) encode(rec record.Step, outbox []record.Outgoing) ([]byte, error
 
 // settleUnsure finds out whether the commit whose answer never came was
 // written: if the instance's last message is that commit, the fence moves
-// to it, as if the answer had come.
-func (s *Store) settleUnsure(ctx context.Context, id string, f *fence) error {
+// to it, as if the answer had come, and written is true.
+func (s *Store) settleUnsure(ctx context.Context, id string, f *fence) (written bool, err error) {
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	m, err := s.stream(id).GetLastMsgForSubject(rctx, s.subject(id))
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 	case err != nil:
-		return &RequestError{Op: "commit", Instance: id, Err: err}
+		return false, &RequestError{Op: "commit", Instance: id, Err: err}
 	case m.Header.Get(jetstream.MsgIDHeader) == f.unsure && m.Sequence > f.seq:
+		written = true
 		s.log.Info("natsstore: an unanswered commit was written", zap.String("instance", id), zap.Uint64("revision", m.Sequence))
 		f.seq, f.outbox = m.Sequence, f.unsureOutbox
 		if r, err := decodeStep(id, m.Data); err == nil {
 			f.commits = r.Snapshot.Commits
 		}
 	}
-	f.unsure, f.unsureOutbox = "", nil
-	return nil
+	f.unsure, f.unsureOutbox, f.unsureData = "", nil, nil
+	return written, nil
 }
 
 // publish writes one step message expecting the instance's last message to
