@@ -264,7 +264,11 @@ func (i *instance) commitFailed(err error) {
 func (i *instance) release() {
 	if i.closing {
 		i.closing = false
-		close(i.done)
+		select {
+		case <-i.done: // a finished instance restored for a late reply
+		default:
+			close(i.done)
+		}
 	}
 	if i.status.Finished() && len(i.notices) == 0 && !i.forgotten {
 		i.forgotten = true

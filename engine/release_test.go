@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/wire"
 )
 
 // ownedStore refuses the commits of the instances another engine took
@@ -107,5 +108,52 @@ func TestEngine_Release_DropsOnlyTheMatchingInstances(t *testing.T) {
 	}
 	if got := r.eng.Release(func(string) bool { return false }); len(got) != 0 {
 		t.Fatalf("got %v, want nothing released", got)
+	}
+}
+
+// brokenStore refuses every commit once broken is set.
+type brokenStore struct {
+	engine.Store
+	mu     sync.Mutex
+	broken bool
+}
+
+func (s *brokenStore) Commit(ctx context.Context, rec engine.StepRecord) error {
+	s.mu.Lock()
+	broken := s.broken
+	s.mu.Unlock()
+	if broken {
+		return errors.New("test store: down")
+	}
+	return s.Store.Commit(ctx, rec)
+}
+
+func TestEngine_LateReply_ToAFinishedInstanceTheStoreRefuses(t *testing.T) {
+	store := &brokenStore{Store: engine.NewMemStore()}
+	r := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
+	ctx := t.Context()
+	inst := r.start(nil)
+	id := inst.ID()
+	for step, trig := range []string{"next", "next", "next"} {
+		if err := r.eng.Report(ctx, id, step+1, registry.Outcome{Trigger: trig, Result: map[string]any{"n": 1}}, nil); err != nil {
+			t.Fatalf("Report step %d: %v", step+1, err)
+		}
+	}
+	if res := inst.Result(); res.Outcome != "DONE" {
+		t.Fatalf("got %+v, want DONE", res)
+	}
+	// watch takes its final notice: the instance leaves the engine.
+	ans := r.eng.HandleReport(ctx, &wire.Report{InstanceID: id, Step: 4, Agent: "watch", Trigger: "noticed"})
+	if !ans.OK {
+		t.Fatalf("notice: got %+v", ans)
+	}
+	store.mu.Lock()
+	store.broken = true
+	store.mu.Unlock()
+	// A late reply is recorded on the instance restored from the store;
+	// the store refusing it must not break the engine.
+	err := r.eng.Report(ctx, id, 1, registry.Outcome{Trigger: "next"}, nil)
+	if !errors.Is(err, engine.ErrStaleReport) {
+		t.Fatalf("got %v, want ErrStaleReport", err)
 	}
 }
