@@ -266,7 +266,7 @@ func (s *Store) commitLeased(ctx context.Context, rec record.Step, f *fence) err
 	if err != nil {
 		return err
 	}
-	msgID := nuid.Next()
+	msgID := stepID(data)
 	shard := s.shardOf(id)
 	seq, err := s.publishLeased(ctx, msgID, id, data, shard, s.markerSubject(shard, pn), p.markers[shard])
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -14,7 +16,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/internal/natsver"
@@ -230,7 +231,7 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	if err != nil {
 		return err
 	}
-	msgID := nuid.Next()
+	msgID := stepID(data)
 	seq, err := s.publish(ctx, msgID, id, data, f.seq)
 	if err != nil {
 		var rerr *RequestError
@@ -247,6 +248,15 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	}
 	f.seq, f.outbox, f.commits, f.known = seq, outbox, rec.Snapshot.Commits, true
 	return nil
+}
+
+// stepID is the message id of a step: a digest of its message, so that
+// the engine sending a step again after its commit got no answer sends the
+// same id, and the server keeps the step once. Every step's message is
+// unique (its snapshot holds the instance, its commit count and time).
+func stepID(data []byte) string {
+	sum := sha256.Sum256(data)
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // encode is the message of a step with the outbox after it.
