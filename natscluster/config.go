@@ -29,14 +29,23 @@ type Config struct {
 	Replicas int
 	// Timeout bounds each request to the server (default 5s).
 	Timeout time.Duration
-	// OnAcquire is called, on the node's goroutine, with each partition the
-	// node has just taken and fenced: the engine resumes the partition's
-	// instances there. Reports for the partition wait until it returns.
-	OnAcquire func(ctx context.Context, partition int)
-	// OnRelease is called, on the node's goroutine, with each partition the
-	// node gave up or lost, once the store commits none of its instances:
-	// the engine drops them from its memory there.
-	OnRelease func(partition int)
+	// OnAcquire is called, on the node's goroutine, with the partitions the
+	// node has just taken and fenced: the engine resumes their instances
+	// there (engine.Engine.ResumeWhere). Reports for them wait until it
+	// returns. An error gives the partitions up, to be taken and resumed
+	// again at the next heartbeat. It is also called every Recheck with
+	// every partition the node owns, so that an instance that left the
+	// engine's memory (a commit that failed for good) is resumed: it must
+	// leave alone what the engine already runs, as ResumeWhere does.
+	OnAcquire func(ctx context.Context, partitions []int) error
+	// OnRelease is called, on the node's goroutine, with the partitions the
+	// node gave up or lost, once the store commits none of their
+	// instances: the engine drops them from its memory there
+	// (engine.Engine.Release).
+	OnRelease func(partitions []int)
+	// Recheck is how often OnAcquire is called again with every partition
+	// the node owns (default 30s).
+	Recheck time.Duration
 	// Logger receives the node's log (default zap.NewNop()).
 	Logger *zap.Logger
 }
@@ -58,10 +67,13 @@ func (c Config) withDefaults() Config {
 		c.Timeout = 5 * time.Second
 	}
 	if c.OnAcquire == nil {
-		c.OnAcquire = func(context.Context, int) {}
+		c.OnAcquire = func(context.Context, []int) error { return nil }
 	}
 	if c.OnRelease == nil {
-		c.OnRelease = func(int) {}
+		c.OnRelease = func([]int) {}
+	}
+	if c.Recheck == 0 {
+		c.Recheck = 30 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
@@ -83,6 +95,8 @@ func (c Config) Validate() error {
 		return &ConfigError{Field: "Heartbeat", Reason: fmt.Sprintf("%v: want above 0 and at most half of LeaseTTL (%v)", c.Heartbeat, c.LeaseTTL)}
 	case c.Replicas < 1 || c.Replicas > 5:
 		return &ConfigError{Field: "Replicas", Reason: fmt.Sprintf("%d: want 1 to 5", c.Replicas)}
+	case c.Recheck < 0:
+		return &ConfigError{Field: "Recheck", Reason: "must not be negative"}
 	case c.Timeout < 0:
 		return &ConfigError{Field: "Timeout", Reason: "must not be negative"}
 	}

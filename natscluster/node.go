@@ -196,8 +196,9 @@ func (n *Node) Close() error {
 		<-n.done
 		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Timeout)
 		defer cancel()
-		for _, p := range n.ownedList() {
-			n.release(p)
+		held := n.ownedList()
+		n.release(held...)
+		for _, p := range held {
 			if e := n.leases[p]; e.owner == n.cfg.Name && e.rev > 0 {
 				err := n.kv.Delete(ctx, partitionKey+strconv.Itoa(p), jetstream.LastRevision(e.rev))
 				if err != nil {
@@ -249,11 +250,15 @@ func (n *Node) loop(ctx context.Context, w jetstream.KeyWatcher) {
 	defer func() { <-beats }()
 	t := time.NewTicker(n.cfg.Heartbeat)
 	defer t.Stop()
+	re := time.NewTicker(n.cfg.Recheck)
+	defer re.Stop()
 	initial := true
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-re.C:
+			n.recheck(ctx)
 		case u, ok := <-w.Updates():
 			if !ok {
 				n.log.Warn("natscluster: the lease bucket's watch ended")
@@ -261,15 +266,14 @@ func (n *Node) loop(ctx context.Context, w jetstream.KeyWatcher) {
 			}
 			if u == nil { // the bucket's current records are all in
 				initial = false
-				n.balance(ctx)
 				continue
 			}
 			n.apply(u)
 		case <-t.C:
 			if n.cutOff() {
-				for _, p := range n.ownedList() {
-					n.log.Warn("natscluster: partition given up: heartbeats failing", zap.Int("partition", p))
-					n.release(p)
+				if held := n.ownedList(); len(held) > 0 {
+					n.log.Warn("natscluster: partitions given up: heartbeats failing", zap.Ints("partitions", held))
+					n.release(held...)
 				}
 				continue
 			}
@@ -373,11 +377,8 @@ func (n *Node) balance(ctx context.Context) {
 	alive := n.alive()
 	share := n.share(alive)
 	held := n.ownedList()
-	for k := share; k < len(held); k++ {
-		p := held[len(held)-1-(k-share)]
-		n.handOver(ctx, p)
-	}
-	if len(held) >= share {
+	if len(held) > share {
+		n.handOver(ctx, held[share:])
 		return
 	}
 	var free []int
@@ -393,11 +394,38 @@ func (n *Node) balance(ctx context.Context) {
 	// Each engine tries the free partitions in an order of its own, so
 	// that engines claiming at once rarely race for the same ones.
 	slices.SortFunc(free, func(a, b int) int { return int64Cmp(n.rank(a), n.rank(b)) })
+	var taken []int
 	for _, p := range free {
-		if len(n.ownedList()) >= share || ctx.Err() != nil {
-			return
+		if len(held)+len(taken) >= share || ctx.Err() != nil {
+			break
 		}
-		n.claim(ctx, p)
+		if n.claim(ctx, p) {
+			taken = append(taken, p)
+		}
+	}
+	if len(taken) == 0 {
+		return
+	}
+	if err := n.cfg.OnAcquire(ctx, taken); err != nil {
+		n.log.Warn("natscluster: partitions not resumed; given up to be taken again", zap.Ints("partitions", taken), zap.Error(err))
+		n.release(taken...)
+		return
+	}
+	n.mu.Lock()
+	for _, p := range taken {
+		if l := n.owned[p]; l != nil {
+			l.ready = true
+		}
+	}
+	n.mu.Unlock()
+}
+
+// recheck calls OnAcquire again with every partition the node owns.
+func (n *Node) recheck(ctx context.Context) {
+	if held := n.Partitions(); len(held) > 0 {
+		if err := n.cfg.OnAcquire(ctx, held); err != nil {
+			n.log.Warn("natscluster: recheck", zap.Error(err))
+		}
 	}
 }
 
@@ -419,9 +447,9 @@ func (n *Node) rank(p int) uint64 {
 }
 
 // claim takes a partition's lease (a compare-and-swap on the record as last
-// seen), fences the store with the lease's revision, starts answering the
-// partition's forwarded reports, and resumes its instances.
-func (n *Node) claim(ctx context.Context, p int) {
+// seen), fences the store with the lease's revision and starts answering
+// the partition's forwarded reports; the caller resumes its instances.
+func (n *Node) claim(ctx context.Context, p int) bool {
 	key := partitionKey + strconv.Itoa(p)
 	e := n.leases[p]
 	rctx, cancel := context.WithTimeout(ctx, n.cfg.Timeout)
@@ -435,59 +463,64 @@ func (n *Node) claim(ctx context.Context, p int) {
 	}
 	if err != nil {
 		n.log.Debug("natscluster: partition not claimed", zap.Int("partition", p), zap.Error(err))
-		return
+		return false
 	}
 	n.leases[p] = entry{owner: n.cfg.Name, rev: rev}
 	if err := n.store.Fence(rctx, p, rev); err != nil {
 		n.log.Warn("natscluster: partition not fenced", zap.Int("partition", p), zap.Error(err))
-		return
+		return false
 	}
 	l := &lease{token: rev}
 	l.sub, err = n.nc.Subscribe(n.forwardSubject(p), n.forwarded)
 	if err != nil {
 		n.store.Unfence(p)
 		n.log.Warn("natscluster: partition's reports not served", zap.Int("partition", p), zap.Error(err))
-		return
+		return false
 	}
 	n.mu.Lock()
 	n.owned[p] = l
 	n.mu.Unlock()
 	n.log.Info("natscluster: partition taken", zap.Int("partition", p), zap.Uint64("token", rev), zap.String("from", e.owner))
-	n.cfg.OnAcquire(ctx, p)
-	n.mu.Lock()
-	l.ready = true
-	n.mu.Unlock()
+	return true
 }
 
-// release stops the node's hold on a partition: no more commits, no more
-// reports, and the engine drops its instances.
-func (n *Node) release(p int) {
-	n.mu.Lock()
-	l := n.owned[p]
-	delete(n.owned, p)
-	n.mu.Unlock()
-	if l == nil {
-		return
+// release stops the node's hold on partitions: no more commits, no more
+// reports, and the engine drops their instances.
+func (n *Node) release(ps ...int) {
+	var gone []int
+	for _, p := range ps {
+		n.mu.Lock()
+		l := n.owned[p]
+		delete(n.owned, p)
+		n.mu.Unlock()
+		if l == nil {
+			continue
+		}
+		n.store.Unfence(p)
+		if l.sub != nil {
+			_ = l.sub.Unsubscribe()
+		}
+		gone = append(gone, p)
 	}
-	n.store.Unfence(p)
-	if l.sub != nil {
-		_ = l.sub.Unsubscribe()
+	if len(gone) > 0 {
+		n.cfg.OnRelease(gone)
 	}
-	n.cfg.OnRelease(p)
 }
 
-// handOver gives a partition up for another engine to take at once.
-func (n *Node) handOver(ctx context.Context, p int) {
-	n.log.Info("natscluster: partition handed over", zap.Int("partition", p))
-	n.release(p)
-	e := n.leases[p]
-	if e.owner != n.cfg.Name || e.rev == 0 {
-		return
+// handOver gives partitions up for other engines to take at once.
+func (n *Node) handOver(ctx context.Context, ps []int) {
+	n.log.Info("natscluster: partitions handed over", zap.Ints("partitions", ps))
+	n.release(ps...)
+	for _, p := range ps {
+		e := n.leases[p]
+		if e.owner != n.cfg.Name || e.rev == 0 {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, n.cfg.Timeout)
+		if err := n.kv.Delete(rctx, partitionKey+strconv.Itoa(p), jetstream.LastRevision(e.rev)); err != nil {
+			n.log.Debug("natscluster: lease not deleted", zap.Int("partition", p), zap.Error(err))
+		}
+		cancel()
+		n.leases[p] = entry{rev: e.rev}
 	}
-	rctx, cancel := context.WithTimeout(ctx, n.cfg.Timeout)
-	defer cancel()
-	if err := n.kv.Delete(rctx, partitionKey+strconv.Itoa(p), jetstream.LastRevision(e.rev)); err != nil {
-		n.log.Debug("natscluster: lease not deleted", zap.Int("partition", p), zap.Error(err))
-	}
-	n.leases[p] = entry{rev: e.rev}
 }

@@ -67,14 +67,19 @@ func join(t *testing.T, srv *natsserver.Server, name string) *member {
 	m := &member{nc: nc, nodeNC: nodeNC, store: store}
 	m.node, err = natscluster.Start(context.Background(), nodeNC, store, natscluster.Config{
 		Name: name, LeaseTTL: testTTL, Timeout: testTimeout,
-		OnAcquire: func(_ context.Context, p int) {
+		OnAcquire: func(_ context.Context, ps []int) error {
 			m.mu.Lock()
-			m.acquired = append(m.acquired, p)
-			m.mu.Unlock()
+			defer m.mu.Unlock()
+			for _, p := range ps {
+				if !slices.Contains(m.acquired, p) || slices.Contains(m.released, p) {
+					m.acquired = append(m.acquired, p) // not a recheck
+				}
+			}
+			return nil
 		},
-		OnRelease: func(p int) {
+		OnRelease: func(ps []int) {
 			m.mu.Lock()
-			m.released = append(m.released, p)
+			m.released = append(m.released, ps...)
 			m.mu.Unlock()
 		},
 	})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -67,31 +68,49 @@ func notOwned(r *wire.Report) wire.Answer {
 		Message: fmt.Sprintf("natscluster: no engine owns instance %s now (its partition is being taken over): report again", r.InstanceID)}
 }
 
-// route answers a report that reached this node through the queue group.
+// notOwnerHeader marks the answer of a node that does not own the
+// report's partition (any more, or not yet): the report is sent again.
+const notOwnerHeader = "Baton-Not-Owner"
+
+// retryPause is the pause between two tries to reach a partition's owner.
+const retryPause = 50 * time.Millisecond
+
+// route answers a report that reached this node through the queue group:
+// it hands it to this node's engine, or to the owner's. While the
+// partition has no owner (a takeover in progress), it tries again until
+// Config.Timeout has passed, so that an agent's report is not refused for
+// the moment a takeover lasts.
 func (n *Node) route(ctx context.Context, r *wire.Report) wire.Answer {
-	if ans, ok := n.local(ctx, r); ok {
-		return ans
-	}
 	data, err := json.Marshal(r)
 	if err != nil {
 		return wire.Answer{Code: wire.CodeInvalid, Message: err.Error()}
 	}
 	rctx, cancel := context.WithTimeout(ctx, n.cfg.Timeout)
 	defer cancel()
-	msg, err := n.nc.RequestWithContext(rctx, n.forwardSubject(n.store.Partition(r.InstanceID)), data)
-	if err != nil {
-		return notOwned(r)
+	subj := n.forwardSubject(n.store.Partition(r.InstanceID))
+	for {
+		if ans, ok := n.local(ctx, r); ok {
+			return ans
+		}
+		msg, err := n.nc.RequestWithContext(rctx, subj, data)
+		if err == nil && msg.Header.Get(notOwnerHeader) == "" {
+			var ans wire.Answer
+			if json.Unmarshal(msg.Data, &ans) == nil {
+				return ans
+			}
+		}
+		select {
+		case <-rctx.Done():
+			return notOwned(r)
+		case <-time.After(retryPause):
+		}
 	}
-	var ans wire.Answer
-	if err := json.Unmarshal(msg.Data, &ans); err != nil {
-		return notOwned(r)
-	}
-	return ans
 }
 
 // forwarded answers a report another node forwarded to this one, the
 // owner of its partition when it was sent.
 func (n *Node) forwarded(m *nats.Msg) {
+	reply := nats.NewMsg(m.Reply)
 	var ans wire.Answer
 	r, err := wire.DecodeReport(m.Data)
 	if err != nil {
@@ -100,7 +119,8 @@ func (n *Node) forwarded(m *nats.Msg) {
 		ans = a
 	} else {
 		ans = notOwned(&r)
+		reply.Header.Set(notOwnerHeader, "1")
 	}
-	data, _ := json.Marshal(ans)
-	_ = m.Respond(data)
+	reply.Data, _ = json.Marshal(ans)
+	_ = m.RespondMsg(reply)
 }
