@@ -242,7 +242,7 @@ func (s *Store) Owns(partition int) bool {
 // server refuses it once another store has fenced the partition; and the
 // step must follow the last one stored (its snapshot's commit count one
 // more), which only this store can have written while it holds the lease.
-func (s *Store) commitLeased(ctx context.Context, rec record.Step, f *fence) error {
+func (s *Store) commitLeased(ctx context.Context, rec record.Step, f *fence, resend resend) error {
 	id := rec.Snapshot.ID
 	pn := s.partitionOf(id)
 	p := s.parts[pn]
@@ -266,7 +266,7 @@ func (s *Store) commitLeased(ctx context.Context, rec record.Step, f *fence) err
 	if err != nil {
 		return err
 	}
-	msgID := stepID(data)
+	msgID := resend.idFor(data)
 	shard := s.shardOf(id)
 	seq, err := s.publishLeased(ctx, msgID, id, data, shard, s.markerSubject(shard, pn), p.markers[shard])
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/internal/natsver"
@@ -207,8 +206,10 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	f := s.fenceOf(id)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	var again resend
 	if f.unsure != "" {
-		before, sent := f.outbox, f.unsureData
+		before := f.outbox
+		again = resend{id: f.unsure, data: f.unsureData}
 		written, err := s.settleUnsure(ctx, id, f)
 		if err != nil {
 			return err
@@ -217,21 +218,22 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 			// The engine sends a step again when its commit got no
 			// answer: if the unanswered one was this very step, it is
 			// committed.
-			if data, err := s.encode(rec, nextOutbox(before, rec.Settled, rec.Outbox)); err == nil && bytes.Equal(data, sent) {
+			if data, err := s.encode(rec, nextOutbox(before, rec.Settled, rec.Outbox)); err == nil && bytes.Equal(data, again.data) {
 				return nil
 			}
+			again = resend{}
 		}
 	}
 
 	if s.parts != nil {
-		return s.commitLeased(ctx, rec, f)
+		return s.commitLeased(ctx, rec, f, again)
 	}
 	outbox := nextOutbox(f.outbox, rec.Settled, rec.Outbox)
 	data, err := s.encode(rec, outbox)
 	if err != nil {
 		return err
 	}
-	msgID := stepID(data)
+	msgID := again.idFor(data)
 	seq, err := s.publish(ctx, msgID, id, data, f.seq)
 	if err != nil {
 		var rerr *RequestError
@@ -250,13 +252,21 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	return nil
 }
 
-// stepID is the message id of a step: a digest of its message, so that
-// the engine sending a step again after its commit got no answer sends the
-// same id, and the server keeps the step once. Every step's message is
-// unique (its snapshot holds the instance, its commit count and time).
-func stepID(data []byte) string {
-	sum := sha256.Sum256(data)
-	return base64.RawURLEncoding.EncodeToString(sum[:])
+// resend is a step whose commit got no answer and was not found written:
+// it may still be, later. Sent again, the same step goes under the same
+// message id, so that the server keeps it once whichever send lands.
+type resend struct {
+	id   string
+	data []byte
+}
+
+// idFor is the message id to send data under: the unanswered one's for
+// the same step, a new one otherwise.
+func (r resend) idFor(data []byte) string {
+	if r.id != "" && bytes.Equal(data, r.data) {
+		return r.id
+	}
+	return nuid.Next()
 }
 
 // encode is the message of a step with the outbox after it.

@@ -117,6 +117,17 @@ func TestCommit_AfterAnUnansweredCommit(t *testing.T) {
 			if err := s.Commit(ctx, next); err != nil {
 				t.Fatalf("the commit after an unanswered one: %v", err)
 			}
+			if !tt.written {
+				// The same step is sent under the unanswered id, in case
+				// the unanswered send lands later: the server keeps one.
+				m, err := s.stream(id).GetLastMsgForSubject(ctx, s.subject(id))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := m.Header.Get("Nats-Msg-Id"); got != "unanswered" {
+					t.Fatalf("got message id %q, want the unanswered send's", got)
+				}
+			}
 			h, err := s.History(ctx, id)
 			if err != nil {
 				t.Fatal(err)
