@@ -218,7 +218,7 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 		rec.Outbox = outs
 	}
 	for range commitAttempts {
-		if err = i.e.store.Commit(ctx, rec); err == nil {
+		if err = i.e.store.Commit(ctx, rec); err == nil || errors.Is(err, ErrNotOwner) {
 			break
 		}
 		i.e.log.Warn("engine: commit refused by the store", zap.String("instance", i.id), zap.Int("step", i.step), zap.Error(err))
@@ -243,6 +243,9 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 // continues it once the store works again. An instance whose very first
 // step was refused was never accepted: Start returns the error.
 func (i *instance) commitFailed(err error) {
+	if i.notOwned(err) {
+		return
+	}
 	cerr := &CommitError{InstanceID: i.id, Step: i.step, Err: err}
 	i.e.log.Error("engine: step not committed; the instance stops here and resumes from its last committed step",
 		zap.String("instance", i.id), zap.Int("step", i.step), zap.Error(err))

@@ -45,6 +45,10 @@ type ResumeReport struct {
 // replies committed before the crash and the deadline it had. Final notices
 // of finished instances that no agent took are sent again too.
 func (e *Engine) Resume(ctx context.Context) (ResumeReport, error) {
+	return e.resumeWhere(ctx, nil)
+}
+
+func (e *Engine) resumeWhere(ctx context.Context, keep func(id string) bool) (ResumeReport, error) {
 	if ctx == nil {
 		return ResumeReport{}, errors.New("engine: nil context")
 	}
@@ -54,7 +58,7 @@ func (e *Engine) Resume(ctx context.Context) (ResumeReport, error) {
 		return rep, fmt.Errorf("engine: resume: %w", err)
 	}
 	for _, snap := range snaps {
-		if snap.Workflow != e.wf.Name {
+		if snap.Workflow != e.wf.Name || (keep != nil && !keep(snap.ID)) {
 			continue
 		}
 		if snap.Hash != e.wf.Hash {

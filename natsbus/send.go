@@ -61,7 +61,7 @@ func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
 		key = m.MessageID
 	}
 	msg.Header.Set(HeaderMsgID, key)
-	ack, err := t.js.PublishMsg(ctx, msg)
+	ack, err := t.publishWork(ctx, msg)
 	var api *jetstream.APIError
 	if errors.As(err, &api) && api.ErrorCode == errCodeStoreFailed {
 		full := &bus.QueueFullError{Agent: m.To, Capacity: mb.capacity}
@@ -75,6 +75,39 @@ func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
 		t.duplicates.Add(1)
 	}
 	return nil
+}
+
+// sendPause is the pause between two sends of a work message the server
+// did not answer.
+const sendPause = 50 * time.Millisecond
+
+// publishWork sends a work message, and sends it again under the same
+// message id (the server keeps it once) while the server does not answer,
+// for at most Config.Timeout in all: a replicated stream electing a new
+// leader answers nothing for a few seconds.
+func (t *Transport) publishWork(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+	deadline := time.Now().Add(t.cfg.Timeout)
+	for {
+		try := min(time.Until(deadline), 2*time.Second)
+		actx, cancel := context.WithTimeout(ctx, try)
+		ack, err := t.js.PublishMsg(actx, msg)
+		cancel()
+		if err == nil || ctx.Err() != nil || !unanswered(err) || time.Until(deadline) < sendPause {
+			return ack, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(sendPause):
+		}
+	}
+}
+
+// unanswered tells a request the server did not answer (yet) from one it
+// refused.
+func unanswered(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
 }
 
 // fill sets what the bus sets on a message it accepts.

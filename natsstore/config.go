@@ -41,6 +41,14 @@ type Config struct {
 	// DeadLetterLimit is how many dead letters the store keeps, the newest
 	// (default 0: every one).
 	DeadLetterLimit int64
+	// Partitions, when above 0, splits the instances into that many
+	// partitions (by a hash of the id) whose leases several engines share:
+	// the store then commits an instance only while it holds the lease of
+	// its partition (see Fence), and the server refuses the commit once
+	// another store has taken the partition over. Every store of a prefix
+	// must use the same number. 0 (the default) takes no leases: every
+	// commit only checks that the instance is as the store last saw it.
+	Partitions int
 	// Logger receives the store's log (default zap.NewNop()).
 	Logger *zap.Logger
 }
@@ -70,7 +78,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-const maxShards = 256
+const (
+	maxShards     = 256
+	maxPartitions = 4096
+)
 
 var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
@@ -90,6 +101,8 @@ func (c Config) Validate() error {
 		return &ConfigError{Field: "Attempts", Reason: "must not be negative"}
 	case c.DuplicateWindow < 0:
 		return &ConfigError{Field: "DuplicateWindow", Reason: "must not be negative"}
+	case c.Partitions < 0 || c.Partitions > maxPartitions:
+		return &ConfigError{Field: "Partitions", Reason: fmt.Sprintf("%d: want 0 to %d", c.Partitions, maxPartitions)}
 	case c.DeadLetterLimit < 0:
 		return &ConfigError{Field: "DeadLetterLimit", Reason: "must not be negative"}
 	}

@@ -3,6 +3,8 @@ package natsstore
 import (
 	"errors"
 	"fmt"
+
+	"github.com/batonhq/baton/record"
 )
 
 // Sentinel errors, matched with errors.Is.
@@ -54,6 +56,25 @@ func (e *ConflictError) Error() string {
 
 // Unwrap returns ErrFenced and the server's answer.
 func (e *ConflictError) Unwrap() []error { return []error{ErrFenced, e.Err} }
+
+// NotOwnerError is a commit refused because the store does not hold the
+// lease of the instance's partition: it never took it (Fence), gave it up
+// (Unfence), or another store took it over since. Nothing was written.
+type NotOwnerError struct {
+	Instance  string // "" when Fence was refused
+	Partition int
+	Reason    string
+}
+
+func (e *NotOwnerError) Error() string {
+	if e.Instance == "" {
+		return fmt.Sprintf("natsstore: partition %d: %s", e.Partition, e.Reason)
+	}
+	return fmt.Sprintf("natsstore: commit instance %q: partition %d: %s", e.Instance, e.Partition, e.Reason)
+}
+
+// Unwrap returns ErrFenced and record.ErrNotOwner.
+func (e *NotOwnerError) Unwrap() []error { return []error{ErrFenced, record.ErrNotOwner} }
 
 // CorruptError says which record could not be read back: the message at
 // Seq of Subject (or the key-value entry Subject).

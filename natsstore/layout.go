@@ -21,7 +21,7 @@ func (s *Store) stepsConfig(shard, shards int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        s.stepsName(shard),
 		Description: "baton: one message per committed step (snapshot, history entries, outbox)",
-		Subjects:    []string{s.stepPrefix + strconv.Itoa(shard) + ".>"},
+		Subjects:    []string{s.stepPrefix + strconv.Itoa(shard) + ".>", s.markerPrefix(shard) + "*"},
 		Retention:   jetstream.LimitsPolicy,
 		Discard:     jetstream.DiscardOld,
 		Storage:     jetstream.FileStorage,

@@ -66,7 +66,7 @@ func TestOpen_Layout(t *testing.T) {
 		steps, err := js.Stream(ctx, fmt.Sprintf("baton_steps_%d", k))
 		require.NoError(t, err)
 		info := steps.CachedInfo()
-		require.Equal(t, []string{fmt.Sprintf("baton.step.%d.>", k)}, info.Config.Subjects)
+		require.Equal(t, []string{fmt.Sprintf("baton.step.%d.>", k), fmt.Sprintf("baton.lease.%d.*", k)}, info.Config.Subjects)
 		require.Equal(t, jetstream.FileStorage, info.Config.Storage)
 		require.Equal(t, 1, info.Config.Replicas)
 		require.Equal(t, "8", info.Config.Metadata["baton.shards"])

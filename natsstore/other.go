@@ -2,9 +2,12 @@ package natsstore
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -32,10 +35,35 @@ func (s *Store) AddDeadLetter(ctx context.Context, d record.DeadLetter) error {
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	if _, err := s.js.Publish(rctx, s.deadSubject, data, jetstream.WithExpectStream(s.cfg.Prefix+"_dead")); err != nil {
+	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(s.cfg.Prefix + "_dead")}
+	if d.MessageID != "" {
+		opts = append(opts, jetstream.WithMsgID(deadLetterID(d)))
+	}
+	if _, err := s.js.Publish(rctx, s.deadSubject, data, opts...); err != nil {
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeDuplicateInProcess {
+			return nil // another engine is adding the same dead letter
+		}
 		return &RequestError{Op: "add dead letter", Err: err}
 	}
 	return nil
+}
+
+// errCodeDuplicateInProcess is a replicated stream's answer to a write
+// whose message id another write in flight carries.
+const errCodeDuplicateInProcess = 10158
+
+// deadLetterID is the message id of a dead letter in the dead-letter
+// stream: the same dead letter added by several engines sharing a
+// transport (each hears of every dead letter) is kept once, when they add
+// it within the stream's duplicate window (2 minutes).
+func deadLetterID(d record.DeadLetter) string {
+	h := fnv.New128a()
+	for _, part := range []string{d.MessageID, d.Reason, d.At.UTC().Format(time.RFC3339Nano), strconv.Itoa(d.Attempts)} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return "dead." + hex.EncodeToString(h.Sum(nil))
 }
 
 // DeadLetters implements record.Store.

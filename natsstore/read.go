@@ -115,6 +115,7 @@ type lastStep struct {
 // lastSteps returns the last step of every instance, sorted by id.
 func (s *Store) lastSteps(ctx context.Context) ([]lastStep, error) {
 	byID := map[string]lastStep{}
+	epochs := s.epochs()
 	for k, st := range s.steps {
 		prefix := s.stepPrefix + strconv.Itoa(k) + "."
 		err := s.scan(ctx, st, prefix+">", jetstream.DeliverLastPerSubjectPolicy, 0, func(m jetstream.Msg, seq uint64) error {
@@ -139,7 +140,11 @@ func (s *Store) lastSteps(ctx context.Context) ([]lastStep, error) {
 	}
 	out := make([]lastStep, 0, len(byID))
 	for id, f := range byID {
-		s.saw(id, f.seq, f.rec.Outbox)
+		var epoch uint64
+		if epochs != nil {
+			epoch = epochs[s.partitionOf(id)]
+		}
+		s.saw(id, f.seq, f.rec.Outbox, f.rec.Snapshot.Commits, epoch)
 		out = append(out, f)
 	}
 	slices.SortFunc(out, func(a, b lastStep) int { return strings.Compare(a.rec.Snapshot.ID, b.rec.Snapshot.ID) })
@@ -154,6 +159,7 @@ func (s *Store) last(ctx context.Context, id string) (stepRecord, uint64, []byte
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
+	epoch := s.epochOf(id)
 	m, err := s.stream(id).GetLastMsgForSubject(rctx, s.subject(id))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return stepRecord{}, 0, nil, fmt.Errorf("natsstore: %w %q", record.ErrUnknownInstance, id)
@@ -165,7 +171,7 @@ func (s *Store) last(ctx context.Context, id string) (stepRecord, uint64, []byte
 	if err != nil {
 		return stepRecord{}, 0, nil, &CorruptError{Subject: m.Subject, Seq: m.Sequence, Instance: id, Err: err}
 	}
-	s.saw(id, m.Sequence, r.Outbox)
+	s.saw(id, m.Sequence, r.Outbox, r.Snapshot.Commits, epoch)
 	return r, m.Sequence, m.Data, nil
 }
 

@@ -1,6 +1,7 @@
 package natsstore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -39,6 +40,10 @@ type Store struct {
 	// step) and the outbox of that step: a commit expects that revision.
 	fences sync.Map // id -> *fence
 
+	// parts holds the partition leases, with Config.Partitions; nil
+	// without.
+	parts []*partition
+
 	// mu is held for reading by every call and for writing by Close, so
 	// that Close waits for the calls in flight.
 	mu     sync.RWMutex
@@ -51,11 +56,18 @@ type fence struct {
 	mu     sync.Mutex
 	seq    uint64 // 0: nothing seen, a commit expects no instance
 	outbox []record.Outgoing
+	// With partition leases (Config.Partitions): commits is the snapshot's
+	// commit count at seq, and epoch the lease of the instance's partition
+	// under which it was read (a fence of an earlier lease is read again).
+	commits int
+	epoch   uint64
+	known   bool
 	// unsure is the message id of this store's last commit of the instance
 	// when its answer never came (it may or may not have been written),
 	// with the outbox it carried; the next commit finds out first.
 	unsure       string
 	unsureOutbox []record.Outgoing
+	unsureData   []byte
 }
 
 // Open opens the store on the server nc is connected to, creating its
@@ -81,6 +93,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 		stepPrefix:  cfg.Prefix + ".step.",
 		deadSubject: cfg.Prefix + ".dead",
 	}
+	s.initPartitions()
 	ctx, cancel := context.WithTimeout(ctx, 3*cfg.Timeout)
 	defer cancel()
 	if err := s.openSteps(ctx); err != nil {
@@ -162,14 +175,16 @@ func (s *Store) fenceOf(id string) *fence {
 	return f.(*fence)
 }
 
-// saw records that a read found the instance at revision seq: a later
-// commit expects it. Revisions only move forward, so that a read that
-// raced a commit of this store does not take the fence back.
-func (s *Store) saw(id string, seq uint64, outbox []record.Outgoing) {
+// saw records that a read found the instance at revision seq, its
+// snapshot's commit count commits, under the lease epoch of its partition
+// taken before the read: a later commit expects it. Revisions only move
+// forward within an epoch, so that a read that raced a commit of this store
+// does not take the fence back; a read of an earlier epoch is ignored.
+func (s *Store) saw(id string, seq uint64, outbox []record.Outgoing, commits int, epoch uint64) {
 	f := s.fenceOf(id)
 	f.mu.Lock()
-	if seq > f.seq {
-		f.seq, f.outbox = seq, outbox
+	if epoch > f.epoch || (epoch == f.epoch && seq > f.seq) {
+		f.seq, f.outbox, f.commits, f.epoch, f.known = seq, outbox, commits, epoch, true
 	}
 	f.mu.Unlock()
 }
@@ -194,26 +209,39 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	f := s.fenceOf(id)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	var again resend
 	if f.unsure != "" {
-		if err := s.settleUnsure(ctx, id, f); err != nil {
+		before := f.outbox
+		again = resend{id: f.unsure, data: f.unsureData}
+		written, err := s.settleUnsure(ctx, id, f)
+		if err != nil {
 			return err
+		}
+		if written {
+			// The engine sends a step again when its commit got no
+			// answer: if the unanswered one was this very step, it is
+			// committed.
+			if data, err := s.encode(rec, nextOutbox(before, rec.Settled, rec.Outbox)); err == nil && bytes.Equal(data, again.data) {
+				return nil
+			}
+			again = resend{}
 		}
 	}
 
+	if s.parts != nil {
+		return s.commitLeased(ctx, rec, f, again)
+	}
 	outbox := nextOutbox(f.outbox, rec.Settled, rec.Outbox)
-	data, err := encodeStep(rec.Snapshot, rec.Entries, outbox)
+	data, err := s.encode(rec, outbox)
 	if err != nil {
 		return err
 	}
-	if max := s.nc.MaxPayload(); int64(len(data)) > max-1024 { // room for the subject and headers
-		return &TooLargeError{Instance: id, Size: len(data), Max: max}
-	}
-	msgID := nuid.Next()
+	msgID := again.idFor(data)
 	seq, err := s.publish(ctx, msgID, id, data, f.seq)
 	if err != nil {
 		var rerr *RequestError
 		if errors.As(err, &rerr) {
-			f.unsure, f.unsureOutbox = msgID, outbox
+			f.unsure, f.unsureOutbox, f.unsureData = msgID, outbox, data
 		}
 		if errors.Is(err, ErrFenced) {
 			s.log.Warn("natsstore: commit fenced off", zap.String("instance", id), zap.Uint64("expected", f.seq), zap.Error(err))
@@ -223,27 +251,60 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 		}
 		return err
 	}
-	f.seq, f.outbox = seq, outbox
+	f.seq, f.outbox, f.commits, f.known = seq, outbox, rec.Snapshot.Commits, true
 	return nil
+}
+
+// resend is a step whose commit got no answer and was not found written:
+// it may still be, later. Sent again, the same step goes under the same
+// message id, so that the server keeps it once whichever send lands.
+type resend struct {
+	id   string
+	data []byte
+}
+
+// idFor is the message id to send data under: the unanswered one's for
+// the same step, a new one otherwise.
+func (r resend) idFor(data []byte) string {
+	if r.id != "" && bytes.Equal(data, r.data) {
+		return r.id
+	}
+	return nuid.Next()
+}
+
+// encode is the message of a step with the outbox after it.
+func (s *Store) encode(rec record.Step, outbox []record.Outgoing) ([]byte, error) {
+	data, err := encodeStep(rec.Snapshot, rec.Entries, outbox)
+	if err != nil {
+		return nil, err
+	}
+	if max := s.nc.MaxPayload(); int64(len(data)) > max-1024 { // room for the subject and headers
+		return nil, &TooLargeError{Instance: rec.Snapshot.ID, Size: len(data), Max: max}
+	}
+	return data, nil
 }
 
 // settleUnsure finds out whether the commit whose answer never came was
 // written: if the instance's last message is that commit, the fence moves
-// to it, as if the answer had come.
-func (s *Store) settleUnsure(ctx context.Context, id string, f *fence) error {
+// to it, as if the answer had come, and written is true.
+func (s *Store) settleUnsure(ctx context.Context, id string, f *fence) (written bool, err error) {
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	m, err := s.stream(id).GetLastMsgForSubject(rctx, s.subject(id))
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 	case err != nil:
-		return &RequestError{Op: "commit", Instance: id, Err: err}
+		return false, &RequestError{Op: "commit", Instance: id, Err: err}
 	case m.Header.Get(jetstream.MsgIDHeader) == f.unsure && m.Sequence > f.seq:
+		written = true
 		s.log.Info("natsstore: an unanswered commit was written", zap.String("instance", id), zap.Uint64("revision", m.Sequence))
 		f.seq, f.outbox = m.Sequence, f.unsureOutbox
+		if r, err := decodeStep(id, m.Data); err == nil {
+			f.commits = r.Snapshot.Commits
+		}
 	}
-	f.unsure, f.unsureOutbox = "", nil
-	return nil
+	f.unsure, f.unsureOutbox, f.unsureData = "", nil, nil
+	return written, nil
 }
 
 // publish writes one step message expecting the instance's last message to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/batonhq/baton/natsserver"
@@ -87,9 +88,10 @@ func TestCommit_AfterAnUnansweredCommit(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		written bool
-	}{{"written", true}, {"lost", false}} {
+		again   bool // the engine sends the unanswered step again
+	}{{"written", true, false}, {"lost", false, false}, {"written, sent again", true, true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			id := tt.name
+			id := strings.ReplaceAll(tt.name, " ", "")
 			if err := s.Commit(ctx, step(id, 1)); err != nil {
 				t.Fatal(err)
 			}
@@ -106,14 +108,25 @@ func TestCommit_AfterAnUnansweredCommit(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			f.unsure, f.unsureOutbox = "unanswered", outbox
+			f.unsure, f.unsureOutbox, f.unsureData = "unanswered", outbox, data
 
 			next := step(id, 3)
-			if !tt.written {
-				next = step(id, 2) // the engine goes on from step 1
+			if !tt.written || tt.again {
+				next = step(id, 2) // the engine goes on from step 1, or sends step 2 again
 			}
 			if err := s.Commit(ctx, next); err != nil {
 				t.Fatalf("the commit after an unanswered one: %v", err)
+			}
+			if !tt.written {
+				// The same step is sent under the unanswered id, in case
+				// the unanswered send lands later: the server keeps one.
+				m, err := s.stream(id).GetLastMsgForSubject(ctx, s.subject(id))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := m.Header.Get("Nats-Msg-Id"); got != "unanswered" {
+					t.Fatalf("got message id %q, want the unanswered send's", got)
+				}
 			}
 			h, err := s.History(ctx, id)
 			if err != nil {

@@ -12,4 +12,9 @@ var (
 	// ErrNilContext is what every Store method returns when given a nil
 	// context: a caller's mistake, refused without touching the store.
 	ErrNilContext = errors.New("record: nil context")
+	// ErrNotOwner means a store refused a commit because the instance
+	// belongs to another engine now (a store shared by several engines,
+	// each owning a share of the instances): the instance must leave this
+	// engine's memory, and its owner continues it from the store.
+	ErrNotOwner = errors.New("engine: instance owned by another engine")
 )

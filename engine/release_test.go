@@ -1,0 +1,159 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/wire"
+)
+
+// ownedStore refuses the commits of the instances another engine took
+// over, as a store shared by several engines does.
+type ownedStore struct {
+	engine.Store
+	mu   sync.Mutex
+	lost map[string]bool
+}
+
+func (s *ownedStore) lose(id string, lost bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lost[id] = lost
+}
+
+func (s *ownedStore) Commit(ctx context.Context, rec engine.StepRecord) error {
+	s.mu.Lock()
+	lost := s.lost[rec.Snapshot.ID]
+	s.mu.Unlock()
+	if lost {
+		return fmt.Errorf("test store: %w", engine.ErrNotOwner)
+	}
+	return s.Store.Commit(ctx, rec)
+}
+
+func TestEngine_Commit_NotOwnerReleasesTheInstanceQuietly(t *testing.T) {
+	store := &ownedStore{Store: engine.NewMemStore(), lost: map[string]bool{}}
+	r := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
+	ctx := t.Context()
+	inst := r.start(nil)
+	id := inst.ID()
+	store.lose(id, true)
+
+	if err := r.eng.Report(ctx, id, 1, registry.Outcome{Trigger: "next", Result: map[string]any{"n": 1}}, nil); err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	r.settle()
+	if _, err := inst.Wait(ctx); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if res := inst.Result(); !errors.Is(res.Err, engine.ErrNotOwner) {
+		t.Fatalf("got result error %v, want one matching ErrNotOwner", res.Err)
+	}
+	for _, ev := range r.events {
+		if ev.Type == engine.EventFailed {
+			t.Fatalf("got a failed event %+v: an instance another engine owns has not failed", ev)
+		}
+	}
+	snap, err := store.Instance(ctx, id)
+	if err != nil || snap.Step != 1 || snap.Status != engine.StatusRunning {
+		t.Fatalf("got %+v, %v, want the instance kept running at step 1", snap, err)
+	}
+	err = r.eng.Report(ctx, id, 1, registry.Outcome{Trigger: "next"}, nil)
+	if !errors.Is(err, engine.ErrUnknownInstance) {
+		t.Fatalf("got %v for a report to the released instance, want ErrUnknownInstance", err)
+	}
+
+	// The owner resumes it where it was and carries it on.
+	store.lose(id, false)
+	owner := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
+	rep, err := owner.eng.ResumeWhere(ctx, func(got string) bool { return got == id })
+	if err != nil || len(rep.Resumed) != 1 || rep.Resumed[0] != id {
+		t.Fatalf("got %+v, %v, want %s resumed", rep, err, id)
+	}
+	if err := owner.eng.Report(ctx, id, 1, registry.Outcome{Trigger: "next", Result: map[string]any{"n": 1}}, nil); err != nil {
+		t.Fatalf("Report to the owner: %v", err)
+	}
+	if snap, _ := store.Instance(ctx, id); snap.Step != 2 || snap.State != "SECOND" {
+		t.Fatalf("got step %d in %s, want step 2 in SECOND", snap.Step, snap.State)
+	}
+}
+
+func TestEngine_Release_DropsOnlyTheMatchingInstances(t *testing.T) {
+	r := newSimRun(t, "chain.yaml", nil)
+	ctx := t.Context()
+	a, b := r.start(nil), r.start(nil)
+	got := r.eng.Release(func(id string) bool { return id == a.ID() })
+	if len(got) != 1 || got[0] != a.ID() {
+		t.Fatalf("got %v released, want [%s]", got, a.ID())
+	}
+	if _, err := a.Wait(ctx); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if !errors.Is(a.Result().Err, engine.ErrNotOwner) {
+		t.Fatalf("got %v, want an error matching ErrNotOwner", a.Result().Err)
+	}
+	if err := r.eng.Report(ctx, a.ID(), 1, registry.Outcome{Trigger: "next"}, nil); !errors.Is(err, engine.ErrUnknownInstance) {
+		t.Fatalf("got %v, want ErrUnknownInstance for a released instance", err)
+	}
+	if err := r.eng.Report(ctx, b.ID(), 1, registry.Outcome{Trigger: "next", Result: map[string]any{"n": 2}}, nil); err != nil {
+		t.Fatalf("Report to the kept instance: %v", err)
+	}
+	if res := b.Result(); res.State != "SECOND" {
+		t.Fatalf("got %s, want the kept instance in SECOND", res.State)
+	}
+	if got := r.eng.Release(func(string) bool { return false }); len(got) != 0 {
+		t.Fatalf("got %v, want nothing released", got)
+	}
+}
+
+// brokenStore refuses every commit once broken is set.
+type brokenStore struct {
+	engine.Store
+	mu     sync.Mutex
+	broken bool
+}
+
+func (s *brokenStore) Commit(ctx context.Context, rec engine.StepRecord) error {
+	s.mu.Lock()
+	broken := s.broken
+	s.mu.Unlock()
+	if broken {
+		return errors.New("test store: down")
+	}
+	return s.Store.Commit(ctx, rec)
+}
+
+func TestEngine_LateReply_ToAFinishedInstanceTheStoreRefuses(t *testing.T) {
+	store := &brokenStore{Store: engine.NewMemStore()}
+	r := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
+	ctx := t.Context()
+	inst := r.start(nil)
+	id := inst.ID()
+	for step, trig := range []string{"next", "next", "next"} {
+		if err := r.eng.Report(ctx, id, step+1, registry.Outcome{Trigger: trig, Result: map[string]any{"n": 1}}, nil); err != nil {
+			t.Fatalf("Report step %d: %v", step+1, err)
+		}
+	}
+	if res := inst.Result(); res.Outcome != "DONE" {
+		t.Fatalf("got %+v, want DONE", res)
+	}
+	// watch takes its final notice: the instance leaves the engine.
+	ans := r.eng.HandleReport(ctx, &wire.Report{InstanceID: id, Step: 4, Agent: "watch", Trigger: "noticed"})
+	if !ans.OK {
+		t.Fatalf("notice: got %+v", ans)
+	}
+	store.mu.Lock()
+	store.broken = true
+	store.mu.Unlock()
+	// A late reply is recorded on the instance restored from the store;
+	// the store refusing it must not break the engine.
+	err := r.eng.Report(ctx, id, 1, registry.Outcome{Trigger: "next"}, nil)
+	if !errors.Is(err, engine.ErrStaleReport) {
+		t.Fatalf("got %v, want ErrStaleReport", err)
+	}
+}
