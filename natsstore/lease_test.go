@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,7 +16,7 @@ import (
 // server, as two engines of a cluster do.
 func leasedStores(t *testing.T) (*natsstore.Store, *natsstore.Store) {
 	t.Helper()
-	srv := startServer(t, natsserver.Config{SyncInterval: 100 * time.Millisecond})
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
 	cfg := natsstore.Config{Prefix: "leased", Timeout: testTimeout, Partitions: 4, Shards: 2}
 	return openStore(t, srv, cfg), openStore(t, srv, cfg)
 }
