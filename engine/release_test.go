@@ -157,3 +157,47 @@ func TestEngine_LateReply_ToAFinishedInstanceTheStoreRefuses(t *testing.T) {
 		t.Fatalf("got %v, want ErrStaleReport", err)
 	}
 }
+
+// laggingStore lists instances as they were at their first step, as a
+// replica that lags does.
+type laggingStore struct {
+	engine.Store
+	first map[string]engine.Snapshot
+}
+
+func (s *laggingStore) Instances(ctx context.Context) ([]engine.Snapshot, error) {
+	out := make([]engine.Snapshot, 0, len(s.first))
+	for _, snap := range s.first {
+		out = append(out, snap)
+	}
+	return out, nil
+}
+
+func TestEngine_ResumeWhere_ReadsEachInstanceAgain(t *testing.T) {
+	mem := engine.NewMemStore()
+	r := newSimRun(t, "chain.yaml", nil, engine.WithStore(mem))
+	ctx := t.Context()
+	inst := r.start(nil)
+	id := inst.ID()
+	first, err := mem.Instance(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.eng.Report(ctx, id, 1, registry.Outcome{Trigger: "next", Result: map[string]any{"n": 1}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.eng.Release(nil)
+
+	owner := newSimRun(t, "chain.yaml", nil, engine.WithStore(&laggingStore{Store: mem, first: map[string]engine.Snapshot{id: first}}))
+	rep, err := owner.eng.ResumeWhere(ctx, func(string) bool { return true })
+	if err != nil || len(rep.Resumed) != 1 {
+		t.Fatalf("got %+v, %v, want %s resumed", rep, err, id)
+	}
+	got, err := owner.eng.Instance(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := got.Result(); res.State != "SECOND" || res.Steps != 2 {
+		t.Fatalf("got %s after %d steps, want SECOND after 2: the instance as its last step left it", res.State, res.Steps)
+	}
+}

@@ -70,6 +70,17 @@ func (e *Engine) resumeWhere(ctx context.Context, keep func(id string) bool) (Re
 		if _, running := e.instances.Load(snap.ID); running {
 			continue
 		}
+		if keep != nil {
+			// The list may come from a replica that lags (a store on a
+			// cluster): an engine taking instances over reads each one
+			// where its last step is written.
+			fresh, err := e.store.Instance(ctx, snap.ID)
+			if err != nil {
+				rep.Failed[snap.ID] = err
+				continue
+			}
+			snap = fresh
+		}
 		outbox, err := e.store.Outbox(ctx, snap.ID)
 		if err == nil && snap.Status.Finished() {
 			if len(outbox) == 0 {

@@ -42,6 +42,9 @@ const (
 	startSubject = "cltest.start."
 	// childLeaseTTL is the engines' lease time in the cluster test.
 	childLeaseTTL = 2 * time.Second
+	// clusterPartitions is fewer than the default 64, so that the engines
+	// share them sooner; the share and takeover logic is the same.
+	clusterPartitions = 16
 )
 
 func fail(err error) int {
@@ -94,7 +97,7 @@ func busConfig() natsbus.Config {
 }
 
 func storeConfig() natsstore.Config {
-	return natsstore.Config{Prefix: clusterPrefix, Replicas: 3, Shards: 2, Partitions: 64, Timeout: 5 * time.Second}
+	return natsstore.Config{Prefix: clusterPrefix, Replicas: 3, Shards: 2, Partitions: clusterPartitions, Timeout: 5 * time.Second}
 }
 
 // runEngineChild is one engine of the cluster: it shares the store's
