@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/registry"
@@ -93,6 +94,11 @@ func New(url string, opts ...Option) (*Agent, error) {
 // Handle POSTs the work of t to the agent and turns the answer into the
 // run's outcome (see the package documentation).
 func (a *Agent) Handle(ctx context.Context, t *registry.Task) (registry.Outcome, error) {
+	if tp := traceparentOf(ctx, t); tp != t.Traceparent {
+		c := *t // the body and the header carry the same trace context
+		c.Traceparent = tp
+		t = &c
+	}
 	body, err := json.Marshal(wire.Encode(t))
 	if err != nil {
 		return registry.Outcome{}, registry.Permanent(fmt.Errorf("httpagent: encode the work: %w", err))
@@ -125,7 +131,7 @@ func (a *Agent) Handle(ctx context.Context, t *registry.Task) (registry.Outcome,
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set(IdempotencyHeader, key(t))
-		req.Header.Set(TraceparentHeader, traceparentOf(t))
+		req.Header.Set(TraceparentHeader, t.Traceparent)
 		if signature != "" {
 			req.Header.Set(SignatureHeader, signature)
 		}
@@ -205,9 +211,13 @@ func key(t *registry.Task) string {
 	return fmt.Sprintf("%s:%d", t.InstanceID, t.Step)
 }
 
-// traceparentOf is the task's trace context, or, when the engine gave it
-// none (a Go handler's task), the one the codec gives such work.
-func traceparentOf(t *registry.Task) string {
+// traceparentOf is the trace context of the call: the span in ctx (the
+// run's, when the engine traces, or the handler's own), else the task's,
+// else, when the engine gave it none, the one the codec gives such work.
+func traceparentOf(ctx context.Context, t *registry.Task) string {
+	if tp := wire.FormatTraceparent(trace.SpanContextFromContext(ctx)); tp != "" {
+		return tp
+	}
 	if t.Traceparent != "" {
 		return t.Traceparent
 	}

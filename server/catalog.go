@@ -141,7 +141,8 @@ func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store
 			engine.WithStore(store),
 			engine.WithTransport(keepDeadLetters{Transport: tr, keep: len(c.byHash) == 0}),
 			engine.WithLogger(cfg.Logger),
-			engine.WithObserver(observe(w)))
+			engine.WithObserver(observe(w)),
+			engine.WithTracerProvider(cfg.TracerProvider))
 		if err != nil {
 			return fmt.Errorf("server: workflow %s version %d: %w", w.Name, w.Version, err)
 		}

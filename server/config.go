@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/registry"
@@ -84,6 +85,10 @@ type Config struct {
 	EventBuffer int
 	// OnListen, when set, is called with the address the API listens on.
 	OnListen func(net.Addr)
+	// TracerProvider, when set, traces every engine's instances and runs
+	// (see engine.WithTracerProvider); an instance started with a
+	// traceparent header joins the client's trace.
+	TracerProvider trace.TracerProvider
 	// OnNATS, when set, is called with the URL agents connect to NATS on,
 	// once the server is built (not without NATS).
 	OnNATS func(url string)

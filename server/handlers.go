@@ -151,14 +151,25 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
 		}
 		before = n
 	}
-	all, err := s.store.DeadLetters(r.Context())
-	if err != nil {
-		writeError(w, unavailable("the store did not answer: "+err.Error()))
+	out, next, e := s.deadLetterPage(r.Context(), "", before, limit)
+	if e != nil {
+		writeError(w, e)
 		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": out, "next": next})
+}
+
+// deadLetterPage is one page of the stored dead letters (of one reason,
+// when reason is not empty), newest first, before the sequence number
+// before (0: from the newest), and the cursor of the next page.
+func (s *Server) deadLetterPage(ctx context.Context, reason string, before, limit int) ([]record.DeadLetter, *string, *apiError) {
+	all, err := s.store.DeadLetters(ctx)
+	if err != nil {
+		return nil, nil, unavailable("the store did not answer: " + err.Error())
 	}
 	out := make([]record.DeadLetter, 0, min(limit+1, len(all)))
 	for _, d := range slices.Backward(all) {
-		if before > 0 && d.Seq >= before {
+		if (before > 0 && d.Seq >= before) || (reason != "" && d.Reason != reason) {
 			continue
 		}
 		out = append(out, d)
@@ -172,7 +183,7 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
 		c := strconv.Itoa(out[limit-1].Seq)
 		next = &c
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": out, "next": next})
+	return out, next, nil
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

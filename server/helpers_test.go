@@ -61,10 +61,11 @@ type agents struct {
 	mu      sync.Mutex
 	reports sync.WaitGroup
 	calls   map[string]int
+	traces  map[string]string // the last traceparent header, by agent
 }
 
 func newAgents(t testing.TB) *agents {
-	a := &agents{calls: map[string]int{}}
+	a := &agents{calls: map[string]int{}, traces: map[string]string{}}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	t.Cleanup(func() {
 		a.reports.Wait()
@@ -88,6 +89,7 @@ func (a *agents) serve(w http.ResponseWriter, r *http.Request) {
 	agent := strings.TrimPrefix(r.URL.Path, "/")
 	a.mu.Lock()
 	a.calls[agent]++
+	a.traces[agent] = r.Header.Get("traceparent")
 	baton := a.baton
 	a.mu.Unlock()
 	input, _ := work.Content["input"].(map[string]any)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
@@ -22,6 +23,7 @@ type Server struct {
 	cfg      Config
 	log      *zap.Logger
 	tokens   [][]byte
+	digests  [][32]byte // of tokens
 	back     *backend
 	store    engine.Store
 	cat      *catalog
@@ -50,6 +52,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.tokens = tokens
+		for _, t := range tokens {
+			s.digests = append(s.digests, sha256.Sum256(t))
+		}
 	}
 	flows, err := loadDir(cfg.WorkflowsDir)
 	if err != nil {
@@ -68,6 +73,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		s.back.close(s.log)
 		return nil, err
+	}
+	for _, f := range s.cat.byHash {
+		s.metrics.engines.Watch(f.eng) // as long as the server: the catalog never changes
 	}
 	if err := s.cat.resume(ctx, cfg.Logger); err != nil {
 		s.Close()
@@ -92,9 +100,8 @@ func (s *Server) NATSURL() string { return s.back.url }
 // event stream and the metrics.
 func (s *Server) observer(w *rules.Workflow) engine.Observer {
 	return func(ev engine.Event) {
-		e := eventOf(w, ev)
-		s.metrics.observe(e)
-		s.hub.publish(e)
+		s.metrics.engines.Observe(ev)
+		s.hub.publish(eventOf(ev))
 	}
 }
 

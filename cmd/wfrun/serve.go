@@ -41,6 +41,7 @@ func serveCmd() *cobra.Command {
 			}
 			cfg.OnListen = func(a net.Addr) {
 				fmt.Fprintf(stderr, "wfrun: serving the HTTP API on http://%s (data in %s)\n", a, cfg.DataDir)
+				fmt.Fprintf(stderr, "wfrun: the web view is on http://%s%s\n", a, server.ViewPath)
 			}
 			if err := cfg.Validate(); err != nil {
 				return err // usage
