@@ -28,13 +28,14 @@ rules:
 
 // A start whose first agent's mailbox stays full for the start's wait is
 // refused with 503 and Retry-After, and nothing is started; once there is
-// room again, starts are accepted.
+// room again, starts are accepted. (The wait also bounds the start's first
+// commit, so it is not made short on a loaded machine.)
 func TestServer_Start_OverloadedIs503(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "busy.yaml"), []byte(busyFlow), 0o600))
 	release := make(chan struct{})
 	s, err := server.New(context.Background(), server.Config{
-		WorkflowsDir: dir, DataDir: t.TempDir(), NATS: server.NoNATS, StartWait: 20 * time.Millisecond,
+		WorkflowsDir: dir, DataDir: t.TempDir(), NATS: server.NoNATS, StartWait: time.Second,
 		Handlers: map[string]registry.Handler{
 			"busy": registry.HandlerFunc(func(ctx context.Context, _ *registry.Task) (registry.Outcome, error) {
 				select {
