@@ -27,6 +27,15 @@
 // errors. The `now()` builtin is disabled so that replaying a history
 // evaluates every expression the same way.
 //
+// A workflow may declare its start input (Workflow.Input) and an agent its
+// results (Agent.Result) as a Schema: field names with the types of
+// TypeNames, `?` for optional. The expressions of a rule are then also
+// type-checked with those types (input in every rule, result in the rules
+// whose `from` is that agent): a type mismatch or a field the declaration
+// lacks is a load error positioned inside the expression. The program that
+// runs is compiled against Env all the same, so declarations cost nothing
+// per evaluation; Schema.Check is how the engine holds data to them.
+//
 // Load and Parse report every problem at once as a *LoadError whose
 // Diagnostics read "file:line:col: message", sorted, with the column inside
 // the expression for expression errors and "did you mean" suggestions for
