@@ -14,7 +14,7 @@ const maxForm = 1 << 20
 // act reads an action's form and runs it: on success the browser goes back
 // to the instance's page (303); a refusal is shown there with its status.
 func (h *Handler) act(w http.ResponseWriter, r *http.Request, done string, run func(id string, form url.Values) error) {
-	if !h.sameOrigin(r) {
+	if h.csrf.Check(r) != nil {
 		h.fail(w, r, http.StatusForbidden, "this action must come from the view's own pages")
 		return
 	}
@@ -40,21 +40,6 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request, done string, run f
 	default:
 		h.unavailable(w, r, err)
 	}
-}
-
-// sameOrigin refuses a POST that a browser says comes from another site:
-// without tokens the cookie's SameSite cannot protect the actions.
-func (h *Handler) sameOrigin(r *http.Request) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "same-origin", "none":
-	default:
-		return false
-	}
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		u, err := url.Parse(o)
-		return err == nil && u.Host == r.Host
-	}
-	return true
 }
 
 func (h *Handler) signal(w http.ResponseWriter, r *http.Request) {

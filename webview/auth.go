@@ -43,6 +43,10 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 // login checks the token given in the form and keeps it in an HttpOnly,
 // SameSite=Strict cookie scoped to the view.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
+	if h.csrf.Check(r) != nil {
+		h.fail(w, r, http.StatusForbidden, "sign in from the view's own page")
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
 		h.fail(w, r, http.StatusBadRequest, "the form could not be read: "+err.Error())

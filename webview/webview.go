@@ -31,6 +31,9 @@ type Handler struct {
 	mux     *http.ServeMux
 	static  http.Handler
 	refresh time.Duration
+	// csrf refuses actions a browser says come from another site: without
+	// tokens there is no SameSite cookie to protect them.
+	csrf *http.CrossOriginProtection
 }
 
 // Option configures a Handler.
@@ -78,7 +81,7 @@ func WithRefresh(d time.Duration) Option {
 
 // New builds the web view on b.
 func New(b Backend, opts ...Option) *Handler {
-	h := &Handler{b: b, base: "/", log: zap.NewNop(), refresh: 250 * time.Millisecond}
+	h := &Handler{b: b, base: "/", log: zap.NewNop(), refresh: 250 * time.Millisecond, csrf: http.NewCrossOriginProtection()}
 	for _, o := range opts {
 		o(h)
 	}
