@@ -49,6 +49,7 @@ const (
 	KindJoined       = record.KindJoined
 	KindWaiting      = record.KindWaiting
 	KindSignal       = record.KindSignal
+	KindForeach      = record.KindForeach
 	KindCompleted    = record.KindCompleted
 	KindFailed       = record.KindFailed
 	KindCanceled     = record.KindCanceled

@@ -145,7 +145,7 @@ func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
 	}
 	agent, _ := i.e.reg.Get(r.agent)
 	r.handler = agent.Handler
-	i.note(Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
+	i.note(Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 	i.queue(o, r)
 	i.arm(r)
 	return nil
@@ -172,6 +172,8 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 		err = i.resumeWait(ctx, history, outbox)
 	case st.Parallel():
 		err = i.resumeJoin(ctx, history, outbox)
+	case st.Iterates():
+		err = i.resumeForeach(ctx, history, outbox)
 	default:
 		err = i.resumeRun(ctx, snap, history, outbox)
 	}

@@ -56,6 +56,8 @@ func DOT(w *rules.Workflow) string {
 			attrs = ", shape=box3d, style=solid"
 		case s.Waits():
 			attrs = ", shape=octagon, style=solid"
+		case s.Iterates():
+			attrs = ", shape=box3d, style=dashed"
 		}
 		fmt.Fprintf(&b, "    %s [label=%s%s];\n", strconv.Quote(s.Name), dotLabel(lines), attrs)
 	}
@@ -105,6 +107,16 @@ func stateLines(s *rules.State) []string {
 			wait += ", timeout " + s.Timeout.String()
 		}
 		return []string{wait}
+	case s.Iterates():
+		f := s.Foreach
+		each := fmt.Sprintf("foreach %s: agent %s, %d at once", strings.Join(strings.Fields(f.Items.Source), " "), f.Agent, f.MaxConcurrency)
+		if f.Tolerate > 0 {
+			each += ", tolerate " + strconv.Itoa(f.Tolerate)
+			if f.TolerateIsPercent {
+				each += "%"
+			}
+		}
+		return []string{each}
 	default:
 		return []string{"agent " + s.Agent}
 	}
@@ -127,6 +139,9 @@ func edgeLabel(w *rules.Workflow, r *rules.Rule) string {
 	case next != nil && next.Parallel():
 		b.WriteString(" ⇉ ")
 		b.WriteString(strings.Join(next.Agents, ", "))
+	case next != nil && next.Iterates():
+		b.WriteString(" ⇉ each ")
+		b.WriteString(next.Foreach.Agent)
 	}
 	return b.String()
 }
