@@ -40,6 +40,7 @@ type instance struct {
 	join       *join          // the fan-out of a parallel state
 	waiting    *waiting       // the wait of a wait state
 	each       *foreach       // the items of a foreach state
+	child      *childRun      // the child instance of a workflow state
 	outcome    string
 	err        error
 	created    time.Time
@@ -266,6 +267,7 @@ func (i *instance) release() {
 	if i.closing {
 		i.closing = false
 		close(i.done)
+		i.e.notifyParent(i.id)
 	}
 	if i.status.Finished() && len(i.notices) == 0 && !i.forgotten {
 		i.forgotten = true
@@ -655,6 +657,10 @@ func (i *instance) enterRun(ctx context.Context, d dispatch) {
 		i.startForeach(ctx, d)
 		return
 	}
+	if i.state.Calls() {
+		i.startChild(ctx, d)
+		return
+	}
 	i.startRun(ctx, d)
 }
 
@@ -752,6 +758,7 @@ func (i *instance) finish() {
 	if i.run != nil {
 		i.run.stop()
 	}
+	i.stopChild(context.WithoutCancel(i.e.ctx))
 	i.stopTimersLocked()
 	i.closing = true // commit closes done
 }
@@ -773,6 +780,9 @@ func (i *instance) halt() {
 	}
 	if i.each != nil {
 		i.each.halt()
+	}
+	if i.child != nil {
+		i.child.stop()
 	}
 }
 

@@ -22,7 +22,11 @@ type config struct {
 	transport  Transport
 	ids        func() string
 	observers  []Observer
+	family     *family // the engines of a parent workflow and its children
 }
+
+// withFamily makes the engine one of the family of a parent workflow.
+func withFamily(f *family) Option { return func(c *config) { c.family = f } }
 
 func defaults() config {
 	return config{

@@ -50,6 +50,7 @@ const (
 	KindWaiting      = record.KindWaiting
 	KindSignal       = record.KindSignal
 	KindForeach      = record.KindForeach
+	KindChild        = record.KindChild
 	KindCompleted    = record.KindCompleted
 	KindFailed       = record.KindFailed
 	KindCanceled     = record.KindCanceled

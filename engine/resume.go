@@ -49,6 +49,19 @@ func (e *Engine) Resume(ctx context.Context) (ResumeReport, error) {
 		return ResumeReport{}, errors.New("engine: nil context")
 	}
 	rep := ResumeReport{Failed: map[string]error{}}
+	if e.fam.root == e {
+		// Children first: a parent resumed in a workflow state waits for a
+		// child that runs again.
+		for _, m := range e.fam.members()[1:] {
+			sub, err := m.Resume(ctx)
+			if err != nil {
+				return rep, err
+			}
+			rep.Resumed = append(rep.Resumed, sub.Resumed...)
+			rep.OtherVersion = append(rep.OtherVersion, sub.OtherVersion...)
+			maps.Copy(rep.Failed, sub.Failed)
+		}
+	}
 	snaps, err := e.store.Instances(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("engine: resume: %w", err)
@@ -174,6 +187,8 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 		err = i.resumeJoin(ctx, history, outbox)
 	case st.Iterates():
 		err = i.resumeForeach(ctx, history, outbox)
+	case st.Calls():
+		err = i.resumeChild(ctx, history, outbox)
 	default:
 		err = i.resumeRun(ctx, snap, history, outbox)
 	}

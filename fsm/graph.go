@@ -58,6 +58,8 @@ func DOT(w *rules.Workflow) string {
 			attrs = ", shape=octagon, style=solid"
 		case s.Iterates():
 			attrs = ", shape=box3d, style=dashed"
+		case s.Calls():
+			attrs = ", shape=component, style=solid"
 		}
 		fmt.Fprintf(&b, "    %s [label=%s%s];\n", strconv.Quote(s.Name), dotLabel(lines), attrs)
 	}
@@ -107,6 +109,12 @@ func stateLines(s *rules.State) []string {
 			wait += ", timeout " + s.Timeout.String()
 		}
 		return []string{wait}
+	case s.Calls():
+		call := "workflow " + s.Child.Workflow
+		if s.Timeout > 0 {
+			call += ", timeout " + s.Timeout.String()
+		}
+		return []string{call}
 	case s.Iterates():
 		f := s.Foreach
 		each := fmt.Sprintf("foreach %s: agent %s, %d at once", strings.Join(strings.Fields(f.Items.Source), " "), f.Agent, f.MaxConcurrency)

@@ -26,6 +26,7 @@ const (
 	KindWaiting     Kind = "waiting"      // a wait state began waiting for its signals (Detail lists them, Delay is its timeout)
 	KindSignal      Kind = "signal"       // a signal the waiting instance accepted (Trigger is its name, Result its data)
 	KindForeach     Kind = "foreach"      // a foreach state began its items (Result holds {items}; Error why there are none to run)
+	KindChild       Kind = "child"        // a workflow state started its child (Detail is the child's id, Agent its workflow, Result its input, Delay the state's timeout)
 	KindCompleted   Kind = "completed"    // a terminal state was entered
 	KindFailed      Kind = "failed"       // the instance failed
 	KindCanceled    Kind = "canceled"     // the instance was cancelled

@@ -111,8 +111,8 @@ func (w *Workflow) LimitOf(next *State, step int, visits map[string]int) *LimitH
 	switch {
 	case next.Parallel():
 		runs = len(next.Agents) // each branch run is a step
-	case next.Waits(), next.Iterates():
-		runs = 0 // waiting is not a step; a foreach counts its items as it is entered
+	case next.Waits(), next.Iterates(), next.Calls():
+		runs = 0 // waiting is not a step; a foreach counts its items as it is entered; a child's runs count in the child
 	}
 	if s := step + runs; s > w.Limits.MaxSteps {
 		return &LimitHit{Limit: "max_steps", State: next.Name, Count: s, Max: w.Limits.MaxSteps}

@@ -81,7 +81,7 @@ func (l *loader) resolveStates() {
 		}
 		switch {
 		case s.Terminal:
-		case s.Parallel(), s.Waits(), s.Iterates():
+		case s.Parallel(), s.Waits(), s.Iterates(), s.Calls():
 			s.owner = s.Name
 		case s.Agent != "" && known:
 			s.owner = s.Agent
@@ -117,6 +117,8 @@ func (l *loader) resolveRules() {
 			}
 		} else if ok && src.Iterates() && len(r.Sources) > 0 {
 			l.checkOutcomes(r, rn, "foreach", foreachOutcomes)
+		} else if ok && src.Calls() && len(r.Sources) > 0 {
+			l.checkChildTriggers(r, rn)
 		} else {
 			l.checkTriggers(r, rn, parallel)
 		}
@@ -154,7 +156,7 @@ func (l *loader) resolveFrom(r *Rule, rn *ruleNodes) (parallel bool) {
 		case s.Parallel():
 			r.Sources = []string{s.Name}
 			return true
-		case s.Waits(), s.Iterates():
+		case s.Waits(), s.Iterates(), s.Calls():
 			r.Sources = []string{s.Name}
 			return false
 		case s.Agent != "":
@@ -165,7 +167,7 @@ func (l *loader) resolveFrom(r *Rule, rn *ruleNodes) (parallel bool) {
 	if _, ok := w.agents[r.From]; !ok {
 		cands := l.agentIDs()
 		for _, s := range w.States {
-			if s.Parallel() || s.Waits() || s.Iterates() {
+			if s.Parallel() || s.Waits() || s.Iterates() || s.Calls() {
 				cands = append(cands, s.Name)
 			}
 		}
@@ -278,6 +280,11 @@ func (l *loader) resolveNext(r *Rule, rn *ruleNodes) {
 	case next.Waits():
 		if rn.to != nil {
 			l.errorf(rn.to, "a rule into wait state %q must omit to: a wait state runs no agent", next.Name)
+		}
+		r.To = ""
+	case next.Calls():
+		if rn.to != nil {
+			l.errorf(rn.to, "a rule into workflow state %q must omit to: entering it starts its child workflow", next.Name)
 		}
 		r.To = ""
 	case next.Iterates():

@@ -181,6 +181,8 @@ type State struct {
 	// Foreach makes the state run an agent over every item of a list; nil
 	// for other states.
 	Foreach *Foreach
+	// Child makes the state run a child workflow; nil for other states.
+	Child *Child
 	// Heartbeat is how long an external run may go without a heartbeat
 	// before it has failed (kind heartbeat); 0 means no heartbeat is asked.
 	Heartbeat time.Duration

@@ -84,7 +84,7 @@ func RunFrom(ctx context.Context, s *Scenario, load Loader, start time.Time, opt
 		return nil, errors.New("scenario: run: nil scenario")
 	}
 	if load == nil {
-		load = rules.Load
+		load = rules.LoadBeside
 	}
 	w, err := load(s.Workflow)
 	if err != nil {
@@ -95,9 +95,11 @@ func RunFrom(ctx context.Context, s *Scenario, load Loader, start time.Time, opt
 	}
 	rep := &Report{Scenario: s, Workflow: w}
 	var signals []string
-	for _, st := range w.States {
-		if st.Waits() {
-			signals = append(signals, st.Wait.Signals...)
+	for _, fw := range workflows(w) {
+		for _, st := range fw.States {
+			if st.Waits() {
+				signals = append(signals, st.Wait.Signals...)
+			}
 		}
 	}
 	for _, sig := range s.Signals {
@@ -368,8 +370,12 @@ type script struct {
 
 func newScript(s *Scenario, w *rules.Workflow, eng *engine.Engine, sim *clock.Sim) *script {
 	sc := &script{eng: eng, wf: w, sim: sim, replies: map[string][]Reply{}, signals: slices.Clone(s.Signals)}
-	for _, a := range w.Agents {
-		sc.agents = append(sc.agents, a.ID)
+	for _, fw := range workflows(w) {
+		for _, a := range fw.Agents {
+			if !slices.Contains(sc.agents, a.ID) {
+				sc.agents = append(sc.agents, a.ID)
+			}
+		}
 	}
 	for a, rs := range s.Agents {
 		sc.replies[a] = slices.Clone(rs)
