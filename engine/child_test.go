@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -215,5 +217,48 @@ func TestEngine_Child_ResumedWhileTheChildRuns(t *testing.T) {
 				t.Fatalf("got state %s, context %v; want WELCOME with the child's result", res.State, res.Context)
 			}
 		})
+	}
+}
+
+func TestEngine_Child_NestingDeeperThanEightFails(t *testing.T) {
+	dir := t.TempDir()
+	const levels = 10
+	for k := range levels {
+		src := fmt.Sprintf("workflow: w%d\ninitial: CALL\nstates:\n  CALL: {workflow: w%d}\n  DONE: {terminal: true}\n  FAILED: {terminal: true}\n"+
+			"rules:\n  - {id: done, from: CALL, trigger: DONE, next: DONE}\n  - {id: failed, from: CALL, trigger: [FAILED, error], next: FAILED}\n", k, k+1)
+		if k == levels-1 {
+			src = fmt.Sprintf("workflow: w%d\ninitial: WORK\nagents: {worker: {}}\nstates:\n  WORK: {agent: worker}\n  DONE: {terminal: true}\n  FAILED: {terminal: true}\n"+
+				"rules:\n  - {id: done, from: worker, trigger: done, next: DONE}\n  - {id: failed, from: worker, trigger: error, next: FAILED}\n", k)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("w%d.yaml", k)), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := rules.LoadSet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := set.Workflow("w0")
+	sim := clock.NewSim(epoch)
+	eng, err := engine.New(root, nil, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close() })
+	inst, err := eng.Start(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	wantCompleted(t, inst.Result(), "FAILED")
+	deepest := "n-1" + strings.Repeat("/CALL/1", 8)
+	h, err := eng.Instance(deepest)
+	if err != nil {
+		t.Fatalf("the eighth child: %v", err)
+	}
+	if res := h.Result(); res.Status != engine.StatusFailed || !strings.Contains(errText(res.Err), "deeper than 8 levels") {
+		t.Errorf("the eighth child: got %s (%v), want failed for nesting deeper than 8", res.Status, res.Err)
 	}
 }

@@ -60,3 +60,20 @@ func TestRun_ChildWorkflow(t *testing.T) {
 		})
 	}
 }
+
+func TestRun_SignalsReachAWaitingChild(t *testing.T) {
+	tests := []struct{ name, src, outcome string }{
+		{"the child waits for the signal", "signals:\n  - {signal: checked, data: {by: ana}, delay: 1h}\nexpect: {outcome: DONE, context: {by: ana}}\n", "DONE"},
+		{"the parent's timeout comes first", "expect: {outcome: LATE}\n", "LATE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := scenario.Parse("testdata/childwait/scenarios/s.yaml", []byte("scenario: child wait\nworkflow: ../parent.yaml\n"+tt.src))
+			require.NoError(t, err)
+			rep, err := scenario.Run(context.Background(), s, nil)
+			require.NoError(t, err)
+			assert.Equal(t, tt.outcome, rep.Result.Outcome)
+			assert.Empty(t, rep.Failures)
+		})
+	}
+}
