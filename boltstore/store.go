@@ -245,7 +245,10 @@ func (s *Store) Close() error {
 // durable (see the package documentation for WithNoSync). ctx is not
 // consulted: a step the engine has applied must reach the file even if the
 // caller has given up waiting.
-func (s *Store) Commit(_ context.Context, rec record.Step) error {
+func (s *Store) Commit(ctx context.Context, rec record.Step) error {
+	if ctx == nil {
+		return record.ErrNilContext
+	}
 	id := rec.Snapshot.ID
 	if err := checkID(id); err != nil {
 		return err
@@ -319,6 +322,9 @@ func (s *Store) writeError(err error, what string) error {
 
 // Instance implements record.Store.
 func (s *Store) Instance(ctx context.Context, id string) (snap record.Snapshot, err error) {
+	if ctx == nil {
+		return snap, record.ErrNilContext
+	}
 	err = s.view(ctx, id, func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketInstances).Get([]byte(id))
 		if v == nil {
@@ -332,6 +338,9 @@ func (s *Store) Instance(ctx context.Context, id string) (snap record.Snapshot, 
 
 // History implements record.Store.
 func (s *Store) History(ctx context.Context, id string) (out []record.Entry, err error) {
+	if ctx == nil {
+		return out, record.ErrNilContext
+	}
 	err = s.view(ctx, id, func(tx *bolt.Tx) error {
 		if id == "" || tx.Bucket(bucketInstances).Get([]byte(id)) == nil {
 			return fmt.Errorf("%w: %s", record.ErrUnknownInstance, id)
@@ -354,6 +363,9 @@ func (s *Store) History(ctx context.Context, id string) (out []record.Entry, err
 // Instances implements record.Store. bbolt keeps keys in byte order, which
 // is Go's string order, so the snapshots come out sorted by id.
 func (s *Store) Instances(ctx context.Context) (out []record.Snapshot, err error) {
+	if ctx == nil {
+		return out, record.ErrNilContext
+	}
 	err = s.view(ctx, "", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketInstances).ForEach(func(k, v []byte) error {
 			snap, err := decodeSnapshot(v)
@@ -370,6 +382,9 @@ func (s *Store) Instances(ctx context.Context) (out []record.Snapshot, err error
 // Outbox implements record.Store. An instance has few unsettled items,
 // usually one, so they are sorted on reading rather than keyed by step.
 func (s *Store) Outbox(ctx context.Context, id string) (out []record.Outgoing, err error) {
+	if ctx == nil {
+		return out, record.ErrNilContext
+	}
 	err = s.view(ctx, id, func(tx *bolt.Tx) error {
 		if id == "" || tx.Bucket(bucketInstances).Get([]byte(id)) == nil {
 			return fmt.Errorf("%w: %s", record.ErrUnknownInstance, id)
@@ -402,7 +417,10 @@ func (s *Store) Outbox(ctx context.Context, id string) (out []record.Outgoing, e
 // AddDeadLetter implements record.Store. Like Commit, it does not consult
 // ctx: a message the bus has given up on must not be lost because its caller
 // stopped waiting.
-func (s *Store) AddDeadLetter(_ context.Context, d record.DeadLetter) error {
+func (s *Store) AddDeadLetter(ctx context.Context, d record.DeadLetter) error {
+	if ctx == nil {
+		return record.ErrNilContext
+	}
 	err := s.write(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketDeadLetters)
 		seq, err := b.NextSequence()
@@ -421,6 +439,9 @@ func (s *Store) AddDeadLetter(_ context.Context, d record.DeadLetter) error {
 
 // DeadLetters implements record.Store.
 func (s *Store) DeadLetters(ctx context.Context) (out []record.DeadLetter, err error) {
+	if ctx == nil {
+		return out, record.ErrNilContext
+	}
 	err = s.view(ctx, "", func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketDeadLetters)
 		if b == nil { // a read-only file of an older release
@@ -442,7 +463,10 @@ func (s *Store) DeadLetters(ctx context.Context) (out []record.DeadLetter, err e
 }
 
 // SaveWorkflow implements record.Store. ctx is not consulted, as for Commit.
-func (s *Store) SaveWorkflow(_ context.Context, w record.WorkflowSource) error {
+func (s *Store) SaveWorkflow(ctx context.Context, w record.WorkflowSource) error {
+	if ctx == nil {
+		return record.ErrNilContext
+	}
 	if w.Hash == "" {
 		return errors.New("boltstore: save workflow: hash is empty")
 	}
@@ -463,6 +487,9 @@ func (s *Store) SaveWorkflow(_ context.Context, w record.WorkflowSource) error {
 
 // Workflow implements record.Store.
 func (s *Store) Workflow(ctx context.Context, hash string) (w record.WorkflowSource, err error) {
+	if ctx == nil {
+		return w, record.ErrNilContext
+	}
 	err = s.view(ctx, "", func(tx *bolt.Tx) error {
 		var v []byte
 		if b := tx.Bucket(bucketWorkflows); b != nil { // nil in a read-only file of an older release
@@ -516,6 +543,9 @@ func recoverCorrupt(err *error, path, id string) {
 // begun. A snapshot that cannot be decoded stops it with a *CorruptError and
 // nothing deleted.
 func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
+	if ctx == nil {
+		return 0, record.ErrNilContext
+	}
 	if ctx == nil {
 		return 0, errors.New("boltstore: prune: nil context")
 	}

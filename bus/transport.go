@@ -34,3 +34,16 @@ func (b *Bus) TakeWork(ctx context.Context, agentID string, max int) ([]*Message
 	}
 	return b.Receive(agentID, max)
 }
+
+// Room returns how many more messages agentID's mailbox takes now, and its
+// capacity.
+func (b *Bus) Room(ctx context.Context, agentID string) (free, capacity int, err error) {
+	if ctx == nil {
+		return 0, 0, &ValidationError{Field: "ctx", Reason: "is nil"}
+	}
+	p, err := b.Pressure(agentID)
+	if err != nil {
+		return 0, 0, err
+	}
+	return max(p.Capacity-p.Depth, 0), p.Capacity, nil
+}

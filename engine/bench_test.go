@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/batonhq/baton/engine/engineprom"
 	"github.com/batonhq/baton/internal/refundagents"
 
 	"github.com/batonhq/baton/bus"
@@ -29,13 +32,25 @@ var refundInput = map[string]any{"order_id": "1", "amount": 50}
 // BenchmarkEngineRefund runs whole refund instances (4 steps each) on the
 // engine's worker pool, up to 500 at a time (the customer's mailbox holds
 // 1000), and reports steps per second.
-func BenchmarkEngineRefund(b *testing.B) {
+func BenchmarkEngineRefund(b *testing.B) { benchRefund(b) }
+
+// BenchmarkEngineRefund_Observed is BenchmarkEngineRefund with everything
+// watching: an observer feeding the Prometheus collector, and a tracer
+// provider recording every span (exported nowhere).
+func BenchmarkEngineRefund_Observed(b *testing.B) {
+	tp := sdktrace.NewTracerProvider()
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	m := engineprom.New()
+	benchRefund(b, engine.WithTracerProvider(tp), engine.WithObserver(m.Observe))
+}
+
+func benchRefund(b *testing.B, opts ...engine.Option) {
 	w := loadRefund(b)
 	reg, err := engine.NewRegistry(w, refundagents.Approved())
 	if err != nil {
 		b.Fatal(err)
 	}
-	eng, err := engine.New(w, reg)
+	eng, err := engine.New(w, reg, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

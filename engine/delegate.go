@@ -135,6 +135,7 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 	r.ended = true
 	r.stopTimers()
 	r.stop()
+	r.endSpan("", "", nil)
 	i.note(Entry{Kind: KindSelected, Step: r.step, State: i.state.Name, From: r.agent, To: agentID, Detail: explanation})
 	i.delegate(ctx, r, registry.Outcome{Handoff: &registry.Delegation{
 		To: agentID, Reason: string(handoff.ReasonUserRequest), Explanation: explanation,

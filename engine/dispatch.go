@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"go.uber.org/zap"
+
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
@@ -45,7 +47,7 @@ func (i *instance) task(r *run) *registry.Task {
 // the transport to its external agent.
 func (i *instance) sendExternal(ctx context.Context, r *run) error {
 	t := i.task(r)
-	t.Traceparent = wire.Traceparent(i.id, r.key)
+	t.Traceparent = i.traceparent(r)
 	return i.e.tr.SendWork(ctx, wire.Encode(t))
 }
 
@@ -107,7 +109,10 @@ func (e *Engine) keepRefused(i *instance, r *run, err error) {
 		dl.From = wire.Engine
 	}
 	if serr := e.store.AddDeadLetter(context.Background(), dl); serr != nil {
-		e.log.Error("engine: dead letter not stored")
+		e.log.Error("engine: dead letter not stored", zap.String("message_id", dl.MessageID), zap.Error(serr))
+	}
+	if ev, ok := e.deadLettered(&dl, r.state.Name); ok {
+		i.events = append(i.events, ev) // told after the step's own events, in order
 	}
 }
 

@@ -57,6 +57,12 @@
 // (a condition entry), told (EventConditionError) and counted
 // (Metrics.ConditionErrors).
 //
+// The workflow's declarations hold wherever data enters: Start refuses an
+// input that breaks the `input` declaration (a *InputError naming the
+// field), and a run whose result breaks its agent's `result` declaration
+// has failed with kind `invalid_result`, whichever way the result came (a
+// Go handler, Report, HandleReport).
+//
 // # History, store and events
 //
 // Each step (an outcome processed, a retry dispatched, a timeout) is
@@ -64,8 +70,11 @@
 // after the step, the history [Entry] lines it produced, and the work it
 // sends as [Outgoing] items (a transactional outbox). Only once the store
 // has committed the step is its work sent; then observers
-// registered with [WithObserver] receive the step's events (state_changed,
-// agent_handoff, agent_changed, completed, failed). An outbox item stays in
+// registered with [WithObserver] receive the step's events (instance_started,
+// run_started, agent_reported, retry_scheduled, rule_fired, state_changed,
+// agent_handoff, completed, failed, cancelled and the others of [Event]).
+// Failed runs are logged at warn level and failed instances at error level,
+// with the instance, step, agent and the failure's kind. An outbox item stays in
 // the store until a later step settles it (its run ended, its notice was
 // taken), so that [Engine.Resume], on a durable store after a crash, sends
 // it again with the same idempotency key and hand-off id: transitions are
@@ -74,6 +83,17 @@
 // times sends nothing and fails the instance with a [CommitError]; the store
 // keeps it at its last committed step for Resume. A finished instance
 // leaves the engine's memory; [Engine.Instance] reads it from the store.
+//
+// # Traces and metrics
+//
+// With [WithTracerProvider] an instance is an OpenTelemetry span
+// "invoke_workflow {workflow}", a child of the span in the context given
+// to Start, and each run a span "invoke_agent {agent}" under it. A Go
+// handler's context carries its run's span; external work carries it as
+// its traceparent. Only the trace context of Start's context reaches the
+// handlers: an instance outlives that call and may resume elsewhere.
+// Without a provider no span is made. [Engine.Metrics] counts the running
+// instances; package engineprom turns the events into Prometheus metrics.
 //
 // # Concurrency
 //

@@ -365,3 +365,52 @@ func TestNewRegistry_RefusesAnUndeclaredAgent(t *testing.T) {
 		t.Fatalf("got %v, want the undeclared agent betta refused with a did-you-mean beta", err)
 	}
 }
+
+// When the first agent is external, a burst of starts larger than its
+// mailbox is refused at the door with an *OverloadedError, never accepted
+// and then failed; room made by the agent taking work lets starts in again.
+func TestEngine_Start_ExternalFirstAgentRefusesWhenTheMailboxIsFull(t *testing.T) {
+	store := engine.NewMemStore()
+	// asker (external): a mailbox of 2.
+	eng := poolEngine(t, "lane_first.yaml", map[string]registry.Handler{"reviewer": answer("reviewed", nil)}, engine.WithStore(store))
+	defer eng.Close()
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for k := range n {
+		wg.Go(func() { _, errs[k] = eng.Start(t.Context(), nil) })
+	}
+	wg.Wait()
+	var started, refused int
+	for _, err := range errs {
+		var over *engine.OverloadedError
+		switch {
+		case err == nil:
+			started++
+		case errors.As(err, &over) && over.Agent == "asker" && over.Capacity == 2:
+			refused++
+		default:
+			t.Errorf("got %v, want nil or an OverloadedError naming asker", err)
+		}
+	}
+	if started != 2 || refused != n-2 {
+		t.Fatalf("got %d started and %d refused, want 2 and %d", started, refused, n-2)
+	}
+	snaps, err := store.Instances(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) != 2 {
+		t.Errorf("got %d instances in the store, want the 2 accepted", len(snaps))
+	}
+	if s := busOf(eng).Metrics(); s.DeadLettered != 0 {
+		t.Errorf("got %d dead letters, want none: refused starts send nothing", s.DeadLettered)
+	}
+	// The agent takes one item: one more start gets in.
+	if got, err := busOf(eng).Receive("asker", 1); err != nil || len(got) != 1 {
+		t.Fatalf("Receive: %v %v", got, err)
+	}
+	if _, err := eng.Start(t.Context(), nil); err != nil {
+		t.Errorf("start after room was made: %v", err)
+	}
+}

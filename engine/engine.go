@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/bus"
@@ -41,16 +42,19 @@ type Engine struct {
 	ids      func() string
 	givenIDs bool // ids come from WithIDs and may repeat
 	observe  []Observer
-	seed     uint64 // of the retry policies' jitter
+	tracer   trace.Tracer // nil: no spans
+	seed     uint64       // of the retry policies' jitter
 
 	// ctx is cancelled by Close; every handler run derives from it.
 	ctx    context.Context
 	cancel context.CancelFunc
 
 	instances sync.Map   // id -> *instance, until it has finished
+	runs      runs       // Go handler runs under way, for Drain
 	lateMu    sync.Mutex // one late report of a finished instance at a time
 	metrics   metrics
 	closed    atomic.Bool
+	starting  atomic.Int64 // starts under way whose first agent is external
 	closeOnce sync.Once
 	unsubDead func()  // stops keeping the transport's dead letters
 	fam       *family // this engine and those of the workflows it calls
@@ -95,6 +99,9 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	}
 	if e.store == nil {
 		e.store = NewMemStore()
+	}
+	if cfg.tracing != nil {
+		e.tracer = cfg.tracing.Tracer("github.com/batonhq/baton/engine")
 	}
 	e.seed = cfg.jitterSeed
 	if !cfg.seeded {
@@ -160,11 +167,22 @@ func (e *Engine) keepDeadLetter(d bus.DeadLetter) {
 		MessageID: m.MessageID, Type: string(m.Type), From: m.From, To: m.To, Reason: string(d.Reason),
 		Key: m.Key(), At: d.At, Attempts: d.Attempts, LastError: d.LastError, Content: m.Content,
 	}
-	if t, err := wire.Decode(m); err == nil {
+	t, err := wire.Decode(m)
+	if err == nil {
 		dl.Instance, dl.Step = t.InstanceID, t.Step
 	}
 	if err := e.store.AddDeadLetter(context.Background(), dl); err != nil {
 		e.log.Error("engine: dead letter not stored", zap.String("message_id", m.MessageID), zap.Error(err))
+	}
+	// The engine that keeps a dead letter tells it; on a shared transport
+	// the work may be another workflow's, which the event names.
+	if ev, ok := e.deadLettered(&dl, ""); ok {
+		if err == nil {
+			ev.Workflow, ev.Version, ev.State = t.WorkflowID, t.Version, t.State
+		} else {
+			ev.Workflow, ev.Version = "", 0
+		}
+		e.emit(ev)
 	}
 }
 
@@ -181,12 +199,15 @@ func (e *Engine) Store() Store { return e.store }
 // agent. The returned Instance can be waited for, inspected and cancelled.
 //
 // Start refuses, and nothing starts: input that is not JSON data every store
-// can keep (a *InputError naming the field), an id already taken
+// can keep or that breaks the workflow's `input` declaration (a *InputError
+// naming the field), an id already taken
 // (ErrDuplicateInstance, with ids from WithIDs), and a first step the store
 // refuses (a *CommitError). When the first agent is a Go handler whose
 // mailbox is full, Start waits for room until ctx ends (then a
 // *OverloadedError): a burst of starts is held at the door, never accepted
-// and then failed.
+// and then failed. When the first agent is external and the transport tells
+// its mailbox's room (RoomTeller), a start that would find it full is
+// refused at once with a *OverloadedError.
 func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, error) {
 	return e.start(ctx, "", input, true)
 }
@@ -220,9 +241,19 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any, wai
 	if err := checkData("input", input); err != nil {
 		return nil, err
 	}
+	if err := e.checkInput(input); err != nil {
+		return nil, err
+	}
 	l := e.firstLane()
 	if l != nil {
 		if err := l.reserve(ctx, wait && e.pool != nil); err != nil {
+			return nil, err
+		}
+	} else if agent, ok := e.firstExternal(); ok {
+		// Starts under way count against the room the transport tells:
+		// their first work is not in the mailbox yet.
+		defer e.starting.Add(-1)
+		if err := e.checkRoom(ctx, agent, int(e.starting.Add(1))); err != nil {
 			return nil, err
 		}
 	}
@@ -238,6 +269,7 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any, wai
 	// carried out whole.
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
+	inst.startTrace(ctx, false) // from ctx itself: a value lookup through WithoutCancel allocates
 	inst.begin(context.WithoutCancel(ctx))
 	if inst.reserved != nil {
 		inst.reserved = nil // the first run never reached the lane
@@ -267,6 +299,30 @@ func (e *Engine) create(ctx context.Context, id string, input map[string]any) (*
 		}
 	}
 	return inst, nil
+}
+
+// firstExternal is the initial state's agent when it is an external one and
+// the transport can tell its room.
+func (e *Engine) firstExternal() (string, bool) {
+	if _, ok := e.tr.(RoomTeller); !ok {
+		return "", false
+	}
+	st, ok := e.wf.State(e.wf.Initial)
+	if !ok || st.Agent == "" || e.lanes[st.Agent] != nil {
+		return "", false
+	}
+	return st.Agent, true
+}
+
+// checkRoom refuses a start, the n-th under way, when agent's mailbox has
+// room for fewer than n items. A transport that cannot answer does not
+// refuse: the first run then meets the same error and fails visibly.
+func (e *Engine) checkRoom(ctx context.Context, agent string, n int) error {
+	free, capacity, err := e.tr.(RoomTeller).Room(ctx, agent)
+	if err != nil || free >= n {
+		return nil
+	}
+	return &OverloadedError{Agent: agent, Capacity: capacity}
 }
 
 // firstLane is the lane of the initial state's agent, when a Go handler

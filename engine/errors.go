@@ -82,7 +82,9 @@ func (e *FailedError) Unwrap() error { return e.Err }
 
 // InputError refuses data at the engine's door (a start input, an agent's
 // result) and names the field that is wrong: a number JSON cannot hold,
-// text that is not UTF-8, a value no store could encode, data too large.
+// text that is not UTF-8, a value no store could encode, data too large, a
+// field missing or of another type than the workflow's `input` or the
+// agent's `result` declares.
 type InputError struct {
 	Field  string // input.items[2].price, say
 	Reason string
@@ -110,8 +112,9 @@ func (e *CommitError) Error() string {
 func (e *CommitError) Unwrap() error { return e.Err }
 
 // OverloadedError refuses a start because the first agent's mailbox stayed
-// full until the caller's context ended (or, on a simulated executor, at
-// once): the instance was never accepted.
+// full until the caller's context ended (or at once: on a simulated
+// executor, and when the first agent is external): the instance was never
+// accepted.
 type OverloadedError struct {
 	Agent    string
 	Capacity int

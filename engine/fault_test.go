@@ -109,11 +109,20 @@ func TestEngine_Fault_CrashesSlowAgentsAndAFlood(t *testing.T) {
 		}
 		const n = 200 // the flood: a's mailbox holds 60
 		insts := make([]*engine.Instance, 0, n)
-		for range n {
+		refused := 0
+		for len(insts) < n {
 			inst, err := eng.Start(ctx, nil)
+			if errors.Is(err, engine.ErrOverloaded) {
+				// a's mailbox is full: the start is refused at the door and
+				// the client tries again once the workers made room.
+				refused++
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
 			require.NoError(t, err)
 			insts = append(insts, inst)
 		}
+		require.Positive(t, refused, "the flood never filled a's mailbox")
 		for _, inst := range insts {
 			res, err := inst.Wait(ctx)
 			require.NoError(t, err)

@@ -257,6 +257,7 @@ func (i *instance) stopItems() {
 		r.ended = true
 		r.stopTimers()
 		r.stop()
+		r.endSpan("", "", nil) // abandoned: the state ended without it
 	}
 	for _, t := range f.retries {
 		t.Stop()
@@ -269,6 +270,7 @@ func (f *foreach) halt() {
 	for _, r := range f.runs {
 		r.stopTimers()
 		r.stop()
+		r.endSpan("", "", nil)
 	}
 	for _, t := range f.retries {
 		t.Stop()

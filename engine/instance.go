@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/clock"
@@ -56,11 +57,14 @@ type instance struct {
 	open       []openItem      // outbox items the store holds unsettled
 	settledBuf []string
 	outBuf     []Outgoing
-	settle     bool  // an outbox item was settled outside a step
-	closing    bool  // finished: done closes once the final step is committed
-	forgotten  bool  // finished and out of the engine's map
-	commitErr  error // the store refused a step: nothing more is committed
-	reserved   *lane // the lane room Start reserved for the first run
+	settle     bool              // an outbox item was settled outside a step
+	closing    bool              // finished: done closes once the final step is committed
+	forgotten  bool              // finished and out of the engine's map
+	commitErr  error             // the store refused a step: nothing more is committed
+	reserved   *lane             // the lane room Start reserved for the first run
+	span       trace.Span        // the instance's span; nil when the engine does not trace
+	trace      trace.SpanContext // what runs are children of: the instance's span, or the caller's
+	counted    bool              // counted in the engine's running instances
 	done       chan struct{}
 }
 
@@ -82,6 +86,8 @@ type run struct {
 	timer         clock.Timer
 	beat          clock.Timer // the heartbeat an external run owes, in a state with a heartbeat
 	ctx           runContext  // a Go handler's context, while it runs
+	sent          time.Time   // when its work was sent, when the engine has observers
+	span          trace.Span  // the run's span; nil when the engine does not trace
 	running       bool        // a Go handler has the run
 	notice        bool        // a final notice: a hand-off into a terminal state, not a run
 
@@ -253,7 +259,13 @@ func (i *instance) commitFailed(err error) {
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: cerr}
 	i.notices = nil
 	i.finish()
-	i.e.emit(Event{Type: EventFailed, InstanceID: i.id, Workflow: i.e.wf.Name, Step: i.step, Time: i.e.clock.Now(), Err: i.err})
+	if i.e.observed() {
+		i.e.emit(Event{
+			Type: EventFailed, InstanceID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Step: i.step,
+			State: i.state.Name, Agent: i.state.Agent, Time: i.e.clock.Now(), Kind: "commit", Err: i.err,
+			Duration: i.e.clock.Now().Sub(i.created),
+		})
+	}
 }
 
 // release closes done once the step that finished the instance has been
@@ -266,8 +278,14 @@ func (i *instance) commitFailed(err error) {
 func (i *instance) release() {
 	if i.closing {
 		i.closing = false
-		close(i.done)
-		i.e.notifyParent(i.id)
+		select {
+		case <-i.done:
+			// Already closed: a second finish of an instance (seen with a
+			// slower store, a cancelled handler's late reply) must not panic.
+		default:
+			close(i.done)
+			i.e.notifyParent(i.id)
+		}
 	}
 	if i.status.Finished() && len(i.notices) == 0 && !i.forgotten {
 		i.forgotten = true
@@ -275,21 +293,12 @@ func (i *instance) release() {
 	}
 }
 
-func (i *instance) event(ev Event) {
-	if len(i.e.observe) == 0 {
-		return
-	}
-	ev.InstanceID, ev.Workflow, ev.Time = i.id, i.e.wf.Name, i.e.clock.Now()
-	if ev.Step == 0 {
-		ev.Step = i.step
-	}
-	i.events = append(i.events, ev)
-}
-
 // begin enters the initial state and dispatches its first run.
 func (i *instance) begin(ctx context.Context) {
 	i.note(Entry{Kind: KindStarted, State: i.state.Name, Detail: i.e.wf.Name, Result: i.input})
 	i.visits = map[string]int{i.state.Name: 1}
+	i.countRunning()
+	i.event(Event{Type: EventInstanceStarted})
 	i.event(Event{Type: EventStateChanged, To: i.state.Name})
 	i.enterRun(ctx, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
 	i.commit(ctx)
@@ -331,7 +340,9 @@ func (i *instance) startRun(ctx context.Context, d dispatch) {
 		// it: the run has failed before it began, and the retry policy
 		// decides what happens next.
 		r.ended = true
-		i.note(Entry{Kind: KindAgentRun, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Error: err.Error()})
+		ran := Entry{Kind: KindAgentRun, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Error: err.Error()}
+		i.note(ran)
+		i.runEnded(r, &ran, err)
 		i.runFailed(ctx, r, err, false, true)
 	}
 }
@@ -360,6 +371,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 	}
 	i.queue(i.outgoing(r, rule), r)
 	i.arm(r)
+	i.started(r, ruleID(rule), r.reason)
 	return nil
 }
 
@@ -450,8 +462,12 @@ func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, c
 		return nil, nil, nil, 0, false
 	}
 	r.taken = true
-	r.ctx.Context, r.running = i.e.ctx, true
-	return i.task(r), r.handler, &r.ctx, r.state.Timeout, true
+	r.ctx.Context, r.running = i.handlerContext(r), true
+	task = i.task(r)
+	if r.span != nil || i.trace.IsValid() {
+		task.Traceparent = i.traceparent(r)
+	}
+	return task, r.handler, &r.ctx, r.state.Timeout, true
 }
 
 // finishRun ends the run of step with the agent's outcome or error.
@@ -486,6 +502,9 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	if timedOut {
 		runErr = fmt.Errorf("%w: %s did not finish within %s", ErrTimeout, r.agent, r.state.Timeout)
 	}
+	if bad := i.e.declaredResult(r.agent, out, runErr, timedOut); bad != nil {
+		out, runErr = registry.Outcome{}, bad
+	}
 	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr), Index: r.index}
 	if timedOut {
 		ran.ErrorKind = "timeout"
@@ -494,6 +513,8 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 		ran.To, ran.Detail = out.Handoff.To, "hand-off ("+out.Handoff.Reason+")"
 	}
 	i.note(ran)
+	i.runEnded(r, &ran, runErr)
+	r.endSpan(out.Trigger, ran.ErrorKind, runErr)
 	switch {
 	case r.kind == runBranch:
 		i.branchDone(ctx, r, out, runErr, isReject)
@@ -532,7 +553,12 @@ func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, r
 	}
 	if retryable && r.attempt-1 < st.Retry.Max && st.Retry.Retries(kind) {
 		delay := st.Retry.Jittered(r.attempt, i.e.jitter(i.id, r.step))
-		i.note(Entry{Kind: KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind})
+		retry := Entry{Kind: KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind}
+		i.note(retry)
+		i.retryScheduled(r, &retry, err)
+		if i.span != nil { // the attributes are built only for a span
+			i.traceEvent("retry_scheduled", attrStep.Int(r.step), attrAgentName.String(r.agent), attrAttempt.Int(retry.Attempt), attrDelay.String(delay.String()), attrErrorKind.String(kind))
+		}
 		step := r.step
 		i.retry = i.e.clock.AfterFunc(delay, func() {
 			i.e.exec.Submit(func() { i.retryRun(i.e.ctx, step) })
@@ -588,9 +614,10 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	for _, ev := range d.Match.Tried {
 		if ev.Err != nil {
 			// Counted false, and never silent: recorded, counted, told.
-			i.note(Entry{Kind: KindCondition, State: st.Name, Rule: ev.Rule.ID, Condition: ev.Rule.Condition.Source, Error: ev.Err.Error()})
+			cond := Entry{Kind: KindCondition, State: st.Name, Rule: ev.Rule.ID, Condition: ev.Rule.Condition.Source, Error: ev.Err.Error()}
+			i.note(cond)
 			i.e.metrics.conditionErrors.Add(1)
-			i.event(Event{Type: EventConditionError, Rule: ev.Rule.ID, Err: ev.Err})
+			i.conditionFailed(&cond, trigger, ev.Err)
 		}
 	}
 	rule := d.Rule
@@ -607,6 +634,10 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		fired.Condition = rule.Condition.Source
 	}
 	i.note(fired)
+	i.event(Event{Type: EventRuleFired, Agent: owner, Rule: rule.ID, Trigger: trigger, Condition: fired.Condition, To: rule.Next})
+	if i.span != nil { // the attributes are built only for a span
+		i.traceEvent("rule_fired", attrRule.String(rule.ID), attrTrigger.String(trigger), attrState.String(st.Name))
+	}
 	if d.Limit != nil {
 		i.limitHit(ctx, limitError(d.Limit))
 		return
@@ -680,6 +711,10 @@ func limitError(h *rules.LimitHit) *LimitError {
 // limitHit records a limit hit and enters on_limit, or fails the instance.
 func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
 	i.note(Entry{Kind: KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error(), Limit: lim.Limit})
+	i.limitReached(lim)
+	if i.span != nil { // the attributes are built only for a span
+		i.traceEvent("limit_hit", attrLimit.String(lim.Limit), attrState.String(lim.State))
+	}
 	onLimit := i.e.wf.Limits.OnLimit
 	if onLimit == "" || i.state.Name == onLimit {
 		i.fail(lim)
@@ -742,7 +777,7 @@ func (i *instance) complete(outcome string) {
 	i.status = StatusCompleted
 	i.outcome = outcome
 	i.note(Entry{Kind: KindCompleted, State: outcome})
-	i.event(Event{Type: EventCompleted, Outcome: outcome})
+	i.ended()
 	i.finish()
 }
 
@@ -750,16 +785,28 @@ func (i *instance) fail(err error) {
 	i.status = StatusFailed
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: err}
 	i.note(Entry{Kind: KindFailed, State: i.state.Name, Error: err.Error(), ErrorKind: failureKind(err)})
-	i.event(Event{Type: EventFailed, Err: i.err})
+	i.ended()
 	i.finish()
 }
 
+// countRunning counts the instance in the engine's running instances,
+// until it finishes.
+func (i *instance) countRunning() {
+	i.counted = true
+	i.e.metrics.running.Add(1)
+}
+
 func (i *instance) finish() {
+	if i.counted {
+		i.counted = false
+		i.e.metrics.running.Add(-1)
+	}
 	if i.run != nil {
 		i.run.stop()
 	}
 	i.stopChild(context.WithoutCancel(i.e.ctx))
 	i.stopTimersLocked()
+	i.endTrace()
 	i.closing = true // commit closes done
 }
 
@@ -776,6 +823,7 @@ func (i *instance) halt() {
 	if i.join != nil {
 		for _, r := range i.join.branches {
 			r.stop()
+			r.endSpan("", "", nil)
 		}
 	}
 	if i.each != nil {
@@ -784,6 +832,7 @@ func (i *instance) halt() {
 	if i.child != nil {
 		i.child.stop()
 	}
+	i.endTrace()
 }
 
 func (i *instance) stopTimersLocked() {
@@ -793,6 +842,7 @@ func (i *instance) stopTimersLocked() {
 	}
 	if i.run != nil {
 		i.run.stopTimers()
+		i.run.endSpan("", "", nil) // abandoned, if its report never came
 	}
 	if i.join != nil {
 		i.stopBranches()
@@ -813,7 +863,7 @@ func (i *instance) cancel(ctx context.Context) error {
 	i.status = StatusCanceled
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: ErrCanceled}
 	i.note(Entry{Kind: KindCanceled, State: i.state.Name})
-	i.event(Event{Type: EventFailed, Err: i.err})
+	i.ended()
 	i.finish()
 	i.commit(ctx)
 	return nil

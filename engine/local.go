@@ -212,7 +212,11 @@ func (e *Engine) runLane(l *lane) {
 			it.i.takeNotice(it.key)
 			continue
 		}
+		if !e.runs.enter() {
+			continue // a drain began: the work stays in the outbox, for Resume
+		}
 		e.runLocal(l, it)
+		e.runs.leave()
 	}
 }
 

@@ -22,6 +22,10 @@ type Metrics struct {
 	// (each counted as false); a Prometheus collector exposes it as
 	// baton_condition_errors_total.
 	ConditionErrors int64
+	// Running is how many instances this engine has started or resumed
+	// that have not finished (waiting ones included); a Prometheus
+	// collector exposes it as baton_instances_running.
+	Running int64
 }
 
 type metrics struct {
@@ -29,6 +33,7 @@ type metrics struct {
 	resolutionNanos, resolutionMax        atomic.Int64
 	joinWaitNanos                         atomic.Int64
 	conditionErrors                       atomic.Int64
+	running                               atomic.Int64
 }
 
 func (m *metrics) resolution(d merge.Decision, wait, took time.Duration) {
@@ -57,5 +62,6 @@ func (e *Engine) Metrics() Metrics {
 		ResolutionTime: time.Duration(m.resolutionNanos.Load()), ResolutionMax: time.Duration(m.resolutionMax.Load()),
 		JoinWait:        time.Duration(m.joinWaitNanos.Load()),
 		ConditionErrors: m.conditionErrors.Load(),
+		Running:         m.running.Load(),
 	}
 }

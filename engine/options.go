@@ -3,6 +3,7 @@ package engine
 import (
 	"runtime"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/clock"
@@ -22,6 +23,7 @@ type config struct {
 	transport  Transport
 	ids        func() string
 	observers  []Observer
+	tracing    trace.TracerProvider
 	family     *family // the engines of a parent workflow and its children
 }
 
@@ -84,6 +86,15 @@ func WithIDs(next func() string) Option { return func(c *config) { c.ids = next 
 // replay draws the same delays whatever order instances run in.
 func WithJitterSeed(seed uint64) Option {
 	return func(c *config) { c.jitterSeed, c.seeded = seed, true }
+}
+
+// WithTracerProvider makes the engine trace its instances and runs with
+// spans from tp (an OpenTelemetry SDK's, say): a span "invoke_workflow
+// {workflow}" per instance, child of the span in the context given to
+// Start, and "invoke_agent {agent}" per run. Without it (the default) the
+// engine makes no span and costs nothing for tracing.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) { c.tracing = tp }
 }
 
 // WithObserver subscribes o to the engine's events.

@@ -204,7 +204,10 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 	}
 	r.ended = true
 	r.stopTimers()
-	i.note(Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error(), ErrorKind: "transport"})
+	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error(), ErrorKind: "transport"}
+	i.note(ran)
+	i.runEnded(r, &ran, err)
+	r.endSpan("", "transport", err)
 	switch {
 	case r.kind == runBranch:
 		i.join.fail(r.agent, err.Error())

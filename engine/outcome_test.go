@@ -259,7 +259,15 @@ func TestEngine_RunRefusedByAFullMailboxIsAFailedRun(t *testing.T) {
 					time.Sleep(tt.work)
 					return registry.Outcome{Trigger: "reviewed"}, nil
 				})
-				eng := poolEngine(t, "lane.yaml", map[string]registry.Handler{"asker": answer("ask", nil), "reviewer": reviewer})
+				var told []engine.Event // the refusals, as observers hear of them
+				observe := engine.WithObserver(func(ev engine.Event) {
+					if ev.Type == engine.EventDeadLettered || (ev.Type == engine.EventAgentReported && ev.Kind == "transport") {
+						mu.Lock()
+						told = append(told, ev)
+						mu.Unlock()
+					}
+				})
+				eng := poolEngine(t, "lane.yaml", map[string]registry.Handler{"asker": answer("ask", nil), "reviewer": reviewer}, observe)
 				defer eng.Close()
 				var insts []*engine.Instance
 				for range 3 {
@@ -305,6 +313,22 @@ func TestEngine_RunRefusedByAFullMailboxIsAFailedRun(t *testing.T) {
 				}
 				if want := tt.wantSteps - 1 - tt.wantRuns; refused != want {
 					t.Errorf("got %d dead letters for the third instance's reviewer runs, want %d", refused, want)
+				}
+				mu.Lock()
+				var deadTold, failedTold int
+				for _, ev := range told {
+					switch {
+					case ev.InstanceID != third.ID || ev.Agent != "reviewer" || ev.State != "REVIEW":
+						t.Errorf("got %+v, want events of the third instance's reviewer runs", ev)
+					case ev.Type == engine.EventDeadLettered && ev.Reason == string(bus.ReasonQueueOverflow) && ev.Err != nil:
+						deadTold++
+					case ev.Type == engine.EventAgentReported:
+						failedTold++
+					}
+				}
+				mu.Unlock()
+				if want := tt.wantSteps - 1 - tt.wantRuns; deadTold != want || failedTold != want {
+					t.Errorf("got %d dead_lettered and %d failed agent_reported events, want %d of each", deadTold, failedTold, want)
 				}
 				q := eng.AgentQueues()["reviewer"]
 				if q.Sent != q.Taken || q.Queued != 0 || q.Refused != uint64(tt.wantSteps-1-tt.wantRuns) {

@@ -88,7 +88,9 @@ func (i *instance) startBranches(ctx context.Context, d dispatch) {
 		if err := i.launch(ctx, r, d.rule); err != nil {
 			r.ended = true
 			j.fail(agent, err.Error())
-			i.note(Entry{Kind: KindAgentRun, Step: r.step, State: st.Name, Agent: agent, Attempt: 1, Error: err.Error()})
+			ran := Entry{Kind: KindAgentRun, Step: r.step, State: st.Name, Agent: agent, Attempt: 1, Error: err.Error()}
+			i.note(ran)
+			i.runEnded(r, &ran, err)
 		}
 	}
 	if st.Join != nil && st.Join.Timeout > 0 {
@@ -301,5 +303,6 @@ func (i *instance) stopBranches() {
 		r.ended = true
 		r.stopTimers()
 		r.stop()
+		r.endSpan("", "", nil)
 	}
 }

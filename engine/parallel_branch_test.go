@@ -226,9 +226,17 @@ func TestParallel_Pool_AnyJoinCancelsSlowBranches(t *testing.T) {
 			t.Fatalf("%s was not cancelled", agent)
 		}
 	}
-	_ = eng.Close() // waits for the workers, so the late replies are recorded
-	h := history(t, inst)
-	late := entries(h, engine.KindLateReply)
+	// A handler returns after it saw the cancellation, and its late reply is
+	// recorded after that: wait for the three (Close would drop those still
+	// on their way, leaving the instance as it was).
+	var late []engine.Entry
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		late = entries(history(t, inst), engine.KindLateReply)
+		if len(late) >= 3 || time.Now().After(deadline) {
+			break
+		}
+	}
+	_ = eng.Close()
 	var steps []int
 	for _, e := range late {
 		steps = append(steps, e.Step)

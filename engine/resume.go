@@ -161,6 +161,7 @@ func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
 	i.note(Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 	i.queue(o, r)
 	i.arm(r)
+	i.started(r, o.Rule, "resume")
 	return nil
 }
 
@@ -180,6 +181,8 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	i.countRunning()
+	i.startTrace(context.Background(), true)
 	switch {
 	case st.Waits():
 		err = i.resumeWait(ctx, history, outbox)
@@ -195,6 +198,7 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 	if err != nil {
 		e.instances.Delete(i.id)
 		i.discard()
+		i.finish()
 		return err
 	}
 	i.commit(ctx)
@@ -252,7 +256,9 @@ func (i *instance) resumeRun(ctx context.Context, snap Snapshot, history []Entry
 	}
 	if err := i.launch(ctx, r, nil); err != nil {
 		r.ended = true
-		i.note(Entry{Kind: KindAgentRun, Step: r.step, State: i.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error()})
+		ran := Entry{Kind: KindAgentRun, Step: r.step, State: i.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error()}
+		i.note(ran)
+		i.runEnded(r, &ran, err)
 		i.runFailed(ctx, r, err, false, true)
 	}
 	return nil
@@ -339,6 +345,7 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 			r.handler = agent.Handler
 			i.queue(i.outgoing(r, nil), r)
 			i.arm(r)
+			i.started(r, "", "resume")
 		}
 	}
 	if st.Join != nil && st.Join.Timeout > 0 {

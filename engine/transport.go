@@ -47,3 +47,16 @@ type Transport interface {
 }
 
 var _ Transport = (*bus.Bus)(nil)
+
+// RoomTeller is implemented by a transport that can tell how much room an
+// agent's mailbox has (the in-memory bus and natsbus do). When the first
+// agent of a workflow is external, Start asks it and refuses a start that
+// would find the mailbox full with a *OverloadedError, instead of
+// accepting the instance and failing its first run.
+type RoomTeller interface {
+	// Room returns how many more items agent's mailbox takes now, and its
+	// capacity.
+	Room(ctx context.Context, agent string) (free, capacity int, err error)
+}
+
+var _ RoomTeller = (*bus.Bus)(nil)

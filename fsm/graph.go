@@ -11,14 +11,18 @@ import (
 // Mermaid draws the workflow as a Mermaid stateDiagram-v2. Every rule is an
 // edge from each of its source states, labelled with its trigger, condition,
 // priority and target agent; parallel states show their agents, join and
-// merge; the on_limit state carries a note. The output is deterministic.
+// merge; the on_limit state carries a note. A state's box shows its name
+// with its description in brackets (`state "NAME (agent x)" as NAME`):
+// Mermaid draws a description given as `NAME : text` instead of the name.
+// The output is deterministic.
 func Mermaid(w *rules.Workflow) string {
 	var b strings.Builder
 	b.WriteString("stateDiagram-v2\n")
 	fmt.Fprintf(&b, "    [*] --> %s\n", w.Initial)
 	for _, s := range w.States {
-		for _, line := range stateLines(s) {
-			fmt.Fprintf(&b, "    %s : %s\n", s.Name, mermaidEscape(line))
+		if lines := stateLines(s); len(lines) > 0 {
+			label := s.Name + " (" + strings.Join(lines, " · ") + ")"
+			fmt.Fprintf(&b, "    state \"%s\" as %s\n", mermaidEscape(label), s.Name)
 		}
 	}
 	for _, r := range w.Rules {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/registry"
@@ -57,6 +58,10 @@ func WithClient(c *http.Client) Option {
 	}
 }
 
+// maxReuseRetries is how many times a call is sent again after a reused
+// connection failed it with a cancellation that was not its own.
+const maxReuseRetries = 4
+
 // WithTimeout bounds a call whose run has no deadline (default 30s).
 func WithTimeout(d time.Duration) Option {
 	return func(a *Agent) {
@@ -93,6 +98,11 @@ func New(url string, opts ...Option) (*Agent, error) {
 // Handle POSTs the work of t to the agent and turns the answer into the
 // run's outcome (see the package documentation).
 func (a *Agent) Handle(ctx context.Context, t *registry.Task) (registry.Outcome, error) {
+	if tp := traceparentOf(ctx, t); tp != t.Traceparent {
+		c := *t // the body and the header carry the same trace context
+		c.Traceparent = tp
+		t = &c
+	}
 	body, err := json.Marshal(wire.Encode(t))
 	if err != nil {
 		return registry.Outcome{}, registry.Permanent(fmt.Errorf("httpagent: encode the work: %w", err))
@@ -117,7 +127,7 @@ func (a *Agent) Handle(ctx context.Context, t *registry.Task) (registry.Outcome,
 		signature = Sign(a.secret, body)
 	}
 	var resp *http.Response
-	for attempt := 0; attempt < 2; attempt++ {
+	for attempt := 0; attempt < maxReuseRetries+1; attempt++ {
 		req, rerr := http.NewRequestWithContext(callCtx, http.MethodPost, a.url, bytes.NewReader(body))
 		if rerr != nil {
 			return registry.Outcome{}, registry.Permanent(registry.Kind(fmt.Errorf("httpagent: %w", rerr), "transport"))
@@ -125,7 +135,7 @@ func (a *Agent) Handle(ctx context.Context, t *registry.Task) (registry.Outcome,
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set(IdempotencyHeader, key(t))
-		req.Header.Set(TraceparentHeader, traceparentOf(t))
+		req.Header.Set(TraceparentHeader, t.Traceparent)
 		if signature != "" {
 			req.Header.Set(SignatureHeader, signature)
 		}
@@ -134,7 +144,8 @@ func (a *Agent) Handle(ctx context.Context, t *registry.Task) (registry.Outcome,
 		// before was cancelled fails with context.Canceled although
 		// nothing cancelled this call (a bodiless 202 returns its
 		// connection before the call ends): sent again, under the same
-		// idempotency key.
+		// idempotency key. Under many concurrent calls the next connection
+		// can be such a one too, hence a few tries.
 		if err == nil || !errors.Is(err, context.Canceled) || ctx.Err() != nil || callCtx.Err() != nil {
 			break
 		}
@@ -205,9 +216,13 @@ func key(t *registry.Task) string {
 	return fmt.Sprintf("%s:%d", t.InstanceID, t.Step)
 }
 
-// traceparentOf is the task's trace context, or, when the engine gave it
-// none (a Go handler's task), the one the codec gives such work.
-func traceparentOf(t *registry.Task) string {
+// traceparentOf is the trace context of the call: the span in ctx (the
+// run's, when the engine traces, or the handler's own), else the task's,
+// else, when the engine gave it none, the one the codec gives such work.
+func traceparentOf(ctx context.Context, t *registry.Task) string {
+	if tp := wire.FormatTraceparent(trace.SpanContextFromContext(ctx)); tp != "" {
+		return tp
+	}
 	if t.Traceparent != "" {
 		return t.Traceparent
 	}

@@ -1,6 +1,7 @@
 package httpagent_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
 	"github.com/batonhq/baton/httpagent"
@@ -235,4 +237,33 @@ func TestVerify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, httpagent.Verify(secret, body, tt.header)) })
 	}
+}
+
+// A call made within a span (the run's, when the engine traces) carries
+// that span's trace context, in the header and in the work alike.
+func TestAgent_Handle_TraceparentFromTheContext(t *testing.T) {
+	got := make(chan *http.Request, 1)
+	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		got <- r
+		w.WriteHeader(202)
+	})
+	a, err := httpagent.New(url)
+	require.NoError(t, err)
+	tid, _ := trace.TraceIDFromHex("0af7651916cd43dd8448eb211c80319c")
+	sid, _ := trace.SpanIDFromHex("b7ad6b7169203331")
+	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}))
+	tk := task()
+	_, err = a.Handle(ctx, tk)
+	require.ErrorIs(t, err, registry.ErrDeferred)
+	r := <-got
+	want := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	assert.Equal(t, want, r.Header.Get("traceparent"))
+	var msg struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	require.NoError(t, json.NewDecoder(r.Body).Decode(&msg))
+	assert.Equal(t, want, msg.Metadata["traceparent"])
+	assert.Equal(t, "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01", tk.Traceparent, "the caller's task is left as it was")
 }

@@ -23,6 +23,7 @@ var _ interface {
 	Reject(context.Context, *bus.Message, string) error
 	OnDeadLetter(func(bus.DeadLetter)) func()
 	Metrics() bus.Snapshot
+	Room(context.Context, string) (int, int, error)
 } = (*natsbus.Transport)(nil)
 
 func keys(ms []*bus.Message) []string {
@@ -565,5 +566,29 @@ func TestToken_KeepsPlainIDsAndEscapesTheRest(t *testing.T) {
 		if got := natsbus.Token(in); got != want {
 			t.Errorf("Token(%q): got %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Room tells the engine how much more work a mailbox takes, counting what
+// every process sent, so that a start can be refused at the door.
+func TestTransport_Room_CountsTheWorkHeld(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	ctx := t.Context()
+	if err := tr.OpenMailbox("PaymentAgent", 2); err != nil {
+		t.Fatal(err)
+	}
+	if free, capacity, err := tr.Room(ctx, "PaymentAgent"); err != nil || free != 2 || capacity != 2 {
+		t.Fatalf("empty: got %d of %d, %v; want 2 of 2", free, capacity, err)
+	}
+	if err := tr.SendWork(ctx, work("PaymentAgent", bus.PriorityNormal, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if free, _, err := tr.Room(ctx, "PaymentAgent"); err != nil || free != 1 {
+		t.Fatalf("one sent: got %d free, %v; want 1", free, err)
+	}
+	var unknown *bus.UnknownAgentError
+	if _, _, err := tr.Room(ctx, "nobody"); !errors.As(err, &unknown) {
+		t.Errorf("unknown agent: got %v, want an UnknownAgentError", err)
 	}
 }

@@ -92,3 +92,21 @@ func fill(m *bus.Message) {
 		m.TTL = bus.DefaultTTL
 	}
 }
+
+// Room returns how many more messages agent's work stream takes now (its
+// capacity less the messages it holds, taken or not), and its capacity. It
+// asks the server, so it sees the work every process sent.
+func (t *Transport) Room(ctx context.Context, agent string) (free, capacity int, err error) {
+	if ctx == nil {
+		return 0, 0, &bus.ValidationError{Field: "ctx", Reason: "is nil"}
+	}
+	mb, err := t.box(ctx, agent)
+	if err != nil {
+		return 0, 0, err
+	}
+	info, err := mb.stream.Info(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("natsbus: room of %s: %w", agent, err)
+	}
+	return max(mb.capacity-int(info.State.Msgs), 0), mb.capacity, nil
+}

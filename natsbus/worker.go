@@ -250,7 +250,8 @@ func (w *Worker) handleBeating(ctx context.Context, m *bus.Message, t *registry.
 		err error
 	}
 	done := make(chan result, 1)
-	hctx, cancel := context.WithCancel(ctx)
+	// The handler's spans join the trace of the work (its traceparent).
+	hctx, cancel := context.WithCancel(wire.ContextWithTraceparent(ctx, t.Traceparent))
 	defer cancel()
 	go func() {
 		var r result

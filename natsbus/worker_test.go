@@ -48,7 +48,7 @@ type refundEngine struct {
 	tr  *natsbus.Transport
 }
 
-func newRefundEngine(tb testing.TB, nc *nats.Conn, change func(*natsbus.Config)) *refundEngine {
+func newRefundEngine(tb testing.TB, nc *nats.Conn, change func(*natsbus.Config), opts ...engine.Option) *refundEngine {
 	tb.Helper()
 	w, err := rules.Load("../examples/refund/workflow.yaml")
 	if err != nil {
@@ -66,7 +66,7 @@ func newRefundEngine(tb testing.TB, nc *nats.Conn, change func(*natsbus.Config))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	eng, err := engine.New(w, reg, engine.WithTransport(tr))
+	eng, err := engine.New(w, reg, append([]engine.Option{engine.WithTransport(tr)}, opts...)...)
 	if err != nil {
 		_ = tr.Close()
 		tb.Fatal(err)

@@ -46,7 +46,7 @@ func TestStore_CorruptStep(t *testing.T) {
 		{"another instance's snapshot", `{"format":1,"snapshot":{"id":"other"}}`},
 		{"wrong types", `{"format":1,"snapshot":{"id":"i","step":"two"}}`},
 	}
-	srv := startServer(t, natsserver.Config{SyncInterval: 100 * time.Millisecond})
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
 	js := raw(t, srv)
 	ctx := context.Background()
 	for _, d := range damaged {
@@ -76,7 +76,7 @@ func TestStore_CorruptStep(t *testing.T) {
 // TestStore_CorruptStepInHistory damages a step in the middle of a history:
 // the last step still reads, the history does not.
 func TestStore_CorruptStepInHistory(t *testing.T) {
-	srv := startServer(t, natsserver.Config{SyncInterval: 100 * time.Millisecond})
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
 	s := openStore(t, srv, natsstore.Config{Timeout: testTimeout})
 	js := raw(t, srv)
 	ctx := context.Background()
@@ -100,7 +100,7 @@ func TestStore_CorruptStepInHistory(t *testing.T) {
 }
 
 func TestStore_CorruptSubject(t *testing.T) {
-	srv := startServer(t, natsserver.Config{SyncInterval: 100 * time.Millisecond})
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
 	s := openStore(t, srv, natsstore.Config{Timeout: testTimeout})
 	ctx := context.Background()
 	require.NoError(t, s.Commit(ctx, step("i", "a", 1)))
@@ -111,7 +111,7 @@ func TestStore_CorruptSubject(t *testing.T) {
 }
 
 func TestStore_CorruptDeadLetterAndWorkflow(t *testing.T) {
-	srv := startServer(t, natsserver.Config{SyncInterval: 100 * time.Millisecond})
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
 	s := openStore(t, srv, natsstore.Config{Timeout: testTimeout})
 	js := raw(t, srv)
 	ctx := context.Background()
@@ -138,7 +138,7 @@ func TestStore_CorruptDeadLetterAndWorkflow(t *testing.T) {
 // TestStore_EncodeError: a value with no JSON form fails the commit, names
 // its field and writes nothing.
 func TestStore_EncodeError(t *testing.T) {
-	srv := startServer(t, natsserver.Config{SyncInterval: 100 * time.Millisecond})
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
 	s := openStore(t, srv, natsstore.Config{Timeout: testTimeout})
 	ctx := context.Background()
 	require.NoError(t, s.Commit(ctx, step("i", "a", 1)))
@@ -163,7 +163,7 @@ func TestStore_EncodeError(t *testing.T) {
 // TestStore_TooLarge: a step larger than the server takes is refused
 // before it is sent, with the sizes.
 func TestStore_TooLarge(t *testing.T) {
-	srv := startServer(t, natsserver.Config{SyncInterval: 100 * time.Millisecond, MaxPayload: 64 << 10})
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync, MaxPayload: 64 << 10})
 	s := openStore(t, srv, natsstore.Config{Timeout: testTimeout})
 	ctx := context.Background()
 	st := step("i", "a", 1)

@@ -35,7 +35,7 @@ func step(id, writer string, n int) record.Step {
 // sharing a cluster do.
 func twoStores(t *testing.T) (*natsstore.Store, *natsstore.Store) {
 	t.Helper()
-	srv := startServer(t, natsserver.Config{SyncInterval: 100 * time.Millisecond})
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
 	cfg := natsstore.Config{Prefix: "shared", Timeout: testTimeout}
 	return openStore(t, srv, cfg), openStore(t, srv, cfg)
 }

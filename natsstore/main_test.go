@@ -59,3 +59,9 @@ func openStore(t testing.TB, srv *natsserver.Server, cfg natsstore.Config) *nats
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s
 }
+
+// lazySync is the sync interval of the tests that do not need every write
+// on disk: long enough that the server's sync timer never fires during a
+// test (nats-server 2.15 starts that timer without its lock, which the race
+// detector reports when the timer fires early on a loaded machine).
+const lazySync = time.Minute

@@ -157,7 +157,7 @@ func TestStore_InvalidID(t *testing.T) {
 // TestStore_DeadLetterLimit: past the limit the oldest dead letters go, and
 // the numbering goes on.
 func TestStore_DeadLetterLimit(t *testing.T) {
-	srv := startServer(t, natsserver.Config{SyncInterval: 100 * time.Millisecond})
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
 	s := openStore(t, srv, natsstore.Config{DeadLetterLimit: 3})
 	ctx := context.Background()
 	for n := 1; n <= 5; n++ {

@@ -15,6 +15,9 @@ import (
 // AddDeadLetter implements record.Store: the dead letter's Seq is its
 // sequence in the dead-letter stream, 1, 2, 3... in the order added.
 func (s *Store) AddDeadLetter(ctx context.Context, d record.DeadLetter) error {
+	if ctx == nil {
+		return record.ErrNilContext
+	}
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -37,6 +40,9 @@ func (s *Store) AddDeadLetter(ctx context.Context, d record.DeadLetter) error {
 
 // DeadLetters implements record.Store.
 func (s *Store) DeadLetters(ctx context.Context) ([]record.DeadLetter, error) {
+	if ctx == nil {
+		return nil, record.ErrNilContext
+	}
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
@@ -57,6 +63,9 @@ func (s *Store) DeadLetters(ctx context.Context) ([]record.DeadLetter, error) {
 // SaveWorkflow implements record.Store: the first source saved under a
 // hash stays.
 func (s *Store) SaveWorkflow(ctx context.Context, w record.WorkflowSource) error {
+	if ctx == nil {
+		return record.ErrNilContext
+	}
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -83,6 +92,9 @@ func (s *Store) SaveWorkflow(ctx context.Context, w record.WorkflowSource) error
 
 // Workflow implements record.Store.
 func (s *Store) Workflow(ctx context.Context, hash string) (record.WorkflowSource, error) {
+	if ctx == nil {
+		return record.WorkflowSource{}, record.ErrNilContext
+	}
 	if err := s.enter(); err != nil {
 		return record.WorkflowSource{}, err
 	}
@@ -111,6 +123,9 @@ func (s *Store) Workflow(ctx context.Context, hash string) (record.WorkflowSourc
 // and outbox, and returns how many it deleted. A step committed to such an
 // instance while Prune runs is kept.
 func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
+	if ctx == nil {
+		return 0, record.ErrNilContext
+	}
 	if err := s.enter(); err != nil {
 		return 0, err
 	}

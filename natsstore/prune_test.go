@@ -13,7 +13,7 @@ import (
 )
 
 func TestStore_Prune(t *testing.T) {
-	srv := startServer(t, natsserver.Config{SyncInterval: 100 * time.Millisecond})
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
 	s := openStore(t, srv, natsstore.Config{Timeout: testTimeout})
 	ctx := context.Background()
 

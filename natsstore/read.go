@@ -18,6 +18,9 @@ import (
 // Instance implements record.Store. The revision read becomes the one the
 // next commit of the instance expects.
 func (s *Store) Instance(ctx context.Context, id string) (record.Snapshot, error) {
+	if ctx == nil {
+		return record.Snapshot{}, record.ErrNilContext
+	}
 	if err := s.enter(); err != nil {
 		return record.Snapshot{}, err
 	}
@@ -28,6 +31,9 @@ func (s *Store) Instance(ctx context.Context, id string) (record.Snapshot, error
 
 // Outbox implements record.Store.
 func (s *Store) Outbox(ctx context.Context, id string) ([]record.Outgoing, error) {
+	if ctx == nil {
+		return nil, record.ErrNilContext
+	}
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
@@ -49,6 +55,9 @@ func (s *Store) Outbox(ctx context.Context, id string) ([]record.Outgoing, error
 // the last snapshot read belongs to, so that history and snapshot agree
 // even while steps are committed.
 func (s *Store) History(ctx context.Context, id string) ([]record.Entry, error) {
+	if ctx == nil {
+		return nil, record.ErrNilContext
+	}
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
@@ -79,6 +88,9 @@ func (s *Store) History(ctx context.Context, id string) ([]record.Entry, error) 
 // instance; each revision read becomes the one the next commit of that
 // instance expects.
 func (s *Store) Instances(ctx context.Context) ([]record.Snapshot, error) {
+	if ctx == nil {
+		return nil, record.ErrNilContext
+	}
 	if err := s.enter(); err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -20,7 +19,7 @@ import (
 // read before its consumer existed lost the instances committed between the
 // two.)
 func TestStore_Instances_WhileCommitting(t *testing.T) {
-	srv := startServer(t, natsserver.Config{SyncInterval: time.Second})
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
 	s := openStore(t, srv, natsstore.Config{Timeout: testTimeout})
 	other := openStore(t, srv, natsstore.Config{Prefix: s.Prefix(), Timeout: testTimeout}) // its listings do not move s's fences
 	ctx := context.Background()

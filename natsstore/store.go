@@ -180,6 +180,9 @@ func (s *Store) saw(id string, seq uint64, outbox []record.Outgoing) {
 // fails with a *ConflictError (errors.Is ErrFenced) and writes nothing; a
 // later read of the instance lets this store commit again.
 func (s *Store) Commit(ctx context.Context, rec record.Step) error {
+	if ctx == nil {
+		return record.ErrNilContext
+	}
 	if err := s.enter(); err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package natsstore_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/batonhq/baton/natsserver"
 	"github.com/batonhq/baton/natsstore"
@@ -15,6 +14,6 @@ import (
 // rather than on every write: the suite checks what the store does, not the
 // disk, and commits thousands of steps.
 func TestStore_Conformance(t *testing.T) {
-	srv := startServer(t, natsserver.Config{SyncInterval: 100 * time.Millisecond})
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
 	storetest.Run(t, func(t *testing.T) record.Store { return openStore(t, srv, natsstore.Config{Timeout: testTimeout}) })
 }

@@ -3,7 +3,6 @@ package record
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -75,7 +74,10 @@ func NewMemStore(opts ...MemOption) *MemStore {
 }
 
 // Commit implements Store.
-func (s *MemStore) Commit(_ context.Context, rec Step) error {
+func (s *MemStore) Commit(ctx context.Context, rec Step) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	v, ok := s.instances.Load(rec.Snapshot.ID)
 	if !ok {
 		v, _ = s.instances.LoadOrStore(rec.Snapshot.ID, &memInstance{id: rec.Snapshot.ID})
@@ -148,7 +150,7 @@ func (s *MemStore) drop(mi *memInstance) bool {
 // Prune implements Pruner.
 func (s *MemStore) Prune(ctx context.Context, before time.Time) (int, error) {
 	if ctx == nil {
-		return 0, errors.New("record: prune: nil context")
+		return 0, ErrNilContext
 	}
 	var victims []*memInstance
 	s.instances.Range(func(_, v any) bool {
@@ -178,7 +180,10 @@ func (s *MemStore) Prune(ctx context.Context, before time.Time) (int, error) {
 }
 
 // Outbox implements Store.
-func (s *MemStore) Outbox(_ context.Context, id string) ([]Outgoing, error) {
+func (s *MemStore) Outbox(ctx context.Context, id string) ([]Outgoing, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	v, ok := s.instances.Load(id)
 	if !ok {
 		return nil, ErrUnknownInstance
@@ -206,7 +211,10 @@ const MemDeadLetterLimit = 10_000
 
 // AddDeadLetter implements Store. Past MemDeadLetterLimit the oldest is
 // dropped; Seq keeps counting.
-func (s *MemStore) AddDeadLetter(_ context.Context, d DeadLetter) error {
+func (s *MemStore) AddDeadLetter(ctx context.Context, d DeadLetter) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.deadSeq++
@@ -222,14 +230,20 @@ func (s *MemStore) AddDeadLetter(_ context.Context, d DeadLetter) error {
 }
 
 // DeadLetters implements Store.
-func (s *MemStore) DeadLetters(context.Context) ([]DeadLetter, error) {
+func (s *MemStore) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.dead[max(0, len(s.dead)-MemDeadLetterLimit):]), nil
 }
 
 // SaveWorkflow implements Store.
-func (s *MemStore) SaveWorkflow(_ context.Context, w WorkflowSource) error {
+func (s *MemStore) SaveWorkflow(ctx context.Context, w WorkflowSource) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.workflows[w.Hash]; ok {
@@ -244,7 +258,10 @@ func (s *MemStore) SaveWorkflow(_ context.Context, w WorkflowSource) error {
 }
 
 // Workflow implements Store.
-func (s *MemStore) Workflow(_ context.Context, hash string) (WorkflowSource, error) {
+func (s *MemStore) Workflow(ctx context.Context, hash string) (WorkflowSource, error) {
+	if ctx == nil {
+		return WorkflowSource{}, ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.workflows[hash]
@@ -256,7 +273,10 @@ func (s *MemStore) Workflow(_ context.Context, hash string) (WorkflowSource, err
 }
 
 // Instance implements Store.
-func (s *MemStore) Instance(_ context.Context, id string) (Snapshot, error) {
+func (s *MemStore) Instance(ctx context.Context, id string) (Snapshot, error) {
+	if ctx == nil {
+		return Snapshot{}, ErrNilContext
+	}
 	v, ok := s.instances.Load(id)
 	if !ok {
 		return Snapshot{}, ErrUnknownInstance
@@ -268,7 +288,10 @@ func (s *MemStore) Instance(_ context.Context, id string) (Snapshot, error) {
 }
 
 // History implements Store.
-func (s *MemStore) History(_ context.Context, id string) ([]Entry, error) {
+func (s *MemStore) History(ctx context.Context, id string) ([]Entry, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	v, ok := s.instances.Load(id)
 	if !ok {
 		return nil, ErrUnknownInstance
@@ -284,7 +307,10 @@ func (s *MemStore) History(_ context.Context, id string) ([]Entry, error) {
 }
 
 // Instances implements Store.
-func (s *MemStore) Instances(_ context.Context) ([]Snapshot, error) {
+func (s *MemStore) Instances(ctx context.Context) ([]Snapshot, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	var out []Snapshot
 	s.instances.Range(func(_, v any) bool {
 		mi := v.(*memInstance)

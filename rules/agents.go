@@ -9,7 +9,7 @@ import (
 )
 
 var agentKeys = keySpec{
-	optional: []string{"type", "capabilities", "queue", "concurrency", "url", "secret_env", "system", "selectable", "expertise", "accuracy"},
+	optional: []string{"type", "capabilities", "queue", "concurrency", "url", "secret_env", "system", "selectable", "expertise", "accuracy", "result"},
 }
 
 var limitKeys = keySpec{
@@ -50,6 +50,9 @@ func (l *loader) agents(n *yaml.Node) {
 }
 
 func (l *loader) agentSpec(a *Agent, spec fieldSet) {
+	if f, ok := spec.get("result"); ok {
+		a.Result = l.declaration(f.val, "result")
+	}
 	if f, ok := spec.get("type"); ok {
 		if t, ok := l.scalar(f.val, "type"); ok && t != "" {
 			a.Type = t

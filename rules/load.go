@@ -68,8 +68,9 @@ type loader struct {
 	mergeBudget    int
 	literalBudget  int
 	exprConfigs    [3]*conf.Config
-	patch          *budgetPatch // shared by exprConfigs; reset before each expression
-	budgetWarnings []Diagnostic // expressions that always exceed their budget
+	typedConfigs   map[typedKey]*conf.Config // see typecheck.go
+	patch          *budgetPatch              // shared by exprConfigs; reset before each expression
+	budgetWarnings []Diagnostic              // expressions that always exceed their budget
 
 	w             *Workflow
 	pendingVisits []visitRef
@@ -113,7 +114,7 @@ func (l *loader) hasErrors() bool {
 // an editor checks the file against; the loader ignores its value.
 var topKeys = keySpec{
 	required: []string{"workflow", "initial", "states"},
-	optional: []string{"$schema", "version", "description", "agents", "limits", "rules"},
+	optional: []string{"$schema", "version", "description", "input", "agents", "limits", "rules"},
 }
 
 // load decodes the document, then resolves and checks every reference.
@@ -163,6 +164,9 @@ func (l *loader) load(src []byte) *Workflow {
 	}
 	if f, ok := fs.get("description"); ok && !isNull(f.val) {
 		w.Description, _ = l.scalar(f.val, "description")
+	}
+	if f, ok := fs.get("input"); ok {
+		w.Input = l.declaration(f.val, "input")
 	}
 	l.noAgents, l.noStates = true, true
 	if f, ok := fs.get("agents"); ok {

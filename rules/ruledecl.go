@@ -145,12 +145,12 @@ func (l *loader) rule(r *Rule, fs fieldSet) {
 	}
 	if f, ok := fs.get("condition"); ok {
 		if _, ok := l.scalar(f.val, "condition"); ok {
-			r.Condition = l.compileExpr(deref(f.val), kindCondition, "condition")
+			r.Condition = l.compileRuleExpr(r.From, deref(f.val), kindCondition, "condition")
 		}
 	}
 	if f, ok := fs.get("task"); ok {
 		if _, ok := l.scalar(f.val, "task"); ok {
-			r.Task = l.compileExpr(deref(f.val), kindTask, "task")
+			r.Task = l.compileRuleExpr(r.From, deref(f.val), kindTask, "task")
 		}
 	}
 	if f, ok := fs.get("context"); ok {
@@ -203,7 +203,7 @@ func (l *loader) ruleContext(r *Rule, n *yaml.Node) {
 		if _, ok := l.scalar(f.val, "context value "+quote(key)); !ok {
 			continue
 		}
-		if e := l.compileExpr(deref(f.val), kindValue, "context "+quote(key)); e != nil {
+		if e := l.compileRuleExpr(r.From, deref(f.val), kindValue, "context "+quote(key)); e != nil {
 			r.Context = append(r.Context, ContextEntry{Key: key, Expr: e})
 		}
 	}

@@ -35,6 +35,9 @@ type Workflow struct {
 	Rules []*Rule
 	// Limits holds the instance limits, defaults applied.
 	Limits Limits
+	// Input declares the fields of the start input; nil when the workflow
+	// declares none.
+	Input *Schema
 	// Warnings holds the lint findings, sorted by position.
 	Warnings []Diagnostic
 
@@ -151,6 +154,9 @@ type Agent struct {
 	// SecretEnv names the environment variable whose value signs the calls
 	// to URL (Baton-Signature).
 	SecretEnv string
+	// Result declares the fields of the agent's results; nil when the agent
+	// declares none.
+	Result *Schema
 	// Pos is the position of the agent's key.
 	Pos Pos
 }

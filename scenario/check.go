@@ -67,6 +67,7 @@ func Check(s *Scenario, w *rules.Workflow) error {
 			}
 		}
 	}
+	c.checkInput()
 	e := s.Expect
 	if e.Outcome != "" && !slices.Contains(terminals, e.Outcome) {
 		what := "no state"

@@ -81,6 +81,9 @@ func TestCheck_CorpusCoversEveryMistake(t *testing.T) {
 		{"indentation", "yaml_indent", `yaml_indent.yaml:8:6: malformed yaml: the indentation of this line does not fit`},
 		{"stray colon", "yaml_stray_colon", `yaml_stray_colon.yaml:2:18: malformed yaml: a stray ':' here`},
 		{"empty file", "empty", `empty.yaml:1:1: empty scenario`},
+		{"input of the wrong type", "typed_input", `typed_input.yaml:3:19: input field "order_id" must be a string, got the number 12345: workflow typed declares order_id: string`},
+		{"input field typo", "typed_input", `typed_input.yaml:3:35: input field "ammount" is not declared by workflow typed (did you mean "amount"?)`},
+		{"input missing a field", "typed_input_missing", `typed_input_missing.yaml:4:3: input misses field "amount", which workflow typed declares as number`},
 	}
 	for _, k := range kinds {
 		got := diagnose(t, "testdata/invalid/"+k.file+".yaml")

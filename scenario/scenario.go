@@ -27,6 +27,8 @@ type Scenario struct {
 	Expect   Expect
 
 	agentAt map[string]Pos // each scripted agent's key
+	inputAt Pos            // the input's key, or none
+	fieldAt map[string]Pos // each input field's value
 }
 
 // Pos is a 1-based line and column in a scenario file.
@@ -134,6 +136,7 @@ func Parse(file string, src []byte) (*Scenario, error) {
 	}
 	if n := fields["input"]; n != nil {
 		s.Input = p.object(n, "input")
+		s.inputAt, s.fieldAt = Pos{n.Line, n.Column}, valuePositions(n)
 	}
 	if n := fields["agents"]; n != nil {
 		p.agents(n, s)

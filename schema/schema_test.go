@@ -236,7 +236,7 @@ func TestSchema_RefusesWhatTheLoaderRefuses(t *testing.T) {
 	workflows := []string{
 		"unknown_keys", "near_miss_required", "missing_required_top", "missing_required_rule",
 		"bad_names", "bad_durations", "bad_priorities", "bad_counts", "bad_types", "bad_fractions",
-		"scenario_not_workflow",
+		"scenario_not_workflow", "typed_declarations",
 	}
 	for _, name := range workflows {
 		src, err := os.ReadFile("../rules/testdata/invalid/" + name + ".yaml")

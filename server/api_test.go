@@ -149,12 +149,19 @@ func TestServer_Events_StreamFilterAndResume(t *testing.T) {
 	// Resuming from 0 replays the kept events of the instance, in order.
 	replay := openEvents(t, f, "?instance=ev-1", "0")
 	evs = replay.until(t, "cancelled")
-	assert.Equal(t, "state_changed", evs[0].Type)
 	ids := make([]uint64, len(evs))
+	types := make([]string, len(evs))
 	for k, ev := range evs {
-		ids[k] = ev.ID
+		ids[k], types[k] = ev.ID, ev.Type
 		assert.Equal(t, "ev-1", ev.Instance)
 	}
+	// Every event the engine tells reaches the stream with its fields.
+	assert.Equal(t, []string{"instance_started", "state_changed", "run_started", "cancelled"}, types)
+	assert.Equal(t, "DRAFTING", evs[2].State)
+	assert.Equal(t, "writer", evs[2].Agent)
+	assert.Equal(t, 1, evs[2].Attempt)
+	assert.Equal(t, "start", evs[2].Reason)
+	assert.Contains(t, evs[3].Error, "cancelled")
 	assert.True(t, slices.IsSorted(ids))
 	// Resuming after the last event replays nothing of it: the other
 	// instance's cancellation comes next.
@@ -240,7 +247,7 @@ func TestServer_DeadLetters_PagedNewestFirst(t *testing.T) {
 	}
 	require.NoError(t, st.Close())
 	s, err := server.New(context.Background(), server.Config{
-		WorkflowsDir: workflowsDir(t, ag.srv.URL, map[string]string{"echo.yaml": echoFlow}), DataDir: data,
+		WorkflowsDir: workflowsDir(t, ag.srv.URL, map[string]string{"echo.yaml": echoFlow}), DataDir: data, NATS: server.NoNATS,
 	})
 	require.NoError(t, err)
 	defer s.Close()
@@ -335,7 +342,10 @@ func TestServer_HealthMetricsOpenAPI(t *testing.T) {
 	require.NoError(t, err)
 	text, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, name := range []string{"go_goroutines", "baton_bus_", `baton_instances_started_total{version="1",workflow="review"} 1`} {
+	for _, name := range []string{
+		"go_goroutines", "baton_bus_", `baton_instances_started_total{version="1",workflow="review"} 1`,
+		`baton_instances_running{workflow="review"}`, `baton_instances_running{workflow="echo"} 0`,
+	} {
 		assert.Contains(t, string(text), name)
 	}
 	code, body = f.do("GET", "/openapi.json", nil)

@@ -73,15 +73,21 @@ func loadDir(dir string) ([]*rules.Workflow, error) {
 }
 
 // handlers are the Go handlers of w's agents: an HTTP agent for each agent
-// with a url; the others are external and take their work from the
-// transport.
-func handlers(w *rules.Workflow, log *zap.Logger, waits *reportWaits, eng *func() *engine.Engine) (map[string]registry.Handler, error) {
+// with a url, the configured Go handler of an agent without one; the
+// others are external and take their work from the transport.
+func handlers(w *rules.Workflow, cfg Config, waits *reportWaits, eng *func() *engine.Engine) (map[string]registry.Handler, error) {
 	hs := map[string]registry.Handler{}
 	for _, a := range w.Agents {
 		if a.URL == "" {
+			if h, ok := cfg.Handlers[a.ID]; ok {
+				hs[a.ID] = h
+			}
 			continue
 		}
-		opts := []httpagent.Option{httpagent.WithLogger(log)}
+		if _, ok := cfg.Handlers[a.ID]; ok {
+			return nil, fmt.Errorf("server: workflow %s: agent %s has a url and a Go handler: give it one or the other", w.Name, a.ID)
+		}
+		opts := []httpagent.Option{httpagent.WithLogger(cfg.Logger)}
 		if a.SecretEnv != "" {
 			secret, ok := os.LookupEnv(a.SecretEnv)
 			if !ok || secret == "" {
@@ -115,7 +121,7 @@ func (k keepDeadLetters) OnDeadLetter(f func(bus.DeadLetter)) func() {
 
 // buildCatalog makes an engine for every workflow of the directory and for
 // every other version the store has instances of.
-func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr engine.Transport, log *zap.Logger, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
+func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr engine.Transport, cfg Config, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
 	c := &catalog{byHash: map[string]*flow{}, byName: map[string][]*flow{}}
 	add := func(w *rules.Workflow, current bool) error {
 		if _, ok := c.byHash[w.Hash]; ok {
@@ -123,7 +129,7 @@ func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store
 		}
 		var built *engine.Engine
 		get := func() *engine.Engine { return built }
-		hs, err := handlers(w, log, waits, &get)
+		hs, err := handlers(w, cfg, waits, &get)
 		if err != nil {
 			return err
 		}
@@ -134,8 +140,9 @@ func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store
 		eng, err := engine.New(w, reg,
 			engine.WithStore(store),
 			engine.WithTransport(keepDeadLetters{Transport: tr, keep: len(c.byHash) == 0}),
-			engine.WithLogger(log),
-			engine.WithObserver(observe(w)))
+			engine.WithLogger(cfg.Logger),
+			engine.WithObserver(observe(w)),
+			engine.WithTracerProvider(cfg.TracerProvider))
 		if err != nil {
 			return fmt.Errorf("server: workflow %s version %d: %w", w.Name, w.Version, err)
 		}

@@ -3,32 +3,65 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/registry"
 )
 
 // Defaults of a Config.
 const (
 	DefaultHTTPAddr    = "127.0.0.1:8080"
+	DefaultNATSListen  = "127.0.0.1:4222"
 	DefaultDataDir     = "./baton-data"
 	DefaultGracePeriod = 10 * time.Second
 	DefaultStartWait   = 5 * time.Second
 	DefaultReportWait  = 30 * time.Second
 	// MaxBody is the largest request body the API reads (413 beyond).
 	MaxBody = 1 << 20
+	// NoNATS as Config.NATS runs the server without NATS: instances in a
+	// bbolt file in the data directory, the work of agents without a url
+	// on an in-memory bus (such agents can only report with POST
+	// /v1/reports). For one process with HTTP agents and Go handlers.
+	NoNATS = "none"
 )
 
 // Config configures a server. Zero fields take the defaults.
 type Config struct {
 	// WorkflowsDir holds the workflow files (*.yaml, *.yml) to host.
 	WorkflowsDir string
-	// DataDir holds the store (default ./baton-data).
+	// DataDir holds the store (default ./baton-data): the embedded NATS
+	// server's data in DataDir/nats, or the bbolt file without NATS.
 	DataDir string
+	// NATS is where instances and work live. Empty (the default) starts an
+	// embedded NATS JetStream server; a URL ("nats://host:4222", several
+	// separated by commas) joins a NATS server or cluster that runs
+	// JetStream; NoNATS uses none.
+	NATS string
+	// NATSListen is where the embedded NATS server lets agents of other
+	// processes connect (default 127.0.0.1:4222; port 0 picks a free port,
+	// reported to OnNATS). The embedded server has no authentication, so
+	// only loopback addresses are allowed: agents on other machines need a
+	// NATS server of your own (NATS).
+	NATSListen string
+	// NATSSyncInterval is how often the embedded NATS server flushes its
+	// files to disk. Zero (the default) syncs every write before it is
+	// acknowledged, so that a step the server has answered for survives a
+	// power loss; a positive interval is faster and may lose the last
+	// interval's writes when the machine (not just the process) goes down.
+	NATSSyncInterval time.Duration
+	// Handlers are Go handlers run in the server's process, by agent id,
+	// for the agents of any workflow that declare that id without a url.
+	// Agents with neither a url nor a handler take their work from NATS
+	// (the Go worker of package natsbus, the TypeScript SDK).
+	Handlers map[string]registry.Handler
 	// HTTPAddr is where the API listens (default 127.0.0.1:8080; port 0
 	// picks a free port, reported to OnListen).
 	HTTPAddr string
@@ -52,6 +85,13 @@ type Config struct {
 	EventBuffer int
 	// OnListen, when set, is called with the address the API listens on.
 	OnListen func(net.Addr)
+	// TracerProvider, when set, traces every engine's instances and runs
+	// (see engine.WithTracerProvider); an instance started with a
+	// traceparent header joins the client's trace.
+	TracerProvider trace.TracerProvider
+	// OnNATS, when set, is called with the URL agents connect to NATS on,
+	// once the server is built (not without NATS).
+	OnNATS func(url string)
 }
 
 func (c Config) withDefaults() Config {
@@ -60,6 +100,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HTTPAddr == "" {
 		c.HTTPAddr = DefaultHTTPAddr
+	}
+	if c.NATS == "" && c.NATSListen == "" {
+		c.NATSListen = DefaultNATSListen
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
@@ -93,6 +136,28 @@ func (c Config) Validate() error {
 	}
 	if c.TokenFile == "" && !loopback(host) {
 		return ErrNotLoopback
+	}
+	switch {
+	case c.NATS == "":
+		if _, _, err := splitListen(c.NATSListen); err != nil {
+			return err
+		}
+	case c.NATSListen != "":
+		return &ConfigError{Field: "nats-listen", Reason: "applies only to the embedded NATS server (without --nats)"}
+	case c.NATS != NoNATS:
+		for _, u := range strings.Split(c.NATS, ",") {
+			if !strings.Contains(u, "://") {
+				return &ConfigError{Field: "nats", Reason: fmt.Sprintf("%q is not a URL (nats://host:port), nor %q", u, NoNATS)}
+			}
+		}
+	}
+	if c.NATSSyncInterval < 0 {
+		return &ConfigError{Field: "nats-sync-interval", Reason: "must not be negative"}
+	}
+	for id, h := range c.Handlers {
+		if h == nil {
+			return &ConfigError{Field: "handlers", Reason: "has no handler for agent " + id}
+		}
 	}
 	return nil
 }

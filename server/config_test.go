@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/server"
 )
 
@@ -32,6 +33,13 @@ func TestConfig_Validate(t *testing.T) {
 		{"public address with tokens", server.Config{WorkflowsDir: "x", HTTPAddr: "0.0.0.0:8080", TokenFile: tokens}, nil},
 		{"localhost", server.Config{WorkflowsDir: "x", HTTPAddr: "localhost:0"}, nil},
 		{"IPv6 loopback", server.Config{WorkflowsDir: "x", HTTPAddr: "[::1]:0"}, nil},
+		{"without NATS", server.Config{WorkflowsDir: "x", NATS: server.NoNATS}, nil},
+		{"a NATS URL", server.Config{WorkflowsDir: "x", NATS: "nats://10.0.0.1:4222,nats://10.0.0.2:4222"}, nil},
+		{"a NATS address that is no URL", server.Config{WorkflowsDir: "x", NATS: "10.0.0.1:4222"}, &server.ConfigError{}},
+		{"a listen address with a NATS URL", server.Config{WorkflowsDir: "x", NATS: "nats://10.0.0.1:4222", NATSListen: "127.0.0.1:4222"}, &server.ConfigError{}},
+		{"embedded NATS off loopback", server.Config{WorkflowsDir: "x", NATSListen: "0.0.0.0:4222"}, server.ErrNATSNotLoopback},
+		{"embedded NATS on a bad address", server.Config{WorkflowsDir: "x", NATSListen: "4222"}, &server.ConfigError{}},
+		{"a nil Go handler", server.Config{WorkflowsDir: "x", Handlers: map[string]registry.Handler{"a": nil}}, &server.ConfigError{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +86,7 @@ rules:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.cfg.DataDir = t.TempDir()
+			tt.cfg.DataDir, tt.cfg.NATSListen = t.TempDir(), anyPort
 			s, err := server.New(context.Background(), tt.cfg)
 			require.Error(t, err)
 			assert.Nil(t, s)
@@ -95,7 +103,7 @@ func TestRun_ServesUntilContextEnds(t *testing.T) {
 	go func() {
 		done <- server.Run(ctx, server.Config{
 			WorkflowsDir: workflowsDir(t, ag.srv.URL, map[string]string{"echo.yaml": echoFlow}),
-			DataDir:      t.TempDir(), HTTPAddr: "127.0.0.1:0",
+			DataDir:      t.TempDir(), HTTPAddr: "127.0.0.1:0", NATSListen: anyPort,
 			OnListen: func(a net.Addr) { addr <- a },
 		})
 	}()

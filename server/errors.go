@@ -10,6 +10,9 @@ var (
 	// ErrNotLoopback refuses to listen on an address other than loopback
 	// without tokens.
 	ErrNotLoopback = errors.New("server: refusing to listen on a non-loopback address without --token-file")
+	// ErrNATSNotLoopback refuses to let the embedded NATS server, which has
+	// no authentication, listen on an address other than loopback.
+	ErrNATSNotLoopback = errors.New("server: the embedded NATS server listens on loopback only (--nats-listen); for agents on other machines run a NATS server with authentication and pass --nats URL")
 	// ErrNoTokens means the token file holds no token.
 	ErrNoTokens = errors.New("server: the token file holds no token")
 	// ErrNoWorkflows means the workflows directory holds no workflow file.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,23 +10,37 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/rules"
 )
 
-// Event is one engine event as the API streams it.
+// Event is one engine event as the API streams it. Fields an event does
+// not set are left out.
 type Event struct {
-	ID       uint64    `json:"id"`
-	Type     string    `json:"type"`
-	Instance string    `json:"instance"`
-	Workflow string    `json:"workflow"`
-	Version  int       `json:"version"`
-	Step     int       `json:"step"`
-	Time     time.Time `json:"time"`
-	From     string    `json:"from,omitempty"`
-	To       string    `json:"to,omitempty"`
-	Rule     string    `json:"rule,omitempty"`
-	Outcome  string    `json:"outcome,omitempty"`
-	Error    string    `json:"error,omitempty"`
+	ID              uint64    `json:"id"`
+	Type            string    `json:"type"`
+	Instance        string    `json:"instance"`
+	Workflow        string    `json:"workflow"`
+	Version         int       `json:"version"`
+	Step            int       `json:"step"`
+	State           string    `json:"state,omitempty"`
+	Agent           string    `json:"agent,omitempty"`
+	Time            time.Time `json:"time"`
+	From            string    `json:"from,omitempty"`
+	To              string    `json:"to,omitempty"`
+	Rule            string    `json:"rule,omitempty"`
+	Trigger         string    `json:"trigger,omitempty"`
+	Condition       string    `json:"condition,omitempty"`
+	Attempt         int       `json:"attempt,omitempty"`
+	Kind            string    `json:"kind,omitempty"`
+	DelaySeconds    float64   `json:"delay_seconds,omitempty"`
+	DurationSeconds float64   `json:"duration_seconds,omitempty"`
+	Limit           string    `json:"limit,omitempty"`
+	Count           int       `json:"count,omitempty"`
+	Max             int       `json:"max,omitempty"`
+	Signal          string    `json:"signal,omitempty"`
+	Outcome         string    `json:"outcome,omitempty"`
+	Reason          string    `json:"reason,omitempty"`
+	MessageID       string    `json:"message_id,omitempty"`
+	Error           string    `json:"error,omitempty"`
 }
 
 // Finished reports whether the event ends its instance.
@@ -35,18 +48,18 @@ func (e Event) Finished() bool {
 	return e.Type == "completed" || e.Type == "failed" || e.Type == "cancelled"
 }
 
-// eventOf turns an engine event into the API's; a cancellation, which the
-// engine reports as a failure, is the event cancelled.
-func eventOf(w *rules.Workflow, ev engine.Event) Event {
+// eventOf turns an engine event into the API's.
+func eventOf(ev engine.Event) Event {
 	out := Event{
-		Type: string(ev.Type), Instance: ev.InstanceID, Workflow: ev.Workflow, Version: w.Version,
-		Step: ev.Step, Time: ev.Time.UTC(), From: ev.From, To: ev.To, Rule: ev.Rule, Outcome: ev.Outcome,
+		Type: string(ev.Type), Instance: ev.InstanceID, Workflow: ev.Workflow, Version: ev.Version,
+		Step: ev.Step, State: ev.State, Agent: ev.Agent, Time: ev.Time.UTC(), From: ev.From, To: ev.To,
+		Rule: ev.Rule, Trigger: ev.Trigger, Condition: ev.Condition, Attempt: ev.Attempt, Kind: ev.Kind,
+		DelaySeconds: ev.Delay.Seconds(), DurationSeconds: ev.Duration.Seconds(), Limit: ev.Limit,
+		Count: ev.Count, Max: ev.Max, Signal: ev.Signal, Outcome: ev.Outcome, Reason: ev.Reason,
+		MessageID: ev.MessageID,
 	}
 	if ev.Err != nil {
 		out.Error = ev.Err.Error()
-		if errors.Is(ev.Err, engine.ErrCanceled) {
-			out.Type = "cancelled"
-		}
 	}
 	return out
 }
@@ -63,8 +76,11 @@ type hub struct {
 	done   chan struct{}
 }
 
+// subscriber is a stream's channel, or a watcher's notify function (called
+// under the hub's lock: it must not block).
 type subscriber struct {
 	ch     chan Event
+	notify func(Event)
 	filter func(Event) bool
 }
 
@@ -92,6 +108,10 @@ func (h *hub) publish(ev Event) {
 	}
 	for s := range h.subs {
 		if !s.filter(ev) {
+			continue
+		}
+		if s.notify != nil {
+			s.notify(ev)
 			continue
 		}
 		select {
@@ -125,12 +145,27 @@ func (h *hub) subscribe(after uint64, replay bool, filter func(Event) bool) ([]E
 	return backlog, s, true
 }
 
+// watch calls notify with every event filter takes, until the returned
+// stop; done is closed when the hub closes.
+func (h *hub) watch(filter func(Event) bool, notify func(Event)) (stop func(), done <-chan struct{}, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, nil, false
+	}
+	s := &subscriber{notify: notify, filter: filter}
+	h.subs[s] = struct{}{}
+	return func() { h.unsubscribe(s) }, h.done, true
+}
+
 func (h *hub) unsubscribe(s *subscriber) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
-		close(s.ch)
+		if s.ch != nil {
+			close(s.ch)
+		}
 	}
 }
 
@@ -143,7 +178,9 @@ func (h *hub) close() {
 	}
 	h.closed = true
 	for s := range h.subs {
-		close(s.ch)
+		if s.ch != nil {
+			close(s.ch)
+		}
 		delete(h.subs, s)
 	}
 	close(h.done)

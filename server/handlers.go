@@ -27,21 +27,29 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	snap, err := s.store.Instance(r.Context(), rep.InstanceID)
-	if errors.Is(err, record.ErrUnknownInstance) {
-		writeJSON(w, http.StatusOK, wire.Answer{Code: wire.CodeUnknownInstance, Message: "no instance " + strconv.Quote(rep.InstanceID)})
+	ans, err := s.route(r.Context(), &rep)
+	if err != nil {
+		writeError(w, unavailable(err.Error()))
 		return
 	}
+	writeJSON(w, http.StatusOK, ans)
+}
+
+// route hands a report to the engine of its instance's version; an error
+// means the store did not answer.
+func (s *Server) route(ctx context.Context, rep *wire.Report) (wire.Answer, error) {
+	snap, err := s.store.Instance(ctx, rep.InstanceID)
+	if errors.Is(err, record.ErrUnknownInstance) {
+		return wire.Answer{Code: wire.CodeUnknownInstance, Message: "no instance " + strconv.Quote(rep.InstanceID)}, nil
+	}
 	if err != nil {
-		writeError(w, unavailable("the store did not answer: "+err.Error()))
-		return
+		return wire.Answer{}, errors.New("the store did not answer: " + err.Error())
 	}
 	f, ok := s.cat.byHash[snap.Hash]
 	if !ok {
-		writeJSON(w, http.StatusOK, wire.Answer{Code: wire.CodeUnknownInstance, Message: "no engine runs the version of instance " + rep.InstanceID})
-		return
+		return wire.Answer{Code: wire.CodeUnknownInstance, Message: "no engine runs the version of instance " + rep.InstanceID}, nil
 	}
-	writeJSON(w, http.StatusOK, f.eng.HandleReport(r.Context(), &rep))
+	return f.eng.HandleReport(ctx, rep), nil
 }
 
 // decodeReport reads a report's body: a 400 naming the field when it is
@@ -143,14 +151,25 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
 		}
 		before = n
 	}
-	all, err := s.store.DeadLetters(r.Context())
-	if err != nil {
-		writeError(w, unavailable("the store did not answer: "+err.Error()))
+	out, next, e := s.deadLetterPage(r.Context(), "", before, limit)
+	if e != nil {
+		writeError(w, e)
 		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": out, "next": next})
+}
+
+// deadLetterPage is one page of the stored dead letters (of one reason,
+// when reason is not empty), newest first, before the sequence number
+// before (0: from the newest), and the cursor of the next page.
+func (s *Server) deadLetterPage(ctx context.Context, reason string, before, limit int) ([]record.DeadLetter, *string, *apiError) {
+	all, err := s.store.DeadLetters(ctx)
+	if err != nil {
+		return nil, nil, unavailable("the store did not answer: " + err.Error())
 	}
 	out := make([]record.DeadLetter, 0, min(limit+1, len(all)))
 	for _, d := range slices.Backward(all) {
-		if before > 0 && d.Seq >= before {
+		if (before > 0 && d.Seq >= before) || (reason != "" && d.Reason != reason) {
 			continue
 		}
 		out = append(out, d)
@@ -164,14 +183,14 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
 		c := strconv.Itoa(out[limit-1].Seq)
 		next = &c
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": out, "next": next})
+	return out, next, nil
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers 200 once the store answers, 503 while it does not or
+// readyz answers 200 once NATS and the store answer, 503 while they do not or
 // while the server shuts down.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.stopping.Load() {
@@ -180,8 +199,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if _, err := s.store.Instance(ctx, "readyz"); err != nil && !errors.Is(err, record.ErrUnknownInstance) {
-		writeError(w, unavailable("the store does not answer: "+err.Error()))
+	if err := s.back.ready(ctx); err != nil {
+		writeError(w, unavailable(err.Error()))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

@@ -61,10 +61,11 @@ type agents struct {
 	mu      sync.Mutex
 	reports sync.WaitGroup
 	calls   map[string]int
+	traces  map[string]string // the last traceparent header, by agent
 }
 
 func newAgents(t testing.TB) *agents {
-	a := &agents{calls: map[string]int{}}
+	a := &agents{calls: map[string]int{}, traces: map[string]string{}}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	t.Cleanup(func() {
 		a.reports.Wait()
@@ -88,6 +89,7 @@ func (a *agents) serve(w http.ResponseWriter, r *http.Request) {
 	agent := strings.TrimPrefix(r.URL.Path, "/")
 	a.mu.Lock()
 	a.calls[agent]++
+	a.traces[agent] = r.Header.Get("traceparent")
 	baton := a.baton
 	a.mu.Unlock()
 	input, _ := work.Content["input"].(map[string]any)
@@ -139,6 +141,10 @@ func workflowsDir(t testing.TB, agentsURL string, files map[string]string) strin
 	return dir
 }
 
+// anyPort lets the embedded NATS server of a test listen on a free
+// loopback port.
+const anyPort = "127.0.0.1:0"
+
 // fixture is a server built with New, its API on an httptest server.
 type fixture struct {
 	t      testing.TB
@@ -157,6 +163,10 @@ func newFixture(t testing.TB, opts ...option) *fixture {
 	cfg := server.Config{
 		WorkflowsDir: workflowsDir(t, ag.srv.URL, map[string]string{"review.yaml": reviewFlow, "echo.yaml": echoFlow}),
 		DataDir:      t.TempDir(),
+		NATSListen:   anyPort,
+		// A process that is killed loses nothing the kernel has: only a
+		// machine that goes down needs a sync per write.
+		NATSSyncInterval: time.Second,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -251,4 +261,35 @@ func newHTTP(t *testing.T, s *server.Server) *httptest.Server {
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
 	return hs
+}
+
+// history is the instance's history as the API answers it.
+func (f *fixture) history(id string) []map[string]any {
+	f.t.Helper()
+	resp, err := http.Get(f.http.URL + "/v1/instances/" + id + "/history")
+	require.NoError(f.t, err)
+	defer resp.Body.Close()
+	require.Equal(f.t, 200, resp.StatusCode)
+	var out []map[string]any
+	require.NoError(f.t, json.NewDecoder(resp.Body).Decode(&out))
+	return out
+}
+
+// doURL sends a request to any URL and decodes the JSON answer; the code
+// is 0 when no answer came.
+func doURL(t *testing.T, method, url, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/wire"
 )
 
 // Instance is an instance as the API shows it.
@@ -141,7 +142,13 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.StartWait)
+	if s.stopping.Load() {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, unavailable("the server is shutting down: start the instance again on the next server"))
+		return
+	}
+	// A client's traceparent makes the instance's trace a part of its own.
+	ctx, cancel := context.WithTimeout(wire.ContextWithTraceparent(r.Context(), r.Header.Get("traceparent")), s.cfg.StartWait)
 	defer cancel()
 	var (
 		h   *engine.Instance
@@ -182,7 +189,6 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		writeError(w, unavailable("the instance could not be started: "+err.Error()))
 		return
 	}
-	s.metrics.start(name, f.wf.Version)
 	w.Header().Set("Location", "/v1/instances/"+url.PathEscape(h.ID()))
 	writeJSON(w, http.StatusCreated, Summary{ID: h.ID(), Workflow: name, Version: f.wf.Version, Status: statusOf(h.Result().Status)})
 }
@@ -202,10 +208,9 @@ func (s *Server) existing(ctx context.Context, id, workflow string) (Summary, bo
 	return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: statusOf(snap.Status)}, true, nil
 }
 
-// snapshot reads the instance named in the path: 404 when unknown.
-func (s *Server) snapshot(r *http.Request) (record.Snapshot, *apiError) {
-	id := r.PathValue("id")
-	snap, err := s.store.Instance(r.Context(), id)
+// snapshot reads the instance id: 404 when unknown.
+func (s *Server) snapshot(ctx context.Context, id string) (record.Snapshot, *apiError) {
+	snap, err := s.store.Instance(ctx, id)
 	switch {
 	case errors.Is(err, record.ErrUnknownInstance):
 		return snap, notFound("unknown_instance", "id", "no instance "+strconv.Quote(id))
@@ -215,10 +220,9 @@ func (s *Server) snapshot(r *http.Request) (record.Snapshot, *apiError) {
 	return snap, nil
 }
 
-// target is the instance a request names and the flow (engine) of its
-// version.
-func (s *Server) target(r *http.Request) (record.Snapshot, *flow, *apiError) {
-	snap, e := s.snapshot(r)
+// target is the instance id and the flow (engine) of its version.
+func (s *Server) target(ctx context.Context, id string) (record.Snapshot, *flow, *apiError) {
+	snap, e := s.snapshot(ctx, id)
 	if e != nil {
 		return snap, nil, e
 	}
@@ -230,7 +234,7 @@ func (s *Server) target(r *http.Request) (record.Snapshot, *flow, *apiError) {
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
-	snap, e := s.snapshot(r)
+	snap, e := s.snapshot(r.Context(), r.PathValue("id"))
 	if e != nil {
 		writeError(w, e)
 		return
@@ -241,7 +245,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 // history answers the instance's history as a JSON array of entries, the
 // form wfrun replay reads.
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
-	snap, e := s.snapshot(r)
+	snap, e := s.snapshot(r.Context(), r.PathValue("id"))
 	if e != nil {
 		writeError(w, e)
 		return
@@ -314,29 +318,64 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badField("status", "must be one of "+strings.Join(statuses, ", ")))
 		return
 	}
+	out, next, e := s.listInstances(r.Context(), instanceQuery{
+		workflow: q.Get("workflow"), status: status, state: q.Get("state"), cursor: q.Get("cursor"), limit: limit,
+	})
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"instances": out, "next": next})
+}
+
+// instanceQuery selects instances: the API's filters and the web view's
+// (version, id prefix, creation time range). Zero fields select all.
+type instanceQuery struct {
+	workflow, status, state string
+	version                 int
+	idPrefix                string
+	since, until            time.Time
+	cursor                  string
+	limit                   int
+}
+
+func (q instanceQuery) match(in Instance) bool {
+	switch {
+	case q.workflow != "" && in.Workflow != q.workflow,
+		q.status != "" && in.Status != q.status,
+		q.state != "" && in.State != q.state,
+		q.version != 0 && in.Version != q.version,
+		!strings.HasPrefix(in.ID, q.idPrefix),
+		!q.since.IsZero() && in.Created.Before(q.since),
+		!q.until.IsZero() && !in.Created.Before(q.until):
+		return false
+	}
+	return true
+}
+
+// listInstances is one page of the instances q selects, newest first, and
+// the cursor of the next page (nil on the last).
+func (s *Server) listInstances(ctx context.Context, q instanceQuery) ([]Instance, *string, *apiError) {
 	var (
 		after     *Instance
 		afterSeen bool
 	)
-	if c := q.Get("cursor"); c != "" {
-		ts, id, ok := parseInstanceCursor(c)
+	if q.cursor != "" {
+		ts, id, ok := parseInstanceCursor(q.cursor)
 		if !ok {
-			writeError(w, badField("cursor", "is not a cursor this server gave"))
-			return
+			return nil, nil, badField("cursor", "is not a cursor this server gave")
 		}
 		after = &Instance{ID: id, Created: time.Unix(0, ts).UTC()}
 		afterSeen = true
 	}
-	snaps, err := s.store.Instances(r.Context())
+	snaps, err := s.store.Instances(ctx)
 	if err != nil {
-		writeError(w, unavailable("the store did not answer: "+err.Error()))
-		return
+		return nil, nil, unavailable("the store did not answer: " + err.Error())
 	}
-	wf, state := q.Get("workflow"), q.Get("state")
 	out := make([]Instance, 0, len(snaps))
 	for _, snap := range snaps {
 		in := s.instance(snap)
-		if (wf != "" && in.Workflow != wf) || (status != "" && in.Status != status) || (state != "" && in.State != state) {
+		if !q.match(in) {
 			continue
 		}
 		if afterSeen && newerFirst(*after, in) >= 0 {
@@ -346,12 +385,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.SortFunc(out, newerFirst)
 	var next *string
-	if len(out) > limit {
-		out = out[:limit]
-		c := instanceCursor(out[limit-1])
+	if len(out) > q.limit {
+		out = out[:q.limit]
+		c := instanceCursor(out[q.limit-1])
 		next = &c
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"instances": out, "next": next})
+	return out, next, nil
 }
 
 // signalRequest is the body of a signal.
@@ -359,45 +398,61 @@ type signalRequest struct {
 	Data any `json:"data"`
 }
 
+// decodeSignal reads a signal's body: its data, an object (nil when
+// absent).
+func decodeSignal(data []byte) (map[string]any, *apiError) {
+	var req signalRequest
+	if e := decode(data, &req); e != nil {
+		return nil, e
+	}
+	switch d := req.Data.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return d, nil
+	default:
+		return nil, badField("data", "must be an object")
+	}
+}
+
 // signal sends a signal to an instance waiting for it: 202, or 409 when the
 // instance is not waiting for that signal (nothing changes).
 func (s *Server) signal(w http.ResponseWriter, r *http.Request) {
 	data, e := readBody(w, r)
-	var req signalRequest
-	if e == nil {
-		e = decode(data, &req)
-	}
 	var payload map[string]any
 	if e == nil {
-		switch d := req.Data.(type) {
-		case nil:
-		case map[string]any:
-			payload = d
-		default:
-			e = badField("data", "must be an object")
-		}
+		payload, e = decodeSignal(data)
 	}
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	snap, f, e := s.target(r)
+	sum, e := s.sendSignal(r.Context(), r.PathValue("id"), r.PathValue("name"), payload)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	name := r.PathValue("name")
-	err := f.eng.Signal(r.Context(), snap.ID, name, payload)
+	writeJSON(w, http.StatusAccepted, sum)
+}
+
+// sendSignal sends the signal name to the instance id: a 409 when the
+// instance is not waiting for it (nothing changes).
+func (s *Server) sendSignal(ctx context.Context, id, name string, payload map[string]any) (Summary, *apiError) {
+	snap, f, e := s.target(ctx, id)
+	if e != nil {
+		return Summary{}, e
+	}
+	err := f.eng.Signal(ctx, snap.ID, name, payload)
 	var ie *engine.InputError
 	switch {
 	case err == nil:
-		writeJSON(w, http.StatusAccepted, Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: StatusRunning})
+		return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: StatusRunning}, nil
 	case errors.As(err, &ie):
-		writeError(w, badField("data"+strings.TrimPrefix(ie.Field, "data"), ie.Reason))
+		return Summary{}, badField("data"+strings.TrimPrefix(ie.Field, "data"), ie.Reason)
 	case errors.Is(err, engine.ErrUnexpectedSignal), errors.Is(err, engine.ErrUnknownInstance):
-		writeError(w, conflict("not_waiting", fmt.Sprintf("instance %s is not waiting for signal %q (it is %s in state %s)", snap.ID, name, s.instance(snap).Status, snap.State)))
+		return Summary{}, conflict("not_waiting", fmt.Sprintf("instance %s is not waiting for signal %q (it is %s in state %s)", snap.ID, name, s.instance(snap).Status, snap.State))
 	default:
-		writeError(w, unavailable(err.Error()))
+		return Summary{}, unavailable(err.Error())
 	}
 }
 
@@ -407,42 +462,59 @@ type selectRequest struct {
 	Explanation string `json:"explanation"`
 }
 
+// decodeSelect reads a user selection's body: the agent is required.
+func decodeSelect(data []byte) (selectRequest, *apiError) {
+	var req selectRequest
+	if e := decode(data, &req); e != nil {
+		return req, e
+	}
+	if req.Agent == "" {
+		return req, badField("agent", "is required")
+	}
+	return req, nil
+}
+
 func (s *Server) selectAgent(w http.ResponseWriter, r *http.Request) {
 	data, e := readBody(w, r)
 	var req selectRequest
 	if e == nil {
-		e = decode(data, &req)
-	}
-	if e == nil && req.Agent == "" {
-		e = badField("agent", "is required")
+		req, e = decodeSelect(data)
 	}
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	snap, f, e := s.target(r)
+	sum, e := s.selectInstance(r.Context(), r.PathValue("id"), req.Agent, req.Explanation)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	if _, declared := f.wf.Agent(req.Agent); !declared {
-		writeError(w, badField("agent", fmt.Sprintf("names no agent of workflow %s: %q", f.wf.Name, req.Agent)))
-		return
+	writeJSON(w, http.StatusAccepted, sum)
+}
+
+// selectInstance hands the current step of instance id to agent.
+func (s *Server) selectInstance(ctx context.Context, id, agent, explanation string) (Summary, *apiError) {
+	snap, f, e := s.target(ctx, id)
+	if e != nil {
+		return Summary{}, e
+	}
+	if _, declared := f.wf.Agent(agent); !declared {
+		return Summary{}, badField("agent", fmt.Sprintf("names no agent of workflow %s: %q", f.wf.Name, agent))
 	}
 	h, err := f.eng.Instance(snap.ID)
 	if err == nil {
-		err = h.Select(r.Context(), req.Agent, req.Explanation)
+		err = h.Select(ctx, agent, explanation)
 	}
 	var refusal *handoff.RefusalError
 	switch {
 	case err == nil:
-		writeJSON(w, http.StatusAccepted, Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: statusOf(h.Result().Status)})
+		return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: statusOf(h.Result().Status)}, nil
 	case errors.As(err, &refusal):
-		writeError(w, conflict("refused", err.Error()))
+		return Summary{}, conflict("refused", err.Error())
 	case errors.Is(err, engine.ErrNoActiveRun), errors.Is(err, engine.ErrUnknownInstance):
-		writeError(w, conflict("no_active_run", fmt.Sprintf("instance %s has no run under way to hand to %s", snap.ID, req.Agent)))
+		return Summary{}, conflict("no_active_run", fmt.Sprintf("instance %s has no run under way to hand to %s", snap.ID, agent))
 	default:
-		writeError(w, unavailable(err.Error()))
+		return Summary{}, unavailable(err.Error())
 	}
 }
 
@@ -455,31 +527,38 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	snap, e := s.snapshot(r)
+	sum, e := s.cancelInstance(r.Context(), r.PathValue("id"))
 	if e != nil {
 		writeError(w, e)
 		return
 	}
+	writeJSON(w, http.StatusAccepted, sum)
+}
+
+// cancelInstance cancels instance id: a 409 when it has finished.
+func (s *Server) cancelInstance(ctx context.Context, id string) (Summary, *apiError) {
+	snap, e := s.snapshot(ctx, id)
+	if e != nil {
+		return Summary{}, e
+	}
 	finished := conflict("finished", fmt.Sprintf("instance %s has already finished (%s)", snap.ID, statusOf(snap.Status)))
 	if snap.Status.Finished() {
-		writeError(w, finished)
-		return
+		return Summary{}, finished
 	}
 	f, ok := s.cat.byHash[snap.Hash]
 	if !ok {
-		writeError(w, unavailable("no engine runs the version of instance "+snap.ID))
-		return
+		return Summary{}, unavailable("no engine runs the version of instance " + snap.ID)
 	}
 	h, err := f.eng.Instance(snap.ID)
 	if err == nil {
-		err = h.Cancel(r.Context())
+		err = h.Cancel(ctx)
 	}
 	switch {
 	case err == nil:
-		writeJSON(w, http.StatusAccepted, Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: StatusCancelled})
+		return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: StatusCancelled}, nil
 	case errors.Is(err, engine.ErrInstanceFinished), errors.Is(err, engine.ErrUnknownInstance):
-		writeError(w, finished)
+		return Summary{}, finished
 	default:
-		writeError(w, unavailable(err.Error()))
+		return Summary{}, unavailable(err.Error())
 	}
 }

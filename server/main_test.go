@@ -13,6 +13,9 @@ import (
 // TestMain checks that no test leaves a goroutine behind, once the idle
 // keep-alive connections of the default transport are closed.
 func TestMain(m *testing.M) {
+	if code, child := runChild(); child {
+		os.Exit(code)
+	}
 	code := m.Run()
 	if code == 0 {
 		http.DefaultTransport.(*http.Transport).CloseIdleConnections()

@@ -82,3 +82,36 @@ func FuzzDecodeReport(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeSignal(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `{"data":{"by":"ana"}}`, `{"data":null}`, `{"data":[1]}`, `{"data":"x"}`, `{"dat":{}}`, `{"data":{}} x`, "",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, e := decodeSignal(data); e != nil && (e.Status != 400 || e.Code == "" || e.Message == "") {
+			t.Fatalf("bad refusal %+v", e)
+		}
+	})
+}
+
+func FuzzDecodeSelect(f *testing.F) {
+	for _, seed := range []string{
+		`{"agent":"boss"}`, `{"agent":"boss","explanation":"away"}`, `{}`, `{"agent":""}`, `{"agent":1}`, `{"agent":"a","x":1}`, "",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req, e := decodeSelect(data)
+		if e != nil {
+			if e.Status != 400 || e.Code == "" || e.Message == "" {
+				t.Fatalf("bad refusal %+v", e)
+			}
+			return
+		}
+		if req.Agent == "" {
+			t.Fatal("a selection without an agent passed")
+		}
+	})
+}

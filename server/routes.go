@@ -60,6 +60,10 @@ func (s *Server) routes() http.Handler {
 			writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " is not allowed on " + r.URL.Path + " (allowed: " + allow + ")"})
 		})
 	}
+	mux.Handle(ViewPath, s.view())
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, ViewPath, http.StatusFound)
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("not_found", "", "no route "+r.URL.Path))
 	})
@@ -67,15 +71,10 @@ func (s *Server) routes() http.Handler {
 }
 
 // authorize asks for a bearer token on every /v1 route when the server has
-// tokens. Tokens are compared through their SHA-256 digests in constant
-// time, so that neither a token's content nor its length leaks.
+// tokens.
 func (s *Server) authorize(next http.Handler) http.Handler {
 	if len(s.tokens) == 0 {
 		return next
-	}
-	digests := make([][32]byte, len(s.tokens))
-	for k, t := range s.tokens {
-		digests[k] = sha256.Sum256(t)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -83,15 +82,22 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 			writeError(w, &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "a bearer token is required (Authorization: Bearer <token>)"})
 			return
 		}
-		d := sha256.Sum256([]byte(strings.TrimSpace(given)))
-		match := 0
-		for k := range digests {
-			match |= subtle.ConstantTimeCompare(d[:], digests[k][:])
-		}
-		if match != 1 {
+		if !s.validToken(given) {
 			writeError(w, &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "the bearer token is not valid"})
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// validToken reports whether given is one of the server's tokens. Tokens
+// are compared through their SHA-256 digests in constant time, so that
+// neither a token's content nor its length leaks.
+func (s *Server) validToken(given string) bool {
+	d := sha256.Sum256([]byte(strings.TrimSpace(given)))
+	match := 0
+	for k := range s.digests {
+		match |= subtle.ConstantTimeCompare(d[:], s.digests[k][:])
+	}
+	return match == 1
 }

@@ -2,34 +2,30 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton/boltstore"
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/rules"
 )
-
-// StoreFile is the name of the store's file in the data directory.
-const StoreFile = "baton.db"
 
 // Server is a built server: its engines, store, transport and API.
 type Server struct {
 	cfg      Config
 	log      *zap.Logger
 	tokens   [][]byte
-	store    *boltstore.Store
-	bus      *bus.Bus
+	digests  [][32]byte // of tokens
+	back     *backend
+	store    engine.Store
 	cat      *catalog
 	hub      *hub
 	metrics  *metrics
@@ -39,9 +35,11 @@ type Server struct {
 	closeMu  sync.Once
 }
 
-// New builds a server from cfg: it loads the workflows, opens the store,
-// builds an engine per workflow version and resumes every unfinished
-// instance. It does not listen; Handler serves the API. Close releases it.
+// New builds a server from cfg: it loads the workflows, starts or joins
+// NATS (or opens the bbolt store without it), builds an engine per
+// workflow version, resumes every unfinished instance and takes the
+// reports of agents on NATS. It does not listen for HTTP; Handler serves
+// the API. Close releases it.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -54,6 +52,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.tokens = tokens
+		for _, t := range tokens {
+			s.digests = append(s.digests, sha256.Sum256(t))
+		}
 	}
 	flows, err := loadDir(cfg.WorkflowsDir)
 	if err != nil {
@@ -62,53 +63,83 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, &ConfigError{Field: "data", Reason: "cannot be created: " + err.Error()}
 	}
-	s.store, err = boltstore.Open(filepath.Join(cfg.DataDir, StoreFile), boltstore.WithLogger(cfg.Logger), boltstore.WithBatch(64))
-	if err != nil {
-		return nil, fmt.Errorf("server: open the store: %w", err)
-	}
-	s.bus = bus.New(bus.WithLogger(cfg.Logger), bus.WithAckMessages(false))
-	s.metrics = newMetrics(s.bus)
-	s.waits = newReportWaits(cfg.ReportWait)
-	s.cat, err = buildCatalog(ctx, flows, s.store, s.bus, cfg.Logger, s.waits, s.observer)
-	if err != nil {
-		_ = s.bus.Close()
-		_ = s.store.Close()
+	if s.back, err = openBackend(ctx, cfg); err != nil {
 		return nil, err
+	}
+	s.store = s.back.store
+	s.metrics = newMetrics(s.back.figures)
+	s.waits = newReportWaits(cfg.ReportWait)
+	s.cat, err = buildCatalog(ctx, flows, s.store, s.back.tr, cfg, s.waits, s.observer)
+	if err != nil {
+		s.back.close(s.log)
+		return nil, err
+	}
+	for _, f := range s.cat.byHash {
+		s.metrics.engines.Watch(f.eng) // as long as the server: the catalog never changes
 	}
 	if err := s.cat.resume(ctx, cfg.Logger); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("server: resume: %w", err)
 	}
+	if err := s.back.serveReports(s.route); err != nil {
+		s.Close()
+		return nil, err
+	}
 	s.handler = s.routes()
+	if s.back.url != "" && cfg.OnNATS != nil {
+		cfg.OnNATS(s.back.url)
+	}
 	return s, nil
 }
+
+// NATSURL is the URL agents connect to NATS on: the embedded server's
+// address, or the URL the server joined; empty without NATS.
+func (s *Server) NATSURL() string { return s.back.url }
 
 // observer is the engine observer of w's engine: every event goes to the
 // event stream and the metrics.
 func (s *Server) observer(w *rules.Workflow) engine.Observer {
 	return func(ev engine.Event) {
-		e := eventOf(w, ev)
-		s.metrics.observe(e)
-		s.hub.publish(e)
+		s.metrics.engines.Observe(ev)
+		s.hub.publish(eventOf(ev))
 	}
 }
 
 // Handler serves the HTTP API.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Close ends the event streams, closes the engines (runs under way are
-// left for the next start to resume), the transport and the store. Safe
-// to call twice.
+// Drain prepares a graceful stop: new starts are refused (503), Go
+// handlers (HTTP agents' calls included) start no new run, and Drain waits
+// until the runs under way have committed their outcomes, or until ctx
+// ends. Reports are still taken. What was not run stays in the store for
+// the next start. Close the server after it.
+func (s *Server) Drain(ctx context.Context) error {
+	s.stopping.Store(true)
+	errs := make(chan error, len(s.cat.byHash))
+	for _, f := range s.cat.byHash {
+		go func() { errs <- f.eng.Drain(ctx) }()
+	}
+	var err error
+	for range s.cat.byHash {
+		err = errors.Join(err, <-errs)
+	}
+	if err != nil {
+		return fmt.Errorf("server: drain: %w", err)
+	}
+	return nil
+}
+
+// Close ends the event streams and the reports over NATS, closes the
+// engines (runs under way are left for the next start to resume), the
+// transport, the store and NATS. Safe to call twice.
 func (s *Server) Close() {
 	s.closeMu.Do(func() {
 		s.stopping.Store(true)
 		s.hub.close()
 		s.waits.close()
+		s.back.stopReports(s.log)
 		s.cat.close()
-		_ = s.bus.Close()
-		if err := s.store.Close(); err != nil {
-			s.log.Error("server: close the store", zap.Error(err))
-		}
+		s.back.close(s.log)
 	})
 }
 
@@ -141,14 +172,23 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("server: %w", err)
 	case <-ctx.Done():
 	}
-	s.log.Info("server: shutting down")
+	s.log.Info("server: shutting down: no new instances; waiting for the runs under way", zap.Duration("grace", s.cfg.GracePeriod))
 	s.stopping.Store(true)
 	s.hub.close() // streams end, so that Shutdown does not wait for them
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.GracePeriod)
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.GracePeriod)
 	defer cancel()
-	err = hs.Shutdown(sctx)
+	// The HTTP requests in flight and the handlers' runs end together,
+	// within one grace period.
+	drained := make(chan error, 1)
+	go func() { drained <- s.Drain(gctx) }()
+	err = hs.Shutdown(gctx)
 	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
+	}
+	if derr := <-drained; derr != nil {
+		s.log.Warn("server: runs still under way after the grace period are left for the next start", zap.Error(derr))
+	} else {
+		s.log.Info("server: every run under way has ended")
 	}
 	if err != nil {
 		_ = hs.Close()

@@ -20,7 +20,7 @@ func TestServer_OldVersionStaysRunnableAfterRestart(t *testing.T) {
 	dir := workflowsDir(t, ag.srv.URL, map[string]string{"review.yaml": reviewFlow})
 	data := t.TempDir()
 	open := func() *fixture {
-		s, err := server.New(context.Background(), server.Config{WorkflowsDir: dir, DataDir: data})
+		s, err := server.New(context.Background(), server.Config{WorkflowsDir: dir, DataDir: data, NATSListen: anyPort})
 		require.NoError(t, err)
 		f := &fixture{t: t, srv: s, http: newHTTP(t, s), agents: ag}
 		ag.mu.Lock()

@@ -20,7 +20,7 @@ func TestClientCommands(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "review.yaml"), []byte(strings.ReplaceAll(reviewFlow, "AGENTS", ag.srv.URL)), 0o600))
 	t.Setenv("WFRUN_TEST_SECRET", "e2e-secret")
-	s, err := server.New(context.Background(), server.Config{WorkflowsDir: dir, DataDir: t.TempDir()})
+	s, err := server.New(context.Background(), server.Config{WorkflowsDir: dir, DataDir: t.TempDir(), NATS: server.NoNATS})
 	require.NoError(t, err)
 	hs := httptest.NewServer(s.Handler())
 	defer hs.Close()

@@ -19,7 +19,7 @@ func serverCommands() []*cobra.Command {
 func serveCmd() *cobra.Command {
 	var cfg server.Config
 	cmd := &cobra.Command{
-		Use:   "serve --workflows DIR [--data DIR] [--http ADDR] [--token-file FILE]",
+		Use:   "serve --workflows DIR [--data DIR] [--nats URL | --nats-listen ADDR] [--http ADDR] [--token-file FILE]",
 		Short: "Host the workflows of a directory behind the HTTP API until SIGTERM or Ctrl-C",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -30,8 +30,18 @@ func serveCmd() *cobra.Command {
 			enc := zap.NewProductionEncoderConfig()
 			enc.EncodeTime = zapcore.ISO8601TimeEncoder
 			cfg.Logger = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(stderr), zap.InfoLevel))
+			if cmd.Flags().Changed("nats-listen") && cfg.NATS != "" {
+				return fmt.Errorf("--nats-listen applies to the embedded NATS server: leave it out with --nats")
+			}
+			if cfg.NATS != "" {
+				cfg.NATSListen = ""
+			}
+			cfg.OnNATS = func(url string) {
+				fmt.Fprintf(stderr, "wfrun: agents connect to NATS at %s\n", url)
+			}
 			cfg.OnListen = func(a net.Addr) {
 				fmt.Fprintf(stderr, "wfrun: serving the HTTP API on http://%s (data in %s)\n", a, cfg.DataDir)
+				fmt.Fprintf(stderr, "wfrun: the web view is on http://%s%s\n", a, server.ViewPath)
 			}
 			if err := cfg.Validate(); err != nil {
 				return err // usage
@@ -45,6 +55,8 @@ func serveCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.WorkflowsDir, "workflows", "", "the directory of workflow files to host")
 	f.StringVar(&cfg.DataDir, "data", server.DefaultDataDir, "the directory of the store")
+	f.StringVar(&cfg.NATS, "nats", "", "join this NATS server or cluster (nats://host:4222) instead of starting one; \""+server.NoNATS+"\": no NATS, a bbolt file and an in-memory bus")
+	f.StringVar(&cfg.NATSListen, "nats-listen", server.DefaultNATSListen, "where the embedded NATS server lets agents connect (loopback only)")
 	f.StringVar(&cfg.HTTPAddr, "http", server.DefaultHTTPAddr, "the address of the HTTP API")
 	f.StringVar(&cfg.TokenFile, "token-file", "", "a file of API tokens, one per line (required off loopback)")
 	return cmd

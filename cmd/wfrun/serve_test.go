@@ -136,7 +136,7 @@ type child struct {
 
 func startServe(t *testing.T, args ...string) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(os.Args[0], append([]string{"serve", "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"=1", "WFRUN_TEST_SECRET=e2e-secret")
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -302,7 +302,7 @@ func TestWatch_FollowsALiveInstance(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "review.yaml"), []byte(strings.ReplaceAll(reviewFlow, "AGENTS", ag.srv.URL)), 0o600))
 	t.Setenv("WFRUN_TEST_SECRET", "e2e-secret")
-	s, err := server.New(context.Background(), server.Config{WorkflowsDir: dir, DataDir: t.TempDir()})
+	s, err := server.New(context.Background(), server.Config{WorkflowsDir: dir, DataDir: t.TempDir(), NATS: server.NoNATS})
 	require.NoError(t, err)
 	hs := httptest.NewServer(s.Handler())
 	defer hs.Close()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/batonhq/baton/server"
 )
 
 func watchCmd() *cobra.Command {
@@ -44,21 +46,8 @@ func watchCmd() *cobra.Command {
 	return cmd
 }
 
-// event is one server-sent event of the API.
-type event struct {
-	ID       uint64    `json:"id"`
-	Type     string    `json:"type"`
-	Instance string    `json:"instance"`
-	Workflow string    `json:"workflow"`
-	Version  int       `json:"version"`
-	Step     int       `json:"step"`
-	Time     time.Time `json:"time"`
-	From     string    `json:"from,omitempty"`
-	To       string    `json:"to,omitempty"`
-	Rule     string    `json:"rule,omitempty"`
-	Outcome  string    `json:"outcome,omitempty"`
-	Error    string    `json:"error,omitempty"`
-}
+// event is one event of the server's stream.
+type event = server.Event
 
 // follow prints the instance's events to w as they happen and returns the
 // instance once it has finished. The stream is opened before the instance
@@ -159,13 +148,33 @@ func (c *client) printEvent(w io.Writer, ev event) error {
 		fmt.Fprintln(w, "---")
 		return printYAML(w, ev)
 	}
-	line := fmt.Sprintf("%s  step %-3d %-14s", ev.Time.Local().Format("15:04:05.000"), ev.Step, ev.Type)
+	line := fmt.Sprintf("%s  step %-3d %-15s", ev.Time.Local().Format("15:04:05.000"), ev.Step, ev.Type)
 	switch {
 	case ev.From != "" || ev.To != "":
 		line += fmt.Sprintf(" %s -> %s", dash(ev.From), dash(ev.To))
+	case ev.Agent != "":
+		line += " " + ev.Agent
 	}
 	if ev.Rule != "" {
 		line += " (rule " + ev.Rule + ")"
+	}
+	if ev.Trigger != "" {
+		line += " trigger " + ev.Trigger
+	}
+	if ev.Attempt > 1 {
+		line += fmt.Sprintf(" attempt %d", ev.Attempt)
+	}
+	if ev.Kind != "" {
+		line += " kind " + ev.Kind
+	}
+	if ev.DelaySeconds > 0 {
+		line += fmt.Sprintf(" in %gs", ev.DelaySeconds)
+	}
+	if ev.Limit != "" {
+		line += fmt.Sprintf(" %s %d of %d", ev.Limit, ev.Count, ev.Max)
+	}
+	if ev.Signal != "" {
+		line += " signal " + ev.Signal
 	}
 	if ev.Outcome != "" {
 		line += " outcome " + ev.Outcome

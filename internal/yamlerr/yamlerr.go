@@ -34,6 +34,7 @@ func (p Problem) Message() string {
 var (
 	lineRe        = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
 	unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+	optionalMark  = regexp.MustCompile(`[\w\]]\?\s*[,}]`)
 )
 
 // Unmarshal parses src into a node tree; a panic of the parser becomes an
@@ -95,6 +96,11 @@ func Locate(src []byte, err error) Problem {
 	case strings.HasPrefix(text, "mapping values are not allowed"):
 		p.Plain = "a stray ':' here; a value that holds ': ' must be in quotes"
 		p.Col = strayColon(lines, p.Line, text)
+	case strings.HasPrefix(text, "did not find expected ',' or '}'") && optionalMark.Match(ln):
+		// `{note: string?}`: the parser takes the ? before , or } for an
+		// indicator, however plain the type of an optional field reads.
+		p.Plain = "a value that ends in '?' inside { } must be in quotes ('string?'), or its mapping written one key per line"
+		p.Col = utf8.RuneCount(ln[:optionalMark.FindIndex(ln)[0]+1]) + 1
 	case strings.HasPrefix(text, "did not find expected ',' or '}'"):
 		p.Plain = "a '{' opened on this line is not closed, or two of its entries lack a ',' between them"
 	case strings.HasPrefix(text, "did not find expected ',' or ']'"):

@@ -38,6 +38,7 @@ func TestLocate_TheOffendingLine(t *testing.T) {
 		{"unclosed flow", "a: {b: 1\nc: 2\n", 1, 1, "a '{' opened on this line is not closed"},
 		{"unclosed double quote", block + "  b: \"open\n  c: 1\n  d: 2\n", 22, 6, "a quoted string that starts here is not closed"},
 		{"unclosed quote swallowing a later one", block + "  b: \"open\n  c: '\"x'\n", 22, 6, "a quoted value opened on this line is not closed"},
+		{"optional type in a flow mapping", "a: 1\ninput: {id: string, note: string?}\n", 2, 33, "a value that ends in '?' inside { } must be in quotes"},
 		{"unclosed list", "a: 1\nb: [1, 2\nc: 3\n", 2, 1, "a '[' opened on this line is not closed"},
 		{"unclosed quote at the end", "a: 1\nb: 'open\n", 2, 4, "a quoted string that starts here is not closed"},
 		{"unknown anchor", "a: 1\nb: *nope\n", 2, 4, "the alias *nope names no anchor"},

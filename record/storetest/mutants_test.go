@@ -38,7 +38,10 @@ func newRefStore(knob string) *refStore {
 	}
 }
 
-func (s *refStore) Commit(_ context.Context, rec record.Step) error {
+func (s *refStore) Commit(ctx context.Context, rec record.Step) error {
+	if ctx == nil && s.knob != "nilctx-ignored" {
+		return record.ErrNilContext
+	}
 	if s.knob == "outbox-torn" {
 		// The outbox change lands in a commit of its own, before the rest.
 		s.mu.Lock()
@@ -101,7 +104,10 @@ func (s *refStore) applyOutbox(rec record.Step) {
 	s.outbox[id] = items
 }
 
-func (s *refStore) Outbox(_ context.Context, id string) ([]record.Outgoing, error) {
+func (s *refStore) Outbox(ctx context.Context, id string) ([]record.Outgoing, error) {
+	if ctx == nil && s.knob != "nilctx-ignored" {
+		return nil, record.ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.snaps[id]; !ok {
@@ -128,7 +134,10 @@ func (s *refStore) Outbox(_ context.Context, id string) ([]record.Outgoing, erro
 	return out, nil
 }
 
-func (s *refStore) AddDeadLetter(_ context.Context, d record.DeadLetter) error {
+func (s *refStore) AddDeadLetter(ctx context.Context, d record.DeadLetter) error {
+	if ctx == nil && s.knob != "nilctx-ignored" {
+		return record.ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.knob != "deadletter-no-seq" {
@@ -138,7 +147,10 @@ func (s *refStore) AddDeadLetter(_ context.Context, d record.DeadLetter) error {
 	return nil
 }
 
-func (s *refStore) DeadLetters(context.Context) ([]record.DeadLetter, error) {
+func (s *refStore) DeadLetters(ctx context.Context) ([]record.DeadLetter, error) {
+	if ctx == nil && s.knob != "nilctx-ignored" {
+		return nil, record.ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Clone(s.dead)
@@ -148,7 +160,10 @@ func (s *refStore) DeadLetters(context.Context) ([]record.DeadLetter, error) {
 	return out, nil
 }
 
-func (s *refStore) SaveWorkflow(_ context.Context, w record.WorkflowSource) error {
+func (s *refStore) SaveWorkflow(ctx context.Context, w record.WorkflowSource) error {
+	if ctx == nil && s.knob != "nilctx-ignored" {
+		return record.ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.workflows[w.Hash]; ok && s.knob != "workflow-overwrites" {
@@ -161,7 +176,10 @@ func (s *refStore) SaveWorkflow(_ context.Context, w record.WorkflowSource) erro
 	return nil
 }
 
-func (s *refStore) Workflow(_ context.Context, hash string) (record.WorkflowSource, error) {
+func (s *refStore) Workflow(ctx context.Context, hash string) (record.WorkflowSource, error) {
+	if ctx == nil && s.knob != "nilctx-ignored" {
+		return record.WorkflowSource{}, record.ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.workflows[hash]
@@ -179,7 +197,10 @@ func (s *refStore) Workflow(_ context.Context, hash string) (record.WorkflowSour
 
 // Prune deletes finished instances updated before before; its knobs
 // prune running ones, prune at the cutoff, or leave history and outbox.
-func (s *refStore) Prune(_ context.Context, before time.Time) (int, error) {
+func (s *refStore) Prune(ctx context.Context, before time.Time) (int, error) {
+	if ctx == nil && s.knob != "nilctx-ignored" {
+		return 0, record.ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -205,7 +226,10 @@ func (s *refStore) unknown(id string) error {
 	return fmt.Errorf("%w: %s", record.ErrUnknownInstance, id)
 }
 
-func (s *refStore) Instance(_ context.Context, id string) (record.Snapshot, error) {
+func (s *refStore) Instance(ctx context.Context, id string) (record.Snapshot, error) {
+	if ctx == nil && s.knob != "nilctx-ignored" {
+		return record.Snapshot{}, record.ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap, ok := s.snaps[id]
@@ -215,7 +239,10 @@ func (s *refStore) Instance(_ context.Context, id string) (record.Snapshot, erro
 	return snap, nil
 }
 
-func (s *refStore) History(_ context.Context, id string) ([]record.Entry, error) {
+func (s *refStore) History(ctx context.Context, id string) ([]record.Entry, error) {
+	if ctx == nil && s.knob != "nilctx-ignored" {
+		return nil, record.ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.snaps[id]; !ok {
@@ -229,7 +256,10 @@ func (s *refStore) History(_ context.Context, id string) ([]record.Entry, error)
 	return slices.Concat(steps...), nil
 }
 
-func (s *refStore) Instances(_ context.Context) ([]record.Snapshot, error) {
+func (s *refStore) Instances(ctx context.Context) ([]record.Snapshot, error) {
+	if ctx == nil && s.knob != "nilctx-ignored" {
+		return nil, record.ErrNilContext
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Collect(func(yield func(record.Snapshot) bool) {
@@ -288,6 +318,7 @@ func TestSuiteCatchesMutants(t *testing.T) {
 		{"prune-running", "Prune"},
 		{"prune-inclusive", "Prune"},
 		{"prune-keeps-records", "Prune"},
+		{"nilctx-ignored", "NilContext"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.knob+"/"+tt.subtest, func(t *testing.T) {

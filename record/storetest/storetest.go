@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) record.Store) {
 		{"ConcurrentDeadLetters", testConcurrentDeadLetters},
 		{"WorkflowSaveLoad", testWorkflowSaveLoad},
 		{"Prune", testPrune},
+		{"NilContext", testNilContext},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +23,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
@@ -128,8 +132,9 @@ func startServer(t *testing.T) *server.Server {
 // harness is the engine the node tests' agents work for, and the control
 // service they drive it through.
 type harness struct {
-	eng *engine.Engine
-	tr  *natsbus.Transport
+	eng   *engine.Engine
+	tr    *natsbus.Transport
+	spans *tracetest.InMemoryExporter // the engine's spans
 
 	mu      sync.Mutex
 	started []started
@@ -173,12 +178,14 @@ func newHarness(t *testing.T, nc *nats.Conn) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(w, reg, engine.WithTransport(tr))
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	eng, err := engine.New(w, reg, engine.WithTransport(tr), engine.WithTracerProvider(tp))
 	if err != nil {
 		_ = tr.Close()
 		t.Fatal(err)
 	}
-	h := &harness{eng: eng, tr: tr}
+	h := &harness{eng: eng, tr: tr, spans: spans}
 	cancelDead := tr.OnDeadLetter(func(dl bus.DeadLetter) {
 		h.mu.Lock()
 		h.dead = append(h.dead, deadLetter{Agent: dl.Message.To, Reason: string(dl.Reason), LastError: dl.LastError, Attempts: dl.Attempts, Message: dl.Message})
@@ -198,6 +205,7 @@ func newHarness(t *testing.T, nc *nats.Conn) *harness {
 		cancelDead()
 		_ = eng.Close()
 		_ = tr.Close()
+		_ = tp.Shutdown(context.Background())
 	})
 	return h
 }
@@ -208,6 +216,7 @@ func newHarness(t *testing.T, nc *nats.Conn) *harness {
 //	sdktest.wait    {id}              -> {status, state, outcome, steps, context, error}
 //	sdktest.history {id}              -> {history: [entries]}
 //	sdktest.dead    {}                -> {dead: [dead letters]}
+//	sdktest.spans   {id}              -> {trace_id, runs: {step: span_id}}
 func (h *harness) control(m *nats.Msg) {
 	var req struct {
 		ID     string         `json:"id"`
@@ -270,9 +279,38 @@ func (h *harness) control(m *nats.Msg) {
 		dead := append([]deadLetter{}, h.dead...)
 		h.mu.Unlock()
 		reply(map[string]any{"dead": dead})
+	case "sdktest.spans":
+		reply(h.spansOf(req.ID))
 	default:
 		fail(errors.New("unknown control subject " + m.Subject))
 	}
+}
+
+// spansOf is the trace of instance id as the engine exported it: the
+// trace id, and the span id of each run by step, in hex.
+func (h *harness) spansOf(id string) map[string]any {
+	runs := map[string]string{}
+	out := map[string]any{"runs": runs}
+	for _, s := range h.spans.GetSpans() {
+		var conv string
+		var step int64
+		for _, kv := range s.Attributes {
+			switch kv.Key {
+			case "gen_ai.conversation.id":
+				conv = kv.Value.AsString()
+			case "baton.step":
+				step = kv.Value.AsInt64()
+			}
+		}
+		switch {
+		case conv != id:
+		case strings.HasPrefix(s.Name, "invoke_workflow "):
+			out["trace_id"] = s.SpanContext.TraceID().String()
+		case strings.HasPrefix(s.Name, "invoke_agent "):
+			runs[strconv.FormatInt(step, 10)] = s.SpanContext.SpanID().String()
+		}
+	}
+	return out
 }
 
 // checkOutcomes checks that every instance the node tests started ended in

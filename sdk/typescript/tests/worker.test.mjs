@@ -67,6 +67,23 @@ describe('Worker', needsEngine, () => {
     assert.equal(ctx.signal.aborted, false);
   });
 
+  test("the traceparent a handler sees is its run's span in the engine's trace", async (t) => {
+    let seen;
+    await worker(t, {
+      echo: (work, ctx) => {
+        seen = { traceparent: ctx.traceparent, step: work.step };
+        return { trigger: 'echoed', result: { seen: 1 } };
+      },
+    });
+    const id = await start(nc, { scenario: 'echo', order: 1 }, 'DONE');
+    await wait(nc, id);
+    const spans = await control(nc, 'spans', { id });
+    const [, traceId, spanId] = seen.traceparent.split('-');
+    assert.match(spans.trace_id, /^[0-9a-f]{32}$/);
+    assert.equal(traceId, spans.trace_id, 'the trace is the instance span\'s');
+    assert.equal(spanId, spans.runs[String(seen.step)], 'the parent is the run span');
+  });
+
   test('a long run sends in-progress acks and is delivered once', async (t) => {
     // Every ack the worker sends for slow's work is published on its
     // delivery's reply subject, $JS.ACK.BATON_WORK_slow....

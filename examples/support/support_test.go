@@ -1,0 +1,265 @@
+// The support example end to end: the commands of its README, with the
+// addresses moved to free ports, run as processes: the server built from
+// cmd/wfrun on its embedded NATS server, the Go triage agent, the booking
+// HTTP agent, the TypeScript FAQ agent (when node is installed), and the
+// client commands that start, inspect, signal and watch instances.
+package support_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const secret = "e2e-secret"
+
+// root is the repository's root, where the README's commands run.
+const root = "../.."
+
+func TestSupport_AgentsInThreeLanguages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the example's programs")
+	}
+	bin := t.TempDir()
+	run(t, root, nil, "go", "build", "-o", bin, "./cmd/wfrun", "./examples/support/triage", "./examples/support/booking")
+	node := nodeAgent(t)
+
+	httpAddr, natsAddr, bookingAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	flows := t.TempDir()
+	src, err := os.ReadFile("workflow.yaml")
+	must(t, err)
+	src = []byte(strings.Replace(string(src), "127.0.0.1:8091", bookingAddr, 1))
+	must(t, os.WriteFile(filepath.Join(flows, "workflow.yaml"), src, 0o600))
+	env := []string{"SUPPORT_BOOKING_SECRET=" + secret, "NATS_URL=nats://" + natsAddr, "BOOKING_ADDR=" + bookingAddr, "BATON_SERVER=http://" + httpAddr}
+
+	start(t, env, "wfrun: serving the HTTP API", filepath.Join(bin, "wfrun"), "serve", "--workflows", flows, "--data", t.TempDir(), "--http", httpAddr, "--nats-listen", natsAddr)
+	start(t, env, "booking: listening", filepath.Join(bin, "booking"))
+	start(t, env, "triage: taking work", filepath.Join(bin, "triage"))
+	if node != "" {
+		start(t, env, "faq: taking work", node, "faq/dist/faq.js")
+	}
+	wfrun := func(args ...string) (string, int) {
+		return output(t, env, filepath.Join(bin, "wfrun"), args...)
+	}
+
+	// A booking: retried once (the service answers 503 to "urgent"), then
+	// it waits for a person's approval.
+	out, code := wfrun("start", "support", "--id", "ticket-2", "--input", `{"customer":"bob@example.com","message":"Can someone come on Friday? It is urgent."}`)
+	if code != 0 {
+		t.Fatalf("start: exit %d\n%s", code, out)
+	}
+	got := waitFor(t, wfrun, "ticket-2", "waiting")
+	if got.State != "APPROVAL" {
+		t.Fatalf("ticket-2 waits in %s, want APPROVAL", got.State)
+	}
+	if out, code := wfrun("signal", "ticket-2", "approved", "--data", `{"by":"ana"}`); code != 0 {
+		t.Fatalf("signal: exit %d\n%s", code, out)
+	}
+	if out, code := wfrun("watch", "ticket-2"); code != 0 || !strings.Contains(out, "BOOKED") {
+		t.Fatalf("watch: exit %d, want 0 and BOOKED\n%s", code, out)
+	}
+	got = get(t, wfrun, "ticket-2")
+	if got.Outcome != "BOOKED" || got.Context["approved_by"] != "ana" || got.Context["slot"] == nil {
+		t.Fatalf("ticket-2: %+v", got)
+	}
+	if got.Step != 3 {
+		t.Fatalf("ticket-2 took %d steps, want 3 (triage, a failed booking call, its retry)", got.Step)
+	}
+	if node == "" {
+		t.Log("node is not installed: the TypeScript FAQ agent's part is left out")
+		return
+	}
+
+	// A question the FAQ agent answers.
+	out, code = wfrun("start", "support", "--id", "ticket-1", "--input", `{"customer":"ada@example.com","message":"What are your opening hours?"}`, "--wait", "-o", "json")
+	if code != 0 {
+		t.Fatalf("start --wait: exit %d\n%s", code, out)
+	}
+	got = get(t, wfrun, "ticket-1")
+	if got.Outcome != "ANSWERED" || !strings.Contains(fmt.Sprint(got.Context["answer"]), "9:00") {
+		t.Fatalf("ticket-1: %+v", got)
+	}
+
+	// A request nobody takes bounces between the agents until the loop
+	// limit gives it to a person.
+	out, code = wfrun("start", "support", "--id", "ticket-3", "--input", `{"customer":"eve@example.com","message":"Something odd happened"}`, "--wait")
+	if code != 0 {
+		t.Fatalf("start --wait: exit %d\n%s", code, out)
+	}
+	if got = get(t, wfrun, "ticket-3"); got.Outcome != "ESCALATED" {
+		t.Fatalf("ticket-3: %+v", got)
+	}
+	out, _ = wfrun("ls")
+	for _, id := range []string{"ticket-1", "ticket-2", "ticket-3"} {
+		if !strings.Contains(out, id) {
+			t.Errorf("wfrun ls does not show %s:\n%s", id, out)
+		}
+	}
+}
+
+// instance is what wfrun get -o json prints.
+type instance struct {
+	ID      string         `json:"id"`
+	Status  string         `json:"status"`
+	State   string         `json:"state"`
+	Step    int            `json:"step"`
+	Outcome string         `json:"outcome"`
+	Context map[string]any `json:"context"`
+}
+
+func get(t *testing.T, wfrun func(...string) (string, int), id string) instance {
+	t.Helper()
+	out, code := wfrun("get", id, "-o", "json")
+	if code != 0 {
+		t.Fatalf("get %s: exit %d\n%s", id, code, out)
+	}
+	var in instance
+	must(t, json.Unmarshal([]byte(out), &in))
+	return in
+}
+
+func waitFor(t *testing.T, wfrun func(...string) (string, int), id, status string) instance {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		in := get(t, wfrun, id)
+		if in.Status == status {
+			return in
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: status %s in %s, want %s", id, in.Status, in.State, status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// nodeAgent builds the TypeScript FAQ agent as its README says and returns
+// node's path; "" when node (or npm) is not installed.
+func nodeAgent(t *testing.T) string {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return ""
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(root, "sdk/typescript/node_modules/nats")); err != nil {
+		run(t, filepath.Join(root, "sdk/typescript"), nil, "npm", "ci", "--no-audit", "--no-fund")
+	}
+	if _, err := os.Stat("faq/node_modules/typescript"); err != nil {
+		run(t, "faq", nil, "npm", "ci", "--no-audit", "--no-fund")
+	}
+	run(t, "faq", nil, "npm", "run", "build")
+	return node
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// run runs a command to its end; its failure fails the test.
+func run(t *testing.T, dir string, env []string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// output runs a command and returns its stdout and exit code.
+func output(t *testing.T, env []string, name string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return string(out) + stderr.String(), ee.ExitCode()
+		}
+		t.Fatalf("%s: %v", name, err)
+	}
+	return string(out), 0
+}
+
+// start starts a long-running program and waits until a line of its
+// output starts with ready; it is stopped (SIGTERM, then killed) when the
+// test ends.
+func start(t *testing.T, env []string, ready, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	pr, pw, err := os.Pipe()
+	must(t, err)
+	cmd.Stdout, cmd.Stderr = pw, pw
+	must(t, cmd.Start())
+	pw.Close()
+	var (
+		mu   sync.Mutex
+		logs strings.Builder
+	)
+	seen := make(chan struct{})
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		once := sync.OnceFunc(func() { close(seen) })
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			mu.Lock()
+			logs.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if strings.HasPrefix(sc.Text(), ready) {
+				once()
+			}
+		}
+	}()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		<-drained
+		pr.Close()
+		if t.Failed() {
+			mu.Lock()
+			t.Logf("%s:\n%s", filepath.Base(name), logs.String())
+			mu.Unlock()
+		}
+	})
+	select {
+	case <-seen:
+	case <-exited:
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("%s exited before it was ready:\n%s", name, logs.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s was not ready within a minute", name)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
