@@ -182,9 +182,16 @@ func itemsType(f *Foreach) reflect.Type {
 
 // foreachItems warns about a foreach state whose items expression has a
 // known type that is not a list: every entry would end with invalid_items.
-func (li *linter) foreachItems() {
+// The type comes from the workflow's input declaration when it has one,
+// else from the expression alone (a literal, a builtin's result).
+func (li *linter) foreachItems(l *loader) {
 	for _, s := range li.w.States {
 		t := itemsType(s.Foreach)
+		if s.Iterates() && s.Foreach.Items != nil && li.w.Input != nil {
+			if tree, err := safeCheck(s.Foreach.Items.Source, l.typedConfig(typedKey{kind: kindValue}, nil)); err == nil && tree.Node.Type() != nil {
+				t = tree.Node.Type()
+			}
+		}
 		if t == nil {
 			continue
 		}

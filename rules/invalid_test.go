@@ -133,6 +133,7 @@ func TestLoad_InvalidCorpusCoversEveryKind(t *testing.T) {
 		{"retry kinds", "retry_policy_errors", `kind "timeout" is both in retry.on and retry.except`},
 		{"workflow state", "child_errors", `workflow state "KYC" reports its child's terminal states, error and timeout, not "joined"`},
 		{"foreach state", "foreach_errors", `foreach state "EACH" only reports joined, partial, error, not "done"`},
+		{"warning: foreach items declared as no list", "lint_foreach_typed", `warning: foreach items of state "EACH" is a string, not a list`},
 		{"warning: foreach items that are not a list", "lint_foreach_items", `warning: foreach items of state "COUNT" is an int, not a list`},
 		{"warning: wait state that may wait for ever", "lint_wait_uncovered", `warning: wait state "APPROVAL" has no timeout and no rule covers its signal "rejected"`},
 		{"terminal state with an agent, timeout or retry", "terminal_with_agent", `terminal state "DONE" has a timeout`},
