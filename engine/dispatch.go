@@ -25,6 +25,9 @@ func (i *instance) task(r *run) *registry.Task {
 		PreviousResult: orEmpty(r.previous), Constraints: orEmpty(r.constraints), Payload: r.payload,
 		ReturnControl: r.returnControl, Notice: r.notice,
 	}
+	if r.kind == runItem {
+		t.Item, t.Index, t.HasItem = r.item, r.index, true
+	}
 	if r.handoffID != "" {
 		t.Kind = string(r.handoffReason)
 		if t.Kind == "" {

@@ -56,7 +56,8 @@ type Engine struct {
 	closed    atomic.Bool
 	starting  atomic.Int64 // starts under way whose first agent is external
 	closeOnce sync.Once
-	unsubDead func() // stops keeping the transport's dead letters
+	unsubDead func()  // stops keeping the transport's dead letters
+	fam       *family // this engine and those of the workflows it calls
 }
 
 // New builds an engine for w. Agents that the registry lacks are added from
@@ -147,6 +148,15 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 		return nil, fmt.Errorf("engine: save the workflow source: %w", err)
 	}
 	e.unsubDead = e.tr.OnDeadLetter(e.keepDeadLetter)
+	e.fam = cfg.family
+	if e.fam == nil {
+		e.fam = &family{}
+	}
+	e.fam.join(e)
+	if err := e.linkChildren(reg, opts); err != nil {
+		_ = e.Close()
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -199,7 +209,7 @@ func (e *Engine) Store() Store { return e.store }
 // its mailbox's room (RoomTeller), a start that would find it full is
 // refused at once with a *OverloadedError.
 func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, error) {
-	return e.start(ctx, "", input)
+	return e.start(ctx, "", input, true)
 }
 
 // StartID is Start under an id the caller chose (a client retrying a start
@@ -209,10 +219,13 @@ func (e *Engine) StartID(ctx context.Context, id string, input map[string]any) (
 	if id == "" || !utf8.ValidString(id) || strings.ContainsFunc(id, unicode.IsControl) {
 		return nil, &InputError{Field: "id", Reason: "must be non-empty UTF-8 text without control characters"}
 	}
-	return e.start(ctx, id, input)
+	return e.start(ctx, id, input, true)
 }
 
-func (e *Engine) start(ctx context.Context, id string, input map[string]any) (*Instance, error) {
+// start starts an instance; with wait set, a first Go agent's full mailbox
+// is waited for (a child started inside its parent's step never waits: it
+// is refused, and the parent's state reports it).
+func (e *Engine) start(ctx context.Context, id string, input map[string]any, wait bool) (*Instance, error) {
 	if ctx == nil {
 		return nil, errors.New("engine: nil context")
 	}
@@ -233,7 +246,7 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any) (*I
 	}
 	l := e.firstLane()
 	if l != nil {
-		if err := l.reserve(ctx, e.pool != nil); err != nil {
+		if err := l.reserve(ctx, wait && e.pool != nil); err != nil {
 			return nil, err
 		}
 	} else if agent, ok := e.firstExternal(); ok {
@@ -326,10 +339,15 @@ func (e *Engine) firstLane() *lane {
 // store keeps as finished (the engine forgets finished instances; their
 // handle then reads what the store committed).
 func (e *Engine) Instance(id string) (*Instance, error) {
-	if v, ok := e.instances.Load(id); ok {
-		return &Instance{inst: v.(*instance)}, nil
+	if _, i := e.fam.running(id); i != nil {
+		return &Instance{inst: i}, nil
 	}
 	snap, err := e.store.Instance(e.ctx, id)
+	if err == nil && snap.Workflow != e.wf.Name {
+		if m := e.fam.engine(snap.Workflow); m != nil && m != e {
+			return m.Instance(id) // a child's instance
+		}
+	}
 	if err != nil || snap.Workflow != e.wf.Name || !snap.Status.Finished() {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownInstance, id)
 	}
@@ -350,6 +368,17 @@ func (e *Engine) Instance(id string) (*Instance, error) {
 func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error) error {
 	if v, ok := e.instances.Load(id); ok {
 		return f(v.(*instance))
+	}
+	if m, i := e.fam.running(id); i != nil {
+		if m != e {
+			return m.with(ctx, id, f)
+		}
+		return f(i)
+	}
+	if snap, err := e.store.Instance(ctx, id); err == nil && snap.Workflow != e.wf.Name {
+		if m := e.fam.engine(snap.Workflow); m != nil && m != e {
+			return m.with(ctx, id, f) // a finished child's late report
+		}
 	}
 	e.lateMu.Lock()
 	defer e.lateMu.Unlock()
@@ -538,6 +567,11 @@ func (e *Engine) Close() error {
 		e.runners.Wait()
 		if e.pool != nil {
 			e.pool.close()
+		}
+		if e.fam != nil && e.fam.root == e {
+			for _, m := range e.fam.members()[1:] {
+				_ = m.Close()
+			}
 		}
 		e.closeTransport()
 	})

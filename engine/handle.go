@@ -18,6 +18,7 @@ type Result struct {
 	Outcome string         // the terminal state reached, when completed
 	Waiting string         // the wait state the instance waits in for a signal; "" when it does not wait
 	Since   time.Time      // when the wait under way began (zero when not waiting)
+	Child   string         // the child instance a workflow state waits for; "" when none
 	Steps   int            // agent runs so far
 	Context map[string]any // the instance context
 	Err     error          // why it failed or was cancelled
@@ -53,6 +54,9 @@ func (h *Instance) Result() Result {
 	}
 	if i.waiting != nil && !i.status.Finished() {
 		res.Waiting, res.Since = i.waiting.state.Name, i.waiting.since
+	}
+	if i.child != nil && !i.status.Finished() {
+		res.Child = i.child.id
 	}
 	return res
 }

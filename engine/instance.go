@@ -40,6 +40,8 @@ type instance struct {
 	run        *run           // the current run of a single-agent state
 	join       *join          // the fan-out of a parallel state
 	waiting    *waiting       // the wait of a wait state
+	each       *foreach       // the items of a foreach state
+	child      *childRun      // the child instance of a workflow state
 	outcome    string
 	err        error
 	created    time.Time
@@ -96,6 +98,8 @@ type run struct {
 	payload       map[string]any
 	delegator     string // for a delegate: the agent that delegated
 	returnControl bool   // for a delegate: its result goes back to the delegator
+	index         int    // for an item run: the item's index
+	item          any    // for an item run: the item
 }
 
 // stopTimers stops the run's timeout and heartbeat timers.
@@ -123,6 +127,7 @@ const (
 	runState    runKind = iota // the state's agent working in its state
 	runDelegate                // an agent working for the state's agent (dynamic hand-off, user selection)
 	runBranch                  // one branch of a parallel state
+	runItem                    // one item of a foreach state
 )
 
 var emptyMap = map[string]any{}
@@ -282,6 +287,7 @@ func (i *instance) release() {
 			// slower store, a cancelled handler's late reply) must not panic.
 		default:
 			close(i.done)
+			i.e.notifyParent(i.id)
 		}
 	}
 	if i.status.Finished() && len(i.notices) == 0 && !i.forgotten {
@@ -311,6 +317,11 @@ type dispatch struct {
 	priority    int
 	previous    map[string]any
 	constraints map[string]any
+	// items are the items of the foreach state entered, as Decide
+	// evaluated them (itemsSet), or why they could not be.
+	items    []any
+	itemsErr error
+	itemsSet bool
 }
 
 // startRun starts the next step in the current state: it sends the work to
@@ -359,7 +370,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 		i.note(Entry{Kind: KindHandoff, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, To: r.agent, Rule: ruleID(rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description, Reason: handoffReason(r), Result: r.payload})
 		i.event(Event{Type: EventAgentHandoff, Step: r.step, From: r.from, To: r.agent, Rule: ruleID(rule)})
 	} else {
-		i.note(Entry{Kind: KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
+		i.note(Entry{Kind: KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 	}
 	i.queue(i.outgoing(r, rule), r)
 	i.arm(r)
@@ -423,6 +434,11 @@ func (i *instance) active(step int) *run {
 	}
 	if i.join != nil {
 		if r := i.join.branch(step); r != nil && !r.ended {
+			return r
+		}
+	}
+	if i.each != nil {
+		if r := i.each.runs[step]; r != nil && !r.ended {
 			return r
 		}
 	}
@@ -492,7 +508,7 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	if bad := i.e.declaredResult(r.agent, out, runErr, timedOut); bad != nil {
 		out, runErr = registry.Outcome{}, bad
 	}
-	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr)}
+	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr), Index: r.index}
 	if timedOut {
 		ran.ErrorKind = "timeout"
 	}
@@ -505,6 +521,8 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	switch {
 	case r.kind == runBranch:
 		i.branchDone(ctx, r, out, runErr, isReject)
+	case r.kind == runItem:
+		i.itemDone(ctx, r, out, runErr, isReject, timedOut)
 	case runErr == nil && out.Handoff != nil:
 		i.delegate(ctx, r, out)
 	case r.kind == runDelegate:
@@ -654,6 +672,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	i.enterRun(ctx, dispatch{
 		rule: rule, from: from, attempt: 1, description: d.Task, reason: rule.Reason,
 		priority: rule.Priority, previous: result, constraints: rule.Constraints,
+		items: d.Items, itemsErr: d.ItemsErr, itemsSet: next.Iterates(),
 	})
 }
 
@@ -666,6 +685,14 @@ func (i *instance) enterRun(ctx context.Context, d dispatch) {
 	}
 	if i.state.Parallel() {
 		i.startBranches(ctx, d)
+		return
+	}
+	if i.state.Iterates() {
+		i.startForeach(ctx, d)
+		return
+	}
+	if i.state.Calls() {
+		i.startChild(ctx, d)
 		return
 	}
 	i.startRun(ctx, d)
@@ -780,6 +807,7 @@ func (i *instance) finish() {
 	if i.run != nil {
 		i.run.stop()
 	}
+	i.stopChild(context.WithoutCancel(i.e.ctx))
 	i.stopTimersLocked()
 	i.endTrace()
 	i.closing = true // commit closes done
@@ -801,6 +829,12 @@ func (i *instance) halt() {
 			r.endSpan("", "", nil)
 		}
 	}
+	if i.each != nil {
+		i.each.halt()
+	}
+	if i.child != nil {
+		i.child.stop()
+	}
 	i.endTrace()
 }
 
@@ -816,6 +850,7 @@ func (i *instance) stopTimersLocked() {
 	if i.join != nil {
 		i.stopBranches()
 	}
+	i.stopItems()
 	if i.waiting != nil && i.waiting.timer != nil {
 		i.waiting.timer.Stop()
 	}

@@ -24,7 +24,11 @@ type config struct {
 	ids        func() string
 	observers  []Observer
 	tracing    trace.TracerProvider
+	family     *family // the engines of a parent workflow and its children
 }
+
+// withFamily makes the engine one of the family of a parent workflow.
+func withFamily(f *family) Option { return func(c *config) { c.family = f } }
 
 func defaults() config {
 	return config{

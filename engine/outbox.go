@@ -38,6 +38,8 @@ func runKindName(k runKind) string {
 		return "delegate"
 	case runBranch:
 		return "branch"
+	case runItem:
+		return "item"
 	}
 	return "state"
 }
@@ -48,6 +50,8 @@ func runKindOf(name string) runKind {
 		return runDelegate
 	case "branch":
 		return runBranch
+	case "item":
+		return runItem
 	}
 	return runState
 }
@@ -73,7 +77,7 @@ func (i *instance) outgoing(r *run, rule *rules.Rule) Outgoing {
 		State: r.state.Name, To: r.agent, From: r.from, HandoffID: r.handoffID, Reason: string(r.handoffReason),
 		Explanation: r.reason, Task: r.description, Priority: r.priority, Rule: ruleID(rule),
 		Previous: r.previous, Constraints: r.constraints, Payload: r.payload,
-		Delegator: r.delegator, ReturnControl: r.returnControl, Returned: r.returned,
+		Delegator: r.delegator, ReturnControl: r.returnControl, Returned: r.returned, Index: r.index,
 	}
 	if r.handoffID != "" {
 		o.Kind = OutgoingHandoff
@@ -90,6 +94,7 @@ func (i *instance) runOf(o Outgoing, st *rules.State) *run {
 		handoffReason: handoff.Reason(o.Reason), payload: o.Payload, delegator: o.Delegator,
 		returnControl: o.ReturnControl,
 		returned:      o.Returned,
+		index:         o.Index,
 	}
 }
 
@@ -142,6 +147,9 @@ func (i *instance) itemOver(it openItem) bool {
 		return true
 	}
 	if i.run == it.r {
+		return false
+	}
+	if i.each != nil && i.each.runs[it.r.step] == it.r {
 		return false
 	}
 	return i.join == nil || i.join.branch(it.r.step) != it.r
@@ -204,6 +212,10 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 	case r.kind == runBranch:
 		i.join.fail(r.agent, err.Error())
 		i.checkJoin(ctx, false)
+	case r.kind == runItem:
+		delete(i.each.runs, r.step)
+		i.itemFailed(r, registry.Kind(err, "transport"), true)
+		i.itemsMoved(ctx)
 	case r.kind == runDelegate && !r.returned:
 		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: err.Error(), Kind: "rejected"})
 	case r.returned:

@@ -49,6 +49,8 @@ const (
 	KindJoined       = record.KindJoined
 	KindWaiting      = record.KindWaiting
 	KindSignal       = record.KindSignal
+	KindForeach      = record.KindForeach
+	KindChild        = record.KindChild
 	KindCompleted    = record.KindCompleted
 	KindFailed       = record.KindFailed
 	KindCanceled     = record.KindCanceled

@@ -53,6 +53,19 @@ func (e *Engine) resumeWhere(ctx context.Context, keep func(id string) bool) (Re
 		return ResumeReport{}, errors.New("engine: nil context")
 	}
 	rep := ResumeReport{Failed: map[string]error{}}
+	if e.fam.root == e {
+		// Children first: a parent resumed in a workflow state waits for a
+		// child that runs again.
+		for _, m := range e.fam.members()[1:] {
+			sub, err := m.Resume(ctx)
+			if err != nil {
+				return rep, err
+			}
+			rep.Resumed = append(rep.Resumed, sub.Resumed...)
+			rep.OtherVersion = append(rep.OtherVersion, sub.OtherVersion...)
+			maps.Copy(rep.Failed, sub.Failed)
+		}
+	}
 	snaps, err := e.store.Instances(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("engine: resume: %w", err)
@@ -160,7 +173,7 @@ func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
 	}
 	agent, _ := i.e.reg.Get(r.agent)
 	r.handler = agent.Handler
-	i.note(Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
+	i.note(Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 	i.queue(o, r)
 	i.arm(r)
 	i.started(r, o.Rule, "resume")
@@ -190,6 +203,10 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 		err = i.resumeWait(ctx, history, outbox)
 	case st.Parallel():
 		err = i.resumeJoin(ctx, history, outbox)
+	case st.Iterates():
+		err = i.resumeForeach(ctx, history, outbox)
+	case st.Calls():
+		err = i.resumeChild(ctx, history, outbox)
 	default:
 		err = i.resumeRun(ctx, snap, history, outbox)
 	}

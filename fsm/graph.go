@@ -60,6 +60,10 @@ func DOT(w *rules.Workflow) string {
 			attrs = ", shape=box3d, style=solid"
 		case s.Waits():
 			attrs = ", shape=octagon, style=solid"
+		case s.Iterates():
+			attrs = ", shape=box3d, style=dashed"
+		case s.Calls():
+			attrs = ", shape=component, style=solid"
 		}
 		fmt.Fprintf(&b, "    %s [label=%s%s];\n", strconv.Quote(s.Name), dotLabel(lines), attrs)
 	}
@@ -109,6 +113,22 @@ func stateLines(s *rules.State) []string {
 			wait += ", timeout " + s.Timeout.String()
 		}
 		return []string{wait}
+	case s.Calls():
+		call := "workflow " + s.Child.Workflow
+		if s.Timeout > 0 {
+			call += ", timeout " + s.Timeout.String()
+		}
+		return []string{call}
+	case s.Iterates():
+		f := s.Foreach
+		each := fmt.Sprintf("foreach %s: agent %s, %d at once", strings.Join(strings.Fields(f.Items.Source), " "), f.Agent, f.MaxConcurrency)
+		if f.Tolerate > 0 {
+			each += ", tolerate " + strconv.Itoa(f.Tolerate)
+			if f.TolerateIsPercent {
+				each += "%"
+			}
+		}
+		return []string{each}
 	default:
 		return []string{"agent " + s.Agent}
 	}
@@ -131,6 +151,9 @@ func edgeLabel(w *rules.Workflow, r *rules.Rule) string {
 	case next != nil && next.Parallel():
 		b.WriteString(" ⇉ ")
 		b.WriteString(strings.Join(next.Agents, ", "))
+	case next != nil && next.Iterates():
+		b.WriteString(" ⇉ each ")
+		b.WriteString(next.Foreach.Agent)
 	}
 	return b.String()
 }

@@ -25,6 +25,8 @@ const (
 	KindJoined      Kind = "joined"       // a parallel state's join completed (or timed out)
 	KindWaiting     Kind = "waiting"      // a wait state began waiting for its signals (Detail lists them, Delay is its timeout)
 	KindSignal      Kind = "signal"       // a signal the waiting instance accepted (Trigger is its name, Result its data)
+	KindForeach     Kind = "foreach"      // a foreach state began its items (Result holds {items}; Error why there are none to run)
+	KindChild       Kind = "child"        // a workflow state started its child (Detail is the child's id, Agent its workflow, Result its input, Delay the state's timeout)
 	KindCompleted   Kind = "completed"    // a terminal state was entered
 	KindFailed      Kind = "failed"       // the instance failed
 	KindCanceled    Kind = "canceled"     // the instance was cancelled
@@ -56,6 +58,7 @@ type Entry struct {
 	Reason    string         `json:"reason,omitempty"`     // handoff: the hand-off's reason (rule, plan_step, user_request, ...)
 	Detail    string         `json:"detail,omitempty"`
 	Delay     time.Duration  `json:"delay,omitempty"`
+	Index     int            `json:"index,omitempty"` // dispatch, resumed, agent_run, retry of a foreach item: the item's index, from 0
 }
 
 // Status is an instance's life-cycle status.

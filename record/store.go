@@ -79,7 +79,7 @@ const (
 type Outgoing struct {
 	Key           string         `json:"key"` // the idempotency key the receiver sees (instance:step)
 	Kind          OutgoingKind   `json:"kind"`
-	Run           string         `json:"run,omitempty"` // the run it starts: "state", "delegate" or "branch"
+	Run           string         `json:"run,omitempty"` // the run it starts: "state", "delegate", "branch" or "item"
 	Step          int            `json:"step"`
 	Attempt       int            `json:"attempt,omitempty"`
 	State         string         `json:"state"`
@@ -97,6 +97,7 @@ type Outgoing struct {
 	Delegator     string         `json:"delegator,omitempty"`
 	ReturnControl bool           `json:"return_control,omitempty"`
 	Returned      bool           `json:"returned,omitempty"` // a return_control answer: the delegate's result going back
+	Index         int            `json:"index,omitempty"`    // a foreach item's index, from 0 (the item is in the history's foreach entry)
 	Created       time.Time      `json:"created"`
 }
 

@@ -24,7 +24,7 @@ func recordedHistory(t *testing.T, scenarioFile string) []record.Entry {
 	t.Helper()
 	s, err := scenario.Load(scenarioFile)
 	require.NoError(t, err)
-	rep, err := scenario.Run(context.Background(), s, nil)
+	rep, err := scenario.Run(context.Background(), s, rules.LoadBeside)
 	require.NoError(t, err)
 	require.True(t, rep.Passed(), "%v", rep.Failures)
 	var buf bytes.Buffer

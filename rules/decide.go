@@ -21,6 +21,11 @@ type Decision struct {
 	Task string
 	// Context holds the values the rule merges into the instance context.
 	Context map[string]any
+	// Items are the items of the foreach state the rule enters, evaluated
+	// with the context after the merge; ItemsErr is why they could not be
+	// (the state is entered and reports it as its outcome).
+	Items    []any
+	ItemsErr error
 	// Err is why nothing can be applied: a *NoMatchError when no rule
 	// matched, a *DecideError when the fired rule's task or context failed.
 	Err error
@@ -85,12 +90,16 @@ func (w *Workflow) Decide(env *Env) Decision {
 			d.Context[c.Key] = v
 		}
 	}
+	if d.Next.Iterates() {
+		w.decideItems(&d, env)
+	}
 	return d
 }
 
 // LimitOf reports the limit that entering next would break after step runs
 // with these visits, if any: next's max_visits (the entry counted), or
-// max_steps (counting one run per agent of a parallel state).
+// max_steps (counting one run per agent of a parallel state; Decide counts
+// the items of a foreach state once it knows them).
 func (w *Workflow) LimitOf(next *State, step int, visits map[string]int) *LimitHit {
 	if next == nil || next.Terminal {
 		return nil
@@ -102,8 +111,8 @@ func (w *Workflow) LimitOf(next *State, step int, visits map[string]int) *LimitH
 	switch {
 	case next.Parallel():
 		runs = len(next.Agents) // each branch run is a step
-	case next.Waits():
-		runs = 0 // waiting is not a step
+	case next.Waits(), next.Iterates(), next.Calls():
+		runs = 0 // waiting is not a step; a foreach counts its items as it is entered; a child's runs count in the child
 	}
 	if s := step + runs; s > w.Limits.MaxSteps {
 		return &LimitHit{Limit: "max_steps", State: next.Name, Count: s, Max: w.Limits.MaxSteps}

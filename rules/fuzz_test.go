@@ -13,7 +13,7 @@ import (
 // hang, every error must be a *LoadError whose diagnostics are positioned,
 // and a workflow that loads must survive matching every outcome it names.
 func FuzzLoad(f *testing.F) {
-	for _, pattern := range []string{"testdata/valid/*.yaml", "testdata/invalid/*.yaml", "../examples/*/workflow.yaml"} {
+	for _, pattern := range []string{"testdata/valid/*.yaml", "testdata/invalid/*.yaml", "../examples/*/workflow*.yaml"} {
 		files, _ := filepath.Glob(pattern)
 		for _, file := range files {
 			if src, err := os.ReadFile(file); err == nil {
@@ -37,6 +37,14 @@ func FuzzLoad(f *testing.F) {
 		checkPositions(t, w.Warnings)
 		env := &rules.Env{}
 		for _, s := range w.States {
+			if s.Iterates() {
+				if _, err := w.Items(s, env); err != nil {
+					var ie *rules.ItemsError
+					if !errors.As(err, &ie) {
+						t.Fatalf("items of %s: got %T %v, want an *ItemsError", s.Name, err, err)
+					}
+				}
+			}
 			owner := w.Owner(s.Name)
 			for _, r := range w.Rules {
 				for _, tr := range r.Triggers {

@@ -10,7 +10,7 @@ type KeyTable struct {
 
 // Keys returns the keys the loader allows in each section of a workflow
 // file: "workflow" (the top level), "agent", "state", "retry", "backoff",
-// "wait", "join", "limits" and "rule". Any other key is a load error. The JSON Schema of the
+// "wait", "foreach", "join", "limits" and "rule". Any other key is a load error. The JSON Schema of the
 // format is tested against these tables, so the two cannot drift apart.
 func Keys() map[string]KeyTable {
 	table := func(k keySpec) KeyTable {
@@ -23,6 +23,7 @@ func Keys() map[string]KeyTable {
 		"retry":    table(retryKeys),
 		"backoff":  table(backoffKeys),
 		"wait":     table(waitKeys),
+		"foreach":  table(foreachKeys),
 		"join":     table(joinKeys),
 		"limits":   table(limitKeys),
 		"rule":     table(ruleKeys),

@@ -16,6 +16,7 @@ func lint(w *Workflow, l *loader) []Diagnostic {
 	li.unreachable()
 	li.groups()
 	li.waits()
+	li.foreachItems(l)
 	if !l.explicitLimit {
 		li.cycles()
 	}

@@ -221,7 +221,7 @@ func (l *loader) parseYAML(src []byte) (root *yaml.Node, ok bool) {
 // runsAgents reports whether a state of the workflow runs an agent.
 func (l *loader) runsAgents() bool {
 	for _, st := range l.w.States {
-		if st.Agent != "" || len(st.Agents) > 0 {
+		if st.Agent != "" || len(st.Agents) > 0 || st.Iterates() {
 			return true
 		}
 	}

@@ -76,9 +76,12 @@ func (l *loader) resolveStates() {
 			l.unknownAgent(n, s.Agent, nil)
 			known = false
 		}
+		if n, ok := l.stateAgent[s]; ok && s.Iterates() && s.Foreach.Agent != "" && w.agents[s.Foreach.Agent] == nil {
+			l.unknownAgent(n, s.Foreach.Agent, nil)
+		}
 		switch {
 		case s.Terminal:
-		case s.Parallel(), s.Waits():
+		case s.Parallel(), s.Waits(), s.Iterates(), s.Calls():
 			s.owner = s.Name
 		case s.Agent != "" && known:
 			s.owner = s.Agent
@@ -112,6 +115,10 @@ func (l *loader) resolveRules() {
 			if len(src.Wait.Signals) > 0 {
 				l.checkSignals(r, rn, src)
 			}
+		} else if ok && src.Iterates() && len(r.Sources) > 0 {
+			l.checkOutcomes(r, rn, "foreach", foreachOutcomes)
+		} else if ok && src.Calls() && len(r.Sources) > 0 {
+			l.checkChildTriggers(r, rn)
 		} else {
 			l.checkTriggers(r, rn, parallel)
 		}
@@ -149,7 +156,7 @@ func (l *loader) resolveFrom(r *Rule, rn *ruleNodes) (parallel bool) {
 		case s.Parallel():
 			r.Sources = []string{s.Name}
 			return true
-		case s.Waits():
+		case s.Waits(), s.Iterates(), s.Calls():
 			r.Sources = []string{s.Name}
 			return false
 		case s.Agent != "":
@@ -160,7 +167,7 @@ func (l *loader) resolveFrom(r *Rule, rn *ruleNodes) (parallel bool) {
 	if _, ok := w.agents[r.From]; !ok {
 		cands := l.agentIDs()
 		for _, s := range w.States {
-			if s.Parallel() || s.Waits() {
+			if s.Parallel() || s.Waits() || s.Iterates() || s.Calls() {
 				cands = append(cands, s.Name)
 			}
 		}
@@ -174,6 +181,10 @@ func (l *loader) resolveFrom(r *Rule, rn *ruleNodes) (parallel bool) {
 	for _, s := range w.States {
 		if slices.Contains(s.Agents, r.From) {
 			l.errorf(rn.from, "agent %q owns no state: it only works in parallel state %q, whose rules name the state in from", r.From, s.Name)
+			return false
+		}
+		if s.Iterates() && s.Foreach.Agent == r.From {
+			l.errorf(rn.from, "agent %q owns no state: it only runs the items of foreach state %q, whose rules name the state in from", r.From, s.Name)
 			return false
 		}
 	}
@@ -213,7 +224,7 @@ func (l *loader) checkTriggers(r *Rule, rn *ruleNodes, parallel bool) {
 			l.errorf(rn.triggers[i], "parallel state %q only reports %s, not %q", r.From,
 				strings.Join(append(slices.Clone(reservedParallel), reservedAny...), ", "), t)
 		case !parallel && slices.Contains(reservedParallel, t):
-			l.errorf(rn.triggers[i], "trigger %q is only reported by parallel states", t)
+			l.errorf(rn.triggers[i], "trigger %q is only reported by parallel and foreach states", t)
 		}
 	}
 }
@@ -226,6 +237,16 @@ func (l *loader) checkSignals(r *Rule, rn *ruleNodes, s *State) {
 		if !slices.Contains(allowed, t) {
 			l.errorf(rn.triggers[i], "wait state %q only reports its signals (%s) and timeout, not %q%s",
 				s.Name, strings.Join(s.Wait.Signals, ", "), t, didYouMean(t, allowed))
+		}
+	}
+}
+
+// checkOutcomes refuses triggers a state of kind what never reports.
+func (l *loader) checkOutcomes(r *Rule, rn *ruleNodes, what string, allowed []string) {
+	for i, t := range r.Triggers {
+		if !slices.Contains(allowed, t) {
+			l.errorf(rn.triggers[i], "%s state %q only reports %s, not %q%s",
+				what, r.From, strings.Join(allowed, ", "), t, didYouMean(t, allowed))
 		}
 	}
 }
@@ -259,6 +280,16 @@ func (l *loader) resolveNext(r *Rule, rn *ruleNodes) {
 	case next.Waits():
 		if rn.to != nil {
 			l.errorf(rn.to, "a rule into wait state %q must omit to: a wait state runs no agent", next.Name)
+		}
+		r.To = ""
+	case next.Calls():
+		if rn.to != nil {
+			l.errorf(rn.to, "a rule into workflow state %q must omit to: entering it starts its child workflow", next.Name)
+		}
+		r.To = ""
+	case next.Iterates():
+		if rn.to != nil {
+			l.errorf(rn.to, "a rule into foreach state %q must omit to: entering it runs its agent over each item", next.Name)
 		}
 		r.To = ""
 	default:

@@ -7,7 +7,7 @@ import (
 )
 
 var stateKeys = keySpec{
-	optional: []string{"agent", "agents", "wait", "terminal", "timeout", "heartbeat", "retry", "max_visits", "join", "merge"},
+	optional: []string{"agent", "agents", "wait", "foreach", "workflow", "input", "terminal", "timeout", "heartbeat", "retry", "max_visits", "join", "merge"},
 }
 
 var retryKeys = keySpec{required: []string{"max"}, optional: []string{"backoff", "on", "except"}}
@@ -61,17 +61,30 @@ func (l *loader) stateSpec(s *State, key *yaml.Node, spec fieldSet) {
 	agent, hasAgent := spec.get("agent")
 	agents, hasAgents := spec.get("agents")
 	wait, hasWait := spec.get("wait")
+	each, hasForeach := spec.get("foreach")
+	wf, hasWorkflow := spec.get("workflow")
 	if s.Terminal {
 		for _, k := range []struct{ key, what string }{
-			{"agent", "an agent"}, {"agents", "agents"}, {"wait", "a wait"}, {"timeout", "a timeout"},
+			{"agent", "an agent"}, {"agents", "agents"}, {"wait", "a wait"}, {"foreach", "a foreach"}, {"workflow", "a workflow"}, {"input", "an input"}, {"timeout", "a timeout"},
 			{"heartbeat", "a heartbeat"}, {"retry", "a retry"}, {"join", "a join"}, {"merge", "a merge"},
 		} {
 			if f, ok := spec.get(k.key); ok {
 				l.errorf(f.key, "terminal state %s has %s", q, k.what)
 			}
 		}
-	} else if !hasAgent && !hasAgents && !hasWait {
-		l.errorf(key, "state %s has neither agent, agents, wait nor terminal", q)
+	} else if !hasAgent && !hasAgents && !hasWait && !hasForeach && !hasWorkflow {
+		l.errorf(key, "state %s has none of agent, agents, wait, foreach, workflow or terminal", q)
+	}
+	if in, ok := spec.get("input"); ok && !hasWorkflow && !s.Terminal {
+		l.errorf(in.key, "state %s has an input but no workflow: only a workflow state starts a child with an input", q)
+	}
+	if hasWorkflow && !s.Terminal {
+		l.childSpec(s, q, spec, wf)
+		for _, k := range []string{"retry", "heartbeat"} {
+			if f, ok := spec.get(k); ok {
+				l.errorf(f.key, "workflow state %s has a %s: it runs no agent (its child's states retry their own runs)", q, k)
+			}
+		}
 	}
 	if hasAgent && hasAgents && !s.Terminal {
 		l.errorf(agents.key, "state %s has both agent and agents", q)
@@ -87,6 +100,9 @@ func (l *loader) stateSpec(s *State, key *yaml.Node, spec fieldSet) {
 				}
 			}
 		}
+	}
+	if hasForeach && !s.Terminal {
+		l.foreachSpec(s, q, spec, each)
 	}
 	if hasAgent {
 		s.Agent, _ = l.name(agent.val, "agent id", identName)

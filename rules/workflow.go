@@ -184,6 +184,11 @@ type State struct {
 	Merge string
 	// Wait makes the state wait for a signal; nil for other states.
 	Wait *Wait
+	// Foreach makes the state run an agent over every item of a list; nil
+	// for other states.
+	Foreach *Foreach
+	// Child makes the state run a child workflow; nil for other states.
+	Child *Child
 	// Heartbeat is how long an external run may go without a heartbeat
 	// before it has failed (kind heartbeat); 0 means no heartbeat is asked.
 	Heartbeat time.Duration

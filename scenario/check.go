@@ -19,9 +19,14 @@ import (
 // mean"; all are joined, sorted by position.
 func Check(s *Scenario, w *rules.Workflow) error {
 	c := &checker{s: s, w: w}
+	family := workflows(w)
 	agents := make([]string, 0, len(w.Agents))
-	for _, a := range w.Agents {
-		agents = append(agents, a.ID)
+	for _, fw := range family {
+		for _, a := range fw.Agents {
+			if !slices.Contains(agents, a.ID) {
+				agents = append(agents, a.ID)
+			}
+		}
 	}
 	states, terminals := []string{}, []string{}
 	for _, st := range w.States {
@@ -31,15 +36,17 @@ func Check(s *Scenario, w *rules.Workflow) error {
 		}
 	}
 	triggers := map[string][]string{} // by the rules' from
-	for _, r := range w.Rules {
-		for _, t := range r.Triggers {
-			if !slices.Contains(triggers[r.From], t) {
-				triggers[r.From] = append(triggers[r.From], t)
+	for _, fw := range family {
+		for _, r := range fw.Rules {
+			for _, t := range r.Triggers {
+				if !slices.Contains(triggers[r.From], t) {
+					triggers[r.From] = append(triggers[r.From], t)
+				}
 			}
 		}
 	}
 	for name, replies := range s.Agents {
-		if _, ok := w.Agent(name); !ok {
+		if !slices.Contains(agents, name) {
 			c.unknown(s.agentAt[name], "agent", name, agents, true)
 			continue
 		}
@@ -93,6 +100,20 @@ func Check(s *Scenario, w *rules.Workflow) error {
 	// Agents come from a map: order the problems of one position too.
 	slices.SortStableFunc(c.errs, func(a, b *Error) int { return cmp.Compare(a.Msg, b.Msg) })
 	return joinSorted(c.errs)
+}
+
+// workflows returns w and the workflows its workflow states call,
+// transitively, w first: a scenario scripts the agents of all of them.
+func workflows(w *rules.Workflow) []*rules.Workflow {
+	out := []*rules.Workflow{w}
+	for k := 0; k < len(out); k++ {
+		for _, st := range out[k].States {
+			if st.Calls() && st.Child.Target != nil && !slices.Contains(out, st.Child.Target) {
+				out = append(out, st.Child.Target)
+			}
+		}
+	}
+	return out
 }
 
 // posAt returns ps[i], or no position for a Scenario built without Parse.

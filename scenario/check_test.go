@@ -22,7 +22,7 @@ func diagnose(t *testing.T, path string) string {
 	t.Helper()
 	s, err := scenario.Load(path)
 	if err == nil {
-		w, werr := rules.Load(s.Workflow)
+		w, werr := rules.LoadBeside(s.Workflow)
 		require.NoError(t, werr, "the corpus's workflows load")
 		err = scenario.Check(s, w)
 	}

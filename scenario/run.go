@@ -84,7 +84,7 @@ func RunFrom(ctx context.Context, s *Scenario, load Loader, start time.Time, opt
 		return nil, errors.New("scenario: run: nil scenario")
 	}
 	if load == nil {
-		load = rules.Load
+		load = rules.LoadBeside
 	}
 	w, err := load(s.Workflow)
 	if err != nil {
@@ -95,9 +95,11 @@ func RunFrom(ctx context.Context, s *Scenario, load Loader, start time.Time, opt
 	}
 	rep := &Report{Scenario: s, Workflow: w}
 	var signals []string
-	for _, st := range w.States {
-		if st.Waits() {
-			signals = append(signals, st.Wait.Signals...)
+	for _, fw := range workflows(w) {
+		for _, st := range fw.States {
+			if st.Waits() {
+				signals = append(signals, st.Wait.Signals...)
+			}
 		}
 	}
 	for _, sig := range s.Signals {
@@ -368,8 +370,12 @@ type script struct {
 
 func newScript(s *Scenario, w *rules.Workflow, eng *engine.Engine, sim *clock.Sim) *script {
 	sc := &script{eng: eng, wf: w, sim: sim, replies: map[string][]Reply{}, signals: slices.Clone(s.Signals)}
-	for _, a := range w.Agents {
-		sc.agents = append(sc.agents, a.ID)
+	for _, fw := range workflows(w) {
+		for _, a := range fw.Agents {
+			if !slices.Contains(sc.agents, a.ID) {
+				sc.agents = append(sc.agents, a.ID)
+			}
+		}
 	}
 	for a, rs := range s.Agents {
 		sc.replies[a] = slices.Clone(rs)
@@ -404,7 +410,7 @@ func (s *script) armSignal(ctx context.Context) {
 	if len(s.signals) == 0 || s.inst == nil {
 		return
 	}
-	res := s.inst.Result()
+	target, res := s.waiter()
 	if s.armed != nil {
 		if res.Waiting != "" && res.Since.Equal(s.armedAt) {
 			return
@@ -415,18 +421,44 @@ func (s *script) armSignal(ctx context.Context) {
 	if res.Waiting == "" {
 		return
 	}
-	st, ok := s.wf.State(res.Waiting)
-	if !ok || !st.Wait.Accepts(s.signals[0].Name) {
+	st := waitState(workflows(s.wf), res.Waiting)
+	if st == nil || !st.Wait.Accepts(s.signals[0].Name) {
 		return
 	}
 	sig := s.signals[0]
 	s.armedAt = res.Since
 	s.armed = s.sim.AfterFunc(max(res.Since.Add(sig.Delay).Sub(s.sim.Now()), 0), func() {
 		s.armed = nil
-		if err := s.inst.Signal(ctx, sig.Name, sig.Data); err == nil {
+		if err := target.Signal(ctx, sig.Name, sig.Data); err == nil {
 			s.signals = s.signals[1:]
 		}
 	})
+}
+
+// waiter returns the instance that waits for a signal: the scenario's
+// instance, or the child (or grandchild) its workflow state waits for.
+func (s *script) waiter() (*engine.Instance, engine.Result) {
+	inst := s.inst
+	res := inst.Result()
+	for res.Waiting == "" && res.Child != "" {
+		child, err := s.eng.Instance(res.Child)
+		if err != nil {
+			break
+		}
+		inst, res = child, child.Result()
+	}
+	return inst, res
+}
+
+// waitState finds the wait state named name among the workflows (a child's
+// wait state is in the child's workflow).
+func waitState(ws []*rules.Workflow, name string) *rules.State {
+	for _, w := range ws {
+		if st, ok := w.State(name); ok && st.Waits() {
+			return st
+		}
+	}
+	return nil
 }
 
 // poll takes every message waiting in the agents' mailboxes; it reports

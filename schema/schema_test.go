@@ -87,6 +87,7 @@ func TestSchema_PropertiesEqualTheLoadersKeyTables(t *testing.T) {
 		"retry":    {wf, []any{"$defs", "retry"}},
 		"backoff":  {wf, []any{"$defs", "backoff"}},
 		"wait":     {wf, []any{"$defs", "wait"}},
+		"foreach":  {wf, []any{"$defs", "foreach"}},
 		"join":     {wf, []any{"$defs", "join"}},
 		"limits":   {wf, []any{"$defs", "limits"}},
 		"rule":     {wf, []any{"$defs", "rule"}},

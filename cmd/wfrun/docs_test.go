@@ -13,7 +13,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+var (
+	yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+	// fileName is a workflow snippet's first line when the page names the
+	// file it belongs in (a child workflow beside its caller).
+	fileName = regexp.MustCompile(`^# file: ([a-z0-9_-]+\.yaml)\n`)
+)
 
 // firstKey returns the first key of a YAML snippet, skipping comments.
 func firstKey(snippet string) string {
@@ -30,8 +35,10 @@ func firstKey(snippet string) string {
 
 // runDocSnippets writes the YAML snippets of a Markdown file to a folder,
 // as a user copying them would: a snippet that starts with `workflow:` is a
-// complete workflow, saved as workflow.yaml, which must pass `wfrun validate
-// --strict`; one that starts with `scenario:` is a scenario of the workflow
+// complete workflow, saved as workflow.yaml (or under the name its first
+// line gives, `# file: NAME.yaml`: a child workflow beside its caller),
+// which must pass `wfrun validate --strict`; one that starts with
+// `scenario:` is a scenario of the workflow
 // before it, saved in scenarios/, which must pass `wfrun run`. Every other
 // snippet is a fragment and must at least be valid YAML. The pages share
 // one folder, in order: a page's scenario may run against the workflow of
@@ -59,6 +66,9 @@ func runPage(t *testing.T, dir, doc string, before int) (workflows, scenarios in
 		case "workflow":
 			workflows++
 			file := filepath.Join(dir, "workflow.yaml")
+			if m := fileName.FindStringSubmatch(snippet); m != nil {
+				file = filepath.Join(dir, m[1])
+			}
 			require.NoError(t, os.WriteFile(file, []byte(snippet), 0o644))
 			out, errOut, code := wfrun(t, "validate", "--strict", file)
 			assert.Equal(t, 0, code, "%s: workflow snippet %d does not validate:\n%s%s", doc, i+1, out, errOut)

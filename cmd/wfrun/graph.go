@@ -26,7 +26,7 @@ func graphCmd() *cobra.Command {
 			default:
 				return fmt.Errorf("unknown --format %q (want mermaid or dot)", format)
 			}
-			w, err := rules.Load(args[0])
+			w, err := rules.LoadBeside(args[0])
 			if err != nil {
 				return workflowError(cmd, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -211,9 +212,16 @@ func showInstance(cmd *cobra.Command, st *boltstore.Store, format, arg string) e
 		return nil
 	}
 	fmt.Fprintf(out, "instance %s of %s v%d: %s in %s after %s\n", snap.ID, snap.Workflow, snap.Version, snap.Status, snap.State, plural(snap.Step, "step", "steps"))
-	fmt.Fprintf(out, "created %s, updated %s\n\n", stamp(snap.Created), stamp(snap.Updated))
+	fmt.Fprintf(out, "created %s, updated %s\n", stamp(snap.Created), stamp(snap.Updated))
+	if p := parentID(snap.ID); p != "" {
+		if ps, err := st.Instance(ctx, p); err == nil {
+			fmt.Fprintf(out, "child of %s (workflow %s), started by its state %s\n", p, ps.Workflow, childState(snap.ID))
+		}
+	}
+	fmt.Fprintln(out)
 	rows, _, _ := scenario.Trace(history)
 	writeRows(out, rows)
+	writeChildren(ctx, out, st, history)
 	if snap.Error != "" {
 		fmt.Fprintf(out, "\nerror: %s\n", snap.Error)
 	}
@@ -231,6 +239,46 @@ func showInstance(cmd *cobra.Command, st *boltstore.Store, format, arg string) e
 		return tw.Flush()
 	}
 	return nil
+}
+
+// writeChildren lists the child instances the history's workflow states
+// started, with where each is now.
+func writeChildren(ctx context.Context, out io.Writer, st *boltstore.Store, history []record.Entry) {
+	first := true
+	for _, e := range history {
+		if e.Kind != record.KindChild {
+			continue
+		}
+		if first {
+			fmt.Fprintf(out, "\nchildren:\n")
+			first = false
+		}
+		where := "not started"
+		if cs, err := st.Instance(ctx, e.Detail); err == nil {
+			where = fmt.Sprintf("%s in %s after %s", cs.Status, cs.State, plural(cs.Step, "step", "steps"))
+		}
+		fmt.Fprintf(out, "  %s  workflow %s, from state %s: %s\n", e.Detail, e.Agent, e.State, where)
+	}
+}
+
+// parentID is the id of the instance whose workflow state started child
+// instance id (<parent>/<STATE>/<visit>), "" for any other id.
+func parentID(id string) string {
+	k := strings.LastIndexByte(id, '/')
+	if k < 0 {
+		return ""
+	}
+	if k = strings.LastIndexByte(id[:k], '/'); k < 0 {
+		return ""
+	}
+	return id[:k]
+}
+
+// childState is the state in a child instance's id.
+func childState(id string) string {
+	rest := strings.TrimPrefix(id, parentID(id)+"/")
+	state, _, _ := strings.Cut(rest, "/")
+	return state
 }
 
 func printDeadLetters(cmd *cobra.Command, st *boltstore.Store, format string) error {

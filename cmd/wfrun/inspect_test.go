@@ -296,3 +296,31 @@ func TestInspect_ListFlagsWithAnInstanceAreAUsageError(t *testing.T) {
 	_, _, code = wfrun(t, "inspect", "--store", store, "--dead-letters", "--limit", "3")
 	assert.Equal(t, 2, code)
 }
+
+func TestInspect_ShowsTheLinkBetweenParentAndChild(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "baton.db")
+	_, errOut, code := wfrun(t, "run", "--store", store, "../../examples/document-review/scenarios/approved.yaml")
+	require.Equal(t, 0, code, errOut)
+	st, err := boltstore.OpenReadOnly(store)
+	require.NoError(t, err)
+	snaps, err := st.Instances(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	require.Len(t, snaps, 2, "the parent and its kyc child")
+	var parent, child string
+	for _, s := range snaps {
+		if s.Workflow == "kyc" {
+			child = s.ID
+		} else {
+			parent = s.ID
+		}
+	}
+	require.Equal(t, parent+"/KYC/1", child)
+
+	out, errOut, code := wfrun(t, "inspect", "--store", store, parent)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "children:\n  "+child+"  workflow kyc, from state KYC: completed in VERIFIED after 2 steps")
+	out, errOut, code = wfrun(t, "inspect", "--store", store, child)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "child of "+parent+" (workflow document-review), started by its state KYC")
+}

@@ -32,7 +32,7 @@ func replayCmd() *cobra.Command {
 			if err != nil {
 				return &checkError{err: err}
 			}
-			w, err := rules.Load(args[1])
+			w, err := rules.LoadBeside(args[1])
 			if err != nil {
 				return workflowError(cmd, err)
 			}

@@ -52,7 +52,7 @@ func runCmd() *cobra.Command {
 				opts = append(opts, engine.WithStore(st), engine.WithIDs(uuid.NewString))
 				start = time.Now().UTC()
 			}
-			rep, err := replayScenario(cmd.Context(), args[0], rules.Load, start, opts...)
+			rep, err := replayScenario(cmd.Context(), args[0], rules.LoadBeside, start, opts...)
 			if err != nil {
 				return workflowError(cmd, err)
 			}
@@ -131,7 +131,7 @@ func cachedLoader() scenario.Loader {
 		if l, ok := cache[key]; ok {
 			return l.w, l.err
 		}
-		w, err := rules.Load(path)
+		w, err := rules.LoadBeside(path)
 		cache[key] = loaded{w, err}
 		return w, err
 	}

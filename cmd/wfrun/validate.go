@@ -37,7 +37,7 @@ func diagnostics(ds []rules.Diagnostic) []diagnostic {
 
 func validate(path string, strict bool) (v validation, printed []rules.Diagnostic) {
 	v = validation{File: path, Errors: []diagnostic{}, Warnings: []diagnostic{}}
-	w, err := rules.Load(path)
+	w, err := rules.LoadBeside(path)
 	if err != nil {
 		var le *rules.LoadError
 		if errors.As(err, &le) {

@@ -69,6 +69,7 @@ func fullEntry(seq, step int) record.Entry {
 		Reason:    "capability_match",
 		Detail:    "détail ✓ \"quoted\" <b>&</b>\nsecond line\ttab \u2028",
 		Delay:     1500*time.Millisecond + 1,
+		Index:     3,
 	}
 }
 
@@ -125,6 +126,7 @@ func fullOutgoing(id string, step int, key string) record.Outgoing {
 		Delegator:     "manager",
 		ReturnControl: true,
 		Returned:      true,
+		Index:         2,
 		Created:       base.In(elsewhere).Add(time.Duration(step)*time.Millisecond + 11),
 	}
 }

@@ -1,0 +1,332 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
+)
+
+// MaxNesting is how deep child workflows may nest: a workflow state whose
+// child would be nested deeper fails its instance.
+const MaxNesting = 8
+
+// family is the engines of a workflow and of every workflow its workflow
+// states call, transitively: one engine per workflow name, sharing the
+// store, the clock and the transport. The root engine owns it; the others
+// are closed with the root.
+type family struct {
+	mu      sync.Mutex
+	root    *Engine
+	engines map[string]*Engine // by workflow name, the root's included
+	order   []*Engine          // the root first, then in the order built
+}
+
+// linkChildren builds the engines of the workflows e's workflow states call,
+// with the options e was built with, on e's store and transport.
+func (e *Engine) linkChildren(reg *registry.Registry, opts []Option) error {
+	for _, st := range e.wf.States {
+		if !st.Calls() {
+			continue
+		}
+		target := st.Child.Target
+		if target == nil {
+			return fmt.Errorf("engine: state %s calls workflow %q, which was not loaded with it: load the workflows together with rules.LoadSet", st.Name, st.Child.Workflow)
+		}
+		e.fam.mu.Lock()
+		_, built := e.fam.engines[target.Name]
+		e.fam.mu.Unlock()
+		if built {
+			continue
+		}
+		child := append(append([]Option{}, opts...), WithStore(e.store), WithTransport(e.tr), withFamily(e.fam))
+		if _, err := New(target, reg, child...); err != nil {
+			return fmt.Errorf("engine: child workflow %s: %w", target.Name, err)
+		}
+	}
+	return nil
+}
+
+// join adds e to the family, under its workflow's name.
+func (f *family) join(e *Engine) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.engines == nil {
+		f.engines = map[string]*Engine{}
+		f.root = e
+	}
+	f.engines[e.wf.Name] = e
+	f.order = append(f.order, e)
+}
+
+// engine returns the engine of the workflow named name.
+func (f *family) engine(name string) *Engine {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.engines[name]
+}
+
+// members returns the engines of the family, the root first.
+func (f *family) members() []*Engine {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*Engine(nil), f.order...)
+}
+
+// running finds the engine that runs instance id, among the family.
+func (f *family) running(id string) (*Engine, *instance) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range f.order {
+		if v, ok := e.instances.Load(id); ok {
+			return e, v.(*instance)
+		}
+	}
+	return nil, nil
+}
+
+// Workflows returns the workflows the engine runs: its own first, then
+// those its workflow states call, transitively.
+func (e *Engine) Workflows() []*rules.Workflow {
+	var out []*rules.Workflow
+	for _, m := range e.fam.members() {
+		out = append(out, m.wf)
+	}
+	return out
+}
+
+// childRun is the child instance a workflow state waits for.
+type childRun struct {
+	id    string
+	state *rules.State
+	eng   *Engine
+	since time.Time
+	timer clock.Timer
+}
+
+// childID is the id of the child a workflow state starts: the parent's id,
+// the state and the visit.
+func childID(parent, state string, visit int) string {
+	return fmt.Sprintf("%s/%s/%d", parent, state, visit)
+}
+
+// parentOf returns the id of the parent of a child instance id, "" for an
+// instance that is no child.
+func parentOf(id string) string {
+	k := strings.LastIndexByte(id, '/')
+	if k < 0 {
+		return ""
+	}
+	k = strings.LastIndexByte(id[:k], '/')
+	if k < 0 {
+		return ""
+	}
+	return id[:k]
+}
+
+// nesting counts the parents of an instance id.
+func nesting(id string) int { return strings.Count(id, "/") / 2 }
+
+// startChild enters a workflow state: it starts the child instance with the
+// state's input (the parent's context without one) and arms the state's
+// timeout. Entering is not a step: the child's runs count in the child.
+func (i *instance) startChild(ctx context.Context, d dispatch) {
+	st := i.state
+	i.run = nil
+	target := i.e.fam.engine(st.Child.Target.Name)
+	id := childID(i.id, st.Name, i.visits[st.Name])
+	if nesting(id) > MaxNesting {
+		i.fail(fmt.Errorf("engine: state %s would nest workflow %s deeper than %d levels", st.Name, target.wf.Name, MaxNesting))
+		return
+	}
+	env := rules.Env{
+		Result: orEmpty(d.previous), Input: i.input, Context: i.context,
+		State: st.Name, Agent: st.Name, Step: i.step, Visits: i.visits,
+	}
+	input, err := st.Child.EvalInput(st.Name, &env)
+	if err != nil {
+		i.fail(fmt.Errorf("engine: %w", err))
+		return
+	}
+	c := &childRun{id: id, state: st, eng: target, since: i.e.clock.Now()}
+	i.child = c
+	i.note(Entry{Kind: KindChild, State: st.Name, Agent: target.wf.Name, Detail: id, Result: input, Delay: st.Timeout})
+	i.armChild(c, st.Timeout)
+	i.launchChild(ctx, c, input)
+}
+
+// launchChild starts the child instance of c; a child that exists already
+// (started before a crash) is taken up, and one that has finished reports
+// at once.
+func (i *instance) launchChild(ctx context.Context, c *childRun, input map[string]any) {
+	_, err := c.eng.start(ctx, c.id, input, false)
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrDuplicateInstance):
+		c.eng.notifyIfFinished(ctx, c.id)
+	default:
+		i.child = nil
+		c.stop()
+		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: fmt.Sprintf("child %s did not start: %v", c.id, err), Kind: "child_failed"})
+	}
+}
+
+// notifyIfFinished tells the parent of child id that it has finished, when
+// the store says so.
+func (e *Engine) notifyIfFinished(ctx context.Context, id string) {
+	if snap, err := e.store.Instance(ctx, id); err == nil && snap.Status.Finished() {
+		e.notifyParent(id)
+	}
+}
+
+// notifyParent tells the parent of child instance id, later and in another
+// step, that the child has finished: the child's lock is never held while
+// the parent's is taken (a parent takes its child's lock to cancel it).
+func (e *Engine) notifyParent(id string) {
+	parent := parentOf(id)
+	if parent == "" || e.fam == nil {
+		return
+	}
+	e.exec.Submit(func() {
+		pe, p := e.fam.running(parent)
+		if p == nil || pe.closed.Load() {
+			return
+		}
+		p.childDone(pe.ctx, id)
+	})
+}
+
+func (c *childRun) stop() {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+}
+
+// armChild arms the workflow state's timeout to fire after left.
+func (i *instance) armChild(c *childRun, left time.Duration) {
+	if c.state.Timeout <= 0 {
+		return
+	}
+	c.timer = i.e.clock.AfterFunc(max(left, 0), func() {
+		i.e.exec.Submit(func() { i.childTimedOut(i.e.ctx, c) })
+	})
+}
+
+// childTimedOut cancels the child c, if the instance still waits for it,
+// and produces the outcome timeout.
+func (i *instance) childTimedOut(ctx context.Context, c *childRun) {
+	if i.e.closed.Load() {
+		return
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.status.Finished() || i.child != c {
+		return
+	}
+	i.child = nil
+	c.eng.cancelChild(ctx, c.id)
+	msg := fmt.Sprintf("child %s did not finish within %s", c.id, c.state.Timeout)
+	i.decide(ctx, "timeout", nil, rules.ErrorInfo{Message: msg, Kind: "timeout"})
+	i.commit(ctx)
+}
+
+// cancelChild cancels child instance id, if it runs.
+func (e *Engine) cancelChild(ctx context.Context, id string) {
+	if v, ok := e.instances.Load(id); ok {
+		_ = v.(*instance).cancel(ctx)
+	}
+}
+
+// childDone takes the end of the child id: its terminal state is the
+// outcome (its final context the result); a child that failed or was
+// cancelled is the outcome error with kind child_failed.
+func (i *instance) childDone(ctx context.Context, id string) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	c := i.child
+	if i.status.Finished() || c == nil || c.id != id {
+		return
+	}
+	snap, err := c.eng.store.Instance(ctx, id)
+	if err != nil || !snap.Status.Finished() {
+		return
+	}
+	i.child = nil
+	c.stop()
+	if snap.Status == StatusCompleted {
+		i.decide(ctx, snap.Outcome, maps.Clone(orEmpty(snap.Context)), rules.ErrorInfo{})
+	} else {
+		msg := fmt.Sprintf("child %s %s: %s", id, snap.Status, snap.Error)
+		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: msg, Kind: "child_failed"})
+	}
+	i.commit(ctx)
+}
+
+// stopChild cancels the child the instance waits for, if any: the parent
+// has finished (cancelled, failed) without it.
+func (i *instance) stopChild(ctx context.Context) {
+	c := i.child
+	if c == nil {
+		return
+	}
+	i.child = nil
+	c.stop()
+	c.eng.cancelChild(ctx, c.id)
+}
+
+// resumeChild continues a workflow state after a restart: the child started
+// before the crash is waited for again (the child's engine resumes it), one
+// that finished meanwhile reports now, and one the crash kept from starting
+// starts now with the input the history recorded. The state's deadline
+// stays where it was.
+func (i *instance) resumeChild(ctx context.Context, history []Entry, outbox []Outgoing) error {
+	st := i.state
+	var started *Entry
+	for k := len(history) - 1; k >= 0; k-- {
+		e := &history[k]
+		if e.Kind == KindChild && e.State == st.Name {
+			started = e
+			break
+		}
+		if e.Kind == KindTransition && e.Next == st.Name {
+			break
+		}
+	}
+	if started == nil {
+		return fmt.Errorf("%w %s: no child of state %s in its history", ErrCannotResume, i.id, st.Name)
+	}
+	for _, o := range outbox {
+		if o.Kind == OutgoingNotice {
+			if err := i.resend(ctx, o, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		i.settleLater(o.Key)
+	}
+	target := i.e.fam.engine(st.Child.Target.Name)
+	c := &childRun{id: started.Detail, state: st, eng: target, since: started.Time}
+	i.run = nil
+	i.child = c
+	left := c.since.Add(st.Timeout).Sub(i.e.clock.Now())
+	if st.Timeout > 0 && left <= 0 {
+		i.child = nil
+		target.cancelChild(ctx, c.id)
+		i.decide(ctx, "timeout", nil, rules.ErrorInfo{Message: fmt.Sprintf("child %s did not finish within %s", c.id, st.Timeout), Kind: "timeout"})
+		return nil
+	}
+	i.armChild(c, left)
+	if _, err := target.store.Instance(ctx, c.id); err != nil {
+		i.launchChild(ctx, c, started.Result)
+		return nil
+	}
+	target.notifyIfFinished(ctx, c.id)
+	return nil
+}
