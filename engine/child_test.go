@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/boltstore"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
@@ -159,17 +158,6 @@ func TestEngine_Child_NeedsTheSet(t *testing.T) {
 }
 
 func TestEngine_Child_ResumedWhileTheChildRuns(t *testing.T) {
-	stores := map[string]func(t *testing.T) engine.Store{
-		"memstore": func(*testing.T) engine.Store { return engine.NewMemStore() },
-		"boltstore": func(t *testing.T) engine.Store {
-			st, err := boltstore.Open(filepath.Join(t.TempDir(), "baton.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			return st
-		},
-	}
 	build := func(t *testing.T, store engine.Store, sim *clock.Sim) *engine.Engine {
 		eng, err := engine.New(loadChildSet(t), nil, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")))
 		if err != nil {
@@ -178,10 +166,10 @@ func TestEngine_Child_ResumedWhileTheChildRuns(t *testing.T) {
 		t.Cleanup(func() { _ = eng.Close() })
 		return eng
 	}
-	for _, name := range []string{"memstore", "boltstore"} {
+	for _, name := range storeNames {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			store := stores[name](t)
+			store := openStore(t, name)
 			sim := clock.NewSim(epoch)
 			first := build(t, store, sim)
 			inst, err := first.Start(ctx, nil)

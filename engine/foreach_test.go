@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/boltstore"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
@@ -256,21 +254,10 @@ func jsonEqual(a, b any) bool {
 }
 
 func TestEngine_Foreach_ResumedWithoutRerunningEndedItems(t *testing.T) {
-	stores := map[string]func(t *testing.T) engine.Store{
-		"memstore": func(*testing.T) engine.Store { return engine.NewMemStore() },
-		"boltstore": func(t *testing.T) engine.Store {
-			st, err := boltstore.Open(filepath.Join(t.TempDir(), "baton.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			return st
-		},
-	}
-	for _, name := range []string{"memstore", "boltstore"} {
+	for _, name := range storeNames {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			store := stores[name](t)
+			store := openStore(t, name)
 			sim := clock.NewSim(epoch)
 			first := foreachEngine(t, store, sim)
 			inst := startForeach(t, first, sim, 4) // items 0, 1 at steps 2, 3

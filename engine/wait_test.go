@@ -3,12 +3,10 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/boltstore"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
@@ -187,22 +185,11 @@ func waitEngine(t *testing.T, store engine.Store, sim *clock.Sim) *engine.Engine
 }
 
 func TestEngine_Wait_ResumedStillWaitingWithItsDeadline(t *testing.T) {
-	stores := map[string]func(t *testing.T) engine.Store{
-		"memstore": func(*testing.T) engine.Store { return engine.NewMemStore() },
-		"boltstore": func(t *testing.T) engine.Store {
-			st, err := boltstore.Open(filepath.Join(t.TempDir(), "baton.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			return st
-		},
-	}
-	for _, name := range []string{"memstore", "boltstore"} {
+	for _, name := range storeNames {
 		for _, path := range []string{"signal", "timeout"} {
 			t.Run(name+"/"+path, func(t *testing.T) {
 				ctx := context.Background()
-				store := stores[name](t)
+				store := openStore(t, name)
 				sim := clock.NewSim(epoch)
 				first := waitEngine(t, store, sim)
 				inst, err := first.Start(ctx, nil)
