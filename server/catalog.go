@@ -55,6 +55,13 @@ func loadDir(dir string) ([]*rules.Workflow, error) {
 			errs = append(errs, err)
 			continue
 		}
+		if i := slices.IndexFunc(w.States, (*rules.State).Calls); i >= 0 {
+			// A child workflow's engine would run beside the server's own
+			// engine of that workflow, each resuming the other's instances.
+			errs = append(errs, fmt.Errorf("%s: state %s calls workflow %q: the server does not host workflows that call other workflows yet (run them with wfrun run and wfrun test, or in Go with rules.LoadSet)",
+				path, w.States[i].Name, w.States[i].Child.Workflow))
+			continue
+		}
 		key := fmt.Sprintf("%s@%d", w.Name, w.Version)
 		if other, dup := seen[key]; dup {
 			errs = append(errs, fmt.Errorf("%s: workflow %s version %d is also in %s", path, w.Name, w.Version, other))

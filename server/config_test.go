@@ -83,6 +83,7 @@ rules:
 		{"invalid workflow", server.Config{WorkflowsDir: bad}, "a.yaml:4:"},
 		{"no workflow file", server.Config{WorkflowsDir: t.TempDir()}, "no workflow file"},
 		{"unset secret", server.Config{WorkflowsDir: secret}, "secret_env BATON_TEST_UNSET_SECRET is not set"},
+		{"a workflow calling another", server.Config{WorkflowsDir: filepath.Join("..", "examples", "document-review")}, "does not host workflows that call other workflows"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
