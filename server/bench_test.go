@@ -9,7 +9,8 @@ import (
 
 // BenchmarkServerStart is instances started per second through the API on
 // loopback: each a POST answered 201 once its first step is committed to
-// the bbolt store (fsync on), its agents HTTP agents on loopback.
+// the store (the embedded NATS server, every write synced), its agents
+// HTTP agents on loopback.
 func BenchmarkServerStart(b *testing.B) {
 	f := newFixture(b)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
