@@ -90,7 +90,22 @@ func (l *loader) exprConfig(kind exprKind) *conf.Config {
 	if c := l.exprConfigs[kind]; c != nil {
 		return c
 	}
-	opts := []expr.Option{expr.Env(Env{}), expr.DisableBuiltin("now"), expr.MaxNodes(MaxExprNodes)}
+	c := newExprConfig(Env{}, kind)
+	if l.patch == nil {
+		l.patch = &budgetPatch{patched: new(bool)}
+	}
+	c.Visitors = append(c.Visitors, l.patch)
+	c.Check()
+	l.exprConfigs[kind] = c
+	return c
+}
+
+// newExprConfig is the compiler configuration every expression of a
+// workflow is checked with: env's names, the expected result of kind, no
+// now(), a node limit and budgeted functions. Callers add their visitors,
+// then Check it.
+func newExprConfig(env any, kind exprKind) *conf.Config {
+	opts := []expr.Option{expr.Env(env), expr.DisableBuiltin("now"), expr.MaxNodes(MaxExprNodes)}
 	switch kind {
 	case kindCondition:
 		opts = append(opts, expr.AsBool())
@@ -107,12 +122,6 @@ func (l *loader) exprConfig(kind exprKind) *conf.Config {
 		delete(c.Builtins, name)
 	}
 	budgetFunctions(c)
-	if l.patch == nil {
-		l.patch = &budgetPatch{patched: new(bool)}
-	}
-	c.Visitors = append(c.Visitors, l.patch)
-	c.Check()
-	l.exprConfigs[kind] = c
 	return c
 }
 

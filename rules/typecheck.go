@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/checker"
 	"github.com/expr-lang/expr/conf"
@@ -119,23 +118,7 @@ func (l *loader) typedConfig(key typedKey, result *Schema) *conf.Config {
 	if c := l.typedConfigs[key]; c != nil {
 		return c
 	}
-	opts := []expr.Option{expr.Env(envTypes(l.w.Input, result)), expr.DisableBuiltin("now"), expr.MaxNodes(MaxExprNodes)}
-	switch key.kind {
-	case kindCondition:
-		opts = append(opts, expr.AsBool())
-	case kindTask:
-		opts = append(opts, expr.AsKind(reflect.String))
-	default:
-		opts = append(opts, expr.AsAny())
-	}
-	c := conf.CreateNew()
-	for _, op := range opts {
-		op(c)
-	}
-	for name := range c.Disabled {
-		delete(c.Builtins, name)
-	}
-	budgetFunctions(c)
+	c := newExprConfig(envTypes(l.w.Input, result), key.kind)
 	c.Check()
 	if l.typedConfigs == nil {
 		l.typedConfigs = map[typedKey]*conf.Config{}
