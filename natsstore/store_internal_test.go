@@ -16,22 +16,8 @@ import (
 // with the first write's revision and writes nothing more; a real conflict
 // stays one.
 func TestPublish_ResendOfAWriteMade(t *testing.T) {
-	srv, err := natsserver.Start(natsserver.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
 	ctx := context.Background()
-	s, err := Open(ctx, nc, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t)
 	data, err := encodeStep(record.Snapshot{ID: "i", Step: 1}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -61,22 +47,8 @@ func TestPublish_ResendOfAWriteMade(t *testing.T) {
 // TestCommit_AfterAnUnansweredCommit: when a commit's answer never came,
 // the next commit finds out whether it was written and follows it if so.
 func TestCommit_AfterAnUnansweredCommit(t *testing.T) {
-	srv, err := natsserver.Start(natsserver.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
 	ctx := context.Background()
-	s, err := Open(ctx, nc, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t)
 	step := func(id string, n int) record.Step {
 		return record.Step{
 			Snapshot: record.Snapshot{ID: id, Step: n},
@@ -144,4 +116,26 @@ func TestCommit_AfterAnUnansweredCommit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openInternal opens a store on an in-process server of its own, both
+// closed when the test ends.
+func openInternal(t *testing.T) *Store {
+	t.Helper()
+	srv, err := natsserver.Start(natsserver.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	s, err := Open(context.Background(), nc, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
