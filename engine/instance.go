@@ -489,9 +489,26 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 		}
 		return ErrStaleReport
 	}
+	if i.commitErr != nil {
+		return notCommitted(i.id, step, i.commitErr) // released: the run's outcome is another engine's to take
+	}
 	i.endRun(ctx, r, out, runErr, timedOut)
 	i.commit(ctx)
+	if i.commitErr != nil {
+		return notCommitted(i.id, step, i.commitErr)
+	}
 	return nil
+}
+
+// notCommitted is the error of a run's outcome that this engine did not
+// commit: the store refused the step, or another engine owns the instance
+// now. It matches ErrUnknownInstance, which an agent's report is answered
+// with, so that the agent gives its work back and reports again to the
+// engine that resumes the instance from its last committed step: were the
+// report answered ok, the agent would drop its work and the outcome would
+// be lost.
+func notCommitted(id string, step int, err error) error {
+	return fmt.Errorf("%w: %s: the outcome of step %d was not committed: %w", ErrUnknownInstance, id, step, err)
 }
 
 // endRun ends the run r, still under way, with the agent's outcome or

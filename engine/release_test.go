@@ -44,8 +44,12 @@ func TestEngine_Commit_NotOwnerReleasesTheInstanceQuietly(t *testing.T) {
 	id := inst.ID()
 	store.lose(id, true)
 
-	if err := r.eng.Report(ctx, id, 1, registry.Outcome{Trigger: "next", Result: map[string]any{"n": 1}}, nil); err != nil {
-		t.Fatalf("Report: %v", err)
+	// The report's step is not committed: the agent is told so (as for an
+	// unknown instance), to give its work back and report again to the
+	// owner, instead of dropping an outcome nobody kept.
+	err := r.eng.Report(ctx, id, 1, registry.Outcome{Trigger: "next", Result: map[string]any{"n": 1}}, nil)
+	if !errors.Is(err, engine.ErrUnknownInstance) || !errors.Is(err, engine.ErrNotOwner) {
+		t.Fatalf("Report whose step another engine's fence refused: got %v, want an error matching ErrUnknownInstance and ErrNotOwner", err)
 	}
 	r.settle()
 	if _, err := inst.Wait(ctx); err != nil {
@@ -62,6 +66,10 @@ func TestEngine_Commit_NotOwnerReleasesTheInstanceQuietly(t *testing.T) {
 	snap, err := store.Instance(ctx, id)
 	if err != nil || snap.Step != 1 || snap.Status != engine.StatusRunning {
 		t.Fatalf("got %+v, %v, want the instance kept running at step 1", snap, err)
+	}
+	ans := r.eng.HandleReport(ctx, &wire.Report{InstanceID: id, Step: 1, Agent: "alpha", Trigger: "next"})
+	if ans.OK || ans.Code != wire.CodeUnknownInstance {
+		t.Fatalf("got %+v for a report to the released instance, want unknown_instance", ans)
 	}
 	err = r.eng.Report(ctx, id, 1, registry.Outcome{Trigger: "next"}, nil)
 	if !errors.Is(err, engine.ErrUnknownInstance) {
