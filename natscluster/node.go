@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/batonhq/baton/internal/jsretry"
 	"github.com/batonhq/baton/natsstore"
 	"github.com/batonhq/baton/wire"
 )
@@ -94,12 +95,14 @@ func Start(ctx context.Context, nc *nats.Conn, store *natsstore.Store, cfg Confi
 	}
 	rctx, cancel := context.WithTimeout(ctx, 3*cfg.Timeout)
 	defer cancel()
-	kv, err := js.CreateOrUpdateKeyValue(rctx, jetstream.KeyValueConfig{
-		Bucket:      store.Prefix() + "_leases",
-		Description: "baton: engines of the cluster and the leases of their partitions",
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
+	kv, err := jsretry.Do(rctx, cfg.Timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      store.Prefix() + "_leases",
+			Description: "baton: engines of the cluster and the leases of their partitions",
+			History:     1,
+			Storage:     jetstream.FileStorage,
+			Replicas:    cfg.Replicas,
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("natscluster: open the lease bucket: %w", err)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/internal/jsretry"
 )
 
 // metaShards is the metadata key of the first steps stream that records how
@@ -41,7 +43,9 @@ func (s *Store) openSteps(ctx context.Context) error {
 	}
 	if shards == 0 {
 		shards = s.cfg.Shards
-		_, err := s.js.CreateStream(ctx, s.stepsConfig(0, shards))
+		_, err := jsretry.Do(ctx, s.cfg.Timeout, func(ctx context.Context) (jetstream.Stream, error) {
+			return s.js.CreateStream(ctx, s.stepsConfig(0, shards))
+		})
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			// Another store created the prefix at the same moment: its
 			// number of shards wins.
@@ -57,7 +61,9 @@ func (s *Store) openSteps(ctx context.Context) error {
 	}
 	s.steps = make([]jetstream.Stream, shards)
 	for k := range shards {
-		st, err := s.js.CreateOrUpdateStream(ctx, s.stepsConfig(k, shards))
+		st, err := jsretry.Do(ctx, s.cfg.Timeout, func(ctx context.Context) (jetstream.Stream, error) {
+			return s.js.CreateOrUpdateStream(ctx, s.stepsConfig(k, shards))
+		})
 		if err != nil {
 			return &RequestError{Op: "open stream " + s.stepsName(k), Err: err}
 		}
@@ -69,7 +75,9 @@ func (s *Store) openSteps(ctx context.Context) error {
 // knownShards reads the number of shards of an existing prefix, 0 for a
 // new one.
 func (s *Store) knownShards(ctx context.Context) (int, error) {
-	st, err := s.js.Stream(ctx, s.stepsName(0))
+	st, err := jsretry.Do(ctx, s.cfg.Timeout, func(ctx context.Context) (jetstream.Stream, error) {
+		return s.js.Stream(ctx, s.stepsName(0))
+	})
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return 0, nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nuid"
 	"go.uber.org/zap"
 
+	"github.com/batonhq/baton/internal/jsretry"
 	"github.com/batonhq/baton/internal/natsver"
 	"github.com/batonhq/baton/record"
 )
@@ -99,31 +100,40 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	if err := s.openSteps(ctx); err != nil {
 		return nil, err
 	}
-	s.dead, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        cfg.Prefix + "_dead",
-		Description: "baton: dead letters, in the order added",
-		Subjects:    []string{s.deadSubject},
-		Retention:   jetstream.LimitsPolicy,
-		Discard:     jetstream.DiscardOld,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
-		MaxMsgs:     cfg.DeadLetterLimit,
-		DenyDelete:  true,
+	s.dead, err = jsretry.Do(ctx, cfg.Timeout, func(ctx context.Context) (jetstream.Stream, error) {
+		return js.CreateOrUpdateStream(ctx, s.deadConfig())
 	})
 	if err != nil {
 		return nil, &RequestError{Op: "open stream " + cfg.Prefix + "_dead", Err: err}
 	}
-	s.flows, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      cfg.Prefix + "_workflows",
-		Description: "baton: workflow sources by hash",
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
+	s.flows, err = jsretry.Do(ctx, cfg.Timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      cfg.Prefix + "_workflows",
+			Description: "baton: workflow sources by hash",
+			History:     1,
+			Storage:     jetstream.FileStorage,
+			Replicas:    cfg.Replicas,
+		})
 	})
 	if err != nil {
 		return nil, &RequestError{Op: "open bucket " + cfg.Prefix + "_workflows", Err: err}
 	}
 	return s, nil
+}
+
+// deadConfig is the dead-letter stream's configuration.
+func (s *Store) deadConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        s.cfg.Prefix + "_dead",
+		Description: "baton: dead letters, in the order added",
+		Subjects:    []string{s.deadSubject},
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		Storage:     jetstream.FileStorage,
+		Replicas:    s.cfg.Replicas,
+		MaxMsgs:     s.cfg.DeadLetterLimit,
+		DenyDelete:  true,
+	}
 }
 
 // Close marks the store closed and waits for the calls in flight; later
