@@ -3,7 +3,6 @@ package natsbus
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -144,10 +143,7 @@ func (t *Transport) followDeadLetters(ctx context.Context) error {
 	if t.cfg.AsyncPersist {
 		sc.PersistMode = jetstream.AsyncPersistMode
 	}
-	s, err := t.js.CreateStream(ctx, sc)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		s, err = t.js.Stream(ctx, DeadStream)
-	}
+	s, err := openStream(ctx, t.js, sc, t.cfg.Timeout)
 	if err != nil {
 		return fmt.Errorf("natsbus: dead-letter stream: %w", err)
 	}
@@ -183,6 +179,11 @@ func (t *Transport) received(jm jetstream.Msg) {
 	t.notify(bus.DeadLetter{Message: w.Message, Reason: w.Reason, At: w.At, Attempts: w.Attempts, LastError: w.LastError})
 }
 
+// deletedWhilePending is the reason JetStream gives in a terminated
+// advisory for a message removed from its stream while a consumer had it
+// delivered and unacknowledged.
+const deletedWhilePending = "Unacknowledged message was deleted"
+
 // terminatedAdvisory is the part of JetStream's terminated advisory natsbus
 // reads.
 type terminatedAdvisory struct {
@@ -199,12 +200,25 @@ type terminatedAdvisory struct {
 // "natsbus:") follow a dead letter already published. JetStream has removed
 // the message from the work-queue stream by then, so the dead letter holds
 // what the advisory tells: the agent, the stream sequence and the reason.
+//
+// JetStream's own terminations of messages deleted while delivered
+// (deletedWhilePending) are not dead letters: natsbus deletes work only
+// when it has dead-lettered it already, and the work-queue stream deletes
+// it when it is acknowledged, which a consumer whose leader has just
+// changed may still hold as delivered. Those are counted
+// (DeletedWhilePending) and logged, and change nothing.
 func (t *Transport) terminated(am *nats.Msg) {
 	var a terminatedAdvisory
 	if err := json.Unmarshal(am.Data, &a); err != nil || !strings.HasPrefix(a.Stream, WorkStreamPrefix) {
 		return
 	}
 	if strings.HasPrefix(a.Reason, "natsbus:") {
+		return
+	}
+	if a.Reason == deletedWhilePending {
+		t.deletedPending.Add(1)
+		t.log.Info("natsbus: delivered work left its stream unacknowledged by this consumer (acknowledged through an earlier leader, or deleted by hand)",
+			zap.String("stream", a.Stream), zap.Uint64("seq", a.StreamSeq))
 		return
 	}
 	agent := agentOf(strings.TrimPrefix(a.Stream, WorkStreamPrefix))
@@ -222,3 +236,8 @@ func (t *Transport) terminated(am *nats.Msg) {
 	_ = t.deadLetter(ctx, dead{m: m, reason: reason, stream: a.Stream, seq: a.StreamSeq, attempts: a.Deliveries,
 		lastErr: a.Reason})
 }
+
+// DeletedWhilePending counts the terminated advisories this process took
+// for work JetStream deleted from its stream while a consumer still held it
+// as delivered (see terminated): none is a dead letter.
+func (t *Transport) DeletedWhilePending() uint64 { return t.deletedPending.Load() }

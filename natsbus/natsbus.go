@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
@@ -13,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/internal/jsretry"
 )
 
 // Transport is the engine's work transport on NATS JetStream: it gives
@@ -57,6 +59,7 @@ type Transport struct {
 // counters are this process's own counts of the operations it made.
 type counters struct {
 	acks, nacks, rejects, duplicates, redeliveries, invalid atomic.Uint64
+	deletedPending                                          atomic.Uint64
 }
 
 // mailbox is what a Transport knows of one agent's work stream.
@@ -147,7 +150,7 @@ func (t *Transport) OpenMailbox(agent string, capacity int) error {
 	if capacity <= 0 {
 		capacity = t.cfg.Capacity
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*t.cfg.Timeout)
 	defer cancel()
 	sc := jetstream.StreamConfig{
 		Name:        WorkStream(agent),
@@ -163,16 +166,15 @@ func (t *Transport) OpenMailbox(agent string, capacity int) error {
 	if t.cfg.AsyncPersist {
 		sc.PersistMode = jetstream.AsyncPersistMode
 	}
-	s, err := t.js.CreateStream(ctx, sc)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		s, err = t.js.Stream(ctx, sc.Name)
-	}
+	s, err := openStream(ctx, t.js, sc, t.cfg.Timeout)
 	if err != nil {
 		return fmt.Errorf("natsbus: open the mailbox of %s: %w", agent, err)
 	}
 	mb := &mailbox{agent: agent, stream: s, capacity: int(s.CachedInfo().Config.MaxMsgs)}
 	for i, p := range levels {
-		c, err := s.CreateOrUpdateConsumer(ctx, t.consumerConfig(agent, p, mb.capacity))
+		c, err := jsretry.Do(ctx, t.cfg.Timeout, func(ctx context.Context) (jetstream.Consumer, error) {
+			return s.CreateOrUpdateConsumer(ctx, t.consumerConfig(agent, p, mb.capacity))
+		})
 		if err != nil {
 			return fmt.Errorf("natsbus: open the mailbox of %s: consumer %s: %w", agent, levelToken(p), err)
 		}
@@ -250,4 +252,16 @@ func (t *Transport) box(ctx context.Context, agent string) (*mailbox, error) {
 // next messages.
 func nextSubject(stream, consumer string) string {
 	return "$JS.API.CONSUMER.MSG.NEXT." + stream + "." + consumer
+}
+
+// openStream creates a stream, or opens it when another process created it
+// first, trying again while JetStream leaves a request unanswered.
+func openStream(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig, per time.Duration) (jetstream.Stream, error) {
+	return jsretry.Do(ctx, per, func(ctx context.Context) (jetstream.Stream, error) {
+		s, err := js.CreateStream(ctx, sc)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return js.Stream(ctx, sc.Name)
+		}
+		return s, err
+	})
 }

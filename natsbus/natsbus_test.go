@@ -296,6 +296,47 @@ func TestTransport_Nack_RedeliversAtOnce(t *testing.T) {
 	}
 }
 
+// NackLater gives work back with a pause that doubles with each delivery:
+// the redelivery never comes before it (a lower bound, which a busy
+// machine cannot break).
+func TestTransport_NackLater_RedeliversAfterAGrowingPause(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	ctx := t.Context()
+	if err := tr.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, ns, "a", 1)
+	taken, _ := tr.TakeWork(ctx, "a", 1)
+	if len(taken) != 1 {
+		t.Fatal("nothing taken")
+	}
+	pause := 100 * time.Millisecond
+	for delivery := 1; delivery <= 4; delivery++ {
+		if taken[0].DeliveryCount != delivery {
+			t.Fatalf("got delivery %d, want %d", taken[0].DeliveryCount, delivery)
+		}
+		given := time.Now()
+		if err := tr.NackLater(ctx, taken[0]); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the redelivery", func() bool {
+			taken, _ = tr.TakeWork(ctx, "a", 1)
+			return len(taken) == 1
+		})
+		if waited := time.Since(given); waited < pause {
+			t.Fatalf("delivery %d came back after %v, want at least %v", delivery+1, waited, pause)
+		}
+		pause *= 2
+	}
+	if s := tr.Metrics(); s.Nacks != 4 || s.InFlight != 1 {
+		t.Errorf("got %+v, want 4 nacks and 1 in flight", s)
+	}
+}
+
 func TestTransport_MaxDeliveries_DeadLettersAndRemoves(t *testing.T) {
 	ns := startServer(t, false)
 	tr := newTransport(t, ns, func(c *natsbus.Config) {
@@ -532,6 +573,66 @@ func TestTransport_TerminatedByAPlainAgent_IsDeadLettered(t *testing.T) {
 		t.Errorf("got %+v, want plain.agent's message rejected: queue busy", d)
 	}
 	wantBalanced(t, tr.Metrics())
+}
+
+// Work JetStream deletes while a consumer still holds it delivered (as a
+// work-queue stream does with work acknowledged through a consumer leader
+// that has just lost its place) is not a dead letter: JetStream's
+// terminated advisory for it is counted and changes nothing. An agent's own
+// termination after it still is one.
+func TestTransport_DeletedWhilePending_IsNotADeadLetter(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	dl, _ := collect(tr)
+	ctx := t.Context()
+	if err := tr.OpenMailbox("plain.agent", 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"k1", "k2"} {
+		if err := tr.SendWork(ctx, work("plain.agent", bus.PriorityNormal, key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	js, err := jetstream.New(connect(t, ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := js.Consumer(ctx, natsbus.WorkStream("plain.agent"), "normal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.FetchNoWait(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var taken []jetstream.Msg
+	for m := range b.Messages() {
+		taken = append(taken, m)
+	}
+	if len(taken) != 2 {
+		t.Fatalf("took %d messages, want 2", len(taken))
+	}
+	s, err := js.Stream(ctx, natsbus.WorkStream("plain.agent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := taken[0].Metadata()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMsg(ctx, meta.Sequence.Stream); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the deletion's advisory", func() bool { return tr.DeletedWhilePending() == 1 })
+	if err := taken[1].TermWithReason("queue busy"); err != nil {
+		t.Fatal(err)
+	}
+	// The advisories come in order: had the deletion made a dead letter,
+	// it would be there before the rejection's.
+	waitFor(t, "the rejection's dead letter", func() bool { return len(dl.all()) >= 1 })
+	if got := dl.all(); len(got) != 1 || got[0].LastError != "queue busy" {
+		t.Errorf("got dead letters %+v, want only the rejection", got)
+	}
 }
 
 func TestConfig_Validate(t *testing.T) {

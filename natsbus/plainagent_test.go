@@ -3,6 +3,7 @@ package natsbus_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -71,17 +72,28 @@ func serveAgent(ctx context.Context, nc *nats.Conn, agent string, do decide) {
 		}
 		body, _ := json.Marshal(report)
 		answer, err := nc.Request("baton.reports", body, 10*time.Second)
-		if err != nil {
-			nc.Publish(msg.Reply, []byte("-NAK")) // no engine answered: deliver it again
-			continue
-		}
 		var ans struct {
 			OK   bool   `json:"ok"`
 			Code string `json:"code"`
 		}
-		json.Unmarshal(answer.Data, &ans) // ok, or stale: either way the work is settled
-		nc.Request(msg.Reply, []byte("+ACK"), 5*time.Second)
+		if err != nil || json.Unmarshal(answer.Data, &ans) != nil || ans.Code == "unknown_instance" {
+			nc.Publish(msg.Reply, giveBack(msg)) // no engine took it (yet): deliver it again later
+			continue
+		}
+		nc.Request(msg.Reply, []byte("+ACK"), 5*time.Second) // ok, stale or invalid: settled
 	}
+}
+
+// giveBack is the -NAK that has msg delivered again after a pause: 100 ms
+// after its first delivery, doubling with each delivery, at most 30 s.
+func giveBack(msg *nats.Msg) []byte {
+	pause := 100 * time.Millisecond
+	if meta, err := msg.Metadata(); err == nil {
+		for k := uint64(1); k < meta.NumDelivered && pause < 30*time.Second; k++ {
+			pause *= 2
+		}
+	}
+	return fmt.Appendf(nil, `-NAK {"delay": %d}`, min(pause, 30*time.Second).Nanoseconds())
 }
 
 // nextWork asks the agent's consumers for one message, the highest

@@ -299,6 +299,31 @@ func (t *Transport) Ack(ctx context.Context, m *bus.Message) error {
 // Nack gives a message taken back for redelivery at once; on its last
 // delivery it is dead-lettered "max_retries" instead.
 func (t *Transport) Nack(ctx context.Context, m *bus.Message) error {
+	return t.nack(ctx, m, false)
+}
+
+// NackLater gives m back like Nack, to be delivered again after a pause
+// that grows with its deliveries: 100 ms after the first, doubling, at most
+// the ack wait. It is for work whose outcome no engine took yet (its report
+// went unanswered, or was answered unknown_instance because the instance's
+// partition is being taken over or the store is electing a leader): given
+// back at once, the work would spend its deliveries in a moment and be
+// dead-lettered before the takeover ends.
+func (t *Transport) NackLater(ctx context.Context, m *bus.Message) error {
+	return t.nack(ctx, m, true)
+}
+
+// laterPause is the pause before the next delivery of work given back with
+// NackLater after its delivered-th delivery.
+func laterPause(delivered int, ackWait time.Duration) time.Duration {
+	d := 100 * time.Millisecond
+	for k := 1; k < delivered && d < ackWait; k++ {
+		d *= 2
+	}
+	return min(d, ackWait)
+}
+
+func (t *Transport) nack(ctx context.Context, m *bus.Message, later bool) error {
 	f, err := t.release(m)
 	if err != nil {
 		return err
@@ -309,7 +334,11 @@ func (t *Transport) Nack(ctx context.Context, m *bus.Message) error {
 			lastErr: "natsbus: not acknowledged after " + strconv.Itoa(f.delivered) + " deliveries (nack)",
 			term:    f.jm, termWhy: "natsbus: " + string(bus.ReasonMaxRetries)})
 	}
-	if err := t.nc.Publish(f.jm.Reply, ackNak); err != nil {
+	body := ackNak
+	if later {
+		body = fmt.Appendf(nil, "%s {\"delay\": %d}", ackNak, laterPause(f.delivered, t.cfg.AckWait).Nanoseconds())
+	}
+	if err := t.nc.Publish(f.jm.Reply, body); err != nil {
 		return fmt.Errorf("natsbus: nack %s: %w", m.MessageID, err)
 	}
 	return nil

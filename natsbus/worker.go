@@ -286,7 +286,8 @@ func (w *Worker) handleBeating(ctx context.Context, m *bus.Message, t *registry.
 // engine answered ok or stale (or invalid: sending it again cannot help),
 // terminated with the reason for a rejection, given back for redelivery
 // when no answer came or the instance is unknown (its engine may not have
-// resumed it yet).
+// resumed it yet), after a pause that grows with its deliveries
+// (Transport.NackLater).
 func (w *Worker) finish(ctx context.Context, m *bus.Message, t *registry.Task, r wire.Report, reject string) {
 	rctx, cancel := context.WithTimeout(ctx, w.cfg.ReportTimeout)
 	ans, err := Report(rctx, w.nc, r)
@@ -295,11 +296,11 @@ func (w *Worker) finish(ctx context.Context, m *bus.Message, t *registry.Task, r
 	switch {
 	case err != nil:
 		w.log.Warn("natsbus: worker: report", zap.String("key", t.IdempotencyKey), zap.Error(err))
-		_ = w.tr.Nack(settle, m)
+		_ = w.tr.NackLater(settle, m)
 		return
 	case !ans.OK && ans.Code == wire.CodeUnknownInstance:
 		w.log.Warn("natsbus: worker: report refused", zap.String("key", t.IdempotencyKey), zap.Error(&AnswerError{Code: ans.Code, Message: ans.Message}))
-		_ = w.tr.Nack(settle, m)
+		_ = w.tr.NackLater(settle, m)
 		return
 	case !ans.OK && ans.Code != wire.CodeStale:
 		w.log.Warn("natsbus: worker: report refused", zap.String("key", t.IdempotencyKey), zap.Error(&AnswerError{Code: ans.Code, Message: ans.Message}))

@@ -583,7 +583,8 @@ export class Worker {
    * Reports, waits for the answer, and settles the delivery: acked once the
    * engine answered ok or stale (or invalid: sending it again cannot help),
    * terminated with the reason for a rejection, given back when no answer
-   * came or the instance is unknown (its engine may not have resumed it yet).
+   * came or the instance is unknown (its engine may not have resumed it yet),
+   * after a pause that grows with its deliveries.
    * @param {Delivery} d @param {import('../index.js').Work} work
    * @param {import('../index.js').Report} report @param {string | undefined} reject
    */
@@ -594,12 +595,12 @@ export class Worker {
       ans = decodeAnswer(await this.#request(REPORTS_SUBJECT, JSON.stringify(report), this.#cfg.reportTimeout));
     } catch (err) {
       this.#log.warn('baton: worker: report', { key: work.idempotencyKey, error: String(err) });
-      await this.#nack(d);
+      await this.#nack(d, true);
       return;
     }
     if (!ans.ok && ans.code === CODE_UNKNOWN_INSTANCE) {
       this.#log.warn('baton: worker: report refused', { key: work.idempotencyKey, code: ans.code, message: ans.message });
-      await this.#nack(d);
+      await this.#nack(d, true);
       return;
     }
     if (!ans.ok && ans.code !== CODE_STALE) {
@@ -618,16 +619,24 @@ export class Worker {
   }
 
   /**
-   * Gives a delivery back for redelivery at once; on its last delivery it
-   * is dead-lettered max_retries instead.
-   * @param {Delivery} d
+   * Gives a delivery back for redelivery: at once, or with later (for work
+   * whose report no engine took) after a pause that doubles with its
+   * deliveries (100 ms after the first, at most the ack wait), so that its
+   * deliveries last through an instance's takeover by another engine. On
+   * its last delivery it is dead-lettered max_retries instead.
+   * @param {Delivery} d @param {boolean} [later]
    */
-  async #nack(d) {
+  async #nack(d, later = false) {
     if (d.delivered >= this.#cfg.maxDeliveries) {
       await this.#deadLetter({ ...d, reason: 'max_retries', attempts: d.delivered, lastErr: `natsbus: not acknowledged after ${d.delivered} deliveries (nack)`, termWhy: 'natsbus: max_retries' });
       return;
     }
-    this.#publish(d.reply, NAK);
+    if (!later) {
+      this.#publish(d.reply, NAK);
+      return;
+    }
+    const pauseMs = Math.min(100 * 2 ** Math.max(0, d.delivered - 1), d.ackWait);
+    this.#publish(d.reply, `${NAK} ${JSON.stringify({ delay: Math.round(pauseMs * 1e6) })}`);
   }
 
   /**

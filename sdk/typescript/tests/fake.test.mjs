@@ -109,8 +109,9 @@ test('work asking for heartbeats gets heartbeat reports and in-progress acks whi
 for (const [name, answer, settle] of [
   ['a stale answer still acks', { ok: false, code: 'stale', message: 'over' }, '+ACK'],
   ['an invalid answer acks: sending it again cannot help', { ok: false, code: 'invalid', message: 'no' }, '+ACK'],
-  ['an unknown instance gives the work back', { ok: false, code: 'unknown_instance', message: '?' }, '-NAK'],
-  ['no answer gives the work back', 'none', '-NAK'],
+  // Given back after a pause: 100 ms after the first delivery, doubling.
+  ['an unknown instance gives the work back', { ok: false, code: 'unknown_instance', message: '?' }, '-NAK {"delay":100000000}'],
+  ['no answer gives the work back', 'none', '-NAK {"delay":100000000}'],
 ]) {
   test(name, async () => {
     const nc = fakeConnection({ work: workJSON(), answer });
