@@ -145,6 +145,20 @@ func (i *instance) takeNotice(id string) bool {
 	return true
 }
 
+// noticeErr is the error of a notice's report that takeNotice took: nil
+// once its settling was committed, a notCommitted error (answered
+// unknown_instance) when the store refused it, so that the agent gives the
+// notice back and reports it again to the engine that resumes the
+// instance, instead of acking a notice whose outbox item nobody settled.
+func (i *instance) noticeErr(id string) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.commitErr != nil {
+		return notCommitted(i.id, noticeStep(id), i.commitErr)
+	}
+	return nil
+}
+
 // markAccepted tells whether the run of step, whose agent says it took the
 // work (or is still on it), is still current: false means its report
 // would be stale. Taking the work, or a heartbeat, restarts the run's

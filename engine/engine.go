@@ -443,8 +443,8 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 			}
 			return nil
 		}
-		if i.takeNotice(idempotencyKey(r.InstanceID, r.Step)) {
-			return nil
+		if key := idempotencyKey(r.InstanceID, r.Step); i.takeNotice(key) {
+			return i.noticeErr(key)
 		}
 		if agent, ok := i.runAgent(r.Step); ok && agent != r.Agent {
 			ans = &wire.Answer{Code: wire.CodeInvalid, Message: fmt.Sprintf("engine: step %d of %s is run by %s, not %s", r.Step, r.InstanceID, agent, r.Agent)}
@@ -548,7 +548,7 @@ func (e *Engine) acceptNotice(ctx context.Context, t *registry.Task) error {
 		if !i.takeNotice(t.HandoffID) {
 			return ErrStaleReport
 		}
-		return nil
+		return i.noticeErr(t.HandoffID)
 	})
 }
 

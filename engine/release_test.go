@@ -166,6 +166,44 @@ func TestEngine_LateReply_ToAFinishedInstanceTheStoreRefuses(t *testing.T) {
 	}
 }
 
+// A final notice whose settling another engine's fence refused is not
+// acked: the agent hears unknown_instance and gives it back, and the
+// owner, which resumed the instance with the notice outstanding, settles
+// it when the notice comes again.
+func TestEngine_Notice_NotSettledIsGivenBackToTheOwner(t *testing.T) {
+	store := &ownedStore{Store: engine.NewMemStore(), lost: map[string]bool{}}
+	r := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
+	ctx := t.Context()
+	inst := r.start(nil)
+	id := inst.ID()
+	for step := 1; step <= 3; step++ {
+		if err := r.eng.Report(ctx, id, step, registry.Outcome{Trigger: "next", Result: map[string]any{"n": 1}}, nil); err != nil {
+			t.Fatalf("Report step %d: %v", step, err)
+		}
+	}
+	if res := inst.Result(); res.Outcome != "DONE" {
+		t.Fatalf("got %+v, want DONE", res)
+	}
+	store.lose(id, true)
+	notice := &wire.Report{InstanceID: id, Step: 4, Agent: "watch", Trigger: "noticed"}
+	if ans := r.eng.HandleReport(ctx, notice); ans.OK || ans.Code != wire.CodeUnknownInstance {
+		t.Fatalf("notice whose settling was refused: got %+v, want unknown_instance", ans)
+	}
+
+	store.lose(id, false)
+	owner := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
+	rep, err := owner.eng.ResumeWhere(ctx, func(got string) bool { return got == id })
+	if err != nil || len(rep.Resumed) != 1 {
+		t.Fatalf("got %+v, %v, want %s resumed", rep, err, id)
+	}
+	if ans := owner.eng.HandleReport(ctx, notice); !ans.OK {
+		t.Fatalf("notice to the owner: got %+v, want ok", ans)
+	}
+	if out, err := store.Outbox(ctx, id); err != nil || len(out) != 0 {
+		t.Fatalf("got outbox %+v, %v, want the notice settled", out, err)
+	}
+}
+
 // laggingStore lists instances as they were at their first step, as a
 // replica that lags does.
 type laggingStore struct {
