@@ -400,6 +400,23 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 	i := e.restored(snap, st, nil, len(hist))
 	i.forgotten = true
 	close(i.done)
+	// Its final notices still outstanding can be taken: a notice's report
+	// may come before this engine has resumed the instance (its partition
+	// just taken over), and answered stale it would be acked and never
+	// settled.
+	outbox, err := e.store.Outbox(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, o := range outbox {
+		if o.Kind == OutgoingNotice {
+			if i.notices == nil {
+				i.notices = map[string]bool{}
+			}
+			i.notices[o.HandoffID] = true
+			i.open = append(i.open, openItem{key: o.Key, notice: o.HandoffID})
+		}
+	}
 	return f(i)
 }
 

@@ -204,6 +204,37 @@ func TestEngine_Notice_NotSettledIsGivenBackToTheOwner(t *testing.T) {
 	}
 }
 
+// A final notice reported to an engine that has not resumed its finished
+// instance (its partition just taken over) is taken and settled, not
+// answered stale: answered stale, the agent would ack it and its outbox
+// item would stay unsettled for good.
+func TestEngine_Notice_ToAnEngineThatHasNotResumedTheInstance(t *testing.T) {
+	store := engine.NewMemStore()
+	r := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
+	ctx := t.Context()
+	inst := r.start(nil)
+	id := inst.ID()
+	for step := 1; step <= 3; step++ {
+		if err := r.eng.Report(ctx, id, step, registry.Outcome{Trigger: "next", Result: map[string]any{"n": 1}}, nil); err != nil {
+			t.Fatalf("Report step %d: %v", step, err)
+		}
+	}
+	if out, err := store.Outbox(ctx, id); err != nil || len(out) != 1 {
+		t.Fatalf("got outbox %+v, %v, want the final notice outstanding", out, err)
+	}
+	other := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
+	notice := &wire.Report{InstanceID: id, Step: 4, Agent: "watch", Trigger: "noticed"}
+	if ans := other.eng.HandleReport(ctx, notice); !ans.OK {
+		t.Fatalf("notice to an engine that has not resumed the instance: got %+v, want ok", ans)
+	}
+	if out, err := store.Outbox(ctx, id); err != nil || len(out) != 0 {
+		t.Fatalf("got outbox %+v, %v, want the notice settled", out, err)
+	}
+	if ans := other.eng.HandleReport(ctx, notice); ans.Code != wire.CodeStale {
+		t.Fatalf("the same notice again: got %+v, want stale", ans)
+	}
+}
+
 // laggingStore lists instances as they were at their first step, as a
 // replica that lags does.
 type laggingStore struct {
