@@ -69,8 +69,8 @@ func TestNodeSDK(t *testing.T) {
 }
 
 // The package is JavaScript with hand-written declarations (index.d.ts):
-// tsc checks the sources against them and compiles an agent written in
-// TypeScript (tests/types.ts) against them.
+// tsc checks the sources and the examples against them and compiles an
+// agent written in TypeScript (tests/types.ts) against them.
 func TestTypeDeclarations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles the package's declarations with tsc")
