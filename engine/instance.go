@@ -480,6 +480,11 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	if i.commitErr != nil {
+		// Released (another engine owns it now) or refused by the store:
+		// the outcome is for the engine that resumes the instance to take.
+		return notCommitted(i.id, step, i.commitErr)
+	}
 	r := i.active(step)
 	if r == nil {
 		if !errors.Is(runErr, ErrTimeout) || !timedOut {
@@ -488,9 +493,6 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 			i.commit(ctx)
 		}
 		return ErrStaleReport
-	}
-	if i.commitErr != nil {
-		return notCommitted(i.id, step, i.commitErr) // released: the run's outcome is another engine's to take
 	}
 	i.endRun(ctx, r, out, runErr, timedOut)
 	i.commit(ctx)
