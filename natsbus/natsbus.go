@@ -172,7 +172,7 @@ func (t *Transport) OpenMailbox(agent string, capacity int) error {
 	}
 	mb := &mailbox{agent: agent, stream: s, capacity: int(s.CachedInfo().Config.MaxMsgs)}
 	for i, p := range levels {
-		c, err := jsretry.Do(ctx, t.cfg.Timeout, func(ctx context.Context) (jetstream.Consumer, error) {
+		c, err := jsretry.Do(ctx, jsretry.Per(t.cfg.Timeout), func(ctx context.Context) (jetstream.Consumer, error) {
 			return s.CreateOrUpdateConsumer(ctx, t.consumerConfig(agent, p, mb.capacity))
 		})
 		if err != nil {
@@ -256,8 +256,8 @@ func nextSubject(stream, consumer string) string {
 
 // openStream creates a stream, or opens it when another process created it
 // first, trying again while JetStream leaves a request unanswered.
-func openStream(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig, per time.Duration) (jetstream.Stream, error) {
-	return jsretry.Do(ctx, per, func(ctx context.Context) (jetstream.Stream, error) {
+func openStream(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig, timeout time.Duration) (jetstream.Stream, error) {
+	return jsretry.Do(ctx, jsretry.Per(timeout), func(ctx context.Context) (jetstream.Stream, error) {
 		s, err := js.CreateStream(ctx, sc)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return js.Stream(ctx, sc.Name)

@@ -14,11 +14,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/clustertest"
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/natscluster"
 	"github.com/batonhq/baton/natsstore"
@@ -28,12 +28,8 @@ import (
 
 // The environment of the cluster test's children.
 const (
-	childEnv      = "BATON_CLUSTER_CHILD" // nats, engine or worker
+	childEnv      = "BATON_CLUSTER_CHILD" // engine or worker
 	nameEnv       = "BATON_CLUSTER_NAME"
-	dirEnv        = "BATON_CLUSTER_DIR"
-	portEnv       = "BATON_CLUSTER_PORT"
-	routePortEnv  = "BATON_CLUSTER_ROUTE_PORT"
-	routesEnv     = "BATON_CLUSTER_ROUTES"
 	urlsEnv       = "BATON_CLUSTER_URLS"
 	logEnv        = "BATON_CLUSTER_LOG"
 	clusterPrefix = "cl"
@@ -50,41 +46,6 @@ const (
 func fail(err error) int {
 	fmt.Fprintln(os.Stderr, err)
 	return 1
-}
-
-// runNATSChild is a NATS server of the test's cluster: its routes go to
-// the other servers through the test's proxies, and it tells nobody of
-// other addresses (NoAdvertise), so that no route goes around a proxy.
-// Writes are synced on the server's interval: the test kills processes,
-// not machines, and the operating system keeps what a killed process
-// wrote.
-func runNATSChild() int {
-	port, _ := strconv.Atoi(os.Getenv(portEnv))
-	routePort, _ := strconv.Atoi(os.Getenv(routePortEnv))
-	opts := &server.Options{
-		ServerName: os.Getenv(nameEnv), Host: "127.0.0.1", Port: port,
-		JetStream: true, StoreDir: os.Getenv(dirEnv), NoSigs: true, NoLog: true,
-		Cluster: server.ClusterOpts{Name: "baton-test", Host: "127.0.0.1", Port: routePort, NoAdvertise: true},
-		Routes:  server.RoutesFromStr(os.Getenv(routesEnv)),
-	}
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		return fail(err)
-	}
-	ns.Start()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	<-ctx.Done()
-	ns.Shutdown()
-	ns.WaitForShutdown()
-	return 0
-}
-
-// childConnect connects to the test's servers, the first URL first.
-func childConnect(name string) (*nats.Conn, error) {
-	return nats.Connect(os.Getenv(urlsEnv), nats.Name(name), nats.DontRandomize(),
-		nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond), nats.Timeout(2*time.Second),
-		nats.RetryOnFailedConnect(true))
 }
 
 func busConfig() natsbus.Config {
@@ -112,14 +73,14 @@ func runEngineChild() int {
 		return fail(err)
 	}
 	logger = logger.With(zap.String("process", name))
-	nc, err := childConnect(name)
+	nc, err := clustertest.ConnectURLs(os.Getenv(urlsEnv), name)
 	if err != nil {
 		return fail(err)
 	}
 	defer nc.Close()
 	octx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	st, err := openRetrying(octx, func() (*natsstore.Store, error) {
+	st, err := clustertest.OpenRetrying(octx, func() (*natsstore.Store, error) {
 		cfg := storeConfig()
 		cfg.Logger = logger
 		return natsstore.Open(octx, nc, cfg)
@@ -128,7 +89,7 @@ func runEngineChild() int {
 		return fail(err)
 	}
 	defer st.Close()
-	tr, err := openRetrying(octx, func() (*natsbus.Transport, error) { return natsbus.New(octx, nc, busConfig()) })
+	tr, err := clustertest.OpenRetrying(octx, func() (*natsbus.Transport, error) { return natsbus.New(octx, nc, busConfig()) })
 	if err != nil {
 		return fail(err)
 	}
@@ -147,7 +108,7 @@ func runEngineChild() int {
 	inPartitions := func(ps []int) func(string) bool {
 		return func(id string) bool { return slices.Contains(ps, st.Partition(id)) }
 	}
-	n, err := openRetrying(octx, func() (*natscluster.Node, error) {
+	n, err := clustertest.OpenRetrying(octx, func() (*natscluster.Node, error) {
 		return natscluster.Start(octx, nc, st, natscluster.Config{
 			Name: name, LeaseTTL: childLeaseTTL, Replicas: 3, Recheck: 3 * time.Second, Logger: logger,
 			OnAcquire: func(ctx context.Context, ps []int) error {
@@ -198,24 +159,12 @@ func runEngineChild() int {
 	return 0
 }
 
-// openRetrying opens something on a cluster that may still be electing
-// its leaders.
-func openRetrying[T any](ctx context.Context, open func() (T, error)) (T, error) {
-	for {
-		v, err := open()
-		if err == nil || ctx.Err() != nil {
-			return v, err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // runWorkerChild runs every agent of the workflow as a natsbus Worker,
 // appending the idempotency key of each run to the log.
 func runWorkerChild() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	nc, err := childConnect(os.Getenv(nameEnv))
+	nc, err := clustertest.ConnectURLs(os.Getenv(urlsEnv), os.Getenv(nameEnv))
 	if err != nil {
 		return fail(err)
 	}
@@ -227,7 +176,7 @@ func runWorkerChild() int {
 	defer logf.Close()
 	octx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	tr, err := openRetrying(octx, func() (*natsbus.Transport, error) { return natsbus.New(octx, nc, busConfig()) })
+	tr, err := clustertest.OpenRetrying(octx, func() (*natsbus.Transport, error) { return natsbus.New(octx, nc, busConfig()) })
 	if err != nil {
 		return fail(err)
 	}

@@ -4,50 +4,34 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/batonhq/baton/internal/clustertest"
 	"github.com/batonhq/baton/internal/crashcheck"
 	"github.com/batonhq/baton/natsstore"
 	"github.com/batonhq/baton/record"
 )
 
-// clusterEnv runs the cluster test; it is not run by default, since it
-// takes minutes on a shared 2-vCPU machine.
-const clusterEnv = "BATON_CLUSTER"
-
 // longEnv makes the cluster test run longer: more instances, and every
 // fault held longer.
 const longEnv = "BATON_CLUSTER_LONG"
 
-// natsNode is one NATS server of the test cluster, a child process.
-type natsNode struct {
-	name, dir       string
-	port, routePort int
-	routes          []string // the proxies this server dials the others through
-	cmd             *exec.Cmd
-}
-
-func (n *natsNode) url() string { return "nats://127.0.0.1:" + strconv.Itoa(n.port) }
-
-// testCluster is three NATS servers routed to each other through proxies,
-// engines and agents' workers: all child processes on loopback.
+// testCluster is a three-server JetStream cluster, engines and agents'
+// workers: all child processes on loopback.
 type testCluster struct {
 	t    *testing.T // the test or subtest checking
 	root *testing.T // the test owning the processes
 
-	nodes   []*natsNode
-	proxies map[[2]int]*proxy // [from, to] -> the proxy from dials to reach to
+	nats    *clustertest.Cluster
 	engines map[string]*exec.Cmd
 	workers []*exec.Cmd
 	log     string
@@ -58,101 +42,29 @@ type testCluster struct {
 	next    int      // for engine names
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func child(t *testing.T, kind string, env ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), append([]string{childEnv + "=" + kind}, env...)...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	return cmd
-}
-
 func startCluster(t *testing.T) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, root: t, proxies: map[[2]int]*proxy{}, engines: map[string]*exec.Cmd{}, log: filepath.Join(t.TempDir(), "agents.log")}
-	for k := range 3 {
-		c.nodes = append(c.nodes, &natsNode{name: fmt.Sprintf("n%d", k), dir: t.TempDir(), port: freePort(t), routePort: freePort(t)})
-	}
-	for i, from := range c.nodes {
-		for j, to := range c.nodes {
-			if i == j {
-				continue
-			}
-			p := newProxy(t, "127.0.0.1:"+strconv.Itoa(to.routePort))
-			c.proxies[[2]int{i, j}] = p
-			from.routes = append(from.routes, "nats-route://"+p.addr())
-		}
-	}
-	for k := range c.nodes {
-		c.startNode(k)
-	}
-	var urls []string
-	for _, n := range c.nodes {
-		urls = append(urls, n.url())
-	}
-	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond),
-		nats.RetryOnFailedConnect(true), nats.DontRandomize())
+	c := &testCluster{t: t, root: t, engines: map[string]*exec.Cmd{}, log: filepath.Join(t.TempDir(), "agents.log")}
+	c.nats = clustertest.Start(t, 3)
+	c.nc = c.nats.Connect(t, 0, "test")
+	var err error
+	c.js, err = jetstream.New(c.nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(nc.Close)
-	c.nc = nc
-	c.js, err = jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.waitFor("the cluster's JetStream", time.Minute, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_, err := c.js.AccountInfo(ctx)
-		return err == nil
-	})
 	return c
-}
-
-func (c *testCluster) startNode(k int) {
-	n := c.nodes[k]
-	n.cmd = child(c.root, "nats", nameEnv+"="+n.name, dirEnv+"="+n.dir, portEnv+"="+strconv.Itoa(n.port),
-		routePortEnv+"="+strconv.Itoa(n.routePort), routesEnv+"="+strings.Join(n.routes, ","))
-}
-
-// urls lists the servers' addresses, server k's first.
-func (c *testCluster) urls(k int) string {
-	out := []string{c.nodes[k].url()}
-	for j, n := range c.nodes {
-		if j != k {
-			out = append(out, n.url())
-		}
-	}
-	return strings.Join(out, ",")
 }
 
 // startEngine starts an engine connected to server k first.
 func (c *testCluster) startEngine(k int) string {
 	name := fmt.Sprintf("e%d", c.next)
 	c.next++
-	c.engines[name] = child(c.root, "engine", nameEnv+"="+name, urlsEnv+"="+c.urls(k))
+	c.engines[name] = clustertest.Child(c.root, childEnv+"=engine", nameEnv+"="+name, urlsEnv+"="+c.nats.URLs(k))
 	return name
 }
 
 func (c *testCluster) startWorker(k int) {
-	c.workers = append(c.workers, child(c.root, "worker", nameEnv+fmt.Sprintf("=w%d", k), urlsEnv+"="+c.urls(k), logEnv+"="+c.log))
+	c.workers = append(c.workers, clustertest.Child(c.root, childEnv+"=worker", nameEnv+fmt.Sprintf("=w%d", k), urlsEnv+"="+c.nats.URLs(k), logEnv+"="+c.log))
 }
 
 // openStore opens the test's own view of the store, once the engines have
@@ -162,8 +74,10 @@ func (c *testCluster) openStore() {
 	defer cancel()
 	c.waitFor("the store", time.Minute, func() bool {
 		cfg := storeConfig()
+		t0 := time.Now()
 		st, err := natsstore.Open(ctx, c.nc, cfg)
 		if err != nil {
+			c.t.Logf("open the store: %v (after %v)", err, time.Since(t0))
 			return false
 		}
 		c.store = st
@@ -177,14 +91,7 @@ func (c *testCluster) openStore() {
 // stops a broken test.
 func (c *testCluster) waitFor(what string, limit time.Duration, cond func() bool) time.Duration {
 	c.t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > limit {
-			c.t.Fatalf("gave up waiting for %s after %v", what, limit)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return time.Since(start)
+	return clustertest.WaitFor(c.t, what, limit, cond)
 }
 
 // startInstances asks every engine in names for n instances and keeps the
@@ -231,21 +138,30 @@ func (c *testCluster) settle(limit time.Duration) {
 	c.t.Helper()
 	ctx := context.Background()
 	var snaps []record.Snapshot
+	var left []string // what the last look found unsettled, for a failure's message
+	lastLog := time.Now()
 	c.waitFor("every instance to finish with its outbox settled", limit, func() bool {
 		var err error
 		snaps, err = c.store.Instances(ctx)
 		if err != nil || len(snaps) < len(c.started) {
 			return false
 		}
+		left = left[:0]
 		for _, s := range snaps {
-			if !s.Status.Finished() {
+			out, err := c.store.Outbox(ctx, s.ID)
+			if err != nil {
 				return false
 			}
-			if left, err := c.store.Outbox(ctx, s.ID); err != nil || len(left) > 0 {
-				return false
+			if !s.Status.Finished() || len(out) > 0 {
+				left = append(left, fmt.Sprintf("%s %s in %s at step %d (partition %d, updated %s), %d outbox items",
+					s.ID, s.Status, s.State, s.Step, c.store.Partition(s.ID), s.Updated.Format("15:04:05.000"), len(out)))
 			}
 		}
-		return true
+		if len(left) > 0 && time.Since(lastLog) > 30*time.Second {
+			lastLog = time.Now()
+			c.t.Logf("%d instances not settled yet, leases %v: %v", len(left), c.leases(), left[:min(len(left), 5)])
+		}
+		return len(left) == 0
 	})
 	have := map[string]bool{}
 	for _, s := range snaps {
@@ -274,33 +190,22 @@ func (c *testCluster) settle(limit time.Duration) {
 	c.t.Logf("%d instances: %d agent runs for %d keys, %d runs resumed, %d dead letters %v", len(snaps), fig.Runs, fig.Keys, fig.Resumed, len(dead), reasons)
 }
 
-// leader is the server leading a stream of the store.
-func (c *testCluster) leader(stream string) (string, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	s, err := c.js.Stream(ctx, stream)
-	if err != nil || s.CachedInfo().Cluster == nil || s.CachedInfo().Cluster.Leader == "" {
-		return "", false
-	}
-	return s.CachedInfo().Cluster.Leader, true
-}
-
 // TestCluster_Faults runs a workflow with a chain, a fan-out and a final
 // notice on three engines sharing a three-server JetStream cluster (R3),
-// every agent in worker processes, and breaks it: an engine killed with
-// SIGKILL; with BATON_CLUSTER_LONG=1 also the steps stream's leader killed
-// and a server cut off from the others by its proxies for longer than an
-// election, with more instances. After each fault, every instance
-// completes with each step applied once, no acknowledged instance is lost,
-// the outboxes settle and dead letters are kept once.
+// every agent in worker processes, and breaks it three ways: an engine
+// killed with SIGKILL, the steps stream's leader killed with SIGKILL, and a
+// server cut off from the others by its proxies for longer than an
+// election. After each fault, every instance completes with each step
+// applied once, no acknowledged instance is lost, the outboxes settle and
+// dead letters are kept once. BATON_CLUSTER_LONG=1 runs it with more
+// instances and every fault held longer.
 func TestCluster_Faults(t *testing.T) {
-	if os.Getenv(clusterEnv) == "" && os.Getenv(longEnv) == "" {
-		t.Skip("starts a cluster of child processes for minutes: set BATON_CLUSTER=1 (or BATON_CLUSTER_LONG=1)")
+	if testing.Short() {
+		t.Skip("starts a cluster of child processes for minutes")
 	}
-	perEngine, cut, limit := 10, 11*time.Second, 2*time.Minute
-	long := os.Getenv(longEnv) != ""
-	if long {
-		perEngine, cut, limit = 100, 25*time.Second, 5*time.Minute
+	perEngine, cut, limit := 10, 11*time.Second, 5*time.Minute
+	if os.Getenv(longEnv) != "" {
+		perEngine, cut, limit = 100, 25*time.Second, 10*time.Minute
 	}
 	begin := time.Now()
 	c := startCluster(t)
@@ -341,36 +246,26 @@ func TestCluster_Faults(t *testing.T) {
 		c.waitFor("the new engine to get its share", limit, func() bool { return c.leases()[names[0]] >= clusterPartitions/3 })
 	})
 
-	if !long {
-		// The server faults take a minute or more on a shared 2-vCPU
-		// machine (elections, and every engine giving its partitions up
-		// while the lease bucket elects a leader): they run with
-		// BATON_CLUSTER_LONG=1.
-		return
-	}
 	t.Run("StreamLeaderKilled", func(t *testing.T) {
 		c.t = t
 		stream := clusterPrefix + "_steps_0"
-		lead, ok := c.leader(stream)
+		lead, ok := clustertest.Leader(c.js, stream)
 		if !ok {
 			t.Fatalf("stream %s has no leader", stream)
 		}
-		k := slices.IndexFunc(c.nodes, func(n *natsNode) bool { return n.name == lead })
+		k := c.nats.Index(lead)
 		if k < 0 {
 			t.Fatalf("leader %q is not a server of the test", lead)
 		}
 		c.startInstances(perEngine, names...)
 		killed := time.Now()
-		if err := c.nodes[k].cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		_ = c.nodes[k].cmd.Wait()
+		c.nats.Kill(k)
 		took := c.waitFor("a new leader of "+stream, limit, func() bool {
-			l, ok := c.leader(stream)
+			l, ok := clustertest.Leader(c.js, stream)
 			return ok && l != lead
 		})
 		t.Logf("stream leader failover: %s has a new leader %v after its leader was killed", stream, took)
-		c.startNode(k)
+		c.nats.Restart(k)
 		c.settle(limit)
 		t.Logf("all settled %v after the kill", time.Since(killed))
 	})
@@ -378,18 +273,10 @@ func TestCluster_Faults(t *testing.T) {
 	t.Run("NodeCutOff", func(t *testing.T) {
 		c.t = t
 		// Cut off a server the test's own connection does not use.
-		k := slices.IndexFunc(c.nodes, func(n *natsNode) bool { return n.name != c.nc.ConnectedServerName() })
+		k := slices.IndexFunc(c.nats.Nodes, func(n *clustertest.Node) bool { return n.Name != c.nc.ConnectedServerName() })
 		c.startInstances(perEngine, names...)
-		var cuts []*proxy
-		for pair, p := range c.proxies {
-			if pair[0] == k || pair[1] == k {
-				cuts = append(cuts, p)
-			}
-		}
 		before := c.leases()
-		for _, p := range cuts {
-			p.setCut(true)
-		}
+		c.nats.Cut(k, true)
 		begin := time.Now()
 		took := c.waitFor("the lease bucket to take writes on the majority's side", limit, func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -401,14 +288,12 @@ func TestCluster_Faults(t *testing.T) {
 			_, err = kv.Put(ctx, "probe", []byte(time.Now().String()))
 			return err == nil
 		})
-		t.Logf("cut-off: server %s cut off; the lease bucket took writes %v after the cut", c.nodes[k].name, took)
+		t.Logf("cut-off: server %s cut off; the lease bucket took writes %v after the cut", c.nats.Nodes[k].Name, took)
 		if rest := cut - time.Since(begin); rest > 0 {
 			time.Sleep(rest) // hold the cut longer than an election
 		}
 		t.Logf("cut-off: partitions per engine before %v, at the end of the cut %v", before, c.leases())
-		for _, p := range cuts {
-			p.setCut(false)
-		}
+		c.nats.Cut(k, false)
 		c.settle(limit)
 		t.Logf("all settled %v after the cut began", time.Since(begin))
 	})

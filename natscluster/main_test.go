@@ -5,14 +5,17 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/batonhq/baton/internal/clustertest"
 )
 
 func TestMain(m *testing.M) {
 	// The cluster test runs this binary again as its NATS servers, engines
 	// and agents.
+	if code, ok := clustertest.RunChild(); ok {
+		os.Exit(code)
+	}
 	switch os.Getenv(childEnv) {
-	case "nats":
-		os.Exit(runNATSChild())
 	case "engine":
 		os.Exit(runEngineChild())
 	case "worker":

@@ -95,7 +95,7 @@ func Start(ctx context.Context, nc *nats.Conn, store *natsstore.Store, cfg Confi
 	}
 	rctx, cancel := context.WithTimeout(ctx, 3*cfg.Timeout)
 	defer cancel()
-	kv, err := jsretry.Do(rctx, cfg.Timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
+	kv, err := jsretry.Do(rctx, jsretry.Per(cfg.Timeout), func(ctx context.Context) (jetstream.KeyValue, error) {
 		return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      store.Prefix() + "_leases",
 			Description: "baton: engines of the cluster and the leases of their partitions",

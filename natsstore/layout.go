@@ -43,7 +43,7 @@ func (s *Store) openSteps(ctx context.Context) error {
 	}
 	if shards == 0 {
 		shards = s.cfg.Shards
-		_, err := jsretry.Do(ctx, s.cfg.Timeout, func(ctx context.Context) (jetstream.Stream, error) {
+		_, err := jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
 			return s.js.CreateStream(ctx, s.stepsConfig(0, shards))
 		})
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
@@ -61,7 +61,7 @@ func (s *Store) openSteps(ctx context.Context) error {
 	}
 	s.steps = make([]jetstream.Stream, shards)
 	for k := range shards {
-		st, err := jsretry.Do(ctx, s.cfg.Timeout, func(ctx context.Context) (jetstream.Stream, error) {
+		st, err := jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
 			return s.js.CreateOrUpdateStream(ctx, s.stepsConfig(k, shards))
 		})
 		if err != nil {
@@ -75,7 +75,7 @@ func (s *Store) openSteps(ctx context.Context) error {
 // knownShards reads the number of shards of an existing prefix, 0 for a
 // new one.
 func (s *Store) knownShards(ctx context.Context) (int, error) {
-	st, err := jsretry.Do(ctx, s.cfg.Timeout, func(ctx context.Context) (jetstream.Stream, error) {
+	st, err := jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
 		return s.js.Stream(ctx, s.stepsName(0))
 	})
 	if errors.Is(err, jetstream.ErrStreamNotFound) {

@@ -100,13 +100,13 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	if err := s.openSteps(ctx); err != nil {
 		return nil, err
 	}
-	s.dead, err = jsretry.Do(ctx, cfg.Timeout, func(ctx context.Context) (jetstream.Stream, error) {
+	s.dead, err = jsretry.Do(ctx, jsretry.Per(cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
 		return js.CreateOrUpdateStream(ctx, s.deadConfig())
 	})
 	if err != nil {
 		return nil, &RequestError{Op: "open stream " + cfg.Prefix + "_dead", Err: err}
 	}
-	s.flows, err = jsretry.Do(ctx, cfg.Timeout, func(ctx context.Context) (jetstream.KeyValue, error) {
+	s.flows, err = jsretry.Do(ctx, jsretry.Per(cfg.Timeout), func(ctx context.Context) (jetstream.KeyValue, error) {
 		return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      cfg.Prefix + "_workflows",
 			Description: "baton: workflow sources by hash",

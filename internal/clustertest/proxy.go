@@ -1,4 +1,4 @@
-package natscluster_test
+package clustertest
 
 import (
 	"io"
@@ -20,7 +20,7 @@ type proxy struct {
 	wg    sync.WaitGroup
 }
 
-func newProxy(t *testing.T, target string) *proxy {
+func newProxy(t testing.TB, target string) *proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

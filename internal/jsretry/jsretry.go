@@ -45,3 +45,9 @@ func Unanswered(err error) bool {
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		(errors.As(err, &apiErr) && apiErr.Code == 503)
 }
+
+// Per is the time one try gets when an operation has timeout for its
+// request: a third of it, at least a second. A stream's creation on a
+// cluster can take a second or two; a request left unanswered is then
+// tried again twice before the operation's deadline.
+func Per(timeout time.Duration) time.Duration { return max(timeout/3, time.Second) }

@@ -61,3 +61,14 @@ func TestDo_StopsWhenTheContextEnds(t *testing.T) {
 		}
 	})
 }
+
+func TestPer_IsAThirdAtLeastASecond(t *testing.T) {
+	for in, want := range map[time.Duration]time.Duration{
+		30 * time.Second: 10 * time.Second, 5 * time.Second: 5 * time.Second / 3,
+		2 * time.Second: time.Second, 0: time.Second,
+	} {
+		if got := Per(in); got != want {
+			t.Errorf("Per(%v) = %v, want %v", in, got, want)
+		}
+	}
+}
