@@ -276,8 +276,23 @@ func TestCluster_Faults(t *testing.T) {
 		k := slices.IndexFunc(c.nats.Nodes, func(n *clustertest.Node) bool { return n.Name != c.nc.ConnectedServerName() })
 		c.startInstances(perEngine, names...)
 		before := c.leases()
+		alone, err := nats.Connect(c.nats.Nodes[k].URL(), nats.Name("alone"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer alone.Close()
 		c.nats.Cut(k, true)
 		begin := time.Now()
+		ajs, err := jetstream.New(alone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.waitFor("JetStream to stop answering on the cut-off server", limit, func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_, err := ajs.AccountInfo(ctx)
+			return err != nil
+		})
 		took := c.waitFor("the lease bucket to take writes on the majority's side", limit, func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
