@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 
 	"go.uber.org/zap"
 
@@ -45,10 +46,25 @@ func (i *instance) task(r *run) *registry.Task {
 
 // sendExternal writes the work of r with the wire codec and sends it through
 // the transport to its external agent.
-func (i *instance) sendExternal(ctx context.Context, r *run) error {
+func (i *instance) sendExternal(ctx context.Context, r *run, resent bool) error {
 	t := i.task(r)
 	t.Traceparent = i.traceparent(r)
-	return i.e.tr.SendWork(ctx, wire.Encode(t))
+	m := wire.Encode(t)
+	if resent {
+		m.IdempotencyKey = resentKey(t.IdempotencyKey, i.commits)
+	}
+	return i.e.tr.SendWork(ctx, m)
+}
+
+// resentKey is the transport's key for work an engine sends again as it
+// resumes an instance, at the instance's commit commits: a transport drops
+// a second send under the same key, and the first send may have been
+// taken and acknowledged without its outcome being committed (an agent
+// whose report no engine kept, an engine that lost the instance before
+// committing it). The agent sees the work's own idempotency key, and may
+// get the work twice; the engine applies the step once.
+func resentKey(key string, commits int) string {
+	return key + "#resent." + strconv.Itoa(commits)
 }
 
 // sendLocal queues the work of r in its Go agent's lane.

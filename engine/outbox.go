@@ -22,6 +22,10 @@ import (
 type sending struct {
 	out Outgoing
 	r   *run // nil for a final notice
+	// resent marks work sent again as an instance is resumed: it goes out
+	// under a transport key of its own (resentKey), so that it is
+	// delivered even when the transport took the first send already.
+	resent bool
 }
 
 // openItem is an outbox item the store holds unsettled.
@@ -59,7 +63,13 @@ func runKindOf(name string) runKind {
 // queue adds the work of r (nil for a final notice, described by o) to the
 // step's outbox.
 func (i *instance) queue(o Outgoing, r *run) {
-	i.outbox = append(i.outbox, sending{out: o, r: r})
+	i.queueSending(sending{out: o, r: r})
+}
+
+// queueSending adds s to the step's outbox and to the open items.
+func (i *instance) queueSending(s sending) {
+	o, r := s.out, s.r
+	i.outbox = append(i.outbox, s)
 	i.open = append(i.open, openItem{key: o.Key, r: r, notice: noticeID(o)})
 }
 
@@ -186,7 +196,7 @@ func (i *instance) send(ctx context.Context, s *sending) error {
 	if l := i.e.lanes[r.agent]; l != nil {
 		return i.sendLocal(l, r)
 	}
-	return i.sendExternal(ctx, r)
+	return i.sendExternal(ctx, r, s.resent)
 }
 
 // sendFailed handles work the bus refused after its step was committed (a

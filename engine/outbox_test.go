@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -100,7 +101,13 @@ func outboxDriver(t *testing.T, eng *engine.Engine, id string) []seen {
 			}
 			hid, _ := m.Metadata["handoff_id"].(string)
 			task, _ := m.Content["task_description"].(string)
-			got = append(got, seen{agent: ag, key: m.Key(), handoffID: hid, task: task})
+			// The key the agent sees; work sent again as the instance is
+			// resumed goes out under a transport key of its own.
+			key, _ := m.Metadata["idempotency_key"].(string)
+			if m.IdempotencyKey != "" && m.IdempotencyKey != key && !strings.HasPrefix(m.IdempotencyKey, key+"#resent.") {
+				t.Errorf("work %s went out under the transport key %s", key, m.IdempotencyKey)
+			}
+			got = append(got, seen{agent: ag, key: key, handoffID: hid, task: task})
 			if eng.IsFinalNotice(m) {
 				require.NoError(t, eng.Accept(ctx, m))
 				continue

@@ -168,13 +168,13 @@ func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
 			i.notices = map[string]bool{}
 		}
 		i.notices[o.HandoffID] = true
-		i.queue(o, nil)
+		i.queueSending(sending{out: o, resent: true})
 		return nil
 	}
 	agent, _ := i.e.reg.Get(r.agent)
 	r.handler = agent.Handler
 	i.note(Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
-	i.queue(o, r)
+	i.queueSending(sending{out: o, r: r, resent: true})
 	i.arm(r)
 	i.started(r, o.Rule, "resume")
 	return nil

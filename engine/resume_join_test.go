@@ -8,7 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -133,4 +136,46 @@ func TestEngine_Report_WaitingWhileTheInstanceIsReleased(t *testing.T) {
 		ans := <-answers
 		require.Equal(t, wire.CodeUnknownInstance, ans.Code, "%+v", ans)
 	}
+}
+
+// Work an engine sends again as it takes an instance over reaches the
+// agent even when the transport delivered and acknowledged the first send:
+// the agent took it, but its report reached no engine that kept it. (The
+// transport drops a second send under the same key; the resend has a key
+// of its own, while the agent sees the work's idempotency key.)
+func TestEngine_Resume_ResentWorkIsDeliveredAfterTheFirstWasAcknowledged(t *testing.T) {
+	ctx := context.Background()
+	store := engine.NewMemStore()
+	shared := bus.New()
+	t.Cleanup(func() { _ = shared.Close() })
+	engineOn := func() *engine.Engine {
+		w, err := rules.Parse("resume.yaml", []byte(resumeWorkflow))
+		require.NoError(t, err)
+		reg, err := engine.NewRegistry(w, nil)
+		require.NoError(t, err)
+		eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithTransport(shared))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = eng.Close() })
+		return eng
+	}
+	first := engineOn()
+	inst, err := first.Start(ctx, map[string]any{"order": "o-1"})
+	require.NoError(t, err)
+	m, err := shared.ReceiveWait(ctx, "a")
+	require.NoError(t, err)
+	require.NoError(t, shared.Ack(ctx, m)) // taken; the report is lost with the first engine
+	require.Equal(t, []string{inst.ID()}, first.Release(func(string) bool { return true }))
+
+	second := engineOn()
+	rep, err := second.ResumeWhere(ctx, func(string) bool { return true })
+	require.NoError(t, err)
+	require.Equal(t, []string{inst.ID()}, rep.Resumed)
+	again, ok, err := shared.TryReceive("a")
+	require.NoError(t, err)
+	require.True(t, ok, "the work sent again on resume was not delivered")
+	require.Equal(t, m.Metadata["idempotency_key"], again.Metadata["idempotency_key"], "the agent sees the work's own key")
+	require.NoError(t, second.ReportMessage(ctx, again, registry.Outcome{Trigger: "ok"}, nil))
+	snap, err := store.Instance(ctx, inst.ID())
+	require.NoError(t, err)
+	require.Equal(t, "B", snap.State)
 }
