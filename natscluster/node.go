@@ -256,6 +256,9 @@ func (n *Node) loop(ctx context.Context, w jetstream.KeyWatcher) {
 	re := time.NewTicker(n.cfg.Recheck)
 	defer re.Stop()
 	initial := true
+	// ownSeen is when the watch last brought this node's own heartbeat
+	// back: the watch is live while it does.
+	ownSeen := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -264,12 +267,19 @@ func (n *Node) loop(ctx context.Context, w jetstream.KeyWatcher) {
 			n.recheck(ctx)
 		case u, ok := <-w.Updates():
 			if !ok {
-				n.log.Warn("natscluster: the lease bucket's watch ended")
-				return
+				n.log.Warn("natscluster: the lease bucket's watch ended; watching again")
+				if w = n.rewatch(ctx, w); w == nil {
+					return
+				}
+				initial, ownSeen = true, time.Now()
+				continue
 			}
 			if u == nil { // the bucket's current records are all in
 				initial = false
 				continue
+			}
+			if u.Key() == memberKey+n.cfg.Name {
+				ownSeen = time.Now()
 			}
 			n.apply(u)
 		case <-t.C:
@@ -280,11 +290,43 @@ func (n *Node) loop(ctx context.Context, w jetstream.KeyWatcher) {
 				}
 				continue
 			}
+			if time.Since(ownSeen) > n.cfg.LeaseTTL && len(w.Updates()) == 0 {
+				// The server takes the heartbeats, but the watch has
+				// brought none back for a lease time and holds nothing
+				// unread: it is stuck (seen after stream leaders were
+				// replaced), and its view would count every other engine
+				// gone.
+				n.log.Warn("natscluster: the lease bucket's watch brings no updates; watching again")
+				if nw := n.rewatch(ctx, w); nw != nil {
+					w, initial = nw, true
+				}
+				ownSeen = time.Now()
+				continue
+			}
 			if !initial {
 				n.balance(ctx)
 			}
 		}
 	}
+}
+
+// rewatch replaces the lease bucket's watch w with a new one, which
+// replays the bucket's records first, trying every heartbeat until it has
+// one; it returns nil when the context ended.
+func (n *Node) rewatch(ctx context.Context, w jetstream.KeyWatcher) jetstream.KeyWatcher {
+	for ctx.Err() == nil {
+		nw, err := n.kv.WatchAll(ctx)
+		if err == nil {
+			_ = w.Stop()
+			return nw
+		}
+		n.log.Warn("natscluster: watch the lease bucket", zap.Error(err))
+		select {
+		case <-ctx.Done():
+		case <-time.After(n.cfg.Heartbeat):
+		}
+	}
+	return nil
 }
 
 // apply takes one record of the bucket into the view; a partition this
