@@ -105,13 +105,16 @@ func (b *backend) openNATS(ctx context.Context, cfg Config) error {
 		}
 	}
 	b.closers = append([]func() error{func() error { b.nc.Close(); return nil }}, b.closers...)
-	st, err := natsstore.Open(ctx, b.nc, natsstore.Config{Logger: cfg.Logger})
+	st, err := natsstore.Open(ctx, b.nc, natsstore.Config{Logger: cfg.Logger, Replicas: cfg.Replicas})
 	if err != nil {
 		return fmt.Errorf("server: open the store on NATS: %w", err)
 	}
 	b.closers = append([]func() error{st.Close}, b.closers...)
 	tcfg := natsbus.DefaultConfig()
 	tcfg.Logger = cfg.Logger
+	if cfg.Replicas > 0 {
+		tcfg.Replicas = cfg.Replicas
+	}
 	tr, err := natsbus.New(ctx, b.nc, tcfg)
 	if err != nil {
 		return fmt.Errorf("server: open the transport on NATS: %w", err)

@@ -57,6 +57,11 @@ type Config struct {
 	// power loss; a positive interval is faster and may lose the last
 	// interval's writes when the machine (not just the process) goes down.
 	NATSSyncInterval time.Duration
+	// Replicas is how many servers of a NATS cluster keep each of Baton's
+	// streams and buckets (default 1; 3 survives the loss of one server).
+	// It applies to streams the server creates and raises the count of
+	// existing ones; the embedded server is a single node and takes 1.
+	Replicas int
 	// Handlers are Go handlers run in the server's process, by agent id,
 	// for the agents of any workflow that declare that id without a url.
 	// Agents with neither a url nor a handler take their work from NATS
@@ -150,6 +155,12 @@ func (c Config) Validate() error {
 				return &ConfigError{Field: "nats", Reason: fmt.Sprintf("%q is not a URL (nats://host:port), nor %q", u, NoNATS)}
 			}
 		}
+	}
+	if c.Replicas < 0 || c.Replicas > 5 {
+		return &ConfigError{Field: "replicas", Reason: "must be 1 to 5"}
+	}
+	if c.Replicas > 1 && (c.NATS == "" || c.NATS == NoNATS) {
+		return &ConfigError{Field: "replicas", Reason: "needs a NATS cluster (--nats URL): the embedded server is a single node"}
 	}
 	if c.NATSSyncInterval < 0 {
 		return &ConfigError{Field: "nats-sync-interval", Reason: "must not be negative"}

@@ -39,6 +39,10 @@ func TestConfig_Validate(t *testing.T) {
 		{"a listen address with a NATS URL", server.Config{WorkflowsDir: "x", NATS: "nats://10.0.0.1:4222", NATSListen: "127.0.0.1:4222"}, &server.ConfigError{}},
 		{"embedded NATS off loopback", server.Config{WorkflowsDir: "x", NATSListen: "0.0.0.0:4222"}, server.ErrNATSNotLoopback},
 		{"embedded NATS on a bad address", server.Config{WorkflowsDir: "x", NATSListen: "4222"}, &server.ConfigError{}},
+		{"3 replicas on a cluster", server.Config{WorkflowsDir: "x", NATS: "nats://10.0.0.1:4222", Replicas: 3}, nil},
+		{"3 replicas on the embedded server", server.Config{WorkflowsDir: "x", Replicas: 3}, &server.ConfigError{}},
+		{"3 replicas without NATS", server.Config{WorkflowsDir: "x", NATS: server.NoNATS, Replicas: 3}, &server.ConfigError{}},
+		{"6 replicas", server.Config{WorkflowsDir: "x", NATS: "nats://10.0.0.1:4222", Replicas: 6}, &server.ConfigError{}},
 		{"a nil Go handler", server.Config{WorkflowsDir: "x", Handlers: map[string]registry.Handler{"a": nil}}, &server.ConfigError{}},
 	}
 	for _, tt := range tests {

@@ -1,5 +1,5 @@
 // Command refund embeds the Baton engine: it runs the refund workflow
-// with deterministic in-process agents and prints how each request ended.
+// with deterministic in-process agents (package handlers) and prints how each request ended.
 //
 //	go run ./examples/refund
 package main
@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/examples/refund/handlers"
 	"github.com/batonhq/baton/record"
-	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -29,44 +29,12 @@ func main() {
 	}
 }
 
-// agents are the refund workflow's agents as plain Go functions: the
-// customer agent accepts orders under 500, the seller approves amounts up to
-// 200, payment and notification always succeed.
-func agents() map[string]registry.Handler {
-	return map[string]registry.Handler{
-		"customer": registry.HandlerFunc(func(_ context.Context, t *registry.Task) (registry.Outcome, error) {
-			amount, _ := t.Input["amount"].(int)
-			return registry.Outcome{Trigger: "validated", Result: map[string]any{
-				"refund_eligible": amount < 500, "order_id": t.Input["order_id"],
-			}}, nil
-		}),
-		"seller": registry.HandlerFunc(func(_ context.Context, t *registry.Task) (registry.Outcome, error) {
-			approval := "APPROVED"
-			if amount, _ := t.Context["amount"].(int); amount > 200 {
-				approval = "REJECTED"
-			}
-			return registry.Outcome{Trigger: "reviewed", Result: map[string]any{"approval": approval}}, nil
-		}),
-		"payment": registry.HandlerFunc(func(_ context.Context, t *registry.Task) (registry.Outcome, error) {
-			return registry.Outcome{Trigger: "refunded", Result: map[string]any{
-				"transaction_id": fmt.Sprintf("tx-%v", t.Context["order_id"]),
-			}}, nil
-		}),
-		"notification": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
-			return registry.Outcome{Trigger: "sent"}, nil
-		}),
-		"supervisor": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
-			return registry.Outcome{Trigger: "reject", Result: map[string]any{"reason": "escalated"}}, nil
-		}),
-	}
-}
-
 func run(ctx context.Context, out io.Writer) error {
 	w, err := rules.Parse("workflow.yaml", workflowYAML)
 	if err != nil {
 		return err
 	}
-	reg, err := engine.NewRegistry(w, agents())
+	reg, err := engine.NewRegistry(w, handlers.All())
 	if err != nil {
 		return err
 	}

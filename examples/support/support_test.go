@@ -6,17 +6,16 @@
 package support_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/proctest"
 )
 
 const secret = "e2e-secret"
@@ -29,10 +28,10 @@ func TestSupport_AgentsInThreeLanguages(t *testing.T) {
 		t.Skip("builds and runs the example's programs")
 	}
 	bin := t.TempDir()
-	run(t, root, nil, "go", "build", "-o", bin, "./cmd/wfrun", "./examples/support/triage", "./examples/support/booking")
+	proctest.Run(t, root, nil, "go", "build", "-o", bin, "./cmd/wfrun", "./examples/support/triage", "./examples/support/booking")
 	node := nodeAgent(t)
 
-	httpAddr, natsAddr, bookingAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	httpAddr, natsAddr, bookingAddr := proctest.FreeAddr(t), proctest.FreeAddr(t), proctest.FreeAddr(t)
 	flows := t.TempDir()
 	src, err := os.ReadFile("workflow.yaml")
 	must(t, err)
@@ -40,14 +39,14 @@ func TestSupport_AgentsInThreeLanguages(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(flows, "workflow.yaml"), src, 0o600))
 	env := []string{"SUPPORT_BOOKING_SECRET=" + secret, "NATS_URL=nats://" + natsAddr, "BOOKING_ADDR=" + bookingAddr, "BATON_SERVER=http://" + httpAddr}
 
-	start(t, env, "wfrun: serving the HTTP API", filepath.Join(bin, "wfrun"), "serve", "--workflows", flows, "--data", t.TempDir(), "--http", httpAddr, "--nats-listen", natsAddr)
-	start(t, env, "booking: listening", filepath.Join(bin, "booking"))
-	start(t, env, "triage: taking work", filepath.Join(bin, "triage"))
+	proctest.Start(t, env, "wfrun: serving the HTTP API", filepath.Join(bin, "wfrun"), "serve", "--workflows", flows, "--data", t.TempDir(), "--http", httpAddr, "--nats-listen", natsAddr)
+	proctest.Start(t, env, "booking: listening", filepath.Join(bin, "booking"))
+	proctest.Start(t, env, "triage: taking work", filepath.Join(bin, "triage"))
 	if node != "" {
-		start(t, env, "faq: taking work", node, "faq/dist/faq.js")
+		proctest.Start(t, env, "faq: taking work", node, "faq/dist/faq.js")
 	}
 	wfrun := func(args ...string) (string, int) {
-		return output(t, env, filepath.Join(bin, "wfrun"), args...)
+		return proctest.Output(t, env, filepath.Join(bin, "wfrun"), args...)
 	}
 
 	// A booking: retried once (the service answers 503 to "urgent"), then
@@ -152,109 +151,13 @@ func nodeAgent(t *testing.T) string {
 		return ""
 	}
 	if _, err := os.Stat(filepath.Join(root, "sdk/typescript/node_modules/nats")); err != nil {
-		run(t, filepath.Join(root, "sdk/typescript"), nil, "npm", "ci", "--no-audit", "--no-fund")
+		proctest.Run(t, filepath.Join(root, "sdk/typescript"), nil, "npm", "ci", "--no-audit", "--no-fund")
 	}
 	if _, err := os.Stat("faq/node_modules/typescript"); err != nil {
-		run(t, "faq", nil, "npm", "ci", "--no-audit", "--no-fund")
+		proctest.Run(t, "faq", nil, "npm", "ci", "--no-audit", "--no-fund")
 	}
-	run(t, "faq", nil, "npm", "run", "build")
+	proctest.Run(t, "faq", nil, "npm", "run", "build")
 	return node
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// run runs a command to its end; its failure fails the test.
-func run(t *testing.T, dir string, env []string, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-}
-
-// output runs a command and returns its stdout and exit code.
-func output(t *testing.T, env []string, name string, args ...string) (string, int) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return string(out) + stderr.String(), ee.ExitCode()
-		}
-		t.Fatalf("%s: %v", name, err)
-	}
-	return string(out), 0
-}
-
-// start starts a long-running program and waits until a line of its
-// output starts with ready; it is stopped (SIGTERM, then killed) when the
-// test ends.
-func start(t *testing.T, env []string, ready, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), env...)
-	pr, pw, err := os.Pipe()
-	must(t, err)
-	cmd.Stdout, cmd.Stderr = pw, pw
-	must(t, cmd.Start())
-	pw.Close()
-	var (
-		mu   sync.Mutex
-		logs strings.Builder
-	)
-	seen := make(chan struct{})
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		once := sync.OnceFunc(func() { close(seen) })
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			mu.Lock()
-			logs.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			if strings.HasPrefix(sc.Text(), ready) {
-				once()
-			}
-		}
-	}()
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		<-drained
-		pr.Close()
-		if t.Failed() {
-			mu.Lock()
-			t.Logf("%s:\n%s", filepath.Base(name), logs.String())
-			mu.Unlock()
-		}
-	})
-	select {
-	case <-seen:
-	case <-exited:
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("%s exited before it was ready:\n%s", name, logs.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("%s was not ready within a minute", name)
-	}
 }
 
 func must(t *testing.T, err error) {

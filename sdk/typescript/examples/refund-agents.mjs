@@ -1,6 +1,6 @@
 // The five agents of Baton's refund example (examples/refund/workflow.yaml)
 // in one Node process, with the same logic as the Go agents of
-// examples/refund/main.go: the customer agent accepts orders under 500,
+// examples/refund/handlers: the customer agent accepts orders under 500,
 // the seller approves amounts up to 200, payment and notification always
 // succeed, and the supervisor rejects what is escalated to it.
 //
