@@ -11,8 +11,10 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/clustertest"
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsbus"
+	"github.com/batonhq/baton/natsstore"
 )
 
 // storages are the benchmarks' cases: memory streams, file streams synced
@@ -87,42 +89,112 @@ func cpuTime(b *testing.B) time.Duration {
 // agent external, served by an in-process Worker over an in-process
 // server, up to 500 instances at a time, and reports steps per second and
 // the CPU time of the process (engine, worker and server together) per
-// step.
+// step. The first cases keep the instances in the engine's memory and
+// only the work on NATS; the natsstore- cases keep the instances in
+// natsstore on the same server too, as wfrun serve does.
 func BenchmarkNATSRefund(b *testing.B) {
 	for _, st := range storages {
 		b.Run(st.name, func(b *testing.B) {
 			ns := startServerSync(b, false, st.syncAlways)
 			store := func(c *natsbus.Config) { c.Storage = st.storage }
 			re := newRefundEngine(b, connect(b, ns), store)
-			startWorker(b, ns, refundagents.Approved(), store)
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0, start := cpuTime(b), time.Now()
-			const window = 500
-			insts := make([]*engine.Instance, 0, b.N)
-			wait := func(inst *engine.Instance) {
-				res, _ := inst.Wait(ctx)
-				if res.Outcome != "COMPLETED" {
-					b.Fatalf("got %s %s (%v), want COMPLETED", res.Status, res.Outcome, res.Err)
-				}
-			}
-			for n := range b.N {
-				if n >= window {
-					wait(insts[n-window])
-				}
-				inst, err := re.eng.Start(ctx, refundInput)
-				if err != nil {
-					b.Fatal(err)
-				}
-				insts = append(insts, inst)
-			}
-			for _, inst := range insts[max(0, len(insts)-window):] {
-				wait(inst)
-			}
-			elapsed, cpu := time.Since(start), cpuTime(b)-cpu0
-			b.ReportMetric(float64(4*b.N)/elapsed.Seconds(), "steps/s")
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(4*b.N), "cpu-ns/step")
+			startWorker(b, connect(b, ns), refundagents.Approved(), store)
+			benchRefunds(b, re.eng, nil)
 		})
+	}
+	for _, st := range storages[1:] {
+		b.Run("natsstore-"+st.name, func(b *testing.B) {
+			ns := startServerSync(b, false, st.syncAlways)
+			nc := connect(b, ns)
+			store, err := natsstore.Open(context.Background(), nc, natsstore.Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = store.Close() })
+			re := newRefundEngine(b, nc, nil, engine.WithStore(store))
+			startWorker(b, connect(b, ns), refundagents.Approved(), nil)
+			benchRefunds(b, re.eng, nil)
+		})
+	}
+}
+
+// BenchmarkNATSRefundCluster runs refund instances as BenchmarkNATSRefund
+// does, on a 3-node JetStream cluster of child processes on loopback: the
+// engine's store (natsstore) and the work streams keep three replicas on
+// file, synced on the servers' interval or on every write; the engine and
+// the worker are connected to different servers. cpu-ns/step counts this
+// process (engine, worker, and the route proxies between the servers);
+// servers-cpu-ns/step adds the three servers' CPU time.
+func BenchmarkNATSRefundCluster(b *testing.B) {
+	for _, syncAlways := range []bool{false, true} {
+		name := "R3-file-sync-interval"
+		if syncAlways {
+			name = "R3-file-sync-always"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := clustertest.StartWith(b, 3, clustertest.Options{SyncAlways: syncAlways})
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			nc := c.Connect(b, 0, "bench-engine")
+			store, err := clustertest.OpenRetrying(ctx, func() (*natsstore.Store, error) {
+				return natsstore.Open(ctx, nc, natsstore.Config{Replicas: 3})
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = store.Close() })
+			r3 := func(c *natsbus.Config) { c.Replicas = 3 }
+			re := newRefundEngine(b, nc, r3, engine.WithStore(store))
+			startWorker(b, c.Connect(b, 1, "bench-worker"), refundagents.Approved(), r3)
+			benchRefunds(b, re.eng, c)
+		})
+	}
+}
+
+// benchRefunds runs b.N refund instances on eng, up to 500 at a time, and
+// reports steps per second and this process's CPU time per step, and with
+// a cluster, its servers' CPU time per step too.
+func benchRefunds(b *testing.B, eng *engine.Engine, c *clustertest.Cluster) {
+	ctx := context.Background()
+	serversCPU := func() time.Duration {
+		if c == nil {
+			return 0
+		}
+		d, err := c.CPUTime()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, servers0, start := cpuTime(b), serversCPU(), time.Now()
+	const window = 500
+	insts := make([]*engine.Instance, 0, b.N)
+	wait := func(inst *engine.Instance) {
+		res, _ := inst.Wait(ctx)
+		if res.Outcome != "COMPLETED" {
+			b.Fatalf("got %s %s (%v), want COMPLETED", res.Status, res.Outcome, res.Err)
+		}
+	}
+	for n := range b.N {
+		if n >= window {
+			wait(insts[n-window])
+		}
+		inst, err := eng.Start(ctx, refundInput)
+		if err != nil {
+			b.Fatal(err)
+		}
+		insts = append(insts, inst)
+	}
+	for _, inst := range insts[max(0, len(insts)-window):] {
+		wait(inst)
+	}
+	elapsed, cpu := time.Since(start), cpuTime(b)-cpu0
+	steps := float64(4 * b.N)
+	b.ReportMetric(steps/elapsed.Seconds(), "steps/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/steps, "cpu-ns/step")
+	if c != nil {
+		b.ReportMetric(float64((serversCPU()-servers0).Nanoseconds())/steps, "servers-cpu-ns/step")
 	}
 }

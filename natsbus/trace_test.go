@@ -39,7 +39,7 @@ func TestWorker_HandlersJoinTheEnginesTrace(t *testing.T) {
 			return h.Handle(ctx, task)
 		})
 	}
-	startWorker(t, ns, hs, mem)
+	startWorker(t, connect(t, ns), hs, mem)
 	insts := runRefunds(t, re.eng, 2)
 
 	runs := 0

@@ -59,7 +59,7 @@ rules:
 		_ = tr.Close()
 	})
 	var runs atomic.Int64
-	startWorker(t, ns, map[string]registry.Handler{
+	startWorker(t, connect(t, ns), map[string]registry.Handler{
 		"counter": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
 			if runs.Add(1) == 1 {
 				return registry.Outcome{Trigger: "counted", Result: map[string]any{"words": 2.5}}, nil

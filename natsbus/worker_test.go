@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -85,13 +84,13 @@ func newRefundEngine(tb testing.TB, nc *nats.Conn, change func(*natsbus.Config),
 
 // startWorker runs a Worker with hs on a transport of its own until the
 // test ends.
-func startWorker(tb testing.TB, ns *server.Server, hs map[string]registry.Handler, change func(*natsbus.Config)) *natsbus.Worker {
+func startWorker(tb testing.TB, nc *nats.Conn, hs map[string]registry.Handler, change func(*natsbus.Config)) *natsbus.Worker {
 	tb.Helper()
 	cfg := natsbus.DefaultConfig()
 	if change != nil {
 		change(&cfg)
 	}
-	tr, err := natsbus.New(context.Background(), connect(tb, ns), cfg)
+	tr, err := natsbus.New(context.Background(), nc, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -175,7 +174,7 @@ func TestWorker_RefundEndToEnd_AllAgentsOverNATS(t *testing.T) {
 	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
 	re := newRefundEngine(t, connect(t, ns), mem)
 	var runs runCounter
-	startWorker(t, ns, runs.wrap(refundagents.Approved()), mem)
+	startWorker(t, connect(t, ns), runs.wrap(refundagents.Approved()), mem)
 	insts := runRefunds(t, re.eng, 200)
 	wantEachStepOnce(t, insts, &runs)
 	// The worker acks each piece of work once the engine has answered its
@@ -199,7 +198,7 @@ func TestWorker_Reject_IsReportedAndTerminated(t *testing.T) {
 	hs["supervisor"] = registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
 		return registry.Outcome{Trigger: "fail"}, nil
 	})
-	startWorker(t, ns, hs, nil)
+	startWorker(t, connect(t, ns), hs, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	inst, err := re.eng.Start(ctx, refundInput)
@@ -276,7 +275,7 @@ func TestWorker_Heartbeats_KeepALongRunFromRedelivery(t *testing.T) {
 	re := newRefundEngine(t, connect(t, ns), short)
 	var runs runCounter
 	started, release := make(chan struct{}, 1), make(chan struct{})
-	startWorker(t, ns, blockingRefund(&runs, started, release), short)
+	startWorker(t, connect(t, ns), blockingRefund(&runs, started, release), short)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	inst, err := re.eng.Start(ctx, refundInput)
@@ -308,7 +307,7 @@ func TestWorker_Close_WaitsForRunningHandlers(t *testing.T) {
 	re := newRefundEngine(t, connect(t, ns), mem)
 	var runs runCounter
 	started, release := make(chan struct{}, 1), make(chan struct{})
-	wk := startWorker(t, ns, blockingRefund(&runs, started, release), mem)
+	wk := startWorker(t, connect(t, ns), blockingRefund(&runs, started, release), mem)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	inst, err := re.eng.Start(ctx, refundInput)
@@ -369,7 +368,7 @@ func TestWorker_Close_GraceRunsOut(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Run: got %v, want nil after a drain", err)
 	}
-	startWorker(t, ns, refundagents.Approved(), mem)
+	startWorker(t, connect(t, ns), refundagents.Approved(), mem)
 	if res, err := inst.Wait(ctx); err != nil || res.Outcome != "COMPLETED" {
 		t.Fatalf("got %s %s (%v), want COMPLETED by the second worker", res.Status, res.Outcome, err)
 	}

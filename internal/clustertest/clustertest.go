@@ -39,6 +39,7 @@ const (
 	routePortEnv = "BATON_CLUSTERTEST_ROUTE_PORT"
 	routesEnv    = "BATON_CLUSTERTEST_ROUTES"
 	sinkEnv      = "BATON_CLUSTERTEST_SINK"
+	syncEnv      = "BATON_CLUSTERTEST_SYNC_ALWAYS"
 )
 
 // RunChild runs this process as a server of a test cluster when the test
@@ -63,8 +64,9 @@ func RunChild() (int, bool) {
 // around the proxies, and a server cut off would still reach the others.
 // So every server advertises the test's sink, which closes what connects,
 // and routes only through the proxies it was given. Writes are synced on
-// the server's interval: the tests kill processes, not machines, and the
-// operating system keeps what a killed process wrote.
+// the server's interval unless the cluster was started with SyncAlways:
+// the tests kill processes, not machines, and the operating system keeps
+// what a killed process wrote.
 func runServer(name string) error {
 	port, err := strconv.Atoi(os.Getenv(portEnv))
 	if err != nil {
@@ -79,7 +81,8 @@ func runServer(name string) error {
 		JetStream: true, StoreDir: os.Getenv(dirEnv), NoSigs: true, NoLog: true,
 		Cluster: server.ClusterOpts{Name: "baton-test", Host: "127.0.0.1", Port: routePort, NoAdvertise: true,
 			Advertise: os.Getenv(sinkEnv)},
-		Routes: server.RoutesFromStr(os.Getenv(routesEnv)),
+		Routes:     server.RoutesFromStr(os.Getenv(routesEnv)),
+		SyncAlways: os.Getenv(syncEnv) == "1",
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
@@ -112,13 +115,28 @@ type Cluster struct {
 	Nodes   []*Node
 	proxies map[[2]int]*proxy // [from, to] -> the proxy from dials to reach to
 	sink    *proxy            // always cut: the address every server advertises
+	opts    Options
+}
+
+// Options are a cluster's settings.
+type Options struct {
+	// SyncAlways makes the servers sync every write to disk before they
+	// acknowledge it (JetStream's sync_interval: always), as a benchmark
+	// of durable settings needs.
+	SyncAlways bool
 }
 
 // Start starts a cluster of n servers and waits until its JetStream
 // answers. The servers stop when the test ends.
 func Start(tb testing.TB, n int) *Cluster {
 	tb.Helper()
-	c := &Cluster{tb: tb, proxies: map[[2]int]*proxy{}, sink: newProxy(tb, "127.0.0.1:1")}
+	return StartWith(tb, n, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(tb testing.TB, n int, opts Options) *Cluster {
+	tb.Helper()
+	c := &Cluster{tb: tb, proxies: map[[2]int]*proxy{}, sink: newProxy(tb, "127.0.0.1:1"), opts: opts}
 	c.sink.setCut(true)
 	for k := range n {
 		c.Nodes = append(c.Nodes, &Node{Name: fmt.Sprintf("n%d", k), dir: tb.TempDir(), port: FreePort(tb), routePort: FreePort(tb)})
@@ -155,7 +173,8 @@ func Start(tb testing.TB, n int) *Cluster {
 func (c *Cluster) Restart(k int) {
 	n := c.Nodes[k]
 	n.cmd = Child(c.tb, childEnv+"="+n.Name, dirEnv+"="+n.dir, portEnv+"="+strconv.Itoa(n.port),
-		routePortEnv+"="+strconv.Itoa(n.routePort), routesEnv+"="+strings.Join(n.routes, ","), sinkEnv+"="+c.sink.addr())
+		routePortEnv+"="+strconv.Itoa(n.routePort), routesEnv+"="+strings.Join(n.routes, ","), sinkEnv+"="+c.sink.addr(),
+		syncEnv+"="+map[bool]string{true: "1", false: "0"}[c.opts.SyncAlways])
 }
 
 // Kill kills server k with SIGKILL and waits for it to exit.
@@ -287,4 +306,39 @@ func OpenRetrying[T any](ctx context.Context, open func() (T, error)) (T, error)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// clockTicks is the unit of /proc/PID/stat's CPU times: USER_HZ, 100 on
+// every Linux that Go supports.
+const clockTicks = 100
+
+// CPUTime is the user plus system CPU time the running servers have used
+// so far, read from /proc (Linux only): what a benchmark adds to its own
+// process's to count the servers' share.
+func (c *Cluster) CPUTime() (time.Duration, error) {
+	var total time.Duration
+	for _, n := range c.Nodes {
+		if n.cmd == nil || n.cmd.Process == nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(n.cmd.Process.Pid) + "/stat")
+		if err != nil {
+			return 0, fmt.Errorf("clustertest: CPU time of %s: %w", n.Name, err)
+		}
+		// The command name, in parentheses, may hold spaces: the fields
+		// counted from the last ')' are state (3), ..., utime (14), stime (15).
+		s := string(stat)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 13 {
+			return 0, fmt.Errorf("clustertest: CPU time of %s: short /proc stat", n.Name)
+		}
+		for _, f := range fields[11:13] {
+			ticks, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("clustertest: CPU time of %s: %w", n.Name, err)
+			}
+			total += time.Duration(ticks) * time.Second / clockTicks
+		}
+	}
+	return total, nil
 }
