@@ -104,7 +104,9 @@ func (t *Transport) publishWork(ctx context.Context, msg *nats.Msg) (*jetstream.
 }
 
 // unanswered tells a request the server did not answer (yet) from one it
-// refused.
+// refused. Unlike jsretry.Unanswered it does not count a 503 API error:
+// a publish answered 503 may have hit the stream's message limit, a
+// refusal that sending again would only prolong.
 func unanswered(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)

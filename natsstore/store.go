@@ -373,6 +373,9 @@ func isWrongLastSeq(err error) bool {
 		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 }
 
+// retryable tells a commit the server did not answer, to be sent again
+// under the same message id. Unlike jsretry.Unanswered it does not count a
+// 503 API error, which a publish also gets from a stream's limits.
 func retryable(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
