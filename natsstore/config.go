@@ -53,9 +53,12 @@ type Config struct {
 	Logger *zap.Logger
 }
 
+// DefaultPrefix is the prefix of a Config that names none.
+const DefaultPrefix = "baton"
+
 func (c Config) withDefaults() Config {
 	if c.Prefix == "" {
-		c.Prefix = "baton"
+		c.Prefix = DefaultPrefix
 	}
 	if c.Shards == 0 {
 		c.Shards = 8

@@ -37,4 +37,11 @@
 // always). The server syncs each stream on its own, which is why steps are
 // spread over shards. Config.Replicas sets how many servers of a cluster
 // keep each stream; use 3 on a cluster. docs/operations.md has the figures.
+//
+// # Reading only
+//
+// OpenReadOnly opens a prefix's existing streams and bucket as they are,
+// for tools such as wfrun inspect: it creates and updates none of them,
+// fails with ErrNoStore when they are missing, and the store it returns
+// refuses every write with ErrReadOnly.
 package natsstore

@@ -25,7 +25,27 @@ var (
 	ErrTooLarge = errors.New("natsstore: record larger than the server's max payload")
 	// ErrServerTooOld means the NATS server lacks features the store uses.
 	ErrServerTooOld = errors.New("natsstore: nats server too old")
+	// ErrReadOnly means a write to a store opened with OpenReadOnly.
+	// Nothing was sent to the server.
+	ErrReadOnly = errors.New("natsstore: store opened read-only")
+	// ErrNoStore means OpenReadOnly found no store under the prefix: its
+	// streams or bucket are missing. Every *NoStoreError matches it.
+	ErrNoStore = errors.New("natsstore: no store under this prefix")
 )
+
+// NoStoreError is a prefix OpenReadOnly found no store under: Missing
+// names the first stream or bucket it looked for and did not find.
+type NoStoreError struct {
+	Prefix  string
+	Missing string // "stream <prefix>_steps_0", "bucket <prefix>_workflows"...
+}
+
+func (e *NoStoreError) Error() string {
+	return fmt.Sprintf("natsstore: no store under prefix %q on this server (%s not found)", e.Prefix, e.Missing)
+}
+
+// Unwrap returns ErrNoStore.
+func (e *NoStoreError) Unwrap() error { return ErrNoStore }
 
 // ConfigError is a Config field with a value Open cannot use.
 type ConfigError struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
@@ -59,10 +60,38 @@ func (s *Store) openSteps(ctx context.Context) error {
 		s.log.Info("natsstore: the prefix keeps the number of shards it was created with",
 			zap.String("prefix", s.cfg.Prefix), zap.Int("shards", shards), zap.Int("configured", s.cfg.Shards))
 	}
+	return s.loadSteps(ctx, shards, func(ctx context.Context, k int) (jetstream.Stream, error) {
+		return s.js.CreateOrUpdateStream(ctx, s.stepsConfig(k, shards))
+	})
+}
+
+// lookupSteps opens the steps streams of an existing prefix as they are,
+// creating and updating nothing: a *NoStoreError when the prefix has none.
+func (s *Store) lookupSteps(ctx context.Context) error {
+	shards, err := s.knownShards(ctx)
+	if err != nil {
+		return err
+	}
+	if shards == 0 {
+		return &NoStoreError{Prefix: s.cfg.Prefix, Missing: "stream " + s.stepsName(0)}
+	}
+	err = s.loadSteps(ctx, shards, func(ctx context.Context, k int) (jetstream.Stream, error) {
+		return s.js.Stream(ctx, s.stepsName(k))
+	})
+	var re *RequestError
+	if errors.Is(err, jetstream.ErrStreamNotFound) && errors.As(err, &re) {
+		return &NoStoreError{Prefix: s.cfg.Prefix, Missing: strings.TrimPrefix(re.Op, "open ")}
+	}
+	return err
+}
+
+// loadSteps fills s.steps with the streams of the prefix's shards, each
+// from open.
+func (s *Store) loadSteps(ctx context.Context, shards int, open func(context.Context, int) (jetstream.Stream, error)) error {
 	s.steps = make([]jetstream.Stream, shards)
 	for k := range shards {
 		st, err := jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
-			return s.js.CreateOrUpdateStream(ctx, s.stepsConfig(k, shards))
+			return open(ctx, k)
 		})
 		if err != nil {
 			return &RequestError{Op: "open stream " + s.stepsName(k), Err: err}

@@ -128,7 +128,7 @@ func (s *Store) part(partition int) (*partition, error) {
 // unowned on any error. Fencing a partition again with the token it holds
 // does nothing.
 func (s *Store) Fence(ctx context.Context, partition int, token uint64) error {
-	if err := s.enter(); err != nil {
+	if err := s.enterWrite(); err != nil {
 		return err
 	}
 	defer s.mu.RUnlock()

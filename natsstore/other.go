@@ -21,7 +21,7 @@ func (s *Store) AddDeadLetter(ctx context.Context, d record.DeadLetter) error {
 	if ctx == nil {
 		return record.ErrNilContext
 	}
-	if err := s.enter(); err != nil {
+	if err := s.enterWrite(); err != nil {
 		return err
 	}
 	defer s.mu.RUnlock()
@@ -35,7 +35,7 @@ func (s *Store) AddDeadLetter(ctx context.Context, d record.DeadLetter) error {
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(s.cfg.Prefix + "_dead")}
+	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(s.deadName())}
 	if d.MessageID != "" {
 		opts = append(opts, jetstream.WithMsgID(deadLetterID(d)))
 	}
@@ -94,7 +94,7 @@ func (s *Store) SaveWorkflow(ctx context.Context, w record.WorkflowSource) error
 	if ctx == nil {
 		return record.ErrNilContext
 	}
-	if err := s.enter(); err != nil {
+	if err := s.enterWrite(); err != nil {
 		return err
 	}
 	defer s.mu.RUnlock()
@@ -154,7 +154,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
 	if ctx == nil {
 		return 0, record.ErrNilContext
 	}
-	if err := s.enter(); err != nil {
+	if err := s.enterWrite(); err != nil {
 		return 0, err
 	}
 	defer s.mu.RUnlock()

@@ -45,6 +45,9 @@ type Store struct {
 	// without.
 	parts []*partition
 
+	// readOnly is set by OpenReadOnly: every write fails with ErrReadOnly.
+	readOnly bool
+
 	// mu is held for reading by every call and for writing by Close, so
 	// that Close waits for the calls in flight.
 	mu     sync.RWMutex
@@ -75,6 +78,79 @@ type fence struct {
 // streams and bucket or updating their settings. The store does not own
 // nc: close the store, then the connection.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
+	s, err := newStore(nc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*s.cfg.Timeout)
+	defer cancel()
+	if err := s.openSteps(ctx); err != nil {
+		return nil, err
+	}
+	s.dead, err = jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
+		return s.js.CreateOrUpdateStream(ctx, s.deadConfig())
+	})
+	if err != nil {
+		return nil, &RequestError{Op: "open stream " + s.deadName(), Err: err}
+	}
+	s.flows, err = jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.KeyValue, error) {
+		return s.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      s.flowsName(),
+			Description: "baton: workflow sources by hash",
+			History:     1,
+			Storage:     jetstream.FileStorage,
+			Replicas:    s.cfg.Replicas,
+		})
+	})
+	if err != nil {
+		return nil, &RequestError{Op: "open bucket " + s.flowsName(), Err: err}
+	}
+	return s, nil
+}
+
+// OpenReadOnly opens the existing store of cfg.Prefix on the server nc is
+// connected to, for reading: it creates and updates nothing (only the
+// short-lived consumers a read uses), and every write method fails with
+// ErrReadOnly without a request to the server. When the prefix's streams
+// or bucket are missing it fails with a *NoStoreError (errors.Is
+// ErrNoStore). Only Prefix, Timeout and Logger of cfg matter: the number
+// of shards is the prefix's own. The store does not own nc: close the
+// store, then the connection.
+func OpenReadOnly(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
+	s, err := newStore(nc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.readOnly = true
+	ctx, cancel := context.WithTimeout(ctx, 3*s.cfg.Timeout)
+	defer cancel()
+	if err := s.lookupSteps(ctx); err != nil {
+		return nil, err
+	}
+	s.dead, err = jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
+		return s.js.Stream(ctx, s.deadName())
+	})
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, &NoStoreError{Prefix: s.cfg.Prefix, Missing: "stream " + s.deadName()}
+	}
+	if err != nil {
+		return nil, &RequestError{Op: "open stream " + s.deadName(), Err: err}
+	}
+	s.flows, err = jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.KeyValue, error) {
+		return s.js.KeyValue(ctx, s.flowsName())
+	})
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, &NoStoreError{Prefix: s.cfg.Prefix, Missing: "bucket " + s.flowsName()}
+	}
+	if err != nil {
+		return nil, &RequestError{Op: "open bucket " + s.flowsName(), Err: err}
+	}
+	return s, nil
+}
+
+// newStore checks the configuration, the connection and the server's
+// version, and returns a store with no streams yet.
+func newStore(nc *nats.Conn, cfg Config) (*Store, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -95,36 +171,16 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 		deadSubject: cfg.Prefix + ".dead",
 	}
 	s.initPartitions()
-	ctx, cancel := context.WithTimeout(ctx, 3*cfg.Timeout)
-	defer cancel()
-	if err := s.openSteps(ctx); err != nil {
-		return nil, err
-	}
-	s.dead, err = jsretry.Do(ctx, jsretry.Per(cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
-		return js.CreateOrUpdateStream(ctx, s.deadConfig())
-	})
-	if err != nil {
-		return nil, &RequestError{Op: "open stream " + cfg.Prefix + "_dead", Err: err}
-	}
-	s.flows, err = jsretry.Do(ctx, jsretry.Per(cfg.Timeout), func(ctx context.Context) (jetstream.KeyValue, error) {
-		return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      cfg.Prefix + "_workflows",
-			Description: "baton: workflow sources by hash",
-			History:     1,
-			Storage:     jetstream.FileStorage,
-			Replicas:    cfg.Replicas,
-		})
-	})
-	if err != nil {
-		return nil, &RequestError{Op: "open bucket " + cfg.Prefix + "_workflows", Err: err}
-	}
 	return s, nil
 }
+
+func (s *Store) deadName() string  { return s.cfg.Prefix + "_dead" }
+func (s *Store) flowsName() string { return s.cfg.Prefix + "_workflows" }
 
 // deadConfig is the dead-letter stream's configuration.
 func (s *Store) deadConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
-		Name:        s.cfg.Prefix + "_dead",
+		Name:        s.deadName(),
 		Description: "baton: dead letters, in the order added",
 		Subjects:    []string{s.deadSubject},
 		Retention:   jetstream.LimitsPolicy,
@@ -155,6 +211,22 @@ func (s *Store) enter() error {
 	}
 	return nil
 }
+
+// enterWrite starts a call that writes: it fails with ErrReadOnly on a
+// store opened read-only, before any request to the server.
+func (s *Store) enterWrite() error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	if s.readOnly {
+		s.mu.RUnlock()
+		return ErrReadOnly
+	}
+	return nil
+}
+
+// ReadOnly reports whether the store was opened with OpenReadOnly.
+func (s *Store) ReadOnly() bool { return s.readOnly }
 
 // shardOf is the shard of an instance: a hash of its id.
 func (s *Store) shardOf(id string) int {
@@ -208,7 +280,7 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	if ctx == nil {
 		return record.ErrNilContext
 	}
-	if err := s.enter(); err != nil {
+	if err := s.enterWrite(); err != nil {
 		return err
 	}
 	defer s.mu.RUnlock()

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/batonhq/baton/boltstore"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/scenario"
 )
@@ -32,18 +31,22 @@ type listing struct {
 
 func inspectCmd() *cobra.Command {
 	var (
-		store string
+		store storeFlags
 		out   output
 		dead  bool
 		list  listing
 	)
 	cmd := &cobra.Command{
-		Use:   "inspect --store FILE [INSTANCE | --dead-letters]",
+		Use:   "inspect (--store FILE | --nats URL [--prefix P]) [INSTANCE | --dead-letters]",
 		Short: "List the instances in a store (newest first), show one instance's history as the step table, or list the dead letters",
 		Long: `List the instances in a store, newest first, a page at a time (--limit, then
 --after the last id shown for the next page), filtered by --status,
 --workflow and --state; or show one instance's history as the step table
-(INSTANCE may be any unique prefix of its id); or list the dead letters.`,
+(INSTANCE may be any unique prefix of its id); or list the dead letters.
+
+The store is a bbolt file (--store FILE) or the store a prefix names on a
+NATS JetStream server (--nats URL, --prefix P): exactly one of the two.
+Either is opened read-only: inspect writes nothing to it.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeInstances(&store),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -51,8 +54,8 @@ func inspectCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if store == "" {
-				return fmt.Errorf("inspect needs --store FILE")
+			if err := store.check(cmd); err != nil {
+				return err
 			}
 			if list.status != "" && !slices.Contains(statuses, list.status) {
 				return fmt.Errorf("unknown --status %q (want %s)", list.status, strings.Join(statuses, ", "))
@@ -67,7 +70,7 @@ func inspectCmd() *cobra.Command {
 			if list.limit < 0 {
 				return fmt.Errorf("--limit must not be negative, got %d", list.limit)
 			}
-			st, err := boltstore.OpenReadOnly(store)
+			st, err := store.open(cmd.Context(), natsTimeout)
 			if err != nil {
 				return &checkError{err: err}
 			}
@@ -85,7 +88,7 @@ func inspectCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&store, "store", "", "the store file (bbolt) to read")
+	store.add(cmd)
 	f.BoolVar(&dead, "dead-letters", false, "list the messages the bus gave up on, oldest first")
 	f.StringVar(&list.status, "status", "", "list only instances with this status: "+strings.Join(statuses, ", "))
 	f.StringVar(&list.workflow, "workflow", "", "list only instances of this workflow")
@@ -107,7 +110,7 @@ func newestFirst(list []record.Snapshot) {
 	})
 }
 
-func listInstances(cmd *cobra.Command, st *boltstore.Store, format string, l listing) error {
+func listInstances(cmd *cobra.Command, st readStore, format string, l listing) error {
 	all, err := st.Instances(cmd.Context())
 	if err != nil {
 		return &checkError{err: err}
@@ -159,7 +162,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // resolveID finds the instance an id or a unique prefix of one names. An
 // ambiguous prefix is an error that lists every match.
-func resolveID(ctx context.Context, st *boltstore.Store, arg string) (string, error) {
+func resolveID(ctx context.Context, st readStore, arg string) (string, error) {
 	all, err := st.Instances(ctx)
 	if err != nil {
 		return "", err
@@ -188,7 +191,7 @@ func resolveID(ctx context.Context, st *boltstore.Store, arg string) (string, er
 	return "", fmt.Errorf("%s", b.String())
 }
 
-func showInstance(cmd *cobra.Command, st *boltstore.Store, format, arg string) error {
+func showInstance(cmd *cobra.Command, st readStore, format, arg string) error {
 	ctx, out := cmd.Context(), cmd.OutOrStdout()
 	id, err := resolveID(ctx, st, arg)
 	if err != nil {
@@ -243,7 +246,7 @@ func showInstance(cmd *cobra.Command, st *boltstore.Store, format, arg string) e
 
 // writeChildren lists the child instances the history's workflow states
 // started, with where each is now.
-func writeChildren(ctx context.Context, out io.Writer, st *boltstore.Store, history []record.Entry) {
+func writeChildren(ctx context.Context, out io.Writer, st readStore, history []record.Entry) {
 	first := true
 	for _, e := range history {
 		if e.Kind != record.KindChild {
@@ -281,7 +284,7 @@ func childState(id string) string {
 	return state
 }
 
-func printDeadLetters(cmd *cobra.Command, st *boltstore.Store, format string) error {
+func printDeadLetters(cmd *cobra.Command, st readStore, format string) error {
 	list, err := st.DeadLetters(cmd.Context())
 	if err != nil {
 		return &checkError{err: err}
