@@ -9,9 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/batonhq/baton/internal/jsretry"
 	"github.com/batonhq/baton/record"
 )
 
@@ -186,14 +188,18 @@ const scanBatch = 512
 // them when it is created, and each of those is at or below that bound.
 // fn's first error ends the scan.
 func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, policy jetstream.DeliverPolicy, until uint64, fn func(jetstream.Msg, uint64) error) error {
+	// A request no server answered is made again; a consumer it created
+	// unknown to us is removed by its inactivity threshold.
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	cons, err := st.CreateConsumer(rctx, jetstream.ConsumerConfig{
-		FilterSubject:     filter,
-		DeliverPolicy:     policy,
-		AckPolicy:         jetstream.AckNonePolicy,
-		MemoryStorage:     true,
-		Replicas:          1,
-		InactiveThreshold: time.Minute, // cleans up after a reader that died mid-scan
+	cons, err := jsretry.Do(rctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Consumer, error) {
+		return st.CreateConsumer(ctx, jetstream.ConsumerConfig{
+			FilterSubject:     filter,
+			DeliverPolicy:     policy,
+			AckPolicy:         jetstream.AckNonePolicy,
+			MemoryStorage:     true,
+			Replicas:          1,
+			InactiveThreshold: time.Minute, // cleans up after a reader that died mid-scan
+		})
 	})
 	cancel()
 	if err != nil {
@@ -210,7 +216,9 @@ func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, po
 	pending := cons.CachedInfo().NumPending
 	if pending > 0 && until == 0 {
 		ictx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-		info, err := st.Info(ictx)
+		info, err := jsretry.Do(ictx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (*jetstream.StreamInfo, error) {
+			return st.Info(ctx)
+		})
 		cancel()
 		if err != nil {
 			return &RequestError{Op: "read " + filter, Err: err}
@@ -222,6 +230,7 @@ func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, po
 	// late) would otherwise be a message silently missing.
 	var ferr error
 	var delivered uint64
+	var unheard time.Time // when a pull first reached no consumer
 	for pending > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -254,6 +263,23 @@ func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, po
 			}
 			ferr = fn(m, seq)
 			done = seq >= until
+		}
+		if n == 0 && ferr == nil && errors.Is(batch.Error(), nats.ErrNoResponders) {
+			// On a cluster the consumer may live on another server, whose
+			// interest in its pull requests reaches this server's routes a
+			// moment after the consumer was created. Nothing was delivered:
+			// pull again, for at most the timeout.
+			if unheard.IsZero() {
+				unheard = time.Now()
+			}
+			if time.Since(unheard) < s.cfg.Timeout {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(20 * time.Millisecond):
+				}
+				continue
+			}
 		}
 		if err := batch.Error(); err != nil && ferr == nil {
 			ferr = &RequestError{Op: "read " + filter, Err: err}

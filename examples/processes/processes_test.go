@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +60,20 @@ func TestProcesses_Cluster(t *testing.T) {
 			}
 			runInstances(t, bin, []string{"BATON_SERVER=http://" + httpAddr}, ex)
 		})
+	}
+
+	// The instances of both are in the store on the cluster, for wfrun
+	// inspect as for the server.
+	out, code := proctest.Output(t, nil, filepath.Join(bin, "wfrun"), "inspect", "--nats", c.URLs(2), "--limit", "0")
+	if code != 0 {
+		t.Fatalf("wfrun inspect --nats: exit %d\n%s", code, out)
+	}
+	for _, ex := range examples {
+		for _, in := range ex.instances {
+			if !strings.Contains(out, in.id) || !strings.Contains(out, in.outcome) {
+				t.Errorf("wfrun inspect --nats does not list %s in %s:\n%s", in.id, in.outcome, out)
+			}
+		}
 	}
 
 	// Every stream Baton made keeps three copies.
