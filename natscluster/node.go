@@ -42,7 +42,10 @@ type Node struct {
 	mu      sync.Mutex
 	owned   map[int]*lease // partitions fenced by this node
 	handler func(context.Context, *wire.Report) wire.Answer
+	calls   CallHandler
 	closed  bool
+
+	running sync.WaitGroup // the forwarded calls under way
 
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -201,6 +204,10 @@ func (n *Node) Close() error {
 		defer cancel()
 		held := n.ownedList()
 		n.release(held...)
+		n.mu.Lock()
+		n.calls = nil // no new forwarded call starts
+		n.mu.Unlock()
+		n.running.Wait()
 		for _, p := range held {
 			if e := n.leases[p]; e.owner == n.cfg.Name && e.rev > 0 {
 				err := n.kv.Delete(ctx, partitionKey+strconv.Itoa(p), jetstream.LastRevision(e.rev))

@@ -110,6 +110,10 @@ func (n *Node) route(ctx context.Context, r *wire.Report) wire.Answer {
 // forwarded answers a report another node forwarded to this one, the
 // owner of its partition when it was sent.
 func (n *Node) forwarded(m *nats.Msg) {
+	if id := m.Header.Get(callHeader); id != "" {
+		n.forwardedCall(m, id)
+		return
+	}
 	reply := nats.NewMsg(m.Reply)
 	var ans wire.Answer
 	r, err := wire.DecodeReport(m.Data)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,7 +74,9 @@ func (s *Store) markerSubject(shard, partition int) string {
 func (s *Store) Partitions() int { return len(s.parts) }
 
 // Partition returns the partition of an instance id, from 0 to
-// Partitions()-1 (0 when the store takes no leases).
+// Partitions()-1 (0 when the store takes no leases): a hash of the id, or
+// of its part before the first '/', so that a child workflow's instance
+// is in its parent's partition.
 func (s *Store) Partition(id string) int {
 	if len(s.parts) == 0 {
 		return 0
@@ -81,7 +84,13 @@ func (s *Store) Partition(id string) int {
 	return s.partitionOf(id)
 }
 
+// partitionOf hashes the id's root, the part before its first '/': a
+// child workflow's instance (<parent>/<STATE>/<visit>) is in its parent's
+// partition, so that the engine running the parent commits the child.
 func (s *Store) partitionOf(id string) int {
+	if root, _, ok := strings.Cut(id, "/"); ok {
+		id = root
+	}
 	h := fnv.New32a()
 	h.Write([]byte(id))
 	return int(h.Sum32() % uint32(len(s.parts)))

@@ -166,3 +166,18 @@ func TestStore_AddDeadLetter_SameLetterFromTwoEnginesKeptOnce(t *testing.T) {
 	require.Equal(t, "max_retries", got[0].Reason)
 	require.Equal(t, "rejected", got[1].Reason)
 }
+
+func TestStore_Partition_ChildInItsParents(t *testing.T) {
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
+	st := openStore(t, srv, natsstore.Config{Prefix: "parts", Timeout: testTimeout, Partitions: 64})
+	seen := map[int]bool{}
+	for k := range 20 {
+		parent := "order-" + string(rune('a'+k))
+		p := st.Partition(parent)
+		seen[p] = true
+		for _, child := range []string{parent + "/KYC/1", parent + "/KYC/1/CHECK/2"} {
+			require.Equal(t, p, st.Partition(child), "child %s", child)
+		}
+	}
+	require.Greater(t, len(seen), 5, "20 parents fell in %d partitions: the hash does not spread them", len(seen))
+}
