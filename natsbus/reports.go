@@ -23,8 +23,9 @@ const DefaultReportTimeout = 10 * time.Second
 // each with wire.DecodeReport, calls handle with ctx (an engine passes its
 // HandleReport), and replies with the answer's JSON. A body that is not a
 // report is answered {"ok": false, "code": "invalid"}. The subscription is
-// in a queue group, so that several engines share the reports. stop ends
-// the subscription and waits for the reports being handled.
+// in a queue group, so that several engines share the reports, and the
+// server has it when ServeReports returns. stop ends the subscription and
+// waits for the reports being handled.
 func ServeReports(ctx context.Context, nc *nats.Conn, handle func(context.Context, *wire.Report) wire.Answer) (stop func() error, err error) {
 	if ctx == nil || nc == nil || handle == nil {
 		return nil, errors.New("natsbus: ServeReports needs a context, a connection and a handler")
@@ -42,6 +43,12 @@ func ServeReports(ctx context.Context, nc *nats.Conn, handle func(context.Contex
 		}
 	})
 	if err != nil {
+		return nil, fmt.Errorf("natsbus: serve reports: %w", err)
+	}
+	// The server has the subscription once it answers a ping: a report
+	// sent after ServeReports returns finds it.
+	if err := nc.Flush(); err != nil {
+		_ = sub.Unsubscribe()
 		return nil, fmt.Errorf("natsbus: serve reports: %w", err)
 	}
 	var wg sync.WaitGroup

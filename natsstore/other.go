@@ -76,7 +76,7 @@ func (s *Store) DeadLetters(ctx context.Context) ([]record.DeadLetter, error) {
 	}
 	defer s.mu.RUnlock()
 	var out []record.DeadLetter
-	err := s.scan(ctx, s.dead, s.deadSubject, jetstream.DeliverAllPolicy, 0, func(m jetstream.Msg, seq uint64) error {
+	err := s.scan(ctx, s.dead, s.deadSubject, jetstream.DeliverAllPolicy, 0, func() { out = out[:0] }, func(m jetstream.Msg, seq uint64) error {
 		d, err := decodeDead(m.Data())
 		if err != nil {
 			return &CorruptError{Subject: m.Subject(), Seq: seq, Err: err}

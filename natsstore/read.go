@@ -69,7 +69,7 @@ func (s *Store) History(ctx context.Context, id string) ([]record.Entry, error) 
 		return nil, err
 	}
 	var out []record.Entry
-	err = s.scan(ctx, s.stream(id), s.subject(id), jetstream.DeliverAllPolicy, last, func(m jetstream.Msg, seq uint64) error {
+	err = s.scan(ctx, s.stream(id), s.subject(id), jetstream.DeliverAllPolicy, last, func() { out = nil }, func(m jetstream.Msg, seq uint64) error {
 		r, err := decodeStep(id, m.Data())
 		if err != nil {
 			return &CorruptError{Subject: m.Subject(), Seq: seq, Instance: id, Err: err}
@@ -120,7 +120,8 @@ func (s *Store) lastSteps(ctx context.Context) ([]lastStep, error) {
 	epochs := s.epochs()
 	for k, st := range s.steps {
 		prefix := s.stepPrefix + strconv.Itoa(k) + "."
-		err := s.scan(ctx, st, prefix+">", jetstream.DeliverLastPerSubjectPolicy, 0, func(m jetstream.Msg, seq uint64) error {
+		// A read again may see each instance again: the later step wins.
+		err := s.scan(ctx, st, prefix+">", jetstream.DeliverLastPerSubjectPolicy, 0, func() {}, func(m jetstream.Msg, seq uint64) error {
 			id, err := untoken(strings.TrimPrefix(m.Subject(), prefix))
 			if err != nil {
 				return &CorruptError{Subject: m.Subject(), Seq: seq, Err: err}
@@ -187,7 +188,55 @@ const scanBatch = 512
 // consumer exists: a consumer delivering the last message per subject picks
 // them when it is created, and each of those is at or below that bound.
 // fn's first error ends the scan.
-func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, policy jetstream.DeliverPolicy, until uint64, fn func(jetstream.Msg, uint64) error) error {
+//
+// On a cluster the consumer lives on one of the stream's servers, which
+// may lag behind the stream's leader (a server back from a cut is, for a
+// while): its view of the stream can end early. The scan then reads
+// again on a new consumer, reset first undoing what fn gathered, for at
+// most staleTries reads; the bound it must reach is the leader's.
+func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, policy jetstream.DeliverPolicy, until uint64, reset func(), fn func(jetstream.Msg, uint64) error) error {
+	for try := 1; ; try++ {
+		err := s.scanOnce(ctx, st, filter, policy, until, fn)
+		if !errors.Is(err, errStale) || try == staleTries {
+			return err
+		}
+		s.log.Debug("natsstore: a read met a lagging server: reading again", zap.String("filter", filter), zap.Error(err))
+		reset()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(try) * 50 * time.Millisecond):
+		}
+	}
+}
+
+// staleTries bounds the reads of a scan that keeps meeting lagging
+// servers.
+const staleTries = 10
+
+// errStale means a scan's consumer saw less of the stream than its leader
+// holds.
+var errStale = errors.New("the server read from lags behind the stream's leader")
+
+// scanOnce is one try of scan.
+func (s *Store) scanOnce(ctx context.Context, st jetstream.Stream, filter string, policy jetstream.DeliverPolicy, until uint64, fn func(jetstream.Msg, uint64) error) error {
+	// want is the last message the scan must see: until, or the leader's
+	// last message on filter before the consumer exists.
+	want := until
+	if want == 0 {
+		lctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		m, err := jsretry.Do(lctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+			return st.GetLastMsgForSubject(ctx, filter)
+		})
+		cancel()
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+		case err != nil:
+			return &RequestError{Op: "read " + filter, Err: err}
+		default:
+			want = m.Sequence
+		}
+	}
 	// A request no server answered is made again; a consumer it created
 	// unknown to us is removed by its inactivity threshold.
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
@@ -229,8 +278,8 @@ func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, po
 	// that reached a pull request already given up on (the server answering
 	// late) would otherwise be a message silently missing.
 	var ferr error
-	var delivered uint64
-	var unheard time.Time // when a pull first reached no consumer
+	var delivered, seen uint64 // the consumer's deliveries; the last stream sequence among them
+	var unheard time.Time      // when a pull first reached no consumer
 	for pending > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -256,6 +305,7 @@ func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, po
 			}
 			delivered = md.Sequence.Consumer
 			seq := md.Sequence.Stream
+			seen = max(seen, seq)
 			pending = md.NumPending
 			if seq > until {
 				done = true
@@ -290,6 +340,9 @@ func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, po
 		if n == 0 {
 			return &RequestError{Op: "read " + filter, Err: fmt.Errorf("%d messages pending, none delivered within %v", pending, s.cfg.Timeout)}
 		}
+	}
+	if ferr == nil && seen < want {
+		return &RequestError{Op: "read " + filter, Err: fmt.Errorf("%w: saw up to message %d of %d", errStale, seen, want)}
 	}
 	return ferr
 }

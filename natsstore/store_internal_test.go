@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/batonhq/baton/natsserver"
 	"github.com/batonhq/baton/record"
 )
@@ -138,4 +140,38 @@ func openInternal(t *testing.T) *Store {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// TestScan_AReadThatEndsShortIsReadAgain: a scan whose consumer's view
+// ends before the bound it must reach (a lagging server's) reads again,
+// undoing what it gathered, and fails with errStale when it never gets
+// there; a scan that gets there reads once.
+func TestScan_AReadThatEndsShortIsReadAgain(t *testing.T) {
+	ctx := context.Background()
+	s := openInternal(t)
+	data, err := encodeStep(record.Snapshot{ID: "i", Step: 1}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := s.publish(ctx, "m-1", "i", data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(until uint64) (resets, seen int, err error) {
+		err = s.scan(ctx, s.stream("i"), s.subject("i"), jetstream.DeliverAllPolicy, until, func() { resets++; seen = 0 }, func(_ jetstream.Msg, _ uint64) error {
+			seen++
+			return nil
+		})
+		return resets, seen, err
+	}
+	resets, seen, err := read(last)
+	if err != nil || resets != 0 || seen != 1 {
+		t.Fatalf("a read to the last message: %d resets, %d seen, %v; want 0, 1, nil", resets, seen, err)
+	}
+	// A bound past what the stream holds stands for a leader ahead of
+	// the server read from.
+	resets, _, err = read(last + 3)
+	if !errors.Is(err, errStale) || resets != staleTries-1 {
+		t.Fatalf("a read that ends short: %d resets, %v; want %d and errStale", resets, err, staleTries-1)
+	}
 }

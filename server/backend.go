@@ -36,11 +36,15 @@ type backend struct {
 	store   engine.Store
 	tr      engine.Transport
 	figures busprom.Source
-	nc      *nats.Conn         // nil without NATS
-	ns      *natsserver.Server // the embedded server, if any
-	url     string             // where agents connect to NATS ("" without)
-	stop    func() error       // ends serveReports
-	closers []func() error     // in the order to close
+	nc      *nats.Conn // nil without NATS
+	// natsStore is the store shared with the other servers of a NATS
+	// system the server joined (--nats URL), its instances in partitions
+	// leased by one server at a time; nil otherwise.
+	natsStore *natsstore.Store
+	ns        *natsserver.Server // the embedded server, if any
+	url       string             // where agents connect to NATS ("" without)
+	stop      func() error       // ends serveReports
+	closers   []func() error     // in the order to close
 }
 
 // openBackend opens the backend cfg asks for. On error nothing stays open.
@@ -105,7 +109,11 @@ func (b *backend) openNATS(ctx context.Context, cfg Config) error {
 		}
 	}
 	b.closers = append([]func() error{func() error { b.nc.Close(); return nil }}, b.closers...)
-	st, err := natsstore.Open(ctx, b.nc, natsstore.Config{Logger: cfg.Logger, Replicas: cfg.Replicas})
+	scfg := natsstore.Config{Logger: cfg.Logger, Replicas: cfg.Replicas}
+	if b.ns == nil {
+		scfg.Partitions = ClusterPartitions
+	}
+	st, err := natsstore.Open(ctx, b.nc, scfg)
 	if err != nil {
 		return fmt.Errorf("server: open the store on NATS: %w", err)
 	}
@@ -121,6 +129,9 @@ func (b *backend) openNATS(ctx context.Context, cfg Config) error {
 	}
 	b.closers = append([]func() error{tr.Close}, b.closers...)
 	b.store, b.tr, b.figures = st, tr, tr
+	if b.ns == nil {
+		b.natsStore = st
+	}
 	return nil
 }
 

@@ -62,6 +62,15 @@ type Config struct {
 	// It applies to streams the server creates and raises the count of
 	// existing ones; the embedded server is a single node and takes 1.
 	Replicas int
+	// Name names the server among those sharing a NATS system (--nats
+	// URL): letters, digits, '-' and '_'; each needs its own (default: a
+	// random name, new at every start).
+	Name string
+	// LeaseTTL is how long the instances of a server sharing a NATS system
+	// stay its own after its last heartbeat (default 10s): when a server
+	// dies, the others continue its instances after LeaseTTL plus the time
+	// to resume them. A server that stops cleanly hands them over at once.
+	LeaseTTL time.Duration
 	// Handlers are Go handlers run in the server's process, by agent id,
 	// for the agents of any workflow that declare that id without a url.
 	// Agents with neither a url nor a handler take their work from NATS
@@ -161,6 +170,17 @@ func (c Config) Validate() error {
 	}
 	if c.Replicas > 1 && (c.NATS == "" || c.NATS == NoNATS) {
 		return &ConfigError{Field: "replicas", Reason: "needs a NATS cluster (--nats URL): the embedded server is a single node"}
+	}
+	if (c.Name != "" || c.LeaseTTL != 0) && (c.NATS == "" || c.NATS == NoNATS) {
+		return &ConfigError{Field: "name", Reason: "and lease-ttl apply to servers sharing a NATS system (--nats URL)"}
+	}
+	if c.LeaseTTL < 0 {
+		return &ConfigError{Field: "lease-ttl", Reason: "must not be negative"}
+	}
+	for _, r := range c.Name {
+		if !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return &ConfigError{Field: "name", Reason: fmt.Sprintf("%q may hold only letters, digits, '-' and '_'", c.Name)}
+		}
 	}
 	if c.NATSSyncInterval < 0 {
 		return &ConfigError{Field: "nats-sync-interval", Reason: "must not be negative"}

@@ -27,6 +27,11 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	if s.clu != nil {
+		// The engine running the instance may be another server's.
+		writeJSON(w, http.StatusOK, s.clu.node.Report(r.Context(), &rep))
+		return
+	}
 	ans, err := s.route(r.Context(), &rep)
 	if err != nil {
 		writeError(w, unavailable(err.Error()))

@@ -108,7 +108,6 @@ func decodeStart(data []byte) (startRequest, *apiError) {
 }
 
 func (s *Server) start(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("workflow")
 	data, e := readBody(w, r)
 	if e != nil {
 		writeError(w, e)
@@ -119,9 +118,26 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if _, known := s.cat.byName[name]; !known {
-		writeError(w, notFound("unknown_workflow", "workflow", fmt.Sprintf("no workflow %q on this server", name)))
+	sum, created, e := s.startInstance(r.Context(), r.PathValue("workflow"), req, r.Header.Get("traceparent"))
+	if e != nil {
+		writeError(w, e)
 		return
+	}
+	if !created {
+		writeJSON(w, http.StatusOK, sum)
+		return
+	}
+	w.Header().Set("Location", "/v1/instances/"+url.PathEscape(sum.ID))
+	writeJSON(w, http.StatusCreated, sum)
+}
+
+// startInstance starts an instance of workflow name, on the server that
+// owns its id in a cluster; created is false when a start with the same id
+// made it before. A client's traceparent makes the instance's trace a part
+// of its own.
+func (s *Server) startInstance(ctx context.Context, name string, req startRequest, traceparent string) (Summary, bool, *apiError) {
+	if _, known := s.cat.byName[name]; !known {
+		return Summary{}, false, notFound("unknown_workflow", "workflow", fmt.Sprintf("no workflow %q on this server", name))
 	}
 	version := 0
 	if req.Version != nil {
@@ -129,26 +145,25 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	}
 	f, ok := s.cat.pick(name, version)
 	if !ok {
-		writeError(w, notFound("unknown_version", "version", fmt.Sprintf("workflow %s has no version %d on this server", name, version)))
-		return
+		return Summary{}, false, notFound("unknown_version", "version", fmt.Sprintf("workflow %s has no version %d on this server", name, version))
+	}
+	if req.ID == nil && s.clu != nil {
+		// In a cluster the id decides the engine: one this server owns.
+		id := s.clu.node.NewID()
+		req.ID = &id
 	}
 	if req.ID != nil {
-		if sum, found, e := s.existing(r.Context(), *req.ID, name); e != nil || found {
-			if e != nil {
-				writeError(w, e)
-			} else {
-				writeJSON(w, http.StatusOK, sum)
-			}
-			return
+		if ans, forwarded := s.elsewhere(ctx, call{Op: opStart, ID: *req.ID, Workflow: name, Version: version, Input: req.Input, Traceparent: traceparent}); forwarded {
+			return ans.Summary, ans.Created, ans.err()
+		}
+		if sum, found, e := s.existing(ctx, *req.ID, name); e != nil || found {
+			return sum, false, e
 		}
 	}
 	if s.stopping.Load() {
-		w.Header().Set("Retry-After", "1")
-		writeError(w, unavailable("the server is shutting down: start the instance again on the next server"))
-		return
+		return Summary{}, false, retryLater(unavailable("the server is shutting down: start the instance again on the next server"))
 	}
-	// A client's traceparent makes the instance's trace a part of its own.
-	ctx, cancel := context.WithTimeout(wire.ContextWithTraceparent(r.Context(), r.Header.Get("traceparent")), s.cfg.StartWait)
+	ctx, cancel := context.WithTimeout(wire.ContextWithTraceparent(ctx, traceparent), s.cfg.StartWait)
 	defer cancel()
 	var (
 		h   *engine.Instance
@@ -163,34 +178,22 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err == nil:
 	case errors.As(err, &inputErr):
-		writeError(w, badField(inputErr.Field, inputErr.Reason))
-		return
+		return Summary{}, false, badField(inputErr.Field, inputErr.Reason)
 	case errors.Is(err, engine.ErrDuplicateInstance):
 		// Another start with the same id won the race: answer as a retry.
-		if sum, found, e := s.existing(r.Context(), *req.ID, name); found || e != nil {
-			if e != nil {
-				writeError(w, e)
-			} else {
-				writeJSON(w, http.StatusOK, sum)
-			}
-			return
+		if sum, found, e := s.existing(ctx, *req.ID, name); found || e != nil {
+			return sum, false, e
 		}
 		if h, herr := f.eng.Instance(*req.ID); herr == nil {
-			writeJSON(w, http.StatusOK, Summary{ID: h.ID(), Workflow: name, Version: f.wf.Version, Status: statusOf(h.Result().Status)})
-			return
+			return Summary{ID: h.ID(), Workflow: name, Version: f.wf.Version, Status: statusOf(h.Result().Status)}, false, nil
 		}
-		writeError(w, conflict("id_taken", "instance id "+*req.ID+" is taken"))
-		return
+		return Summary{}, false, conflict("id_taken", "instance id "+*req.ID+" is taken")
 	case errors.Is(err, engine.ErrOverloaded):
-		w.Header().Set("Retry-After", "1")
-		writeError(w, unavailable(err.Error()))
-		return
+		return Summary{}, false, retryLater(unavailable(err.Error()))
 	default:
-		writeError(w, unavailable("the instance could not be started: "+err.Error()))
-		return
+		return Summary{}, false, unavailable("the instance could not be started: " + err.Error())
 	}
-	w.Header().Set("Location", "/v1/instances/"+url.PathEscape(h.ID()))
-	writeJSON(w, http.StatusCreated, Summary{ID: h.ID(), Workflow: name, Version: f.wf.Version, Status: statusOf(h.Result().Status)})
+	return Summary{ID: h.ID(), Workflow: name, Version: f.wf.Version, Status: statusOf(h.Result().Status)}, true, nil
 }
 
 // existing is the instance a start with a chosen id already made: found
@@ -438,6 +441,9 @@ func (s *Server) signal(w http.ResponseWriter, r *http.Request) {
 // sendSignal sends the signal name to the instance id: a 409 when the
 // instance is not waiting for it (nothing changes).
 func (s *Server) sendSignal(ctx context.Context, id, name string, payload map[string]any) (Summary, *apiError) {
+	if ans, forwarded := s.elsewhere(ctx, call{Op: opSignal, ID: id, Name: name, Data: payload}); forwarded {
+		return ans.Summary, ans.err()
+	}
 	snap, f, e := s.target(ctx, id)
 	if e != nil {
 		return Summary{}, e
@@ -494,6 +500,9 @@ func (s *Server) selectAgent(w http.ResponseWriter, r *http.Request) {
 
 // selectInstance hands the current step of instance id to agent.
 func (s *Server) selectInstance(ctx context.Context, id, agent, explanation string) (Summary, *apiError) {
+	if ans, forwarded := s.elsewhere(ctx, call{Op: opSelect, ID: id, Agent: agent, Explanation: explanation}); forwarded {
+		return ans.Summary, ans.err()
+	}
 	snap, f, e := s.target(ctx, id)
 	if e != nil {
 		return Summary{}, e
@@ -537,6 +546,9 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 
 // cancelInstance cancels instance id: a 409 when it has finished.
 func (s *Server) cancelInstance(ctx context.Context, id string) (Summary, *apiError) {
+	if ans, forwarded := s.elsewhere(ctx, call{Op: opCancel, ID: id}); forwarded {
+		return ans.Summary, ans.err()
+	}
 	snap, e := s.snapshot(ctx, id)
 	if e != nil {
 		return Summary{}, e

@@ -18,6 +18,15 @@ type apiError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Field   string `json:"field,omitempty"`
+	// RetryAfter asks the client to try again in a second (a 503 that
+	// passes: overload, a shutdown, a takeover).
+	RetryAfter bool `json:"-"`
+}
+
+// retryLater marks e as one to try again shortly.
+func retryLater(e *apiError) *apiError {
+	e.RetryAfter = true
+	return e
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -41,6 +50,9 @@ func unavailable(msg string) *apiError {
 func writeError(w http.ResponseWriter, e *apiError) {
 	if e.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="baton"`)
+	}
+	if e.RetryAfter {
+		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, e.Status, map[string]any{"error": e})
 }

@@ -30,6 +30,7 @@ type Server struct {
 	hub      *hub
 	metrics  *metrics
 	waits    *reportWaits
+	clu      *cluster // nil unless the server shares a NATS system
 	handler  http.Handler
 	stopping atomic.Bool
 	closeMu  sync.Once
@@ -77,13 +78,22 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	for _, f := range s.cat.byHash {
 		s.metrics.engines.Watch(f.eng) // as long as the server: the catalog never changes
 	}
-	if err := s.cat.resume(ctx, cfg.Logger); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("server: resume: %w", err)
-	}
-	if err := s.back.serveReports(s.route); err != nil {
-		s.Close()
-		return nil, err
+	if s.back.natsStore != nil {
+		// The instances are resumed partition by partition as the server
+		// takes them.
+		if err := s.joinCluster(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	} else {
+		if err := s.cat.resume(ctx, cfg.Logger); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("server: resume: %w", err)
+		}
+		if err := s.back.serveReports(s.route); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	s.handler = s.routes()
 	if s.back.url != "" && cfg.OnNATS != nil {
@@ -101,7 +111,9 @@ func (s *Server) NATSURL() string { return s.back.url }
 func (s *Server) observer(w *rules.Workflow) engine.Observer {
 	return func(ev engine.Event) {
 		s.metrics.engines.Observe(ev)
-		s.hub.publish(eventOf(ev))
+		out := eventOf(ev)
+		s.hub.publish(out)
+		s.shareEvent(out)
 	}
 }
 
@@ -138,6 +150,7 @@ func (s *Server) Close() {
 		s.hub.close()
 		s.waits.close()
 		s.back.stopReports(s.log)
+		s.leave() // hands the partitions over: the others resume them at once
 		s.cat.close()
 		s.back.close(s.log)
 	})

@@ -19,7 +19,7 @@ func serverCommands() []*cobra.Command {
 func serveCmd() *cobra.Command {
 	var cfg server.Config
 	cmd := &cobra.Command{
-		Use:   "serve --workflows DIR [--data DIR] [--nats URL [--replicas N] | --nats-listen ADDR] [--http ADDR] [--token-file FILE]",
+		Use:   "serve --workflows DIR [--data DIR] [--nats URL [--name NAME] [--replicas N] | --nats-listen ADDR] [--http ADDR] [--token-file FILE]",
 		Short: "Host the workflows of a directory behind the HTTP API until SIGTERM or Ctrl-C",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -57,6 +57,8 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.DataDir, "data", server.DefaultDataDir, "the directory of the store")
 	f.StringVar(&cfg.NATS, "nats", "", "join this NATS server or cluster (nats://host:4222) instead of starting one; \""+server.NoNATS+"\": no NATS, a bbolt file and an in-memory bus")
 	f.StringVar(&cfg.NATSListen, "nats-listen", server.DefaultNATSListen, "where the embedded NATS server lets agents connect (loopback only)")
+	f.StringVar(&cfg.Name, "name", "", "with --nats: this server's name among the servers sharing the NATS system (default: random at each start)")
+	f.DurationVar(&cfg.LeaseTTL, "lease-ttl", 0, "with --nats: how long this server's instances wait after its last heartbeat before another server takes them over (default 10s)")
 	f.IntVar(&cfg.Replicas, "replicas", 1, "with --nats on a cluster: how many servers keep each stream (3 survives losing one)")
 	f.StringVar(&cfg.HTTPAddr, "http", server.DefaultHTTPAddr, "the address of the HTTP API")
 	f.StringVar(&cfg.TokenFile, "token-file", "", "a file of API tokens, one per line (required off loopback)")

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -169,6 +170,7 @@ func startAgents(t *testing.T, bin string, env []string, ex example, flags ...st
 type instance struct {
 	ID      string         `json:"id"`
 	Status  string         `json:"status"`
+	State   string         `json:"state"`
 	Step    int            `json:"step"`
 	Outcome string         `json:"outcome"`
 	Context map[string]any `json:"context"`
@@ -195,5 +197,87 @@ func runInstances(t *testing.T, bin string, env []string, ex example) {
 				t.Errorf("%s: context %s = %v, want %v", c.id, k, got.Context[k], want)
 			}
 		}
+	}
+}
+
+func TestProcesses_ClusterServerKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 3-node NATS cluster, two servers and the example's agents")
+	}
+	bin := build(t)
+	c := clustertest.Start(t, 3)
+	serve := func(name string, k int) (*exec.Cmd, []string) {
+		httpAddr := proctest.FreeAddr(t)
+		cmd := proctest.Start(t, nil, "wfrun: serving the HTTP API", filepath.Join(bin, "wfrun"), "serve",
+			"--workflows", filepath.Join("..", "refund"), "--data", t.TempDir(), "--http", httpAddr,
+			"--nats", c.URLs(k), "--replicas", "3", "--name", name, "--lease-ttl", "2s")
+		return cmd, []string{"BATON_SERVER=http://" + httpAddr}
+	}
+	a, onA := serve("a", 0)
+	_, onB := serve("b", 1)
+	agents := []string{"NATS_URL=" + c.URLs(2)}
+	prog := filepath.Join(bin, "refund-agents")
+	proctest.Start(t, agents, "refund-agents: taking work", prog, "-agents", "customer,seller,notification,supervisor", "-replicas", "3")
+	// Payment is down while the refunds are started: they wait in
+	// REFUNDING, half of them on each server.
+	payment := proctest.Start(t, agents, "refund-agents: taking work", prog, "-agents", "payment", "-replicas", "3")
+	_ = payment.Process.Kill()
+	const n = 12
+	for k := range n {
+		id := fmt.Sprintf("order-%d", k)
+		out, code := proctest.Output(t, onA, filepath.Join(bin, "wfrun"), "start", "refund", "--id", id, "--input", fmt.Sprintf(`{"order_id":"%d","amount":50}`, k))
+		if code != 0 {
+			t.Fatalf("start %s: exit %d\n%s", id, code, out)
+		}
+	}
+	for k := range n {
+		waitState(t, bin, onB, fmt.Sprintf("order-%d", k), "REFUNDING")
+	}
+
+	// Server a dies; b takes its refunds over, and they all complete once
+	// payment is back.
+	_ = a.Process.Kill()
+	proctest.Start(t, agents, "refund-agents: taking work", prog, "-agents", "payment", "-replicas", "3")
+	for k := range n {
+		id := fmt.Sprintf("order-%d", k)
+		out, code := proctest.Output(t, onB, filepath.Join(bin, "wfrun"), "watch", id)
+		if code != 0 {
+			t.Fatalf("watch %s: exit %d\n%s", id, code, out)
+		}
+		got := get(t, bin, onB, id)
+		if got.Outcome != "COMPLETED" || fmt.Sprint(got.Context["transaction_id"]) != fmt.Sprintf("tx-%d", k) {
+			t.Errorf("%s ended %s with context %v, want COMPLETED and its transaction", id, got.Outcome, got.Context)
+		}
+	}
+}
+
+// get is the instance id as wfrun get shows it.
+func get(t *testing.T, bin string, env []string, id string) instance {
+	t.Helper()
+	out, code := proctest.Output(t, env, filepath.Join(bin, "wfrun"), "get", id, "-o", "json")
+	if code != 0 {
+		t.Fatalf("get %s: exit %d\n%s", id, code, out)
+	}
+	var in instance
+	if err := json.Unmarshal([]byte(out), &in); err != nil {
+		t.Fatalf("get %s: %v\n%s", id, err, out)
+	}
+	return in
+}
+
+// waitState polls the instance until it is in state (for at most a
+// minute: the bound only stops a broken test).
+func waitState(t *testing.T, bin string, env []string, id, state string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		in := get(t, bin, env, id)
+		if in.State == state {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is %s in %s, want it in %s", id, in.Status, in.State, state)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -166,6 +166,17 @@ func StartWith(tb testing.TB, n int, opts Options) *Cluster {
 		_, err := js.AccountInfo(ctx)
 		return err == nil
 	})
+	// JetStream answers before every server has joined its meta group: a
+	// stream with a replica on each server can be placed once all have.
+	probe := jetstream.StreamConfig{Name: "clustertest_probe", Subjects: []string{"clustertest.probe"}, Storage: jetstream.MemoryStorage, Replicas: n}
+	WaitFor(tb, "every server of the cluster to hold a replica", 2*time.Minute, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := js.CreateStream(ctx, probe); err != nil {
+			return false
+		}
+		return js.DeleteStream(ctx, probe.Name) == nil
+	})
 	return c
 }
 

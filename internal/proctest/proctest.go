@@ -58,8 +58,9 @@ func Output(t testing.TB, env []string, name string, args ...string) (string, in
 // Start starts a long-running program and waits (at most a minute) until
 // a line of its output starts with ready. When the test ends it is
 // interrupted, and killed if it has not exited 20 seconds later; a failed
-// test logs its output.
-func Start(t testing.TB, env []string, ready, name string, args ...string) {
+// test logs its output. It returns the running command, for a test that
+// kills it itself (with cmd.Process.Kill; Start waits for it).
+func Start(t testing.TB, env []string, ready, name string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -118,4 +119,5 @@ func Start(t testing.TB, env []string, ready, name string, args ...string) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("%s was not ready within a minute", name)
 	}
+	return cmd
 }
