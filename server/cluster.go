@@ -123,10 +123,9 @@ func (s *Server) elsewhere(ctx context.Context, c call) (callAnswer, bool) {
 func (s *Server) runCall(ctx context.Context, id string, data []byte) []byte {
 	ctx, cancel := context.WithTimeout(context.WithValue(ctx, forwardedKey{}, true), s.cfg.StartWait+s.cfg.GracePeriod)
 	defer cancel()
-	var c call
 	var ans callAnswer
-	if err := json.Unmarshal(data, &c); err != nil || c.ID != id {
-		ans = answerOf(Summary{}, false, badField("call", "is not a call for instance "+id))
+	if c, e := decodeCall(data, id); e != nil {
+		ans = answerOf(Summary{}, false, e)
 	} else {
 		switch c.Op {
 		case opStart:
@@ -145,12 +144,32 @@ func (s *Server) runCall(ctx context.Context, id string, data []byte) []byte {
 		case opCancel:
 			sum, e := s.cancelInstance(ctx, c.ID)
 			ans = answerOf(sum, false, e)
-		default:
-			ans = answerOf(Summary{}, false, badField("op", "is not an operation: "+c.Op))
 		}
 	}
 	out, _ := json.Marshal(ans) // plain structs: cannot fail
 	return out
+}
+
+// decodeCall reads a call forwarded for instance id: a 400 naming the
+// field when it is not one.
+func decodeCall(data []byte, id string) (call, *apiError) {
+	var c call
+	if err := json.Unmarshal(data, &c); err != nil {
+		return c, badField("call", "is not JSON: "+err.Error())
+	}
+	switch {
+	case c.ID != id:
+		return c, badField("id", fmt.Sprintf("%q is not the instance the call was sent for (%q)", c.ID, id))
+	case c.Op == opStart && c.Workflow == "":
+		return c, badField("workflow", "is required to start an instance")
+	case c.Op == opSignal && c.Name == "":
+		return c, badField("name", "is required to send a signal")
+	case c.Op == opSelect && c.Agent == "":
+		return c, badField("agent", "is required")
+	case c.Op != opStart && c.Op != opSignal && c.Op != opSelect && c.Op != opCancel:
+		return c, badField("op", fmt.Sprintf("%q is not an operation (start, signal, select, cancel)", c.Op))
+	}
+	return c, nil
 }
 
 // joinCluster makes the server one of those sharing its NATS system: it
