@@ -8,7 +8,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/batonhq/baton/registry"
@@ -44,7 +43,7 @@ func All() map[string]registry.Handler {
 }
 
 // number reads an amount as the engine passes it: an int from a Go
-// caller, a float64 or json.Number once it has travelled as JSON.
+// caller, a float64 once it has travelled as JSON.
 func number(v any) float64 {
 	switch n := v.(type) {
 	case int:
@@ -53,9 +52,6 @@ func number(v any) float64 {
 		return float64(n)
 	case float64:
 		return n
-	case json.Number:
-		f, _ := n.Float64()
-		return f
 	}
 	return 0
 }

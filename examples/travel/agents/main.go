@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/batonhq/baton/examples/internal/agentmain"
@@ -50,21 +49,9 @@ func search(what string, premiumFrom, confidence float64, noAtlantis bool) regis
 			return registry.Outcome{}, registry.Permanent(errors.New("no " + what + " goes to ATLANTIS"))
 		}
 		option := "budget"
-		if number(t.Input["budget"]) >= premiumFrom {
+		if budget, _ := t.Input["budget"].(float64); budget >= premiumFrom { // numbers travel as JSON
 			option = "premium"
 		}
 		return registry.Outcome{Trigger: "found", Result: map[string]any{"option": option, "confidence": confidence}}, nil
 	})
-}
-
-// number reads a number that has travelled as JSON.
-func number(v any) float64 {
-	switch n := v.(type) {
-	case float64:
-		return n
-	case json.Number:
-		f, _ := n.Float64()
-		return f
-	}
-	return 0
 }
