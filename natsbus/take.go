@@ -208,7 +208,9 @@ func (t *Transport) admit(ctx context.Context, mb *mailbox, jm *nats.Msg) (*bus.
 		return nil, false
 	}
 	m := new(bus.Message)
-	if err := json.Unmarshal(jm.Data, m); err != nil {
+	// Called directly, the message's decoder checks the JSON once;
+	// json.Unmarshal would check it, then hand it to the decoder.
+	if err := m.UnmarshalJSON(jm.Data); err != nil {
 		m = &bus.Message{To: mb.agent, Type: bus.MessageHandoff}
 		_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonRejected, stream: md.Stream, seq: md.Sequence.Stream,
 			attempts: int(md.NumDelivered), lastErr: "natsbus: work is not a message: " + err.Error(),
