@@ -55,9 +55,10 @@ func (e *Engine) resumeWhere(ctx context.Context, keep func(id string) bool) (Re
 	rep := ResumeReport{Failed: map[string]error{}}
 	if e.fam.root == e {
 		// Children first: a parent resumed in a workflow state waits for a
-		// child that runs again.
+		// child that runs again. keep applies to them too: a store that
+		// splits instances into partitions keeps a child in its parent's.
 		for _, m := range e.fam.members()[1:] {
-			sub, err := m.Resume(ctx)
+			sub, err := m.resumeWhere(ctx, keep)
 			if err != nil {
 				return rep, err
 			}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -26,8 +27,18 @@ type flow struct {
 	current bool
 }
 
-// catalog holds the server's engines; it does not change once built.
+// catalog holds the server's engines: one per workflow version of the
+// directory or of the store when the server started, and, on a server
+// sharing its NATS system, one more for each version another server
+// started an instance on that this one takes over.
 type catalog struct {
+	store   engine.Store
+	tr      engine.Transport
+	cfg     Config
+	waits   *reportWaits
+	observe func(*rules.Workflow) engine.Observer
+
+	mu     sync.RWMutex
 	byHash map[string]*flow
 	byName map[string][]*flow // current first, then by version, newest first
 }
@@ -129,42 +140,13 @@ func (k keepDeadLetters) OnDeadLetter(f func(bus.DeadLetter)) func() {
 // buildCatalog makes an engine for every workflow of the directory and for
 // every other version the store has instances of.
 func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr engine.Transport, cfg Config, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
-	c := &catalog{byHash: map[string]*flow{}, byName: map[string][]*flow{}}
-	add := func(w *rules.Workflow, current bool) error {
-		if _, ok := c.byHash[w.Hash]; ok {
-			return nil
-		}
-		var built *engine.Engine
-		get := func() *engine.Engine { return built }
-		hs, err := handlers(w, cfg, waits, &get)
-		if err != nil {
-			return err
-		}
-		reg, err := engine.NewRegistry(w, hs)
-		if err != nil {
-			return err
-		}
-		eng, err := engine.New(w, reg,
-			engine.WithStore(store),
-			engine.WithTransport(keepDeadLetters{Transport: tr, keep: len(c.byHash) == 0}),
-			engine.WithLogger(cfg.Logger),
-			engine.WithObserver(observe(w)),
-			engine.WithTracerProvider(cfg.TracerProvider))
-		if err != nil {
-			return fmt.Errorf("server: workflow %s version %d: %w", w.Name, w.Version, err)
-		}
-		built = eng
-		f := &flow{wf: w, eng: eng, current: current}
-		c.byHash[w.Hash] = f
-		c.byName[w.Name] = append(c.byName[w.Name], f)
-		return nil
-	}
+	c := &catalog{store: store, tr: tr, cfg: cfg, waits: waits, observe: observe, byHash: map[string]*flow{}, byName: map[string][]*flow{}}
 	fail := func(err error) (*catalog, error) {
 		c.close()
 		return nil, err
 	}
 	for _, w := range dir {
-		if err := add(w, true); err != nil {
+		if _, err := c.add(w, true); err != nil {
 			return fail(err)
 		}
 	}
@@ -173,35 +155,107 @@ func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store
 		return fail(fmt.Errorf("server: read the store: %w", err))
 	}
 	for _, s := range snaps {
-		if _, ok := c.byHash[s.Hash]; ok || s.Hash == "" {
+		if s.Hash == "" {
 			continue
 		}
-		w, err := engine.StoredWorkflow(ctx, store, s.Hash)
-		if err != nil {
+		if _, _, err := c.load(ctx, s.Hash); err != nil {
 			return fail(fmt.Errorf("server: instance %s: its workflow version: %w", s.ID, err))
 		}
-		if err := add(w, false); err != nil {
-			return fail(err)
-		}
-	}
-	for _, fs := range c.byName {
-		slices.SortStableFunc(fs, func(a, b *flow) int {
-			if a.current != b.current {
-				if a.current {
-					return -1
-				}
-				return 1
-			}
-			return b.wf.Version - a.wf.Version
-		})
 	}
 	return c, nil
+}
+
+// add makes w's engine, unless the catalog has one; added is nil then.
+func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byHash[w.Hash]; ok {
+		return nil, nil
+	}
+	var built *engine.Engine
+	get := func() *engine.Engine { return built }
+	hs, err := handlers(w, c.cfg, c.waits, &get)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := engine.NewRegistry(w, hs)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := engine.New(w, reg,
+		engine.WithStore(c.store),
+		engine.WithTransport(keepDeadLetters{Transport: c.tr, keep: len(c.byHash) == 0}),
+		engine.WithLogger(c.cfg.Logger),
+		engine.WithObserver(c.observe(w)),
+		engine.WithTracerProvider(c.cfg.TracerProvider))
+	if err != nil {
+		return nil, fmt.Errorf("server: workflow %s version %d: %w", w.Name, w.Version, err)
+	}
+	built = eng
+	f := &flow{wf: w, eng: eng, current: current}
+	c.byHash[w.Hash] = f
+	fs := append(c.byName[w.Name], f)
+	slices.SortStableFunc(fs, func(a, b *flow) int {
+		if a.current != b.current {
+			if a.current {
+				return -1
+			}
+			return 1
+		}
+		return b.wf.Version - a.wf.Version
+	})
+	c.byName[w.Name] = fs
+	return f, nil
+}
+
+// load returns the engine of the version with source hash, building it
+// from the source the store keeps when the catalog has none (added).
+func (c *catalog) load(ctx context.Context, hash string) (f *flow, added bool, err error) {
+	if f, ok := c.flow(hash); ok {
+		return f, false, nil
+	}
+	w, err := engine.StoredWorkflow(ctx, c.store, hash)
+	if err != nil {
+		return nil, false, err
+	}
+	if f, err = c.add(w, false); err != nil || f == nil {
+		f, _ = c.flow(hash) // built meanwhile
+		return f, false, err
+	}
+	return f, true, nil
+}
+
+// flow is the engine of the version with source hash.
+func (c *catalog) flow(hash string) (*flow, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.byHash[hash]
+	return f, ok
+}
+
+// flows lists every engine.
+func (c *catalog) flows() []*flow {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*flow, 0, len(c.byHash))
+	for _, f := range c.byHash {
+		out = append(out, f)
+	}
+	return out
+}
+
+// versions lists the engines of workflow name: current first, then by
+// version, newest first.
+func (c *catalog) versions(name string) []*flow {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.Clone(c.byName[name])
 }
 
 // pick is the flow new instances of name start on: the given version
 // (0: the newest in the directory).
 func (c *catalog) pick(name string, version int) (*flow, bool) {
-	for _, f := range c.byName[name] {
+	for _, f := range c.versions(name) {
 		if version == 0 || f.wf.Version == version {
 			return f, true
 		}
@@ -211,6 +265,8 @@ func (c *catalog) pick(name string, version int) (*flow, bool) {
 
 // names returns the workflow names, sorted.
 func (c *catalog) names() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	out := make([]string, 0, len(c.byName))
 	for n := range c.byName {
 		out = append(out, n)
@@ -222,7 +278,7 @@ func (c *catalog) names() []string {
 // resume continues every unfinished instance of every version.
 func (c *catalog) resume(ctx context.Context, log *zap.Logger) error {
 	var errs []error
-	for _, f := range c.byHash {
+	for _, f := range c.flows() {
 		rep, err := f.eng.Resume(ctx)
 		if err != nil {
 			errs = append(errs, err)
@@ -239,7 +295,7 @@ func (c *catalog) resume(ctx context.Context, log *zap.Logger) error {
 }
 
 func (c *catalog) close() {
-	for _, f := range c.byHash {
+	for _, f := range c.flows() {
 		_ = f.eng.Close()
 	}
 }

@@ -240,21 +240,46 @@ func (s *Server) partitionSet(partitions []int) func(string) bool {
 	return func(id string) bool { return slices.Contains(partitions, s.clu.store.Partition(id)) }
 }
 
-// acquire resumes the instances of partitions the server has just taken.
+// acquire resumes the instances of partitions the server has just taken,
+// building the engine of a version another server started them on when
+// this one has none (from the source the store keeps).
 func (s *Server) acquire(ctx context.Context, partitions []int) error {
 	in := s.partitionSet(partitions)
 	var errs []error
-	for _, f := range s.cat.byHash {
+	resume := func(f *flow) []string {
 		rep, err := f.eng.ResumeWhere(ctx, in)
 		if err != nil {
 			errs = append(errs, err)
-			continue
+			return nil
 		}
 		for id, ferr := range rep.Failed {
 			s.log.Error("server: instance not resumed", zap.String("instance", id), zap.Error(ferr))
 		}
 		if len(rep.Resumed) > 0 {
 			s.log.Info("server: instances taken over", zap.String("workflow", f.wf.Name), zap.Int("version", f.wf.Version), zap.Int("count", len(rep.Resumed)))
+		}
+		return rep.OtherVersion
+	}
+	var others []string
+	for _, f := range s.cat.flows() {
+		others = append(others, resume(f)...)
+	}
+	slices.Sort(others)
+	for _, id := range slices.Compact(others) {
+		snap, err := s.store.Instance(ctx, id)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("instance %s: %w", id, err))
+			continue
+		}
+		f, added, err := s.cat.load(ctx, snap.Hash)
+		if err != nil {
+			s.log.Error("server: instance of a version this server cannot run", zap.String("instance", id), zap.Error(err))
+			continue
+		}
+		if added {
+			s.log.Info("server: runs a version another server started", zap.String("workflow", f.wf.Name), zap.Int("version", f.wf.Version))
+			s.metrics.engines.Watch(f.eng)
+			resume(f)
 		}
 	}
 	return errors.Join(errs...)
@@ -263,7 +288,7 @@ func (s *Server) acquire(ctx context.Context, partitions []int) error {
 // release drops the instances of partitions the server gave up or lost.
 func (s *Server) release(partitions []int) {
 	in := s.partitionSet(partitions)
-	for _, f := range s.cat.byHash {
+	for _, f := range s.cat.flows() {
 		f.eng.Release(in)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,4 +139,34 @@ func TestServer_Cluster_ServersShareTheInstances(t *testing.T) {
 	got := b.waitStatus(ofA, "completed")
 	require.Equal(t, "a", got["context"].(map[string]any)["planned_by"])
 	require.Equal(t, "bo", got["context"].(map[string]any)["approved_by"])
+}
+
+func TestServer_Cluster_TakesOverAVersionItDoesNotHost(t *testing.T) {
+	ns, err := natsserver.Start(natsserver.Config{Dir: t.TempDir(), Listen: true, SyncInterval: time.Minute})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, ns.Close()) })
+	// a has been given version 2 of the trip; b still hosts version 1.
+	v2 := strings.Replace(tripFlow, "workflow: trip\n", "workflow: trip\nversion: 2\n", 1)
+	v2 = strings.Replace(v2, "approved_by: result.by", "approved_by: result.by, version: 2", 1)
+	a := clusterServer(t, ns.URL(), workflowsDir(t, "", map[string]string{"trip.yaml": v2}), "a")
+	waitUntil(t, "a to own every partition", func() bool { return len(a.srv.Partitions()) == server.ClusterPartitions })
+	b := clusterServer(t, ns.URL(), workflowsDir(t, "", map[string]string{"trip.yaml": tripFlow}), "b")
+	waitUntil(t, "a and b to share the partitions", func() bool { return len(b.srv.Partitions()) > 0 })
+
+	id := idOwnedBy(t, a, "trip-v2")
+	code, body := a.do("POST", "/v1/workflows/trip/instances", map[string]any{"id": id})
+	require.Equal(t, 201, code, "%v", body)
+	require.EqualValues(t, 2, a.waitStatus(id, "waiting")["version"])
+
+	// a stops: b builds version 2 from the source in the store and runs
+	// the trip on to its end on version 2's rules.
+	a.srv.Close()
+	waitUntil(t, "b to own every partition", func() bool { return len(b.srv.Partitions()) == server.ClusterPartitions })
+	code, body = b.do("POST", "/v1/instances/"+id+"/signals/approved", map[string]any{"data": map[string]any{"by": "bo"}})
+	require.Equal(t, 202, code, "%v", body)
+	got := b.waitStatus(id, "completed")
+	require.EqualValues(t, 2, got["context"].(map[string]any)["version"], "%v", got)
+	code, body = b.do("GET", "/v1/workflows", nil)
+	require.Equal(t, 200, code)
+	require.Contains(t, fmt.Sprint(body), "version:2", "b lists the version it now runs: %v", body)
 }

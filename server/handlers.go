@@ -50,7 +50,7 @@ func (s *Server) route(ctx context.Context, rep *wire.Report) (wire.Answer, erro
 	if err != nil {
 		return wire.Answer{}, errors.New("the store did not answer: " + err.Error())
 	}
-	f, ok := s.cat.byHash[snap.Hash]
+	f, ok := s.cat.flow(snap.Hash)
 	if !ok {
 		return wire.Answer{Code: wire.CodeUnknownInstance, Message: "no engine runs the version of instance " + rep.InstanceID}, nil
 	}
@@ -90,7 +90,7 @@ type VersionInfo struct {
 func (s *Server) workflows(w http.ResponseWriter, r *http.Request) {
 	out := []WorkflowInfo{}
 	for _, name := range s.cat.names() {
-		fs := s.cat.byName[name]
+		fs := s.cat.versions(name)
 		info := WorkflowInfo{Name: name, Description: fs[0].wf.Description}
 		for _, f := range fs {
 			info.Versions = append(info.Versions, VersionInfo{Version: f.wf.Version, Hash: f.wf.Hash, File: f.wf.File, Current: f.current})
@@ -120,7 +120,7 @@ func (s *Server) graph(w http.ResponseWriter, r *http.Request) {
 		}
 		version = n
 	}
-	if _, known := s.cat.byName[name]; !known {
+	if len(s.cat.versions(name)) == 0 {
 		writeError(w, notFound("unknown_workflow", "name", fmt.Sprintf("no workflow %q on this server", name)))
 		return
 	}

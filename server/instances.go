@@ -65,7 +65,7 @@ func statusOf(s record.Status) string {
 func (s *Server) instance(snap record.Snapshot) Instance {
 	in := instanceOf(snap)
 	if in.Status == StatusRunning {
-		if f, ok := s.cat.byHash[snap.Hash]; ok {
+		if f, ok := s.cat.flow(snap.Hash); ok {
 			if st, ok := f.wf.State(snap.State); ok && st.Waits() {
 				in.Status = StatusWaiting
 			}
@@ -136,7 +136,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 // made it before. A client's traceparent makes the instance's trace a part
 // of its own.
 func (s *Server) startInstance(ctx context.Context, name string, req startRequest, traceparent string) (Summary, bool, *apiError) {
-	if _, known := s.cat.byName[name]; !known {
+	if len(s.cat.versions(name)) == 0 {
 		return Summary{}, false, notFound("unknown_workflow", "workflow", fmt.Sprintf("no workflow %q on this server", name))
 	}
 	version := 0
@@ -229,7 +229,7 @@ func (s *Server) target(ctx context.Context, id string) (record.Snapshot, *flow,
 	if e != nil {
 		return snap, nil, e
 	}
-	f, ok := s.cat.byHash[snap.Hash]
+	f, ok := s.cat.flow(snap.Hash)
 	if !ok {
 		return snap, nil, unavailable("no engine runs the version of instance " + snap.ID)
 	}
@@ -557,7 +557,7 @@ func (s *Server) cancelInstance(ctx context.Context, id string) (Summary, *apiEr
 	if snap.Status.Finished() {
 		return Summary{}, finished
 	}
-	f, ok := s.cat.byHash[snap.Hash]
+	f, ok := s.cat.flow(snap.Hash)
 	if !ok {
 		return Summary{}, unavailable("no engine runs the version of instance " + snap.ID)
 	}

@@ -75,8 +75,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.back.close(s.log)
 		return nil, err
 	}
-	for _, f := range s.cat.byHash {
-		s.metrics.engines.Watch(f.eng) // as long as the server: the catalog never changes
+	for _, f := range s.cat.flows() {
+		s.metrics.engines.Watch(f.eng) // as long as the server: the catalog only grows
 	}
 	if s.back.natsStore != nil {
 		// The instances are resumed partition by partition as the server
@@ -127,12 +127,13 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // the next start. Close the server after it.
 func (s *Server) Drain(ctx context.Context) error {
 	s.stopping.Store(true)
-	errs := make(chan error, len(s.cat.byHash))
-	for _, f := range s.cat.byHash {
+	flows := s.cat.flows()
+	errs := make(chan error, len(flows))
+	for _, f := range flows {
 		go func() { errs <- f.eng.Drain(ctx) }()
 	}
 	var err error
-	for range s.cat.byHash {
+	for range flows {
 		err = errors.Join(err, <-errs)
 	}
 	if err != nil {

@@ -122,7 +122,7 @@ func (v viewBackend) Workflows(ctx context.Context) ([]webview.Workflow, error) 
 	}
 	var out []webview.Workflow
 	for _, name := range v.s.cat.names() {
-		fs := v.s.cat.byName[name]
+		fs := v.s.cat.versions(name)
 		wf := webview.Workflow{Name: name, Description: fs[0].wf.Description}
 		for _, f := range fs {
 			wf.Versions = append(wf.Versions, webview.Version{Def: f.wf, Current: f.current, Instances: counts[f.wf.Hash]})
@@ -133,7 +133,7 @@ func (v viewBackend) Workflows(ctx context.Context) ([]webview.Workflow, error) 
 }
 
 func (v viewBackend) Definition(_ context.Context, hash string) (*rules.Workflow, error) {
-	f, ok := v.s.cat.byHash[hash]
+	f, ok := v.s.cat.flow(hash)
 	if !ok {
 		return nil, webview.ErrNotFound
 	}
