@@ -31,8 +31,12 @@ type Config struct {
 	// first pass found every level empty (1ms by default). JetStream tells a
 	// consumer of new work a moment after it acknowledges the send
 	// (microseconds; milliseconds on a loaded machine); the wait lets a take
-	// see work sent just before it. Zero takes only what the consumers
-	// already know of.
+	// see work sent just before it. With TakeWait, a higher level that
+	// seems empty while the stream holds work of it is also asked again,
+	// waiting, before a lower level's work is handed out: one more request
+	// to the server per take that meets an empty level (about 0.1 ms), for
+	// a strict priority order. Zero takes only what the consumers already
+	// know of. (The Worker never waits: it takes again within milliseconds.)
 	TakeWait time.Duration
 	// DedupWindow is how long JetStream remembers a message's idempotency
 	// key (Nats-Msg-Id) to drop a second send of it.

@@ -24,9 +24,10 @@
 // SendWork publishes the message's JSON (bus.Message's own) with its
 // idempotency key as Nats-Msg-Id: JetStream drops a second send within the
 // dedup window. TakeWork pulls "no wait" from each level, highest first;
-// when every level seemed empty it asks again, waiting Config.TakeWait at
-// each (JetStream tells consumers of new work a moment after the send
-// returns). It checks each delivery
+// a level that seems empty while the stream holds work of it is asked
+// again, waiting Config.TakeWait, and when every level seemed empty it
+// asks again, waiting at each (JetStream tells consumers of new work a
+// moment after the send returns). It checks each delivery
 // before handing it out: work whose TTL has passed is
 // dead-lettered ttl_expired (JetStream's own per-message TTL would remove it
 // silently), and work delivered more than MaxDeliveries times (its taker

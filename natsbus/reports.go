@@ -24,8 +24,8 @@ const DefaultReportTimeout = 10 * time.Second
 // HandleReport), and replies with the answer's JSON. A body that is not a
 // report is answered {"ok": false, "code": "invalid"}. The subscription is
 // in a queue group, so that several engines share the reports, and the
-// server has it when ServeReports returns. stop ends the subscription and
-// waits for the reports being handled.
+// server nc is connected to has it when ServeReports returns. stop ends
+// the subscription and waits for the reports being handled.
 func ServeReports(ctx context.Context, nc *nats.Conn, handle func(context.Context, *wire.Report) wire.Answer) (stop func() error, err error) {
 	if ctx == nil || nc == nil || handle == nil {
 		return nil, errors.New("natsbus: ServeReports needs a context, a connection and a handler")
@@ -45,8 +45,10 @@ func ServeReports(ctx context.Context, nc *nats.Conn, handle func(context.Contex
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: serve reports: %w", err)
 	}
-	// The server has the subscription once it answers a ping: a report
-	// sent after ServeReports returns finds it.
+	// The server this connection is on has the subscription once it
+	// answers a ping; on a cluster the others learn of it a moment later
+	// (a report sent to them meanwhile finds no responder and is sent
+	// again).
 	if err := nc.Flush(); err != nil {
 		_ = sub.Unsubscribe()
 		return nil, fmt.Errorf("natsbus: serve reports: %w", err)

@@ -80,22 +80,62 @@ func (t *Transport) take(ctx context.Context, agent string, max int, wait time.D
 	// to the request, so a higher level is never skipped for being slow. Only
 	// when every level seemed empty is there a second pass that waits at each
 	// level, for work sent just before that the consumers have not heard of.
-	out, err := t.takeLevels(ctx, mb, n, 0)
+	out, err := t.takeLevels(ctx, mb, n, 0, wait)
 	if err != nil || len(out) > 0 || wait <= 0 {
 		return out, err
 	}
-	return t.takeLevels(ctx, mb, n, wait)
+	return t.takeLevels(ctx, mb, n, wait, 0)
+}
+
+// held counts the messages of each level of mb that the stream holds (it
+// counts a message as the send returns; a work-queue stream keeps it until
+// it is acknowledged), by level subject; nil when the server did not say.
+func (t *Transport) held(ctx context.Context, mb *mailbox) map[string]uint64 {
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
+	defer cancel()
+	info, err := mb.stream.Info(ctx, jetstream.WithSubjectFilter(WorkPrefix+Token(mb.agent)+".*"))
+	if err != nil {
+		return nil
+	}
+	return info.State.Subjects
+}
+
+// unseen reports whether level i of mb holds work its consumer has not
+// heard of yet: the stream holds more of the level's messages (held) than
+// the consumer has out.
+func (t *Transport) unseen(ctx context.Context, mb *mailbox, i int, held map[string]uint64) bool {
+	n := held[WorkSubject(mb.agent, levels[i])]
+	if n == 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
+	defer cancel()
+	ci, err := mb.cons[i].Info(ctx)
+	return err == nil && n > uint64(ci.NumAckPending)
 }
 
 // takeLevels takes up to n messages of mb, highest level first, pulling
-// with an expiry of wait (none when zero).
-func (t *Transport) takeLevels(ctx context.Context, mb *mailbox, n int, wait time.Duration) ([]*bus.Message, error) {
+// with an expiry of wait (none when zero). With recheck > 0, a level that
+// answers it has nothing while the stream holds work of it that its
+// consumer has not heard of (sent just before) is asked again, waiting up
+// to recheck: a lower level's work is not handed out before it.
+func (t *Transport) takeLevels(ctx context.Context, mb *mailbox, n int, wait, recheck time.Duration) ([]*bus.Message, error) {
 	agent := mb.agent
 	var out []*bus.Message
+	var held map[string]uint64 // read once, at the first level that seems empty
 	for i := range levels {
 		for len(out) < n {
 			want := n - len(out)
 			got, err := t.pull(ctx, mb, i, want, wait)
+			if err == nil && len(got) < want && recheck > 0 && i < len(levels)-1 && held == nil {
+				if held = t.held(ctx, mb); held == nil {
+					held = map[string]uint64{}
+				}
+			}
+			if err == nil && len(got) < want && recheck > 0 && i < len(levels)-1 && t.unseen(ctx, mb, i, held) {
+				more, merr := t.pull(ctx, mb, i, want-len(got), recheck)
+				got, err = append(got, more...), merr
+			}
 			for _, jm := range got {
 				if m, ok := t.admit(ctx, mb, jm); ok {
 					out = append(out, m)

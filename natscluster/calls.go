@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/wire"
 )
@@ -112,13 +113,17 @@ func (n *Node) forwardedCall(m *nats.Msg, id string) {
 	}
 	go func() {
 		defer n.running.Done()
-		_ = m.Respond(h(context.Background(), id, m.Data))
+		if err := m.Respond(h(context.Background(), id, m.Data)); err != nil {
+			n.log.Warn("natscluster: a forwarded call's answer not sent", zap.String("instance", id), zap.Error(err))
+		}
 	}()
 }
 
 // Report hands a report to the engine owning its instance, as a report
 // taken from NATS is (see ServeReports): for reports that arrive another
-// way, such as an HTTP agent's.
-func (n *Node) Report(ctx context.Context, r *wire.Report) wire.Answer {
-	return n.route(ctx, r)
+// way, such as an HTTP agent's. It fails with ErrNoOwner when no engine
+// owned the instance's partition within Config.Timeout (a takeover under
+// way): the report may be sent again.
+func (n *Node) Report(ctx context.Context, r *wire.Report) (wire.Answer, error) {
+	return n.routeReport(ctx, r)
 }

@@ -152,6 +152,10 @@ func checkPartitions(ctx context.Context, kv jetstream.KeyValue, parts int) erro
 // Name returns the node's name in the cluster.
 func (n *Node) Name() string { return n.cfg.Name }
 
+// Timeout is Config.Timeout, defaults applied: how long a call or a
+// report waits for an owner.
+func (n *Node) Timeout() time.Duration { return n.cfg.Timeout }
+
 // Owns reports whether the node owns an instance: it holds the lease of the
 // instance's partition and has resumed it.
 func (n *Node) Owns(id string) bool { return n.ready(n.store.Partition(id)) }
@@ -207,7 +211,9 @@ func (n *Node) Close() error {
 		n.mu.Lock()
 		n.calls = nil // no new forwarded call starts
 		n.mu.Unlock()
-		n.running.Wait()
+		// The leases go first, so that the others take the partitions at
+		// once; the calls still running here can commit nothing more.
+		defer n.running.Wait()
 		for _, p := range held {
 			if e := n.leases[p]; e.owner == n.cfg.Name && e.rev > 0 {
 				err := n.kv.Delete(ctx, partitionKey+strconv.Itoa(p), jetstream.LastRevision(e.rev))

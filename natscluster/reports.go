@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/wire"
@@ -81,27 +82,37 @@ const retryPause = 50 * time.Millisecond
 // Config.Timeout has passed, so that an agent's report is not refused for
 // the moment a takeover lasts.
 func (n *Node) route(ctx context.Context, r *wire.Report) wire.Answer {
+	ans, err := n.routeReport(ctx, r)
+	if err != nil {
+		return notOwned(r)
+	}
+	return ans
+}
+
+// routeReport is route, failing with ErrNoOwner when no engine owned the
+// instance's partition within Config.Timeout.
+func (n *Node) routeReport(ctx context.Context, r *wire.Report) (wire.Answer, error) {
 	data, err := json.Marshal(r)
 	if err != nil {
-		return wire.Answer{Code: wire.CodeInvalid, Message: err.Error()}
+		return wire.Answer{Code: wire.CodeInvalid, Message: err.Error()}, nil
 	}
 	rctx, cancel := context.WithTimeout(ctx, n.cfg.Timeout)
 	defer cancel()
 	subj := n.forwardSubject(n.store.Partition(r.InstanceID))
 	for {
 		if ans, ok := n.local(ctx, r); ok {
-			return ans
+			return ans, nil
 		}
 		msg, err := n.nc.RequestWithContext(rctx, subj, data)
 		if err == nil && msg.Header.Get(notOwnerHeader) == "" {
 			var ans wire.Answer
 			if json.Unmarshal(msg.Data, &ans) == nil {
-				return ans
+				return ans, nil
 			}
 		}
 		select {
 		case <-rctx.Done():
-			return notOwned(r)
+			return wire.Answer{}, fmt.Errorf("%w: %s (for %v)", ErrNoOwner, r.InstanceID, n.cfg.Timeout)
 		case <-time.After(retryPause):
 		}
 	}
@@ -126,5 +137,7 @@ func (n *Node) forwarded(m *nats.Msg) {
 		reply.Header.Set(notOwnerHeader, "1")
 	}
 	reply.Data, _ = json.Marshal(ans)
-	_ = m.RespondMsg(reply)
+	if err := m.RespondMsg(reply); err != nil {
+		n.log.Warn("natscluster: a forwarded report's answer not sent", zap.String("instance", r.InstanceID), zap.Error(err))
+	}
 }

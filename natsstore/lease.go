@@ -74,9 +74,9 @@ func (s *Store) markerSubject(shard, partition int) string {
 func (s *Store) Partitions() int { return len(s.parts) }
 
 // Partition returns the partition of an instance id, from 0 to
-// Partitions()-1 (0 when the store takes no leases): a hash of the id, or
-// of its part before the first '/', so that a child workflow's instance
-// is in its parent's partition.
+// Partitions()-1 (0 when the store takes no leases): a hash of the id, a
+// child workflow's instance (<parent>/<STATE>/<visit>) hashed as its
+// parent, so that it is in its parent's partition.
 func (s *Store) Partition(id string) int {
 	if len(s.parts) == 0 {
 		return 0
@@ -84,16 +84,31 @@ func (s *Store) Partition(id string) int {
 	return s.partitionOf(id)
 }
 
-// partitionOf hashes the id's root, the part before its first '/': a
-// child workflow's instance (<parent>/<STATE>/<visit>) is in its parent's
-// partition, so that the engine running the parent commits the child.
+// partitionOf hashes the id's root (see rootOf): a child workflow's
+// instance is in its parent's partition, so that the engine running the
+// parent commits the child.
 func (s *Store) partitionOf(id string) int {
-	if root, _, ok := strings.Cut(id, "/"); ok {
-		id = root
-	}
 	h := fnv.New32a()
-	h.Write([]byte(id))
+	h.Write([]byte(rootOf(id)))
 	return int(h.Sum32() % uint32(len(s.parts)))
+}
+
+// rootOf is the id of the top instance of a family: a child workflow's
+// instance is <parent>/<STATE>/<visit>, so each trailing /<STATE>/<n>
+// (n a number) is cut off. Other ids, '/' in them or not, are their own
+// root.
+func rootOf(id string) string {
+	for {
+		i := strings.LastIndexByte(id, '/')
+		if i < 0 || i == len(id)-1 || strings.Trim(id[i+1:], "0123456789") != "" {
+			return id
+		}
+		j := strings.LastIndexByte(id[:i], '/')
+		if j <= 0 || j == i-1 {
+			return id
+		}
+		id = id[:j]
+	}
 }
 
 // epochOf is the lease epoch of an instance's partition, 0 without leases.

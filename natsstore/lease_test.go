@@ -180,4 +180,11 @@ func TestStore_Partition_ChildInItsParents(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(seen), 5, "20 parents fell in %d partitions: the hash does not spread them", len(seen))
+	// Ids of the user's with '/' in them are their own root: tenants'
+	// orders spread over the partitions.
+	tenant := map[int]bool{}
+	for k := range 20 {
+		tenant[st.Partition("acme/order-"+string(rune('a'+k)))] = true
+	}
+	require.Greater(t, len(tenant), 5, "20 ids under one tenant fell in %d partitions", len(tenant))
 }

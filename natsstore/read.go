@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,8 +121,10 @@ func (s *Store) lastSteps(ctx context.Context) ([]lastStep, error) {
 	epochs := s.epochs()
 	for k, st := range s.steps {
 		prefix := s.stepPrefix + strconv.Itoa(k) + "."
-		// A read again may see each instance again: the later step wins.
-		err := s.scan(ctx, st, prefix+">", jetstream.DeliverLastPerSubjectPolicy, 0, func() {}, func(m jetstream.Msg, seq uint64) error {
+		// A shard read again (a lagging server's view) starts afresh: an
+		// instance pruned since must not come back from the stale view.
+		shard := map[string]lastStep{}
+		err := s.scan(ctx, st, prefix+">", jetstream.DeliverLastPerSubjectPolicy, 0, func() { clear(shard) }, func(m jetstream.Msg, seq uint64) error {
 			id, err := untoken(strings.TrimPrefix(m.Subject(), prefix))
 			if err != nil {
 				return &CorruptError{Subject: m.Subject(), Seq: seq, Err: err}
@@ -132,14 +135,15 @@ func (s *Store) lastSteps(ctx context.Context) ([]lastStep, error) {
 			}
 			// A step committed during the scan may come after its
 			// instance's earlier last step: the later one wins.
-			if f, ok := byID[id]; !ok || seq > f.seq {
-				byID[id] = lastStep{r, seq}
+			if f, ok := shard[id]; !ok || seq > f.seq {
+				shard[id] = lastStep{r, seq}
 			}
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
+		maps.Copy(byID, shard)
 	}
 	out := make([]lastStep, 0, len(byID))
 	for id, f := range byID {
@@ -195,8 +199,26 @@ const scanBatch = 512
 // again on a new consumer, reset first undoing what fn gathered, for at
 // most staleTries reads; the bound it must reach is the leader's.
 func (s *Store) scan(ctx context.Context, st jetstream.Stream, filter string, policy jetstream.DeliverPolicy, until uint64, reset func(), fn func(jetstream.Msg, uint64) error) error {
+	// want is the last message the scan must see: until, or the leader's
+	// last message on filter as the scan begins (a later one need not be
+	// seen, so that steady writes cannot keep a read from ever ending).
+	want := until
+	if want == 0 {
+		lctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		m, err := jsretry.Do(lctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+			return st.GetLastMsgForSubject(ctx, filter)
+		})
+		cancel()
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+		case err != nil:
+			return &RequestError{Op: "read " + filter, Err: err}
+		default:
+			want = m.Sequence
+		}
+	}
 	for try := 1; ; try++ {
-		err := s.scanOnce(ctx, st, filter, policy, until, fn)
+		err := s.scanOnce(ctx, st, filter, policy, until, want, fn)
 		if !errors.Is(err, errStale) || try == staleTries {
 			return err
 		}
@@ -218,25 +240,8 @@ const staleTries = 10
 // holds.
 var errStale = errors.New("the server read from lags behind the stream's leader")
 
-// scanOnce is one try of scan.
-func (s *Store) scanOnce(ctx context.Context, st jetstream.Stream, filter string, policy jetstream.DeliverPolicy, until uint64, fn func(jetstream.Msg, uint64) error) error {
-	// want is the last message the scan must see: until, or the leader's
-	// last message on filter before the consumer exists.
-	want := until
-	if want == 0 {
-		lctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-		m, err := jsretry.Do(lctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
-			return st.GetLastMsgForSubject(ctx, filter)
-		})
-		cancel()
-		switch {
-		case errors.Is(err, jetstream.ErrMsgNotFound):
-		case err != nil:
-			return &RequestError{Op: "read " + filter, Err: err}
-		default:
-			want = m.Sequence
-		}
-	}
+// scanOnce is one try of scan: want is the last message it must see.
+func (s *Store) scanOnce(ctx context.Context, st jetstream.Stream, filter string, policy jetstream.DeliverPolicy, until, want uint64, fn func(jetstream.Msg, uint64) error) error {
 	// A request no server answered is made again; a consumer it created
 	// unknown to us is removed by its inactivity threshold.
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)

@@ -175,3 +175,15 @@ func TestScan_AReadThatEndsShortIsReadAgain(t *testing.T) {
 		t.Fatalf("a read that ends short: %d resets, %v; want %d and errStale", resets, err, staleTries-1)
 	}
 }
+
+func TestRootOf(t *testing.T) {
+	for id, want := range map[string]string{
+		"a": "a", "a/KYC/1": "a", "a/KYC/1/CHECK/12": "a", "order/REVIEW/3": "order",
+		"acme/order-1": "acme/order-1", "a/B/x": "a/B/x", "a/1": "a/1", "/B/1": "/B/1",
+		"a//1": "a//1", "a/B/": "a/B/", "": "",
+	} {
+		if got := rootOf(id); got != want {
+			t.Errorf("rootOf(%q) = %q, want %q", id, got, want)
+		}
+	}
+}

@@ -166,10 +166,15 @@ func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store
 }
 
 // add makes w's engine, unless the catalog has one; added is nil then.
+// The engine is built outside the catalog's lock (it opens mailboxes and
+// saves the source, which take requests): the requests reading the
+// catalog meanwhile are not held up.
 func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byHash[w.Hash]; ok {
+	c.mu.RLock()
+	_, have := c.byHash[w.Hash]
+	first := len(c.byHash) == 0
+	c.mu.RUnlock()
+	if have {
 		return nil, nil
 	}
 	var built *engine.Engine
@@ -184,7 +189,7 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 	}
 	eng, err := engine.New(w, reg,
 		engine.WithStore(c.store),
-		engine.WithTransport(keepDeadLetters{Transport: c.tr, keep: len(c.byHash) == 0}),
+		engine.WithTransport(keepDeadLetters{Transport: c.tr, keep: first}),
 		engine.WithLogger(c.cfg.Logger),
 		engine.WithObserver(c.observe(w)),
 		engine.WithTracerProvider(c.cfg.TracerProvider))
@@ -192,6 +197,12 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 		return nil, fmt.Errorf("server: workflow %s version %d: %w", w.Name, w.Version, err)
 	}
 	built = eng
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byHash[w.Hash]; ok {
+		_ = eng.Close() // another call built it first
+		return nil, nil
+	}
 	f := &flow{wf: w, eng: eng, current: current}
 	c.byHash[w.Hash] = f
 	fs := append(c.byName[w.Name], f)

@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/natscluster"
 	"github.com/batonhq/baton/natsstore"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -103,25 +106,40 @@ func (s *Server) elsewhere(ctx context.Context, c call) (callAnswer, bool) {
 	}
 	data, err := json.Marshal(c)
 	if err != nil {
-		return answerOf(Summary{}, false, badField("data", "cannot be encoded: "+err.Error())), true
+		field := "data"
+		if c.Op == opStart {
+			field = "input"
+		}
+		return answerOf(Summary{}, false, badField(field, "cannot be encoded: "+err.Error())), true
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.StartWait+s.cfg.GracePeriod)
+	// The owner bounds its work by callTimeout: the caller waits a little
+	// longer, so that an answer on time is not missed.
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout()+s.clu.node.Timeout())
 	defer cancel()
 	out, err := s.clu.node.Call(ctx, c.ID, data)
-	if err != nil {
+	switch {
+	case errors.Is(err, nats.ErrMaxPayload):
+		return answerOf(Summary{}, false, &apiError{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
+			Message: "the request is larger than the NATS server lets one server pass to another: " + err.Error()}), true
+	case err != nil:
 		return answerOf(Summary{}, false, retryLater(unavailable("the server owning instance "+c.ID+" did not answer: "+err.Error()))), true
 	}
 	var ans callAnswer
-	if err := json.Unmarshal(out, &ans); err != nil {
-		return answerOf(Summary{}, false, unavailable("the server owning instance "+c.ID+" answered what is no answer: "+err.Error())), true
+	if err := json.Unmarshal(out, &ans); err != nil || (ans.Error != nil && (ans.Error.Status < 400 || ans.Error.Status > 599)) {
+		return answerOf(Summary{}, false, unavailable("the server owning instance "+c.ID+" answered what is no answer")), true
 	}
 	return ans, true
 }
 
+// callTimeout bounds the work of a call run for another server: a start
+// waits up to StartWait for room, and an operation on an instance gets as
+// long as a request does at shutdown.
+func (s *Server) callTimeout() time.Duration { return s.cfg.StartWait + s.cfg.GracePeriod }
+
 // runCall runs a call forwarded by another server (or this one's own,
 // when it owns the instance by the time the call is made).
 func (s *Server) runCall(ctx context.Context, id string, data []byte) []byte {
-	ctx, cancel := context.WithTimeout(context.WithValue(ctx, forwardedKey{}, true), s.cfg.StartWait+s.cfg.GracePeriod)
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, forwardedKey{}, true), s.callTimeout())
 	defer cancel()
 	var ans callAnswer
 	if c, e := decodeCall(data, id); e != nil {
@@ -148,6 +166,18 @@ func (s *Server) runCall(ctx context.Context, id string, data []byte) []byte {
 	}
 	out, _ := json.Marshal(ans) // plain structs: cannot fail
 	return out
+}
+
+// moving reports whether an unfinished instance its engine does not hold
+// is moving between the servers of a cluster (a takeover under way), as
+// opposed to one that has ended.
+func (s *Server) moving(snap record.Snapshot) bool {
+	return s.clu != nil && !snap.Status.Finished()
+}
+
+// movingError answers a request for an instance moving between servers.
+func movingError(id string) *apiError {
+	return retryLater(unavailable("instance " + id + " is moving between servers: try again"))
 }
 
 // decodeCall reads a call forwarded for instance id: a 400 naming the
@@ -231,7 +261,9 @@ func (s *Server) leave() {
 		_ = c.sub.Unsubscribe()
 	}
 	if c.node != nil {
-		_ = c.node.Close()
+		if err := c.node.Close(); err != nil {
+			s.log.Warn("server: partitions not handed over cleanly", zap.Error(err))
+		}
 	}
 }
 
@@ -241,45 +273,42 @@ func (s *Server) partitionSet(partitions []int) func(string) bool {
 }
 
 // acquire resumes the instances of partitions the server has just taken,
-// building the engine of a version another server started them on when
-// this one has none (from the source the store keeps).
+// first building the engine of any version another server started one of
+// them on that this one has none of (from the source the store keeps).
+// Only a failed read of the store fails it: an instance that cannot be
+// resumed is logged, and tried again at the node's next recheck.
 func (s *Server) acquire(ctx context.Context, partitions []int) error {
 	in := s.partitionSet(partitions)
+	snaps, err := s.store.Instances(ctx)
+	if err != nil {
+		return fmt.Errorf("server: read the instances to take over: %w", err)
+	}
+	for _, snap := range snaps {
+		if snap.Status.Finished() || snap.Hash == "" || !in(snap.ID) {
+			continue
+		}
+		f, added, err := s.cat.load(ctx, snap.Hash)
+		if err != nil {
+			s.log.Error("server: instance of a version this server cannot run", zap.String("instance", snap.ID), zap.Error(err))
+			continue
+		}
+		if added {
+			s.log.Info("server: runs a version another server started", zap.String("workflow", f.wf.Name), zap.Int("version", f.wf.Version))
+			s.metrics.engines.Watch(f.eng)
+		}
+	}
 	var errs []error
-	resume := func(f *flow) []string {
+	for _, f := range s.cat.flows() {
 		rep, err := f.eng.ResumeWhere(ctx, in)
 		if err != nil {
 			errs = append(errs, err)
-			return nil
+			continue
 		}
 		for id, ferr := range rep.Failed {
 			s.log.Error("server: instance not resumed", zap.String("instance", id), zap.Error(ferr))
 		}
 		if len(rep.Resumed) > 0 {
 			s.log.Info("server: instances taken over", zap.String("workflow", f.wf.Name), zap.Int("version", f.wf.Version), zap.Int("count", len(rep.Resumed)))
-		}
-		return rep.OtherVersion
-	}
-	var others []string
-	for _, f := range s.cat.flows() {
-		others = append(others, resume(f)...)
-	}
-	slices.Sort(others)
-	for _, id := range slices.Compact(others) {
-		snap, err := s.store.Instance(ctx, id)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("instance %s: %w", id, err))
-			continue
-		}
-		f, added, err := s.cat.load(ctx, snap.Hash)
-		if err != nil {
-			s.log.Error("server: instance of a version this server cannot run", zap.String("instance", id), zap.Error(err))
-			continue
-		}
-		if added {
-			s.log.Info("server: runs a version another server started", zap.String("workflow", f.wf.Name), zap.Int("version", f.wf.Version))
-			s.metrics.engines.Watch(f.eng)
-			resume(f)
 		}
 	}
 	return errors.Join(errs...)

@@ -171,8 +171,16 @@ func (c Config) Validate() error {
 	if c.Replicas > 1 && (c.NATS == "" || c.NATS == NoNATS) {
 		return &ConfigError{Field: "replicas", Reason: "needs a NATS cluster (--nats URL): the embedded server is a single node"}
 	}
-	if (c.Name != "" || c.LeaseTTL != 0) && (c.NATS == "" || c.NATS == NoNATS) {
-		return &ConfigError{Field: "name", Reason: "and lease-ttl apply to servers sharing a NATS system (--nats URL)"}
+	if c.NATS == "" || c.NATS == NoNATS {
+		if c.Name != "" {
+			return &ConfigError{Field: "name", Reason: "applies to servers sharing a NATS system (--nats URL)"}
+		}
+		if c.LeaseTTL != 0 {
+			return &ConfigError{Field: "lease-ttl", Reason: "applies to servers sharing a NATS system (--nats URL)"}
+		}
+	}
+	if len(c.Name) > 64 {
+		return &ConfigError{Field: "name", Reason: "must be at most 64 characters"}
 	}
 	if c.LeaseTTL < 0 {
 		return &ConfigError{Field: "lease-ttl", Reason: "must not be negative"}

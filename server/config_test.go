@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,11 @@ func TestConfig_Validate(t *testing.T) {
 		{"3 replicas on the embedded server", server.Config{WorkflowsDir: "x", Replicas: 3}, &server.ConfigError{}},
 		{"3 replicas without NATS", server.Config{WorkflowsDir: "x", NATS: server.NoNATS, Replicas: 3}, &server.ConfigError{}},
 		{"6 replicas", server.Config{WorkflowsDir: "x", NATS: "nats://10.0.0.1:4222", Replicas: 6}, &server.ConfigError{}},
+		{"a name on a cluster", server.Config{WorkflowsDir: "x", NATS: "nats://10.0.0.1:4222", Name: "api-1", LeaseTTL: 5 * time.Second}, nil},
+		{"a name without a cluster", server.Config{WorkflowsDir: "x", Name: "api-1"}, &server.ConfigError{}},
+		{"a lease time without a cluster", server.Config{WorkflowsDir: "x", NATS: server.NoNATS, LeaseTTL: time.Second}, &server.ConfigError{}},
+		{"a name with a dot", server.Config{WorkflowsDir: "x", NATS: "nats://10.0.0.1:4222", Name: "api.1"}, &server.ConfigError{}},
+		{"a name too long", server.Config{WorkflowsDir: "x", NATS: "nats://10.0.0.1:4222", Name: strings.Repeat("a", 65)}, &server.ConfigError{}},
 		{"a nil Go handler", server.Config{WorkflowsDir: "x", Handlers: map[string]registry.Handler{"a": nil}}, &server.ConfigError{}},
 	}
 	for _, tt := range tests {

@@ -29,7 +29,17 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.clu != nil {
 		// The engine running the instance may be another server's.
-		writeJSON(w, http.StatusOK, s.clu.node.Report(r.Context(), &rep))
+		ans, err := s.clu.node.Report(r.Context(), &rep)
+		if err == nil && ans.Code == wire.CodeUnknownInstance {
+			if snap, e := s.snapshot(r.Context(), rep.InstanceID); e == nil && !snap.Status.Finished() {
+				err = errors.New(ans.Message) // it exists: its engine is moving
+			}
+		}
+		if err != nil {
+			writeError(w, retryLater(unavailable("instance "+rep.InstanceID+" is moving between servers: report again ("+err.Error()+")")))
+			return
+		}
+		writeJSON(w, http.StatusOK, ans)
 		return
 	}
 	ans, err := s.route(r.Context(), &rep)

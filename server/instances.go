@@ -455,6 +455,8 @@ func (s *Server) sendSignal(ctx context.Context, id, name string, payload map[st
 		return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: StatusRunning}, nil
 	case errors.As(err, &ie):
 		return Summary{}, badField("data"+strings.TrimPrefix(ie.Field, "data"), ie.Reason)
+	case errors.Is(err, engine.ErrUnknownInstance) && s.moving(snap):
+		return Summary{}, movingError(snap.ID)
 	case errors.Is(err, engine.ErrUnexpectedSignal), errors.Is(err, engine.ErrUnknownInstance):
 		return Summary{}, conflict("not_waiting", fmt.Sprintf("instance %s is not waiting for signal %q (it is %s in state %s)", snap.ID, name, s.instance(snap).Status, snap.State))
 	default:
@@ -520,6 +522,8 @@ func (s *Server) selectInstance(ctx context.Context, id, agent, explanation stri
 		return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: statusOf(h.Result().Status)}, nil
 	case errors.As(err, &refusal):
 		return Summary{}, conflict("refused", err.Error())
+	case errors.Is(err, engine.ErrUnknownInstance) && s.moving(snap):
+		return Summary{}, movingError(snap.ID)
 	case errors.Is(err, engine.ErrNoActiveRun), errors.Is(err, engine.ErrUnknownInstance):
 		return Summary{}, conflict("no_active_run", fmt.Sprintf("instance %s has no run under way to hand to %s", snap.ID, agent))
 	default:
@@ -568,6 +572,8 @@ func (s *Server) cancelInstance(ctx context.Context, id string) (Summary, *apiEr
 	switch {
 	case err == nil:
 		return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: StatusCancelled}, nil
+	case errors.Is(err, engine.ErrUnknownInstance) && s.moving(snap):
+		return Summary{}, movingError(snap.ID)
 	case errors.Is(err, engine.ErrInstanceFinished), errors.Is(err, engine.ErrUnknownInstance):
 		return Summary{}, finished
 	default:
