@@ -152,6 +152,9 @@ func checkPartitions(ctx context.Context, kv jetstream.KeyValue, parts int) erro
 // Name returns the node's name in the cluster.
 func (n *Node) Name() string { return n.cfg.Name }
 
+// LeaseTTL is Config.LeaseTTL, defaults applied.
+func (n *Node) LeaseTTL() time.Duration { return n.cfg.LeaseTTL }
+
 // Timeout is Config.Timeout, defaults applied: how long a call or a
 // report waits for an owner.
 func (n *Node) Timeout() time.Duration { return n.cfg.Timeout }

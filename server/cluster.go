@@ -231,6 +231,7 @@ func (s *Server) joinCluster(ctx context.Context) error {
 		return fmt.Errorf("server: take the other servers' events: %w", err)
 	}
 	c.ready.Store(true)
+	s.awaitPartitions(ctx, node)
 	c.stop, err = node.ServeReports(context.Background(), func(ctx context.Context, r *wire.Report) wire.Answer {
 		ans, err := s.route(ctx, r)
 		if err != nil {
@@ -242,6 +243,26 @@ func (s *Server) joinCluster(ctx context.Context) error {
 		return fmt.Errorf("server: serve reports on NATS: %w", err)
 	}
 	return nil
+}
+
+// awaitPartitions waits, before the server takes requests, until it owns
+// partitions: on a new cluster no server owns any for the first moments,
+// and requests forwarded to no owner would answer 503. It gives up after
+// a few lease times (the others may hold every partition a while longer:
+// requests are forwarded to them meanwhile).
+func (s *Server) awaitPartitions(ctx context.Context, node *natscluster.Node) {
+	limit := time.Now().Add(max(3*node.LeaseTTL(), 30*time.Second))
+	for len(node.Partitions()) == 0 {
+		if time.Now().After(limit) || ctx.Err() != nil {
+			s.log.Warn("server: serving before owning any partition: the other servers hold them all for now")
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	s.log.Info("server: sharing the instances", zap.String("name", node.Name()), zap.Int("partitions", len(node.Partitions())))
 }
 
 // leave hands the server's partitions to the others and stops its part in
