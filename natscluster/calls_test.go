@@ -5,6 +5,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/batonhq/baton/natscluster"
+	"github.com/batonhq/baton/natsstore"
 )
 
 func TestNode_Call_RunsOnTheOwner(t *testing.T) {
@@ -37,4 +42,31 @@ func TestNode_Call_RunsOnTheOwner(t *testing.T) {
 	got, err := b.node.Call(context.Background(), id, []byte("y"))
 	require.NoError(t, err)
 	require.Equal(t, "b ran y for "+id, string(got))
+}
+
+func TestNode_TwoEnginesUnderOneNameAreReported(t *testing.T) {
+	srv := startServer(t)
+	core, logs := observer.New(zap.ErrorLevel)
+	start := func() *natscluster.Node {
+		nc, err := srv.Connect()
+		require.NoError(t, err)
+		t.Cleanup(nc.Close)
+		store, err := natsstore.Open(context.Background(), nc, natsstore.Config{Prefix: "c", Partitions: testPartitions, Shards: 2, Timeout: testTimeout})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = store.Close() })
+		node, err := natscluster.Start(context.Background(), nc, store, natscluster.Config{
+			Name: "same", LeaseTTL: testTTL, Timeout: testTimeout, Logger: zap.New(core),
+			OnAcquire: func(context.Context, []int) error { return nil }, OnRelease: func([]int) {},
+		})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = node.Close() })
+		return node
+	}
+	first := start()
+	waitFor(t, "the first engine to own every partition", func() bool { return len(first.Partitions()) == testPartitions })
+	require.Zero(t, logs.FilterMessageSnippet("another engine").Len(), "one engine alone is not reported")
+	start()
+	waitFor(t, "the second engine under the same name to be reported", func() bool {
+		return logs.FilterMessageSnippet("another engine runs under this engine's name").Len() > 0
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/internal/jsretry"
@@ -33,6 +34,8 @@ const (
 // their leases and fences, and the routing of reports to their owners.
 type Node struct {
 	cfg   Config
+	nonce string    // this process's mark in its heartbeats: another under the same name is told apart
+	start time.Time // when this node started: an older heartbeat under its name is its predecessor's
 	nc    *nats.Conn
 	store *natsstore.Store
 	kv    jetstream.KeyValue
@@ -115,6 +118,7 @@ func Start(ctx context.Context, nc *nats.Conn, store *natsstore.Store, cfg Confi
 	}
 	n := &Node{
 		cfg: cfg, nc: nc, store: store, kv: kv, log: cfg.Logger.With(zap.String("engine", cfg.Name)),
+		nonce: nuid.Next(), start: time.Now(),
 		parts: store.Partitions(), owned: map[int]*lease{},
 		members: map[string]time.Time{}, leases: map[int]entry{}, done: make(chan struct{}),
 	}
@@ -358,6 +362,14 @@ func (n *Node) apply(u jetstream.KeyValueEntry) {
 		} else {
 			n.members[name] = time.Now()
 		}
+		if name == n.cfg.Name && !deleted {
+			nonce, at, _ := strings.Cut(string(u.Value()), " ")
+			if t, err := time.Parse(time.RFC3339Nano, at); nonce != n.nonce && err == nil && t.After(n.start) {
+				// Both would take the partitions for their own, and the
+				// store would refuse the commits of one or the other.
+				n.log.Error("natscluster: another engine runs under this engine's name: give each its own", zap.String("name", n.cfg.Name))
+			}
+		}
 	case strings.HasPrefix(key, partitionKey):
 		p, err := strconv.Atoi(strings.TrimPrefix(key, partitionKey))
 		if err != nil || p < 0 || p >= n.parts {
@@ -387,7 +399,7 @@ func (n *Node) holds(p int) bool {
 // beat renews the node's membership.
 func (n *Node) beat(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, n.cfg.Timeout)
-	_, err := n.kv.Put(rctx, memberKey+n.cfg.Name, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+	_, err := n.kv.Put(rctx, memberKey+n.cfg.Name, []byte(n.nonce+" "+time.Now().UTC().Format(time.RFC3339Nano)))
 	cancel()
 	if err == nil {
 		n.lastBeat.Store(time.Now().UnixNano())
