@@ -18,6 +18,12 @@ import (
 // the same streams, whatever its own Config says.
 const metaShards = "baton.shards"
 
+// metaPartitions is the metadata key of the steps streams that records
+// how many partitions the engines of the prefix lease, once one of them
+// opened it with partitions: a store opened without them would commit
+// without leases beside engines that hold them, so it is refused.
+const metaPartitions = "baton.partitions"
+
 func (s *Store) stepsName(shard int) string { return s.cfg.Prefix + "_steps_" + strconv.Itoa(shard) }
 
 func (s *Store) stepsConfig(shard, shards int) jetstream.StreamConfig {
@@ -31,7 +37,7 @@ func (s *Store) stepsConfig(shard, shards int) jetstream.StreamConfig {
 		Replicas:    s.cfg.Replicas,
 		Duplicates:  s.cfg.DuplicateWindow,
 		DenyDelete:  true, // steps are never deleted one by one: Prune purges whole instances
-		Metadata:    map[string]string{metaShards: strconv.Itoa(shards)},
+		Metadata:    map[string]string{metaShards: strconv.Itoa(shards), metaPartitions: strconv.Itoa(len(s.parts))},
 	}
 }
 
@@ -41,6 +47,9 @@ func (s *Store) openSteps(ctx context.Context) error {
 	shards, err := s.knownShards(ctx)
 	if err != nil {
 		return err
+	}
+	if leased := s.knownPartitions; leased > 0 && len(s.parts) != leased {
+		return &ConfigError{Field: "Partitions", Reason: fmt.Sprintf("is %d, but the engines sharing prefix %q lease %d partitions: open the store with Partitions %d", len(s.parts), s.cfg.Prefix, leased, leased)}
 	}
 	if shards == 0 {
 		shards = s.cfg.Shards
@@ -113,6 +122,8 @@ func (s *Store) knownShards(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, &RequestError{Op: "open stream " + s.stepsName(0), Err: err}
 	}
+	// A prefix created before partitions were recorded has none recorded.
+	s.knownPartitions, _ = strconv.Atoi(st.CachedInfo().Config.Metadata[metaPartitions])
 	v := st.CachedInfo().Config.Metadata[metaShards]
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > maxShards {

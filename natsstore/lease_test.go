@@ -188,3 +188,21 @@ func TestStore_Partition_ChildInItsParents(t *testing.T) {
 	}
 	require.Greater(t, len(tenant), 5, "20 ids under one tenant fell in %d partitions", len(tenant))
 }
+
+func TestOpen_RefusesAStoreWithoutTheLeasesOfItsPrefix(t *testing.T) {
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
+	ctx := context.Background()
+	// A prefix first used without partitions takes them later.
+	openStore(t, srv, natsstore.Config{Prefix: "p", Timeout: testTimeout})
+	openStore(t, srv, natsstore.Config{Prefix: "p", Timeout: testTimeout, Partitions: 8})
+	// From then on a store without them, or with another number, would
+	// commit beside the engines holding the leases: refused.
+	for _, parts := range []int{0, 16} {
+		_, err := natsstore.Open(ctx, connect(t, srv), natsstore.Config{Prefix: "p", Timeout: testTimeout, Partitions: parts})
+		var ce *natsstore.ConfigError
+		require.ErrorAs(t, err, &ce, "opened with %d partitions", parts)
+		require.Equal(t, "Partitions", ce.Field)
+		require.Contains(t, err.Error(), "lease 8 partitions")
+	}
+	openStore(t, srv, natsstore.Config{Prefix: "p", Timeout: testTimeout, Partitions: 8})
+}

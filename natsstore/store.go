@@ -47,6 +47,9 @@ type Store struct {
 
 	// readOnly is set by OpenReadOnly: every write fails with ErrReadOnly.
 	readOnly bool
+	// knownPartitions is the number of partitions the prefix's steps
+	// streams record (0: none), read as the store opens.
+	knownPartitions int
 
 	// mu is held for reading by every call and for writing by Close, so
 	// that Close waits for the calls in flight.
