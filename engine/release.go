@@ -25,6 +25,19 @@ func (e *Engine) ResumeWhere(ctx context.Context, keep func(id string) bool) (Re
 	return e.resumeWhere(ctx, keep)
 }
 
+// ResumeListed is ResumeWhere on a list of the store's instances the
+// caller has read (Store.Instances): several engines sharing a store,
+// one per workflow version, resume from one read of it. With keep, each
+// instance listed is read again from the store before it is resumed, so
+// a list a moment old does no harm; one missing from the list is not
+// resumed.
+func (e *Engine) ResumeListed(ctx context.Context, snaps []Snapshot, keep func(id string) bool) (ResumeReport, error) {
+	if ctx == nil {
+		return ResumeReport{}, errors.New("engine: nil context")
+	}
+	return e.resumeFrom(ctx, snaps, keep)
+}
+
 // Release drops from the engine every instance in memory whose id match
 // accepts, without committing or sending anything for it: its timers stop,
 // its Go handlers' contexts are cancelled, their outcomes and any report of

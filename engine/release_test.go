@@ -278,3 +278,33 @@ func TestEngine_ResumeWhere_ReadsEachInstanceAgain(t *testing.T) {
 		t.Fatalf("got %s after %d steps, want SECOND after 2: the instance as its last step left it", res.State, res.Steps)
 	}
 }
+
+func TestEngine_ResumeListed_ResumesWhatTheListHolds(t *testing.T) {
+	store := engine.NewMemStore()
+	first := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
+	ctx := t.Context()
+	a, b := first.start(nil), first.start(nil)
+	first.eng.Release(func(string) bool { return true }) // as if its engine had stopped
+	snaps, err := store.Instances(ctx)
+	if err != nil || len(snaps) != 2 {
+		t.Fatalf("got %d instances, %v; want 2", len(snaps), err)
+	}
+	// b is left out of the list: only a is resumed, from the one read.
+	var listed []engine.Snapshot
+	for _, s := range snaps {
+		if s.ID == a.ID() {
+			listed = append(listed, s)
+		}
+	}
+	next := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
+	rep, err := next.eng.ResumeListed(ctx, listed, func(string) bool { return true })
+	if err != nil || len(rep.Resumed) != 1 || rep.Resumed[0] != a.ID() {
+		t.Fatalf("got %+v, %v; want %s alone resumed", rep, err, a.ID())
+	}
+	if _, err := next.eng.Instance(b.ID()); !errors.Is(err, engine.ErrUnknownInstance) {
+		t.Fatalf("the instance missing from the list: got %v, want it not resumed", err)
+	}
+	if _, err := next.eng.ResumeListed(nil, snaps, nil); err == nil {
+		t.Fatal("ResumeListed with a nil context: got no error")
+	}
+}

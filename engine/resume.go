@@ -52,13 +52,23 @@ func (e *Engine) resumeWhere(ctx context.Context, keep func(id string) bool) (Re
 	if ctx == nil {
 		return ResumeReport{}, errors.New("engine: nil context")
 	}
+	snaps, err := e.store.Instances(ctx)
+	if err != nil {
+		return ResumeReport{Failed: map[string]error{}}, fmt.Errorf("engine: resume: %w", err)
+	}
+	return e.resumeFrom(ctx, snaps, keep)
+}
+
+// resumeFrom resumes the instances of snaps (the store's list) that keep
+// accepts, the family's children first.
+func (e *Engine) resumeFrom(ctx context.Context, snaps []Snapshot, keep func(id string) bool) (ResumeReport, error) {
 	rep := ResumeReport{Failed: map[string]error{}}
 	if e.fam.root == e {
 		// Children first: a parent resumed in a workflow state waits for a
 		// child that runs again. keep applies to them too: a store that
 		// splits instances into partitions keeps a child in its parent's.
 		for _, m := range e.fam.members()[1:] {
-			sub, err := m.resumeWhere(ctx, keep)
+			sub, err := m.resumeFrom(ctx, snaps, keep)
 			if err != nil {
 				return rep, err
 			}
@@ -66,10 +76,6 @@ func (e *Engine) resumeWhere(ctx context.Context, keep func(id string) bool) (Re
 			rep.OtherVersion = append(rep.OtherVersion, sub.OtherVersion...)
 			maps.Copy(rep.Failed, sub.Failed)
 		}
-	}
-	snaps, err := e.store.Instances(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("engine: resume: %w", err)
 	}
 	for _, snap := range snaps {
 		if snap.Workflow != e.wf.Name || (keep != nil && !keep(snap.ID)) {

@@ -320,7 +320,7 @@ func (s *Server) acquire(ctx context.Context, partitions []int) error {
 	}
 	var errs []error
 	for _, f := range s.cat.flows() {
-		rep, err := f.eng.ResumeWhere(ctx, in)
+		rep, err := f.eng.ResumeListed(ctx, snaps, in)
 		if err != nil {
 			errs = append(errs, err)
 			continue
