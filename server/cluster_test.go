@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/batonhq/baton/internal/clustertest"
 	"github.com/batonhq/baton/natsserver"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/server"
@@ -49,19 +50,6 @@ func clusterServer(t *testing.T, url, dir, name string) *fixture {
 	return &fixture{t: t, srv: s, http: hs}
 }
 
-// waitUntil polls cond for up to a minute: the bound only stops a broken
-// test.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // idOwnedBy is an id of a new trip that owner runs.
 func idOwnedBy(t *testing.T, owner *fixture, prefix string) string {
 	t.Helper()
@@ -81,9 +69,9 @@ func TestServer_Cluster_ServersShareTheInstances(t *testing.T) {
 	dir := workflowsDir(t, "", map[string]string{"trip.yaml": tripFlow, "echo.yaml": echoFlow})
 
 	a := clusterServer(t, ns.URL(), dir, "a")
-	waitUntil(t, "a alone to own every partition", func() bool { return len(a.srv.Partitions()) == server.ClusterPartitions })
+	clustertest.WaitFor(t, "a alone to own every partition", time.Minute, func() bool { return len(a.srv.Partitions()) == server.ClusterPartitions })
 	b := clusterServer(t, ns.URL(), dir, "b")
-	waitUntil(t, "a and b to share the partitions", func() bool {
+	clustertest.WaitFor(t, "a and b to share the partitions", time.Minute, func() bool {
 		na, nb := len(a.srv.Partitions()), len(b.srv.Partitions())
 		return na > 0 && nb > 0 && na+nb == server.ClusterPartitions
 	})
@@ -133,7 +121,7 @@ func TestServer_Cluster_ServersShareTheInstances(t *testing.T) {
 
 	// a stops: b takes its instances over at once and runs them on.
 	a.srv.Close()
-	waitUntil(t, "b to own every partition", func() bool { return len(b.srv.Partitions()) == server.ClusterPartitions })
+	clustertest.WaitFor(t, "b to own every partition", time.Minute, func() bool { return len(b.srv.Partitions()) == server.ClusterPartitions })
 	code, body = b.do("POST", "/v1/instances/"+ofA+"/signals/approved", map[string]any{"data": map[string]any{"by": "bo"}})
 	require.Equal(t, 202, code, "%v", body)
 	got := b.waitStatus(ofA, "completed")
@@ -149,9 +137,9 @@ func TestServer_Cluster_TakesOverAVersionItDoesNotHost(t *testing.T) {
 	v2 := strings.Replace(tripFlow, "workflow: trip\n", "workflow: trip\nversion: 2\n", 1)
 	v2 = strings.Replace(v2, "approved_by: result.by", "approved_by: result.by, version: 2", 1)
 	a := clusterServer(t, ns.URL(), workflowsDir(t, "", map[string]string{"trip.yaml": v2}), "a")
-	waitUntil(t, "a to own every partition", func() bool { return len(a.srv.Partitions()) == server.ClusterPartitions })
+	clustertest.WaitFor(t, "a to own every partition", time.Minute, func() bool { return len(a.srv.Partitions()) == server.ClusterPartitions })
 	b := clusterServer(t, ns.URL(), workflowsDir(t, "", map[string]string{"trip.yaml": tripFlow}), "b")
-	waitUntil(t, "a and b to share the partitions", func() bool { return len(b.srv.Partitions()) > 0 })
+	clustertest.WaitFor(t, "a and b to share the partitions", time.Minute, func() bool { return len(b.srv.Partitions()) > 0 })
 
 	id := idOwnedBy(t, a, "trip-v2")
 	code, body := a.do("POST", "/v1/workflows/trip/instances", map[string]any{"id": id})
@@ -161,7 +149,7 @@ func TestServer_Cluster_TakesOverAVersionItDoesNotHost(t *testing.T) {
 	// a stops: b builds version 2 from the source in the store and runs
 	// the trip on to its end on version 2's rules.
 	a.srv.Close()
-	waitUntil(t, "b to own every partition", func() bool { return len(b.srv.Partitions()) == server.ClusterPartitions })
+	clustertest.WaitFor(t, "b to own every partition", time.Minute, func() bool { return len(b.srv.Partitions()) == server.ClusterPartitions })
 	code, body = b.do("POST", "/v1/instances/"+id+"/signals/approved", map[string]any{"data": map[string]any{"by": "bo"}})
 	require.Equal(t, 202, code, "%v", body)
 	got := b.waitStatus(id, "completed")

@@ -166,16 +166,6 @@ func startAgents(t *testing.T, bin string, env []string, ex example, flags ...st
 	}
 }
 
-// instance is what wfrun get -o json prints.
-type instance struct {
-	ID      string         `json:"id"`
-	Status  string         `json:"status"`
-	State   string         `json:"state"`
-	Step    int            `json:"step"`
-	Outcome string         `json:"outcome"`
-	Context map[string]any `json:"context"`
-}
-
 // runInstances starts the example's instances on the server, one after
 // the other, and checks how each ended.
 func runInstances(t *testing.T, bin string, env []string, ex example) {
@@ -185,7 +175,7 @@ func runInstances(t *testing.T, bin string, env []string, ex example) {
 		if code != 0 {
 			t.Fatalf("start %s %s: exit %d\n%s", ex.name, c.id, code, out)
 		}
-		var got instance
+		var got proctest.Instance
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
 			t.Fatalf("start %s: %v\n%s", c.id, err, out)
 		}
@@ -244,25 +234,11 @@ func TestProcesses_ClusterServerKilled(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("watch %s: exit %d\n%s", id, code, out)
 		}
-		got := get(t, bin, onB, id)
+		got := proctest.GetInstance(t, onB, filepath.Join(bin, "wfrun"), id)
 		if got.Outcome != "COMPLETED" || fmt.Sprint(got.Context["transaction_id"]) != fmt.Sprintf("tx-%d", k) {
 			t.Errorf("%s ended %s with context %v, want COMPLETED and its transaction", id, got.Outcome, got.Context)
 		}
 	}
-}
-
-// get is the instance id as wfrun get shows it.
-func get(t *testing.T, bin string, env []string, id string) instance {
-	t.Helper()
-	out, code := proctest.Output(t, env, filepath.Join(bin, "wfrun"), "get", id, "-o", "json")
-	if code != 0 {
-		t.Fatalf("get %s: exit %d\n%s", id, code, out)
-	}
-	var in instance
-	if err := json.Unmarshal([]byte(out), &in); err != nil {
-		t.Fatalf("get %s: %v\n%s", id, err, out)
-	}
-	return in
 }
 
 // waitState polls the instance until it is in state (for at most a
@@ -271,7 +247,7 @@ func waitState(t *testing.T, bin string, env []string, id, state string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		in := get(t, bin, env, id)
+		in := proctest.GetInstance(t, env, filepath.Join(bin, "wfrun"), id)
 		if in.State == state {
 			return
 		}

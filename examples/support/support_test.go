@@ -6,7 +6,6 @@
 package support_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -48,6 +47,9 @@ func TestSupport_AgentsInThreeLanguages(t *testing.T) {
 	wfrun := func(args ...string) (string, int) {
 		return proctest.Output(t, env, filepath.Join(bin, "wfrun"), args...)
 	}
+	get := func(id string) proctest.Instance {
+		return proctest.GetInstance(t, env, filepath.Join(bin, "wfrun"), id)
+	}
 
 	// A booking: retried once (the service answers 503 to "urgent"), then
 	// it waits for a person's approval.
@@ -55,7 +57,7 @@ func TestSupport_AgentsInThreeLanguages(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("start: exit %d\n%s", code, out)
 	}
-	got := waitFor(t, wfrun, "ticket-2", "waiting")
+	got := waitFor(t, get, "ticket-2", "waiting")
 	if got.State != "APPROVAL" {
 		t.Fatalf("ticket-2 waits in %s, want APPROVAL", got.State)
 	}
@@ -65,7 +67,7 @@ func TestSupport_AgentsInThreeLanguages(t *testing.T) {
 	if out, code := wfrun("watch", "ticket-2"); code != 0 || !strings.Contains(out, "BOOKED") {
 		t.Fatalf("watch: exit %d, want 0 and BOOKED\n%s", code, out)
 	}
-	got = get(t, wfrun, "ticket-2")
+	got = get("ticket-2")
 	if got.Outcome != "BOOKED" || got.Context["approved_by"] != "ana" || got.Context["slot"] == nil {
 		t.Fatalf("ticket-2: %+v", got)
 	}
@@ -82,7 +84,7 @@ func TestSupport_AgentsInThreeLanguages(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("start --wait: exit %d\n%s", code, out)
 	}
-	got = get(t, wfrun, "ticket-1")
+	got = get("ticket-1")
 	if got.Outcome != "ANSWERED" || !strings.Contains(fmt.Sprint(got.Context["answer"]), "9:00") {
 		t.Fatalf("ticket-1: %+v", got)
 	}
@@ -93,7 +95,7 @@ func TestSupport_AgentsInThreeLanguages(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("start --wait: exit %d\n%s", code, out)
 	}
-	if got = get(t, wfrun, "ticket-3"); got.Outcome != "ESCALATED" {
+	if got = get("ticket-3"); got.Outcome != "ESCALATED" {
 		t.Fatalf("ticket-3: %+v", got)
 	}
 	out, _ = wfrun("ls")
@@ -104,32 +106,13 @@ func TestSupport_AgentsInThreeLanguages(t *testing.T) {
 	}
 }
 
-// instance is what wfrun get -o json prints.
-type instance struct {
-	ID      string         `json:"id"`
-	Status  string         `json:"status"`
-	State   string         `json:"state"`
-	Step    int            `json:"step"`
-	Outcome string         `json:"outcome"`
-	Context map[string]any `json:"context"`
-}
-
-func get(t *testing.T, wfrun func(...string) (string, int), id string) instance {
-	t.Helper()
-	out, code := wfrun("get", id, "-o", "json")
-	if code != 0 {
-		t.Fatalf("get %s: exit %d\n%s", id, code, out)
-	}
-	var in instance
-	must(t, json.Unmarshal([]byte(out), &in))
-	return in
-}
-
-func waitFor(t *testing.T, wfrun func(...string) (string, int), id, status string) instance {
+// waitFor polls the instance until its status is want (for at most a
+// minute: the bound only stops a broken test).
+func waitFor(t *testing.T, get func(string) proctest.Instance, id, status string) proctest.Instance {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		in := get(t, wfrun, id)
+		in := get(id)
 		if in.Status == status {
 			return in
 		}

@@ -4,6 +4,7 @@ package proctest
 
 import (
 	"bufio"
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -120,4 +121,30 @@ func Start(t testing.TB, env []string, ready, name string, args ...string) *exec
 		t.Fatalf("%s was not ready within a minute", name)
 	}
 	return cmd
+}
+
+// Instance is an instance as `wfrun get ID -o json` (and `wfrun start
+// --wait -o json`) prints it.
+type Instance struct {
+	ID      string         `json:"id"`
+	Status  string         `json:"status"`
+	State   string         `json:"state"`
+	Step    int            `json:"step"`
+	Outcome string         `json:"outcome"`
+	Context map[string]any `json:"context"`
+}
+
+// GetInstance runs `wfrun get ID -o json` with the wfrun binary, env added
+// to the test's environment; a failure fails the test.
+func GetInstance(t testing.TB, env []string, wfrun, id string) Instance {
+	t.Helper()
+	out, code := Output(t, env, wfrun, "get", id, "-o", "json")
+	if code != 0 {
+		t.Fatalf("wfrun get %s: exit %d\n%s", id, code, out)
+	}
+	var in Instance
+	if err := json.Unmarshal([]byte(out), &in); err != nil {
+		t.Fatalf("wfrun get %s: %v\n%s", id, err, out)
+	}
+	return in
 }
