@@ -9,7 +9,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/batonhq/baton/natscluster"
-	"github.com/batonhq/baton/natsstore"
 )
 
 func TestNode_Call_RunsOnTheOwner(t *testing.T) {
@@ -48,19 +47,7 @@ func TestNode_TwoEnginesUnderOneNameAreReported(t *testing.T) {
 	srv := startServer(t)
 	core, logs := observer.New(zap.ErrorLevel)
 	start := func() *natscluster.Node {
-		nc, err := srv.Connect()
-		require.NoError(t, err)
-		t.Cleanup(nc.Close)
-		store, err := natsstore.Open(context.Background(), nc, natsstore.Config{Prefix: "c", Partitions: testPartitions, Shards: 2, Timeout: testTimeout})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = store.Close() })
-		node, err := natscluster.Start(context.Background(), nc, store, natscluster.Config{
-			Name: "same", LeaseTTL: testTTL, Timeout: testTimeout, Logger: zap.New(core),
-			OnAcquire: func(context.Context, []int) error { return nil }, OnRelease: func([]int) {},
-		})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = node.Close() })
-		return node
+		return join(t, srv, "same", func(c *natscluster.Config) { c.Logger = zap.New(core) }).node
 	}
 	first := start()
 	waitFor(t, "the first engine to own every partition", func() bool { return len(first.Partitions()) == testPartitions })

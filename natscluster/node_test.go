@@ -53,7 +53,7 @@ func (m *member) events() (acquired, released []int) {
 	return slices.Clone(m.acquired), slices.Clone(m.released)
 }
 
-func join(t *testing.T, srv *natsserver.Server, name string) *member {
+func join(t *testing.T, srv *natsserver.Server, name string, change ...func(*natscluster.Config)) *member {
 	t.Helper()
 	nc, err := srv.Connect()
 	require.NoError(t, err)
@@ -65,7 +65,7 @@ func join(t *testing.T, srv *natsserver.Server, name string) *member {
 	require.NoError(t, err)
 	t.Cleanup(nodeNC.Close)
 	m := &member{nc: nc, nodeNC: nodeNC, store: store}
-	m.node, err = natscluster.Start(context.Background(), nodeNC, store, natscluster.Config{
+	cfg := natscluster.Config{
 		Name: name, LeaseTTL: testTTL, Timeout: testTimeout,
 		OnAcquire: func(_ context.Context, ps []int) error {
 			m.mu.Lock()
@@ -82,7 +82,11 @@ func join(t *testing.T, srv *natsserver.Server, name string) *member {
 			m.released = append(m.released, ps...)
 			m.mu.Unlock()
 		},
-	})
+	}
+	for _, c := range change {
+		c(&cfg)
+	}
+	m.node, err = natscluster.Start(context.Background(), nodeNC, store, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.node.Close() })
 	return m
