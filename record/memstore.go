@@ -78,12 +78,21 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 	if ctx == nil {
 		return ErrNilContext
 	}
-	v, ok := s.instances.Load(rec.Snapshot.ID)
-	if !ok {
-		v, _ = s.instances.LoadOrStore(rec.Snapshot.ID, &memInstance{id: rec.Snapshot.ID})
+	var mi *memInstance
+	if v, ok := s.instances.Load(rec.Snapshot.ID); ok {
+		mi = v.(*memInstance)
+		mi.mu.Lock()
+	} else {
+		// A new instance is locked before it is seen: a reader must not
+		// find it before its first step is in.
+		mi = &memInstance{id: rec.Snapshot.ID}
+		mi.mu.Lock()
+		if v, loaded := s.instances.LoadOrStore(rec.Snapshot.ID, mi); loaded {
+			mi.mu.Unlock()
+			mi = v.(*memInstance)
+			mi.mu.Lock()
+		}
 	}
-	mi := v.(*memInstance)
-	mi.mu.Lock()
 	finishes := !mi.finished && rec.Snapshot.Status.Finished()
 	mi.finished = mi.finished || finishes
 	mi.snap = rec.Snapshot
