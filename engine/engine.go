@@ -45,6 +45,8 @@ type Engine struct {
 	tracer   trace.Tracer // nil: no spans
 	seed     uint64       // of the retry policies' jitter
 
+	// rec holds the instances to resume after a refused commit.
+	rec recovery
 	// ctx is cancelled by Close; every handler run derives from it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -575,6 +577,7 @@ func (e *Engine) acceptNotice(ctx context.Context, t *registry.Task) error {
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.closed.Store(true)
+		e.stopRecovery()
 		e.unsubDead()
 		e.cancel()
 		e.instances.Range(func(_, v any) bool {

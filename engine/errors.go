@@ -97,7 +97,8 @@ func (e *InputError) Unwrap() error { return ErrInvalidData }
 
 // CommitError is how an instance fails when the store refuses its step even
 // after retries: nothing of the step was sent, and the store keeps the
-// instance at its last committed step, from which Resume continues it.
+// instance at its last committed step, from which the engine resumes it by
+// itself once the store takes commits again (Resume continues it too).
 type CommitError struct {
 	InstanceID string
 	Step       int

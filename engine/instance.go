@@ -85,6 +85,7 @@ type run struct {
 	handler       registry.Handler
 	timer         clock.Timer
 	beat          clock.Timer // the heartbeat an external run owes, in a state with a heartbeat
+	resend        clock.Timer // the next send of work the transport could not take (sendLater)
 	ctx           runContext  // a Go handler's context, while it runs
 	sent          time.Time   // when its work was sent, when the engine has observers
 	span          trace.Span  // the run's span; nil when the engine does not trace
@@ -109,6 +110,9 @@ func (r *run) stopTimers() {
 	}
 	if r.beat != nil {
 		r.beat.Stop()
+	}
+	if r.resend != nil {
+		r.resend.Stop()
 	}
 }
 
@@ -244,8 +248,9 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 // commitFailed gives up on an instance whose step the store refused every
 // time: none of the step's work is sent and none of its events told; the
 // instance fails in memory with a *CommitError and leaves the engine, while
-// the store keeps it at its last committed step, from which Resume
-// continues it once the store works again. An instance whose very first
+// the store keeps it at its last committed step. The engine resumes it from
+// there by itself (recoverLater), trying again with a growing pause while
+// the store refuses; Resume continues it too. An instance whose very first
 // step was refused was never accepted: Start returns the error.
 func (i *instance) commitFailed(err error) {
 	if i.notOwned(err) {
@@ -262,6 +267,9 @@ func (i *instance) commitFailed(err error) {
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: cerr}
 	i.notices = nil
 	i.finish()
+	if i.commits > 1 && !i.e.closed.Load() {
+		i.e.recoverLater(i.id, recoverFirst) // not a start the store refused: that one was never accepted
+	}
 	if i.e.observed() {
 		i.e.emit(Event{
 			Type: EventFailed, InstanceID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Step: i.step,
