@@ -43,6 +43,12 @@ var (
 	// ErrTimeout marks an operation that did not complete in time, such as a
 	// request without a response.
 	ErrTimeout error = &commError{"bus: timeout"}
+	// ErrUnavailable marks a send the transport could not complete for
+	// now: its server did not answer in time (a replicated stream electing
+	// a leader, a connection being re-established). The same send may go
+	// through later; the engine sends the work again instead of failing
+	// its run.
+	ErrUnavailable error = &commError{"bus: transport unavailable"}
 	// ErrClosed is returned by every operation on a closed bus.
 	ErrClosed error = &commError{"bus: closed"}
 	// ErrDuplicateAgent is returned when an agent id is registered twice.

@@ -3,8 +3,11 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/batonhq/baton/bus"
@@ -240,4 +243,67 @@ func TestEngine_DeferredOutcomeIsReportedLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCompleted(t, res, "DONE")
+}
+
+// unavailableTransport is a bus whose SendWork fails the way a transport
+// whose server does not answer does (bus.ErrUnavailable), as many times
+// as it is told to.
+type unavailableTransport struct {
+	*bus.Bus
+	fails atomic.Int64
+	sends atomic.Int64
+}
+
+func (u *unavailableTransport) SendWork(ctx context.Context, m *bus.Message) error {
+	u.sends.Add(1)
+	if u.fails.Add(-1) >= 0 {
+		return fmt.Errorf("natsbus: send %s: %w: context deadline exceeded", m.MessageID, bus.ErrUnavailable)
+	}
+	return u.Bus.SendWork(ctx, m)
+}
+
+// Work the transport cannot take for now is sent again, with a growing
+// pause, until it can: the run waits as if its work had gone out, and
+// fails for no refusal but a lasting one.
+func TestEngine_External_WorkTheTransportCannotTakeIsSentAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := bus.New(bus.WithAckMessages(false))
+		defer b.Close()
+		tr := &unavailableTransport{Bus: b}
+		tr.fails.Store(3)
+		eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{
+			"alpha": answer("next", nil), "beta": answer("next", nil), "watch": answer("seen", nil),
+		}, engine.WithTransport(tr))
+		defer eng.Close()
+		inst, err := eng.Start(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if n := tr.sends.Load(); n != 1 {
+			t.Fatalf("got %d sends to gamma, want 1 so far", n)
+		}
+		time.Sleep(10 * time.Second) // past three pauses: 0.5s, 1s, 2s
+		synctest.Wait()
+		if n := tr.sends.Load(); n != 4 {
+			t.Fatalf("got %d sends to gamma, want 4: three refused, then one taken", n)
+		}
+		m, err := b.ReceiveWait(t.Context(), "gamma")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.ReportMessage(t.Context(), m, registry.Outcome{Trigger: "next"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		res, err := inst.Wait(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCompleted(t, res, "DONE")
+		for _, e := range entries(history(t, inst), engine.KindAgentRun) {
+			if e.Error != "" {
+				t.Errorf("got a failed run %+v, want none: the refusals were for now", e)
+			}
+		}
+	})
 }

@@ -2,11 +2,16 @@ package engine
 
 import (
 	"context"
-	"github.com/batonhq/baton/registry"
+	"errors"
 	"strconv"
 	"strings"
+	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -174,6 +179,10 @@ func (i *instance) flush(ctx context.Context) (failed bool) {
 	for k := range out {
 		s := &out[k]
 		if err := i.send(ctx, s); err != nil {
+			if errors.Is(err, bus.ErrUnavailable) {
+				i.sendLater(*s, err, sendAgainFirst)
+				continue
+			}
 			failed = true
 			i.sendFailed(ctx, s, err)
 		}
@@ -240,4 +249,57 @@ func noticeStep(id string) int {
 	k := strings.LastIndexByte(id, ':')
 	n, _ := strconv.Atoi(id[k+1:])
 	return n
+}
+
+// The pauses before work the transport could not take for now
+// (bus.ErrUnavailable) is sent again: it doubles from sendAgainFirst up to
+// sendAgainMax.
+const (
+	sendAgainFirst = 500 * time.Millisecond
+	sendAgainMax   = 30 * time.Second
+)
+
+// sendLater sends s again after delay: its step is committed and the item
+// is in the outbox, so the run goes on waiting, guarded by its own timeouts
+// (the state's timeout, the join's), as if the work had been sent. The
+// caller holds mu.
+func (i *instance) sendLater(s sending, err error, delay time.Duration) {
+	i.e.log.Warn("engine: work not sent, the transport is unavailable; sending again",
+		zap.String("instance", i.id), zap.Int("step", s.out.Step), zap.String("agent", s.out.To), zap.Duration("in", delay), zap.Error(err))
+	t := i.e.clock.AfterFunc(delay, func() {
+		i.e.exec.Submit(func() { i.sendAgain(s, delay) })
+	})
+	if s.r != nil {
+		if s.r.resend != nil {
+			s.r.resend.Stop()
+		}
+		s.r.resend = t
+	}
+}
+
+// sendAgain is sendLater's try: it sends s unless its run has ended or the
+// instance has left the engine, and waits longer after another refusal
+// for now. A refusal for good fails the run as at the first send.
+func (i *instance) sendAgain(s sending, delay time.Duration) {
+	if i.e.closed.Load() {
+		return
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.commitErr != nil || (i.status.Finished() && s.r != nil) {
+		return // released, refused by the store, or over
+	}
+	if s.r == nil && !i.notices[s.out.HandoffID] {
+		return // the notice was taken meanwhile
+	}
+	ctx := i.e.ctx
+	err := i.send(ctx, &s)
+	switch {
+	case err == nil:
+	case errors.Is(err, bus.ErrUnavailable):
+		i.sendLater(s, err, min(2*delay, sendAgainMax))
+	default:
+		i.sendFailed(ctx, &s, err)
+		i.commit(ctx)
+	}
 }

@@ -18,6 +18,10 @@ import (
 // refused, "maximum messages exceeded" among them: a full mailbox.
 const errCodeStoreFailed = 10077
 
+// errCodeTemporarilyUnavailable is JetStream's error code for a request it
+// cannot serve for now ("JetStream system temporarily unavailable").
+const errCodeTemporarilyUnavailable = 10008
+
 // JetStream's error codes of a message that is not (or no longer) there.
 const (
 	errCodeMsgNotFound = 10037
@@ -31,7 +35,9 @@ const (
 // and TTL as the bus does. A full stream is a *bus.QueueFullError naming
 // the agent and an agent without a stream a *bus.UnknownAgentError; either
 // way the message is dead-lettered. An invalid message is a
-// *bus.ValidationError and is not sent.
+// *bus.ValidationError and is not sent. A send the server did not take for
+// Config.Timeout (a stream electing a leader) matches bus.ErrUnavailable:
+// it may be sent again under the same key.
 func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
 	if ctx == nil {
 		return &bus.ValidationError{Field: "ctx", Reason: "is nil"}
@@ -46,6 +52,9 @@ func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
 	if errors.As(err, &unknown) {
 		_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonReceiverNotFound, lastErr: err.Error()})
 		return err
+	}
+	if err != nil && ctx.Err() == nil && (unanswered(err) || unavailable(err)) {
+		return fmt.Errorf("%w: %w", bus.ErrUnavailable, err)
 	}
 	if err != nil {
 		return err
@@ -67,6 +76,10 @@ func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
 		full := &bus.QueueFullError{Agent: m.To, Capacity: mb.capacity}
 		_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonQueueOverflow, lastErr: full.Error()})
 		return full
+	}
+	if err != nil && ctx.Err() == nil && (unanswered(err) || unavailable(err)) {
+		// Sent again later under the same key, the server keeps it once.
+		return fmt.Errorf("natsbus: send %s to %s: %w: %w", m.MessageID, m.To, bus.ErrUnavailable, err)
 	}
 	if err != nil {
 		return fmt.Errorf("natsbus: send %s to %s: %w", m.MessageID, m.To, err)
@@ -110,6 +123,14 @@ func (t *Transport) publishWork(ctx context.Context, msg *nats.Msg) (*jetstream.
 func unanswered(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+// unavailable tells JetStream's answer that it cannot take writes for
+// now (503, "JetStream system temporarily unavailable": a stream without a
+// leader) from a refusal.
+func unavailable(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.ErrorCode == errCodeTemporarilyUnavailable
 }
 
 // fill sets what the bus sets on a message it accepts.
