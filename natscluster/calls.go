@@ -88,7 +88,7 @@ func (n *Node) callHandler(id string) (CallHandler, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	l := n.owned[p]
-	if l == nil || !l.ready || n.calls == nil {
+	if l == nil || !l.ready || n.calls == nil || !n.store.Owns(p) {
 		return nil, false
 	}
 	return n.calls, true
@@ -100,7 +100,7 @@ func (n *Node) forwardedCall(m *nats.Msg, id string) {
 	p := n.store.Partition(id)
 	n.mu.Lock()
 	l, h := n.owned[p], n.calls
-	run := l != nil && l.ready && h != nil
+	run := l != nil && l.ready && h != nil && n.store.Owns(p)
 	if run {
 		n.running.Add(1) // under mu: Close stops new calls under it first
 	}

@@ -176,7 +176,16 @@ func runWorkerChild() int {
 	defer logf.Close()
 	octx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	tr, err := clustertest.OpenRetrying(octx, func() (*natsbus.Transport, error) { return natsbus.New(octx, nc, busConfig()) })
+	logger, err := zap.NewDevelopment(zap.IncreaseLevel(zap.WarnLevel))
+	if err != nil {
+		return fail(err)
+	}
+	logger = logger.With(zap.String("process", os.Getenv(nameEnv)))
+	tr, err := clustertest.OpenRetrying(octx, func() (*natsbus.Transport, error) {
+		cfg := busConfig()
+		cfg.Logger = logger
+		return natsbus.New(octx, nc, cfg)
+	})
 	if err != nil {
 		return fail(err)
 	}

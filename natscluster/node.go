@@ -169,9 +169,10 @@ func (n *Node) Owns(id string) bool { return n.ready(n.store.Partition(id)) }
 
 func (n *Node) ready(p int) bool {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	l := n.owned[p]
-	return l != nil && l.ready
+	ok := l != nil && l.ready
+	n.mu.Unlock()
+	return ok && n.store.Owns(p)
 }
 
 // Partitions returns the partitions the node owns, sorted.
@@ -180,7 +181,7 @@ func (n *Node) Partitions() []int {
 	defer n.mu.Unlock()
 	out := make([]int, 0, len(n.owned))
 	for p, l := range n.owned {
-		if l.ready {
+		if l.ready && n.store.Owns(p) {
 			out = append(out, p)
 		}
 	}
@@ -303,6 +304,7 @@ func (n *Node) loop(ctx context.Context, w jetstream.KeyWatcher) {
 			}
 			n.apply(u)
 		case <-t.C:
+			n.dropFenced()
 			if n.cutOff() {
 				if held := n.ownedList(); len(held) > 0 {
 					n.log.Warn("natscluster: partitions given up: heartbeats failing", zap.Ints("partitions", held))
@@ -394,6 +396,26 @@ func (n *Node) holds(p int) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.owned[p] != nil
+}
+
+// dropFenced releases the partitions the node holds that its store no
+// longer does: a commit found another store's fence on them (a takeover
+// this node's watch has not shown yet, or a refusal it could not tell from
+// one). Held on, such a partition would keep its instances from every
+// engine: this one's commits are refused, and its reports come here. Once
+// released, the partition is claimed again at the next balance if the
+// bucket still says it is this node's, under a new token.
+func (n *Node) dropFenced() {
+	var lost []int
+	for _, p := range n.ownedList() {
+		if !n.store.Owns(p) {
+			lost = append(lost, p)
+		}
+	}
+	if len(lost) > 0 {
+		n.log.Warn("natscluster: partitions fenced by another store; given up", zap.Ints("partitions", lost))
+		n.release(lost...)
+	}
 }
 
 // beat renews the node's membership.

@@ -247,3 +247,49 @@ func TestNode_ServeReports_ReachTheOwner(t *testing.T) {
 		require.Equal(t, want, handled[id], "instance %s", id)
 	}
 }
+
+// A node whose store lost a partition (a commit found another store's
+// fence on it) gives it up: held on, the partition's instances would stay
+// with an engine that can commit none of them. The bucket still says the
+// partition is the node's, so the node claims it again under a new token.
+func TestNode_APartitionTheStoreLostIsGivenUpAndClaimedAgain(t *testing.T) {
+	srv := startServer(t)
+	a := join(t, srv, "a")
+	waitFor(t, "a to own every partition", func() bool { return len(a.node.Partitions()) == testPartitions })
+	id := a.node.NewID()
+	p := a.store.Partition(id)
+	_, before := a.events()
+	a.store.Unfence(p) // as a refused commit leaves it
+	require.False(t, a.node.Owns(id), "a node must not claim an instance its store cannot commit")
+	waitFor(t, "a to give the partition up", func() bool {
+		_, rel := a.events()
+		return slices.Contains(rel[len(before):], p)
+	})
+	waitFor(t, "a to own the partition again", func() bool { return a.node.Owns(id) && a.store.Owns(p) })
+	snap := record.Snapshot{ID: id, Workflow: "w", Version: 1, Status: record.StatusRunning, State: "S", Step: 1, Commits: 1, Created: time.Now().UTC(), Updated: time.Now().UTC()}
+	require.NoError(t, a.store.Commit(context.Background(), record.Step{Snapshot: snap}))
+}
+
+// A partition another store fenced under a newer token is given up and
+// left alone: the node does not take it back.
+func TestNode_APartitionFencedByANewerTokenIsLeftAlone(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	a := join(t, srv, "a")
+	waitFor(t, "a to own every partition", func() bool { return len(a.node.Partitions()) == testPartitions })
+	id := a.node.NewID()
+	p := a.store.Partition(id)
+	nc, err := srv.Connect()
+	require.NoError(t, err)
+	defer nc.Close()
+	other, err := natsstore.Open(ctx, nc, natsstore.Config{Prefix: "c", Partitions: testPartitions, Shards: 2, Timeout: testTimeout})
+	require.NoError(t, err)
+	defer other.Close()
+	require.NoError(t, other.Fence(ctx, p, 1<<40))
+	snap := record.Snapshot{ID: id, Workflow: "w", Version: 1, Status: record.StatusRunning, State: "S", Step: 1, Commits: 1, Created: time.Now().UTC(), Updated: time.Now().UTC()}
+	require.ErrorIs(t, a.store.Commit(ctx, record.Step{Snapshot: snap}), record.ErrNotOwner)
+	waitFor(t, "a to give the partition up", func() bool { return !slices.Contains(a.node.Partitions(), p) && !a.node.Owns(id) })
+	require.NoError(t, other.Commit(ctx, record.Step{Snapshot: snap}))
+	require.ErrorIs(t, a.store.Commit(ctx, record.Step{Snapshot: snap}), record.ErrNotOwner)
+	require.Len(t, a.node.Partitions(), testPartitions-1)
+}

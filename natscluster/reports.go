@@ -58,7 +58,7 @@ func (n *Node) local(ctx context.Context, r *wire.Report) (wire.Answer, bool) {
 	n.mu.Lock()
 	l, h := n.owned[p], n.handler
 	n.mu.Unlock()
-	if l == nil || !l.ready || h == nil {
+	if l == nil || !l.ready || h == nil || !n.store.Owns(p) {
 		return wire.Answer{}, false
 	}
 	return h(ctx, r), true

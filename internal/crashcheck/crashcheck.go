@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,8 +46,11 @@ func Verify(t testing.TB, st record.Store, logFile string, n int) Figures {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(f)
+	seen := map[string]int{} // how many times agents saw each key
 	for sc.Scan() {
-		ran[strings.TrimSpace(sc.Text())] = true
+		key := strings.TrimSpace(sc.Text())
+		ran[key] = true
+		seen[key]++
 		fig.Runs++
 	}
 	f.Close()
@@ -54,6 +58,7 @@ func Verify(t testing.TB, st record.Store, logFile string, n int) Figures {
 	for _, s := range snaps {
 		if s.Status != record.StatusCompleted || s.Outcome != "DONE" {
 			t.Errorf("instance %s: got %s %s (%s), want completed DONE", s.ID, s.Status, s.Outcome, s.Error)
+			explain(t, st, s.ID, seen)
 			continue
 		}
 		history, err := st.History(ctx, s.ID)
@@ -93,4 +98,29 @@ func Verify(t testing.TB, st record.Store, logFile string, n int) Figures {
 		}
 	}
 	return fig
+}
+
+// explain logs what a failed check needs to be understood: the instance's
+// history, its outbox, and how many times the agents saw each of its keys.
+func explain(t testing.TB, st record.Store, id string, seen map[string]int) {
+	t.Helper()
+	ctx := context.Background()
+	history, err := st.History(ctx, id)
+	if err != nil {
+		t.Logf("instance %s: history: %v", id, err)
+	}
+	for _, e := range history {
+		t.Logf("  %s %-12s step %d state %s agent %s attempt %d trigger %q error %q detail %q",
+			e.Time.Format("15:04:05.000"), e.Kind, e.Step, e.State, e.Agent, e.Attempt, e.Trigger, e.Error, e.Detail)
+	}
+	out, err := st.Outbox(ctx, id)
+	t.Logf("  outbox %+v (%v)", out, err)
+	var keys []string
+	for k, n := range seen {
+		if strings.HasPrefix(k, id+":") {
+			keys = append(keys, fmt.Sprintf("%s×%d", strings.TrimPrefix(k, id), n))
+		}
+	}
+	slices.Sort(keys)
+	t.Logf("  keys the agents saw: %v", keys)
 }
