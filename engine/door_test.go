@@ -135,14 +135,7 @@ func TestEngine_Commit_RefusedStepSendsNothingAndResumes(t *testing.T) {
 			mu.Unlock()
 		}
 	}))
-	inst, err := eng.Start(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := inst.Wait(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst, res := startAndWait(t, eng)
 	var ce *engine.CommitError
 	if res.Status != engine.StatusFailed || !errors.As(res.Err, &ce) {
 		t.Fatalf("got %s (%v), want failed with a *CommitError", res.Status, res.Err)
@@ -181,15 +174,21 @@ func TestEngine_Commit_RefusedStepSendsNothingAndResumes(t *testing.T) {
 	if err != nil || len(rep.Resumed) != 1 {
 		t.Fatalf("Resume: %+v %v, want the instance resumed", rep, err)
 	}
-	h, err := eng2.Instance(inst.ID())
+	wantCompleted(t, waitFor(t, eng2, inst.ID()), "DONE")
+}
+
+// waitFor waits for the end of instance id as eng runs it now.
+func waitFor(t *testing.T, eng *engine.Engine, id string) engine.Result {
+	t.Helper()
+	h, err := eng.Instance(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = h.Wait(t.Context())
+	res, err := h.Wait(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCompleted(t, res, "DONE")
+	return res
 }
 
 // An instance whose step the store refused is resumed by the engine itself
@@ -214,14 +213,7 @@ func TestEngine_Commit_RefusedStepResumesByItself(t *testing.T) {
 		}
 		eng := poolEngine(t, "chain.yaml", handlers, engine.WithStore(store))
 		defer eng.Close()
-		inst, err := eng.Start(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := inst.Wait(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		inst, res := startAndWait(t, eng)
 		var ce *engine.CommitError
 		if !errors.As(res.Err, &ce) {
 			t.Fatalf("got %s (%v), want failed with a *CommitError", res.Status, res.Err)
@@ -239,15 +231,7 @@ func TestEngine_Commit_RefusedStepResumesByItself(t *testing.T) {
 		store.fail.Store(false)
 		time.Sleep(time.Minute) // past the longest pause between tries
 		synctest.Wait()
-		h, err := eng.Instance(inst.ID())
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err = h.Wait(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantCompleted(t, res, "DONE")
+		wantCompleted(t, waitFor(t, eng, inst.ID()), "DONE")
 		if n := betaRuns.Load(); n != 1 {
 			t.Errorf("beta ran %d times, want once", n)
 		}

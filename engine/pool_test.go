@@ -301,14 +301,7 @@ func TestEngine_Pool_LongGoHandlerKeepsItsHandoff(t *testing.T) {
 			"alpha": answer("next", nil), "beta": answer("next", nil), "gamma": slow, "watch": answer("ignored", nil),
 		})
 		defer eng.Close()
-		inst, err := eng.Start(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := inst.Wait(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, res := startAndWait(t, eng)
 		wantCompleted(t, res, "DONE")
 		// The final notice to the Go agent watch is taken by a worker after
 		// the instance has completed: let the workers finish.
@@ -320,4 +313,18 @@ func TestEngine_Pool_LongGoHandlerKeepsItsHandoff(t *testing.T) {
 			t.Errorf("got beta's queue %+v, want everything sent taken and nothing else", q)
 		}
 	})
+}
+
+// startAndWait starts an instance with no input and waits for its end.
+func startAndWait(t *testing.T, eng *engine.Engine) (*engine.Instance, engine.Result) {
+	t.Helper()
+	inst, err := eng.Start(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := inst.Wait(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst, res
 }
