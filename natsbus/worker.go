@@ -160,6 +160,7 @@ func (w *Worker) Close() error {
 func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGroup) {
 	slots := make(chan struct{}, w.cfg.Concurrency)
 	pause := w.cfg.PollMin
+	failed := 0 // takes failed in a row
 	wait := time.NewTimer(0)
 	defer wait.Stop()
 	<-wait.C
@@ -180,8 +181,19 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 			<-slots
 			return
 		}
-		if err != nil && !errors.Is(err, bus.ErrUnknownAgent) {
+		failing := err != nil && !errors.Is(err, bus.ErrUnknownAgent)
+		switch {
+		case failing && failed == 0:
 			w.log.Warn("natsbus: worker: take work", zap.String("agent", agent), zap.Error(err))
+		case failing && failed%takeErrorsLogged == 0:
+			w.log.Warn("natsbus: worker: take work, still failing", zap.String("agent", agent), zap.Int("tries", failed+1), zap.Error(err))
+		case !failing && failed > 0:
+			w.log.Info("natsbus: worker: take work again", zap.String("agent", agent), zap.Int("failed_tries", failed))
+		}
+		if failing {
+			failed++
+		} else {
+			failed = 0
 		}
 		for k, m := range got {
 			if k > 0 {
@@ -199,6 +211,11 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 			continue
 		}
 		<-slots
+		if failing {
+			// A server that cannot serve takes (cut off from its cluster,
+			// say) is asked less often, up to once a second.
+			pause = max(pause, min(time.Duration(failed)*w.cfg.PollMax, time.Second))
+		}
 		wait.Reset(pause)
 		select {
 		case <-ctx.Done():
@@ -208,6 +225,10 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 		pause = min(2*pause, w.cfg.PollMax)
 	}
 }
+
+// takeErrorsLogged is how many failed takes in a row make one more warning
+// after the first.
+const takeErrorsLogged = 100
 
 // run handles one message of agent's.
 func (w *Worker) run(ctx context.Context, agent string, m *bus.Message) {

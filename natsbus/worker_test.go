@@ -3,11 +3,14 @@ package natsbus_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
@@ -373,4 +376,55 @@ func TestWorker_Close_GraceRunsOut(t *testing.T) {
 		t.Fatalf("got %s %s (%v), want COMPLETED by the second worker", res.Status, res.Outcome, err)
 	}
 	wantEachStepOnce(t, []*engine.Instance{inst}, nil)
+}
+
+// A worker whose server stops serving takes warns once when the takes
+// start failing, not at every try, and asks less often while they fail.
+func TestWorker_FailingTakesAreLoggedOnce(t *testing.T) {
+	ns := startServer(t, false)
+	core, logs := observer.New(zap.WarnLevel)
+	tr := newTransport(t, ns, func(c *natsbus.Config) {
+		c.Logger = zap.New(core)
+		c.Timeout = 100 * time.Millisecond
+	})
+	if err := tr.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	wk, err := natsbus.NewWorker(tr, map[string]registry.Handler{"a": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
+		return registry.Outcome{Trigger: "ok"}, nil
+	})}, natsbus.WorkerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With JetStream off, this subscription gets the worker's pulls and
+	// answers none: each take fails when its timeout ends.
+	watch := connect(t, ns)
+	var pulls atomic.Int64
+	if _, err := watch.Subscribe("$JS.API.CONSUMER.MSG.NEXT.>", func(*nats.Msg) { pulls.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ns.DisableJetStream(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wk.Run(context.Background()) }()
+	deadline := time.Now().Add(time.Minute)
+	for pulls.Load() < 6 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := wk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := pulls.Load(); n < 6 {
+		t.Fatalf("got %d pulls in a minute, want the worker to keep trying", n)
+	}
+	if n := logs.FilterMessage("natsbus: worker: take work").Len(); n != 1 {
+		t.Errorf("got %d warnings for %d failed takes, want 1", n, pulls.Load())
+	}
 }
