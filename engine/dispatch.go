@@ -45,13 +45,14 @@ func (i *instance) task(r *run) *registry.Task {
 }
 
 // sendExternal writes the work of r with the wire codec and sends it through
-// the transport to its external agent.
-func (i *instance) sendExternal(ctx context.Context, r *run, resent bool) error {
+// the transport to its external agent; resent work goes under the resent
+// key of commit commits.
+func (i *instance) sendExternal(ctx context.Context, r *run, resent bool, commits int) error {
 	t := i.task(r)
 	t.Traceparent = i.traceparent(r)
 	m := wire.Encode(t)
 	if resent {
-		m.IdempotencyKey = resentKey(t.IdempotencyKey, i.commits)
+		m.IdempotencyKey = resentKey(t.IdempotencyKey, commits)
 	}
 	return i.e.tr.SendWork(ctx, m)
 }

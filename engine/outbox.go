@@ -31,6 +31,9 @@ type sending struct {
 	// under a transport key of its own (resentKey), so that it is
 	// delivered even when the transport took the first send already.
 	resent bool
+	// commits is the commit count in that key, set at the first try: a
+	// later try (sendLater) goes under the same key, kept once.
+	commits int
 }
 
 // openItem is an outbox item the store holds unsettled.
@@ -205,7 +208,10 @@ func (i *instance) send(ctx context.Context, s *sending) error {
 	if l := i.e.lanes[r.agent]; l != nil {
 		return i.sendLocal(l, r)
 	}
-	return i.sendExternal(ctx, r, s.resent)
+	if s.resent && s.commits == 0 {
+		s.commits = i.commits
+	}
+	return i.sendExternal(ctx, r, s.resent, s.commits)
 }
 
 // sendFailed handles work the bus refused after its step was committed (a
