@@ -25,7 +25,11 @@ type Transport interface {
 	// matching bus.ErrUnknownAgent (the bus's *bus.RoutingError) naming it;
 	// either way the message is dead-lettered, never dropped in silence. A
 	// message whose idempotency key was already sent is dropped as a
-	// duplicate: nil, and it is neither accepted nor delivered.
+	// duplicate: nil, and it is neither accepted nor delivered. A send the
+	// transport cannot complete for now (its server did not answer) is an
+	// error matching bus.ErrUnavailable: the engine sends the same message
+	// again later, with a growing pause, instead of failing the run; any
+	// other error fails the run.
 	SendWork(ctx context.Context, m *bus.Message) error
 	// TakeWork removes up to max waiting messages of agent (all when max
 	// <= 0), highest priority first; an expired message is dead-lettered
