@@ -288,11 +288,15 @@ func (n *Node) loop(ctx context.Context, w jetstream.KeyWatcher) {
 			n.recheck(ctx)
 		case u, ok := <-w.Updates():
 			if !ok {
-				n.log.Warn("natscluster: the lease bucket's watch ended; watching again")
-				if w = n.rewatch(ctx, w); w == nil {
-					return
+				if ctx.Err() != nil {
+					return // the watch ended with the node
 				}
-				initial, ownSeen = true, time.Now()
+				n.log.Warn("natscluster: the lease bucket's watch ended; watching again")
+				nw := n.rewatch(ctx, w)
+				if nw == nil {
+					return // the node closed meanwhile; w is stopped below
+				}
+				w, initial, ownSeen = nw, true, time.Now()
 				continue
 			}
 			if u == nil { // the bucket's current records are all in

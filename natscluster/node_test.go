@@ -2,6 +2,7 @@ package natscluster_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -292,4 +293,14 @@ func TestNode_APartitionFencedByANewerTokenIsLeftAlone(t *testing.T) {
 	require.NoError(t, other.Commit(ctx, record.Step{Snapshot: snap}))
 	require.ErrorIs(t, a.store.Commit(ctx, record.Step{Snapshot: snap}), record.ErrNotOwner)
 	require.Len(t, a.node.Partitions(), testPartitions-1)
+}
+
+// Closing a node never panics, whichever of its context and its watch of
+// the bucket the node's goroutine sees end first.
+func TestNode_CloseWhileTheWatchEnds(t *testing.T) {
+	srv := startServer(t)
+	for k := range 30 {
+		m := join(t, srv, fmt.Sprintf("n%d", k))
+		require.NoError(t, m.node.Close())
+	}
 }
