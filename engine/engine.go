@@ -584,6 +584,7 @@ func (e *Engine) Close() error {
 			v.(*instance).halt()
 			return true
 		})
+		e.waitRecovery()
 		e.runners.Wait()
 		if e.pool != nil {
 			e.pool.close()

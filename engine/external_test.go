@@ -307,3 +307,75 @@ func TestEngine_External_WorkTheTransportCannotTakeIsSentAgain(t *testing.T) {
 		}
 	})
 }
+
+// stallingTransport refuses its first send of work for now, then holds
+// every later send until released: a transport whose server answers late.
+type stallingTransport struct {
+	*bus.Bus
+	sends   atomic.Int64
+	release chan struct{}
+}
+
+func (s *stallingTransport) SendWork(ctx context.Context, m *bus.Message) error {
+	if s.sends.Add(1) == 1 {
+		return fmt.Errorf("natsbus: send %s: %w", m.MessageID, bus.ErrUnavailable)
+	}
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.Bus.SendWork(ctx, m)
+}
+
+// A send tried again waits on the transport away from the worker pool:
+// another instance's timeout still fires while it waits.
+func TestEngine_External_ASendTriedAgainDoesNotHoldThePool(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := bus.New(bus.WithAckMessages(false))
+		defer b.Close()
+		tr := &stallingTransport{Bus: b, release: make(chan struct{})}
+		beta := registry.HandlerFunc(func(ctx context.Context, task *registry.Task) (registry.Outcome, error) {
+			if task.Input["stall"] == true {
+				<-ctx.Done() // until its timeout
+				return registry.Outcome{}, ctx.Err()
+			}
+			return registry.Outcome{Trigger: "next"}, nil
+		})
+		eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{
+			"alpha": answer("next", nil), "beta": beta, "watch": answer("seen", nil),
+		}, engine.WithTransport(tr), engine.WithWorkers(1))
+		defer eng.Close()
+		a, err := eng.Start(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second) // gamma's work refused, then sent again and held
+		synctest.Wait()
+		if n := tr.sends.Load(); n != 2 {
+			t.Fatalf("got %d sends, want the second one held", n)
+		}
+		stalled, err := eng.Start(t.Context(), map[string]any{"stall": true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(31 * time.Second) // past beta's timeout of 30s
+		synctest.Wait()
+		if res := stalled.Result(); res.Status != engine.StatusCompleted || res.Outcome != "FAILED" {
+			t.Fatalf("got %s %s, want the stalled instance ended in FAILED by its timeout while the send waits", res.Status, res.Outcome)
+		}
+		close(tr.release)
+		m, err := b.ReceiveWait(t.Context(), "gamma")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.ReportMessage(t.Context(), m, registry.Outcome{Trigger: "next"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		res, err := a.Wait(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCompleted(t, res, "DONE")
+	})
+}

@@ -273,7 +273,7 @@ func (i *instance) sendLater(s sending, err error, delay time.Duration) {
 	i.e.log.Warn("engine: work not sent, the transport is unavailable; sending again",
 		zap.String("instance", i.id), zap.Int("step", s.out.Step), zap.String("agent", s.out.To), zap.Duration("in", delay), zap.Error(err))
 	t := i.e.clock.AfterFunc(delay, func() {
-		i.e.exec.Submit(func() { i.sendAgain(s, delay) })
+		i.e.offPool(func() { i.sendAgain(s, delay) })
 	})
 	if s.r != nil {
 		if s.r.resend != nil {

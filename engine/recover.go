@@ -25,11 +25,36 @@ const (
 	recoverMax   = 30 * time.Second
 )
 
-// recovery holds the timers of the instances waiting for their next try.
+// recovery holds the timers of the instances waiting for their next try,
+// and the goroutines of the tries under way (offPool).
 type recovery struct {
 	mu     sync.Mutex
 	timers map[string]clock.Timer
 	closed bool
+	tries  sync.WaitGroup
+}
+
+// offPool runs f, which waits on the store or the transport for as long as
+// their timeouts (a retry after a refusal), on a goroutine of its own that
+// Close waits for: on the pool, a few such waits would hold every worker
+// and delay every other instance's timers. With an executor the engine
+// does not own (a scenario's simulated clock), f goes to it, in order.
+func (e *Engine) offPool(f func()) {
+	if e.pool == nil {
+		e.exec.Submit(f)
+		return
+	}
+	e.rec.mu.Lock()
+	if e.rec.closed {
+		e.rec.mu.Unlock()
+		return
+	}
+	e.rec.tries.Add(1)
+	e.rec.mu.Unlock()
+	go func() {
+		defer e.rec.tries.Done()
+		f()
+	}()
 }
 
 // recoverLater schedules a try at resuming instance id after delay.
@@ -46,7 +71,7 @@ func (e *Engine) recoverLater(id string, delay time.Duration) {
 		t.Stop()
 	}
 	e.rec.timers[id] = e.clock.AfterFunc(delay, func() {
-		e.exec.Submit(func() { e.recover(id, delay) })
+		e.offPool(func() { e.recover(id, delay) })
 	})
 }
 
@@ -86,7 +111,8 @@ func (e *Engine) recover(id string, delay time.Duration) {
 	}
 }
 
-// stopRecovery stops every try not yet begun; Close calls it.
+// stopRecovery stops every try not yet begun; Close calls it, then
+// waitRecovery once the engine's context is cancelled.
 func (e *Engine) stopRecovery() {
 	e.rec.mu.Lock()
 	defer e.rec.mu.Unlock()
@@ -96,3 +122,6 @@ func (e *Engine) stopRecovery() {
 		delete(e.rec.timers, id)
 	}
 }
+
+// waitRecovery waits for the tries under way.
+func (e *Engine) waitRecovery() { e.rec.tries.Wait() }
