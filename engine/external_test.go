@@ -288,18 +288,7 @@ func TestEngine_External_WorkTheTransportCannotTakeIsSentAgain(t *testing.T) {
 		if n := tr.sends.Load(); n != 4 {
 			t.Fatalf("got %d sends to gamma, want 4: three refused, then one taken", n)
 		}
-		m, err := b.ReceiveWait(t.Context(), "gamma")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := eng.ReportMessage(t.Context(), m, registry.Outcome{Trigger: "next"}, nil); err != nil {
-			t.Fatal(err)
-		}
-		res, err := inst.Wait(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantCompleted(t, res, "DONE")
+		wantCompleted(t, answerGamma(t, eng, b, inst), "DONE")
 		for _, e := range entries(history(t, inst), engine.KindAgentRun) {
 			if e.Error != "" {
 				t.Errorf("got a failed run %+v, want none: the refusals were for now", e)
@@ -365,17 +354,24 @@ func TestEngine_External_ASendTriedAgainDoesNotHoldThePool(t *testing.T) {
 			t.Fatalf("got %s %s, want the stalled instance ended in FAILED by its timeout while the send waits", res.Status, res.Outcome)
 		}
 		close(tr.release)
-		m, err := b.ReceiveWait(t.Context(), "gamma")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := eng.ReportMessage(t.Context(), m, registry.Outcome{Trigger: "next"}, nil); err != nil {
-			t.Fatal(err)
-		}
-		res, err := a.Wait(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantCompleted(t, res, "DONE")
+		wantCompleted(t, answerGamma(t, eng, b, a), "DONE")
 	})
+}
+
+// answerGamma takes gamma's work from b, reports it done and waits for
+// the instance's end.
+func answerGamma(t *testing.T, eng *engine.Engine, b *bus.Bus, inst *engine.Instance) engine.Result {
+	t.Helper()
+	m, err := b.ReceiveWait(t.Context(), "gamma")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.ReportMessage(t.Context(), m, registry.Outcome{Trigger: "next"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := inst.Wait(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
