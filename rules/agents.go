@@ -28,11 +28,14 @@ func (l *loader) agents(n *yaml.Node) {
 	if !ok {
 		return
 	}
+	l.noAgents = false
 	if len(fs.ordered) == 0 {
-		l.errorf(n, "agents must declare at least one agent")
+		// An empty map is fine for a workflow whose states run no agent
+		// (waits and sub-workflows only); load checks that once the states
+		// are known.
+		l.emptyAgents = n
 		return
 	}
-	l.noAgents = false
 	for _, f := range fs.ordered {
 		id := deref(f.key).Value
 		l.name(f.key, "agent id", identName)

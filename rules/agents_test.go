@@ -40,3 +40,36 @@ func TestLoad_HTTPAgentKeys(t *testing.T) {
 		})
 	}
 }
+
+func TestParse_EmptyAgentsAllowedWhenNoStateRunsOne(t *testing.T) {
+	src := `workflow: approval
+initial: WAITING
+agents: {}
+states:
+  WAITING: {wait: {signals: [approved, rejected]}, timeout: 1h}
+  DONE: {terminal: true}
+  REJECTED: {terminal: true}
+rules:
+  - {id: ok, from: WAITING, trigger: approved, next: DONE}
+  - {id: no, from: WAITING, trigger: [rejected, timeout], next: REJECTED}
+`
+	if _, err := rules.Parse("w.yaml", []byte(src)); err != nil {
+		t.Fatalf("got %v, want no error", err)
+	}
+}
+
+func TestParse_EmptyAgentsRefusedWhenAStateRunsOne(t *testing.T) {
+	src := `workflow: review
+initial: REVIEW
+agents: {}
+states:
+  REVIEW: {agent: reviewer}
+  DONE: {terminal: true}
+rules:
+  - {id: ok, from: reviewer, trigger: done, next: DONE}
+`
+	_, err := rules.Parse("w.yaml", []byte(src))
+	if err == nil || !strings.Contains(err.Error(), "w.yaml:3:9: agents must declare at least one agent") {
+		t.Fatalf("got %v, want the empty agents map refused at 3:9", err)
+	}
+}

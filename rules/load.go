@@ -80,13 +80,16 @@ type loader struct {
 	// noAgents, noStates and brokenFrom silence the reference errors that
 	// would only repeat a missing or malformed section.
 	noAgents, noStates, brokenFrom bool
-	stateNodes                     map[string]*yaml.Node
-	agentNodes                     map[string]*yaml.Node
-	ruleNodes                      map[*Rule]*ruleNodes
-	stateAgent                     map[*State]*yaml.Node
-	parallelNodes                  []parallelRef
-	initialNode                    *yaml.Node
-	onLimitNode                    *yaml.Node
+	// emptyAgents is the node of an `agents: {}`, allowed when no state
+	// runs an agent.
+	emptyAgents   *yaml.Node
+	stateNodes    map[string]*yaml.Node
+	agentNodes    map[string]*yaml.Node
+	ruleNodes     map[*Rule]*ruleNodes
+	stateAgent    map[*State]*yaml.Node
+	parallelNodes []parallelRef
+	initialNode   *yaml.Node
+	onLimitNode   *yaml.Node
 }
 
 func (l *loader) errorf(n *yaml.Node, format string, args ...any) {
@@ -185,6 +188,9 @@ func (l *loader) load(src []byte) *Workflow {
 		// Agents may be left out only when no state runs one (a near
 		// miss of the key was reported as one already).
 		l.errorf(fs.node, "missing required key %q", "agents")
+	}
+	if l.emptyAgents != nil && l.runsAgents() {
+		l.errorf(l.emptyAgents, "agents must declare at least one agent: a state runs one")
 	}
 	if f, ok := fs.get("initial"); ok {
 		if s, ok := l.scalar(f.val, "initial"); ok {
