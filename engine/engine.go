@@ -120,6 +120,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 		b := bus.New(bus.WithLogger(cfg.logger), bus.WithClock(cfg.clock), bus.WithIDs(e.ids), bus.WithAckMessages(false))
 		e.tr, e.ownTr = b, b
 	}
+	var external []string
 	for _, a := range reg.All() {
 		if a.Handler != nil {
 			l := newLane(a.ID, a.Queue, a.Concurrency)
@@ -127,10 +128,19 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 			e.lanes[a.ID] = l
 			continue
 		}
+		external = append(external, a.ID)
 		if err := e.tr.OpenMailbox(a.ID, a.Queue); err != nil {
 			e.closeTransport()
 			return nil, fmt.Errorf("engine: mailbox for %s: %w", a.ID, err)
 		}
+	}
+	if cfg.transport == nil && len(external) > 0 {
+		// With the engine's own in-memory transport, an agent without a Go
+		// handler is served only by code that takes from Transport(): a
+		// forgotten handler would otherwise leave its instances waiting
+		// with nothing said.
+		e.log.Warn("engine: agents without a Go handler are external: their work waits in Engine.Transport() for a taker",
+			zap.String("workflow", w.Name), zap.Strings("agents", external))
 	}
 	if e.exec == nil {
 		e.pool = newPool(cfg.workers)

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -301,5 +303,44 @@ func TestEngine_Logs_EveryFailedRun(t *testing.T) {
 	failed := logs.FilterMessage("engine: instance failed").All()
 	if len(failed) != 1 || failed[0].Level != zapcore.ErrorLevel || failed[0].ContextMap()["instance"] != res.ID || failed[0].ContextMap()["kind"] != "no_rule_matched" || failed[0].ContextMap()["agent"] != "alpha" {
 		t.Errorf("got %+v, want one error line for the failed instance", failed)
+	}
+}
+
+// A Go program that forgets a handler is told at New which agents will wait
+// for a taker of the engine's own transport; one given a transport (NATS,
+// a server) is not, since there external agents are the point.
+func TestEngine_New_WarnsOfAgentsWithoutAHandler(t *testing.T) {
+	w := loadWorkflow(t, "chain.yaml")
+	core, logs := observer.New(zapcore.WarnLevel)
+	reg, err := engine.NewRegistry(w, map[string]registry.Handler{"alpha": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
+		return registry.Outcome{Trigger: "ok"}, nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(w, reg, engine.WithLogger(zap.New(core)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	warned := logs.FilterMessageSnippet("without a Go handler").All()
+	if len(warned) != 1 {
+		t.Fatalf("got %d warnings, want 1", len(warned))
+	}
+	got := fmt.Sprint(warned[0].ContextMap()["agents"])
+	if strings.Contains(got, "alpha") || !strings.Contains(got, "beta") {
+		t.Errorf("got agents %s, want the agents without a handler (beta, not alpha)", got)
+	}
+
+	core, logs = observer.New(zapcore.WarnLevel)
+	tr := bus.New()
+	defer tr.Close()
+	eng2, err := engine.New(w, nil, engine.WithLogger(zap.New(core)), engine.WithTransport(tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng2.Close()
+	if n := logs.FilterMessageSnippet("without a Go handler").Len(); n != 0 {
+		t.Errorf("got %d warnings with a transport given, want none", n)
 	}
 }
