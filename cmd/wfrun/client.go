@@ -189,12 +189,18 @@ func verdict(i instance) error {
 func instancePath(id string) string { return "/v1/instances/" + url.PathEscape(id) }
 
 // readData reads a JSON argument given inline or, with @, from a file.
-func readData(flag, arg string) (any, error) {
+func readData(flag, arg string, stdin io.Reader) (any, error) {
 	data := []byte(arg)
 	if path, ok := strings.CutPrefix(arg, "@"); ok {
 		var err error
 		if data, err = os.ReadFile(path); err != nil {
 			return nil, fmt.Errorf("--%s: %w", flag, err)
+		}
+	}
+	if arg == "-" {
+		var err error
+		if data, err = io.ReadAll(io.LimitReader(stdin, maxStdinData)); err != nil {
+			return nil, fmt.Errorf("--%s -: %w", flag, err)
 		}
 	}
 	var v any
@@ -206,6 +212,10 @@ func readData(flag, arg string) (any, error) {
 	return v, nil
 }
 
+// maxStdinData bounds what --input - and --data - read: the server refuses
+// bodies over 1 MiB anyway.
+const maxStdinData = 1 << 20
+
 func startCmd() *cobra.Command {
 	var (
 		input, id string
@@ -213,18 +223,19 @@ func startCmd() *cobra.Command {
 		wait      bool
 	)
 	cmd := &cobra.Command{
-		Use:   "start WORKFLOW [--input JSON|@file] [--id ID] [--wait]",
+		Use:   "start WORKFLOW [--input JSON|@file|-] [--id ID] [--wait]",
 		Short: "Start an instance on a server",
 		Args:  cobra.ExactArgs(1),
 	}
 	c := clientFlags(cmd)
+	cmd.ValidArgsFunction = c.completeWorkflows
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := c.check(); err != nil {
 			return err
 		}
 		body := map[string]any{}
 		if input != "" {
-			v, err := readData("input", input)
+			v, err := readData("input", input, cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
@@ -256,7 +267,7 @@ func startCmd() *cobra.Command {
 		return verdict(final)
 	}
 	f := cmd.Flags()
-	f.StringVar(&input, "input", "", "the start input: JSON, or @file")
+	f.StringVar(&input, "input", "", "the start input: JSON, @file, or - for standard input")
 	f.StringVar(&id, "id", "", "the instance id (a start retried with the same id starts nothing new)")
 	f.IntVar(&version, "version", 0, "the workflow version (default the newest the server hosts)")
 	f.BoolVar(&wait, "wait", false, "wait until the instance ends; exit 1 unless it completed")
@@ -327,6 +338,7 @@ func (c *client) printInstance(w io.Writer, i instance) error {
 func getCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "get ID", Short: "Show one instance of a server", Args: cobra.ExactArgs(1)}
 	c := clientFlags(cmd)
+	cmd.ValidArgsFunction = c.completeServerInstances
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := c.check(); err != nil {
 			return err
@@ -342,15 +354,16 @@ func getCmd() *cobra.Command {
 
 func signalCmd() *cobra.Command {
 	var data string
-	cmd := &cobra.Command{Use: "signal ID NAME [--data JSON]", Short: "Send a signal to an instance waiting for it", Args: cobra.ExactArgs(2)}
+	cmd := &cobra.Command{Use: "signal ID NAME [--data JSON|@file|-]", Short: "Send a signal to an instance waiting for it", Args: cobra.ExactArgs(2)}
 	c := clientFlags(cmd)
+	cmd.ValidArgsFunction = c.completeServerInstances
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := c.check(); err != nil {
 			return err
 		}
 		body := map[string]any{}
 		if data != "" {
-			v, err := readData("data", data)
+			v, err := readData("data", data, cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
@@ -364,13 +377,14 @@ func signalCmd() *cobra.Command {
 			fmt.Fprintf(tw, "signal %s sent to %s\n", args[1], args[0])
 		})
 	}
-	cmd.Flags().StringVar(&data, "data", "", "the signal's data: JSON, or @file")
+	cmd.Flags().StringVar(&data, "data", "", "the signal's data: JSON, @file, or - for standard input")
 	return cmd
 }
 
 func cancelCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "cancel ID", Short: "Cancel an instance", Args: cobra.ExactArgs(1)}
 	c := clientFlags(cmd)
+	cmd.ValidArgsFunction = c.completeServerInstances
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := c.check(); err != nil {
 			return err

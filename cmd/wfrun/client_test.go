@@ -69,6 +69,33 @@ func TestClientCommands(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.NotContains(t, stdout, `\u003c`)
 
+	// --input - reads standard input (the checker approves what the input
+	// says to approve).
+	stdout, stderr, code = wfrunIn(t, `{"approve": true}`, "start", "review", "--input", "-", "--id", "c-stdin", "--wait", "-o", "json")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `"outcome": "DONE"`)
+	stdout, _, code = wfrunIn(t, `{"approve": false}`, "start", "review", "--input", "-", "--id", "c-stdin-no", "--wait", "-o", "json")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, `"outcome": "REJECTED"`)
+	_, stderr, code = wfrunIn(t, `{`, "start", "review", "--input", "-")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--input is not JSON")
+
+	// Completion: instance ids for get, watch, signal and cancel, and
+	// workflow names for start, from the server.
+	for _, verb := range []string{"get", "watch", "signal", "cancel"} {
+		stdout, _, code = wfrun(t, "__complete", verb, "c-")
+		require.Equal(t, 0, code)
+		assert.Contains(t, stdout, "c-1\treview completed", verb)
+		assert.Contains(t, stdout, "c-stdin\treview completed", verb)
+	}
+	stdout, _, _ = wfrun(t, "__complete", "get", "c-s")
+	assert.NotContains(t, stdout, "c-1\t", "completion keeps to the prefix")
+	stdout, _, _ = wfrun(t, "__complete", "start", "re")
+	assert.Contains(t, stdout, "review")
+	stdout, _, _ = wfrun(t, "__complete", "get", "--server", "http://127.0.0.1:1", "")
+	assert.NotContains(t, stdout, "c-1", "a server that does not answer completes nothing")
+
 	ag.hold.Store(true)
 	stdout, _, code = wfrun(t, "start", "review", "--id", "c-2")
 	require.Equal(t, 0, code, stdout)

@@ -20,7 +20,7 @@ const childEnv = "WFRUN_TEST_CHILD"
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		stop()
 		if err != nil && !isReported(err) {
 			fmt.Fprintln(os.Stderr, "wfrun:", err)

@@ -52,7 +52,7 @@ func exitCode(err error) int {
 
 // run is the whole CLI: it parses args, runs one command, and returns nil, a
 // *failure/*checkError (exit 1) or any other error (usage, exit 2).
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	root := &cobra.Command{
 		Use:           "wfrun",
 		Short:         "Validate, draw, run and test Baton workflows",
@@ -62,6 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	root.SetVersionTemplate("wfrun {{.Version}}\n")
 	root.SetArgs(args)
+	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(validateCmd(), graphCmd(), runCmd(), testCmd(), inspectCmd(), replayCmd(), schemaCmd(), pruneCmd(), versionCmd())

@@ -18,8 +18,14 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // wfrun runs the CLI in process and returns its output and exit code.
 func wfrun(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return wfrunIn(t, "", args...)
+}
+
+// wfrunIn is wfrun with stdin as the command's standard input.
+func wfrunIn(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	err := run(context.Background(), args, &out, &errOut)
+	err := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
 	if err != nil && !isReported(err) {
 		errOut.WriteString(err.Error())
 	}

@@ -330,7 +330,7 @@ func TestWatch_FollowsALiveInstance(t *testing.T) {
 				done = make(chan int, 1)
 			)
 			go func() {
-				err := run(context.Background(), []string{"watch", started.ID, "--server", hs.URL}, &out, io.Discard)
+				err := run(context.Background(), []string{"watch", started.ID, "--server", hs.URL}, strings.NewReader(""), &out, io.Discard)
 				done <- exitCode(err)
 			}()
 			// The instance moves on only once watch follows it.

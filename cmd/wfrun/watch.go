@@ -23,6 +23,7 @@ func watchCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 	}
 	c := clientFlags(cmd)
+	cmd.ValidArgsFunction = c.completeServerInstances
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := c.check(); err != nil {
 			return err
