@@ -34,6 +34,8 @@ func (i *instance) task(r *run) *registry.Task {
 		if t.Kind == "" {
 			t.Kind = string(handoff.ReasonRule)
 		}
+	} else if r.byRule {
+		t.Kind = string(handoff.ReasonRule)
 	}
 	if to := r.state.Timeout; to > 0 && !r.notice {
 		t.Deadline = i.e.clock.Now().Add(to)

@@ -96,6 +96,7 @@ type run struct {
 	kind          runKind
 	returned      bool           // dispatched by return_control: the delegate's result going back
 	handoffReason handoff.Reason // the hand-off's reason; "" = rule
+	byRule        bool           // sent by a rule with no agent handing over (after a wait, a foreach, a child)
 	payload       map[string]any
 	delegator     string // for a delegate: the agent that delegated
 	returnControl bool   // for a delegate: its result goes back to the delegator
@@ -368,6 +369,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 	agent, _ := i.e.reg.Get(r.agent)
 	r.handler = agent.Handler
 	r.key = idempotencyKey(i.id, r.step)
+	r.byRule = rule != nil && r.from == ""
 	if r.from != "" {
 		if err := i.checkHandoff(r); err != nil {
 			return err

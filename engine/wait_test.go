@@ -11,6 +11,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/wire"
 )
 
 // startWaiting starts an instance of wait.yaml and runs the simulator until
@@ -296,5 +297,52 @@ rules:
 	wantCompleted(t, res, "DONE")
 	if res.Context["got"] != 3 || res.Steps != 1 {
 		t.Errorf("got context %v after %d steps, want the signal's data as the worker's previous result, 1 step", res.Context, res.Steps)
+	}
+}
+
+// Work a rule sends out of a wait state names the rule as its reason and
+// carries the rule's words as the explanation, for a Go handler and on the
+// wire alike; no agent hands over.
+func TestEngine_Wait_WorkAfterAWaitHasReasonRule(t *testing.T) {
+	w, err := rules.Parse("gate.yaml", []byte(`
+workflow: gate
+initial: GATE
+agents: {worker: {}}
+states:
+  GATE: {wait: {signals: [open]}}
+  WORK: {agent: worker}
+  DONE: {terminal: true}
+rules:
+  - {id: open, from: GATE, trigger: open, next: WORK, reason: the gate was opened}
+  - {id: done, from: worker, trigger: done, next: DONE}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got registry.Task
+	r := newSimRunOf(t, w, map[string][]reply{"worker": {func(_ context.Context, _ *clock.Sim, task *registry.Task) (registry.Outcome, error) {
+		got = *task
+		return registry.Outcome{Trigger: "done"}, nil
+	}}})
+	inst := r.start(nil)
+	if err := inst.Signal(context.Background(), "open", nil); err != nil {
+		t.Fatal(err)
+	}
+	r.settle()
+	wantCompleted(t, inst.Result(), "DONE")
+	if got.Kind != "rule" || got.Reason != "the gate was opened" || got.From != "" || got.HandoffID != "" {
+		t.Fatalf("got kind %q, reason %q, from %q, hand-off %q; want kind rule with the rule's words, from nobody", got.Kind, got.Reason, got.From, got.HandoffID)
+	}
+	m := wire.Encode(&got)
+	content := m.Content
+	if content["reason"] != "rule" || content["explanation"] != "the gate was opened" {
+		t.Errorf("on the wire: got reason %v, explanation %v; want rule and the rule's words", content["reason"], content["explanation"])
+	}
+	back, err := wire.Decode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Kind != "rule" || back.Reason != "the gate was opened" {
+		t.Errorf("decoded: got kind %q, reason %q; want rule and the rule's words", back.Kind, back.Reason)
 	}
 }

@@ -94,8 +94,9 @@ type Task struct {
 	// start, retry, resume, on_limit or return_control.
 	Reason string
 	// Kind is the hand-off reason of an agent-to-agent hand-off (rule,
-	// plan_step, capability_match, user_request, ...); "" for the engine's
-	// own dispatches.
+	// plan_step, capability_match, user_request, ...), rule for work a rule
+	// sent with no agent handing over (leaving a wait, foreach or workflow
+	// state); "" for the engine's own dispatches.
 	Kind string
 	// Description is the task description: what the agent should do.
 	Description string

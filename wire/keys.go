@@ -47,3 +47,8 @@ const (
 	CodeInvalid         = "invalid"          // the report is not one the run can end with
 	CodeUnknownInstance = "unknown_instance" // no instance has that id
 )
+
+// ReasonRule is content.reason of work a rule sent (handoff.ReasonRule):
+// a hand-off, or work sent by a rule leaving a wait, foreach or workflow
+// state; content.explanation then holds the rule's reason in words.
+const ReasonRule = "rule"

@@ -21,9 +21,10 @@ func Encode(t *registry.Task) *bus.Message {
 		from = Engine
 	}
 	reason, explanation := t.Reason, ""
-	if t.HandoffID != "" {
-		// An agent-to-agent hand-off: its reason is the kind of hand-off,
-		// and the words say why.
+	if t.HandoffID != "" || t.Kind != "" {
+		// An agent-to-agent hand-off, or work a rule sent with no agent
+		// handing over (after a wait, say): its reason is the kind, and
+		// the words say why.
 		reason, explanation = t.Kind, t.Reason
 	}
 	n := 8
@@ -165,11 +166,11 @@ func Decode(m *bus.Message) (*registry.Task, error) {
 			return nil, err
 		}
 	}
-	if t.HandoffID != "" {
-		// An agent-to-agent hand-off: reason is its kind, explanation its
-		// words. The engine's own dispatches have no words beyond their
-		// reason, so an explanation there is dropped, as Encode never
-		// writes one.
+	if t.HandoffID != "" || t.Reason == ReasonRule {
+		// An agent-to-agent hand-off, or work a rule sent: reason is its
+		// kind, explanation its words. The engine's other dispatches have
+		// no words beyond their reason, so an explanation there is
+		// dropped, as Encode never writes one.
 		t.Kind, t.Reason = t.Reason, explanation
 	}
 	t.IdempotencyKey = idempotencyKey(t)

@@ -395,7 +395,8 @@ func TestEncode_ReasonAndExplanation(t *testing.T) {
 		{"hand-off", "ho-1", "capability_match", "needs a refund agent", "capability_match", "needs a refund agent", "capability_match", "needs a refund agent"},
 		{"hand-off without words", "ho-1", "rule", "", "rule", nil, "rule", ""},
 		{"engine dispatch", "", "", "retry", "retry", nil, "", "retry"},
-		{"engine dispatch ignores a kind", "", "rule", "resume", "resume", nil, "", "resume"},
+		{"work a rule sent with no agent handing over", "", "rule", "the gate opened", "rule", "the gate opened", "rule", "the gate opened"},
+		{"work a rule sent, without words", "", "rule", "", "rule", nil, "rule", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
