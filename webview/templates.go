@@ -17,10 +17,11 @@ func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
 		"pathEscape": url.PathEscape,
 		"json":       prettyJSON,
-		"when":       func(t time.Time) string { return formatTime(t, "2006-01-02 15:04:05") },
-		"clock":      func(t time.Time) string { return formatTime(t, "15:04:05.000") },
+		"when":       func(t time.Time) string { return formatTime(t, "2006-01-02 15:04:05 MST") },
+		"clock":      func(t time.Time) string { return formatTime(t, "15:04:05.000 MST") },
 		"rfc3339":    func(t time.Time) string { return formatTime(t, time.RFC3339Nano) },
 		"clip":       clip,
+		"clipMiddle": clipMiddle,
 		"short":      func(h string) string { return clip(h, 12) },
 		"join":       strings.Join,
 	}
@@ -45,6 +46,19 @@ func clip(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n]) + "…"
+}
+
+// clipMiddle shortens s to at most n runes by cutting its middle: an
+// error's text names where it happened first and why last, and the cause
+// is what a reader of a list looks for.
+func clipMiddle(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	head := n / 3
+	tail := n - head - 1
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
 // prettyJSON is v as indented JSON, for a <pre> (html/template escapes it).
