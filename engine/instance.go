@@ -268,7 +268,7 @@ func (i *instance) commitFailed(err error) {
 	i.notices = nil
 	i.finish()
 	if i.commits > 1 && !i.e.closed.Load() {
-		i.e.recoverLater(i.id, recoverFirst) // not a start the store refused: that one was never accepted
+		i.e.recoverAfter(i.id) // not a start the store refused: that one was never accepted
 	}
 	if i.e.observed() {
 		i.e.emit(Event{
