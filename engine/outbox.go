@@ -291,8 +291,13 @@ const (
 // (the state's timeout, the join's), as if the work had been sent. The
 // caller holds mu.
 func (i *instance) sendLater(s sending, err error, delay time.Duration) {
-	i.e.log.Warn("engine: work not sent for now; sending again",
-		zap.String("instance", i.id), zap.Int("step", s.out.Step), zap.String("agent", s.out.To), zap.Duration("in", delay), zap.Error(err))
+	level := zap.WarnLevel
+	if errors.Is(err, bus.ErrQueueFull) {
+		level = zap.InfoLevel // patient work behind a full mailbox: expected after a restart, the run waits
+	}
+	if ce := i.e.log.Check(level, "engine: work not sent for now; sending again"); ce != nil {
+		ce.Write(zap.String("instance", i.id), zap.Int("step", s.out.Step), zap.String("agent", s.out.To), zap.Duration("in", delay), zap.Error(err))
+	}
 	t := i.e.clock.AfterFunc(delay, func() {
 		i.e.offPool(func() { i.sendAgain(s, delay) })
 	})
