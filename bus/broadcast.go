@@ -98,7 +98,7 @@ func (b *Bus) fanOut(ctx context.Context, tmpl *Message, start time.Time, sc sen
 			out[i].Err = err
 			continue
 		}
-		err := b.enqueue(mb, c, start, sc.retry, nil)
+		err := b.enqueue(mb, c, start, retryOrDeadLetter(sc.retry), nil)
 		switch {
 		case err == errGone:
 			err = b.unroutable(c, start)

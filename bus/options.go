@@ -225,6 +225,7 @@ type sendConfig struct {
 	schedule []time.Duration
 	timeout  time.Duration
 	receipt  *Receipt
+	offer    bool // OfferWork: a full mailbox refuses, and the sender keeps the message
 }
 
 // WithRetry makes a send to a full mailbox retry instead of failing at

@@ -222,7 +222,7 @@ func (b *Bus) emitPressure(ch PressureChange, targets []string, change bool) {
 			},
 		}
 		b.fill(n, now)
-		if b.enqueue(mb, n, now, false, nil) == nil {
+		if b.enqueue(mb, n, now, overflowDeadLetter, nil) == nil {
 			b.backpressureSignals.Add(1)
 		}
 	}

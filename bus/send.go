@@ -264,7 +264,14 @@ func (b *Bus) sendOne(m *Message, start time.Time, sc *sendConfig, pend *[]pendi
 		}
 		return nil
 	}
-	err := b.enqueue(mb, m, start, sc.retry, done)
+	full := overflowDeadLetter
+	switch {
+	case sc.offer:
+		full = overflowRefuse
+	case sc.retry:
+		full = overflowRetry
+	}
+	err := b.enqueue(mb, m, start, full, done)
 	switch {
 	case err == errGone:
 		mb.br.report(done, errNotDelivered)
@@ -276,11 +283,25 @@ func (b *Bus) sendOne(m *Message, start time.Time, sc *sendConfig, pend *[]pendi
 	return err
 }
 
+// overflow says what enqueue does with a message that meets a full mailbox.
+type overflow uint8
+
+const (
+	// overflowDeadLetter accepts the message and dead-letters it
+	// "queue_overflow".
+	overflowDeadLetter overflow = iota
+	// overflowRetry accepts the message and marks it as waiting for a
+	// retry (WithRetry).
+	overflowRetry
+	// overflowRefuse neither accepts nor dead-letters the message, and
+	// frees its idempotency key: its sender keeps it (OfferWork).
+	overflowRefuse
+)
+
 // enqueue is the hot path: one lock of the receiver's mailbox, no
-// allocation. A full mailbox counts the message as accepted and either
-// dead-letters it or, when retrying, marks it as waiting for a retry. done,
-// when not nil, receives the outcome for the receiver's circuit breaker.
-func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, retrying bool, done func(error)) error {
+// allocation. A full mailbox is handled as full says. done, when not nil,
+// receives the outcome for the receiver's circuit breaker.
+func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, full overflow, done func(error)) error {
 	now := start.UnixNano()
 	e := entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}
 	mb.mu.Lock()
@@ -290,16 +311,23 @@ func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, retrying bool, d
 	}
 	var expired []*Message
 	if err := b.reserveLocked(mb, now, start, &expired); err != nil {
-		mb.c.accepted++
-		if retrying {
+		switch full {
+		case overflowRetry:
+			mb.c.accepted++
 			mb.c.retrying++
-		} else {
+		case overflowRefuse:
+			mb.br.report(done, err)
+		default:
+			mb.c.accepted++
 			b.deadLetterLocked(&mb.c, m, ReasonQueueOverflow, 1, err.Error(), start)
 			mb.br.report(done, err)
 		}
 		mb.mu.Unlock()
 		b.logExpired(expired)
-		if !retrying {
+		switch full {
+		case overflowRefuse:
+			b.unaccept(m)
+		case overflowDeadLetter:
 			b.logDeadLetter(m, ReasonQueueOverflow, err.Error())
 		}
 		return err
@@ -473,4 +501,13 @@ func (b *Bus) giveUp(p *pendingSend, reason DeadLetterReason, attempts int, at t
 	p.mb.br.report(p.done, p.err)
 	p.mb.mu.Unlock()
 	b.logDeadLetter(p.m, reason, p.err.Error())
+}
+
+// retryOrDeadLetter is what a send with WithRetry (retry), or without it,
+// does with a message that meets a full mailbox.
+func retryOrDeadLetter(retry bool) overflow {
+	if retry {
+		return overflowRetry
+	}
+	return overflowDeadLetter
 }

@@ -47,7 +47,7 @@ func (b *Bus) Subscribe(agentID, topicName string) error {
 		if b.conv != nil {
 			b.conv.alias(c.MessageID, m.MessageID)
 		}
-		if err := b.enqueue(mb, c, start, false, nil); err == errGone {
+		if err := b.enqueue(mb, c, start, overflowDeadLetter, nil); err == errGone {
 			return &UnknownAgentError{Agent: agentID}
 		}
 	}

@@ -23,6 +23,21 @@ func (b *Bus) OpenMailbox(agentID string, capacity int) error {
 // SendWork sends one message with the bus's defaults.
 func (b *Bus) SendWork(ctx context.Context, m *Message) error { return b.Send(ctx, m) }
 
+// OfferWork is SendWork, except for a full mailbox (or bus): the message
+// is refused with a *QueueFullError naming the agent, and is neither
+// accepted nor dead-lettered; its idempotency key stays free, so that the
+// sender can send it again later.
+func (b *Bus) OfferWork(ctx context.Context, m *Message) error {
+	start := b.clock.Now()
+	if err := b.admit(ctx, m); err != nil {
+		return err
+	}
+	sc := sendConfig{offer: true}
+	err := b.dispatch(ctx, m, start, &sc)
+	b.flush()
+	return err
+}
+
 // TakeWork removes and returns up to max messages from agentID's mailbox,
 // highest priority first (Receive with a context).
 func (b *Bus) TakeWork(ctx context.Context, agentID string, max int) ([]*Message, error) {

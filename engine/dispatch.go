@@ -46,15 +46,19 @@ func (i *instance) task(r *run) *registry.Task {
 	return t
 }
 
-// sendExternal writes the work of r with the wire codec and sends it through
-// the transport to its external agent; resent work goes under the resent
-// key of commit commits.
-func (i *instance) sendExternal(ctx context.Context, r *run, resent bool, commits int) error {
+// sendExternal writes the work of r (sent as s) with the wire codec and
+// sends it through the transport to its external agent; resent work goes
+// under the resent key of its commit count, and patient work is offered
+// (Offerer): a full mailbox does not dead-letter it.
+func (i *instance) sendExternal(ctx context.Context, r *run, s *sending) error {
 	t := i.task(r)
 	t.Traceparent = i.traceparent(r)
 	m := wire.Encode(t)
-	if resent {
-		m.IdempotencyKey = resentKey(t.IdempotencyKey, commits)
+	if s.resent {
+		m.IdempotencyKey = resentKey(t.IdempotencyKey, s.commits)
+	}
+	if o, ok := i.e.tr.(Offerer); ok && s.patient() {
+		return o.OfferWork(ctx, m)
 	}
 	return i.e.tr.SendWork(ctx, m)
 }
@@ -70,8 +74,10 @@ func resentKey(key string, commits int) string {
 	return key + "#resent." + strconv.Itoa(commits)
 }
 
-// sendLocal queues the work of r in its Go agent's lane.
-func (i *instance) sendLocal(l *lane, r *run) error {
+// sendLocal queues the work of r in its Go agent's lane. A full lane
+// refuses it; unless patient (sent again later), the refused work is kept
+// as a dead letter.
+func (i *instance) sendLocal(l *lane, r *run, patient bool) error {
 	it := laneItem{i: i, step: r.step, level: bus.PriorityFromRank(r.priority)}
 	if r.notice {
 		it.notice, it.key = true, r.handoffID
@@ -80,9 +86,11 @@ func (i *instance) sendLocal(l *lane, r *run) error {
 	if reserved {
 		i.reserved = nil
 	}
-	start, err := l.push(it, reserved)
+	start, err := l.push(it, reserved, patient)
 	if err != nil {
-		i.e.keepRefused(i, r, err)
+		if !patient {
+			i.e.keepRefused(i, r, err)
+		}
 		return err
 	}
 	if start {

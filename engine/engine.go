@@ -219,7 +219,10 @@ func (e *Engine) Store() Store { return e.store }
 // *OverloadedError): a burst of starts is held at the door, never accepted
 // and then failed. When the first agent is external and the transport tells
 // its mailbox's room (RoomTeller), a start that would find it full is
-// refused at once with a *OverloadedError.
+// refused at once with a *OverloadedError; a start that found room whose
+// first work then finds the mailbox full (other work took the room since
+// the check) is not failed: its work is sent again until the mailbox takes
+// it, and the run waits meanwhile.
 func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, error) {
 	return e.start(ctx, "", input, true)
 }
@@ -257,11 +260,13 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any, wai
 		return nil, err
 	}
 	l := e.firstLane()
+	checked := false
 	if l != nil {
 		if err := l.reserve(ctx, wait && e.pool != nil); err != nil {
 			return nil, err
 		}
 	} else if agent, ok := e.firstExternal(); ok {
+		checked = true
 		// Starts under way count against the room the transport tells:
 		// their first work is not in the mailbox yet.
 		defer e.starting.Add(-1)
@@ -276,13 +281,14 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any, wai
 		}
 		return nil, err
 	}
-	inst.reserved = l
+	inst.reserved, inst.roomChecked = l, checked
 	// ctx bounds the call, not the state change: once begun, the step is
 	// carried out whole.
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
 	inst.startTrace(ctx, false) // from ctx itself: a value lookup through WithoutCancel allocates
 	inst.begin(context.WithoutCancel(ctx))
+	inst.roomChecked = false
 	if inst.reserved != nil {
 		inst.reserved = nil // the first run never reached the lane
 		l.unreserve()

@@ -57,15 +57,18 @@ type instance struct {
 	open       []openItem      // outbox items the store holds unsettled
 	settledBuf []string
 	outBuf     []Outgoing
-	settle     bool              // an outbox item was settled outside a step
-	closing    bool              // finished: done closes once the final step is committed
-	forgotten  bool              // finished and out of the engine's map
-	commitErr  error             // the store refused a step: nothing more is committed
-	reserved   *lane             // the lane room Start reserved for the first run
-	span       trace.Span        // the instance's span; nil when the engine does not trace
-	trace      trace.SpanContext // what runs are children of: the instance's span, or the caller's
-	counted    bool              // counted in the engine's running instances
-	done       chan struct{}
+	settle     bool  // an outbox item was settled outside a step
+	closing    bool  // finished: done closes once the final step is committed
+	forgotten  bool  // finished and out of the engine's map
+	commitErr  error // the store refused a step: nothing more is committed
+	reserved   *lane // the lane room Start reserved for the first run
+	// roomChecked is set while Start builds the first step of an instance
+	// whose room it checked (RoomTeller): the first work is patient.
+	roomChecked bool
+	span        trace.Span        // the instance's span; nil when the engine does not trace
+	trace       trace.SpanContext // what runs are children of: the instance's span, or the caller's
+	counted     bool              // counted in the engine's running instances
+	done        chan struct{}
 }
 
 // run is one run of an agent: a step.
@@ -269,7 +272,7 @@ func (i *instance) commitFailed(err error) {
 	i.notices = nil
 	i.finish()
 	if i.commits > 1 && !i.e.closed.Load() {
-		i.e.recoverLater(i.id, recoverFirst) // not a start the store refused: that one was never accepted
+		i.e.recoverAfter(i.id) // not a start the store refused: that one was never accepted
 	}
 	if i.e.observed() {
 		i.e.emit(Event{

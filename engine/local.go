@@ -101,15 +101,19 @@ func (l *lane) signalRoom() {
 }
 
 // push queues an item; a full lane refuses it with a *bus.QueueFullError
-// naming the agent, unless the item's room was reserved. start reports
-// whether the caller must start a runner.
-func (l *lane) push(it laneItem, reserved bool) (start bool, err error) {
+// naming the agent, unless the item's room was reserved. A refusal is
+// counted (its work is dead-lettered) unless the item is patient: its
+// sender keeps it, to push it again later. start reports whether the
+// caller must start a runner.
+func (l *lane) push(it laneItem, reserved, patient bool) (start bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if reserved {
 		l.reserved--
 	} else if len(l.queue)+l.reserved >= l.capacity {
-		l.refused++
+		if !patient {
+			l.refused++
+		}
 		return false, &bus.QueueFullError{Agent: l.agent, Capacity: l.capacity}
 	}
 	l.seq++

@@ -20,7 +20,7 @@ func TestLane_PriorityCapacityAccounting(t *testing.T) {
 	}
 	starts := 0
 	for _, s := range sends {
-		start, err := l.push(laneItem{step: s.step, level: s.level}, false)
+		start, err := l.push(laneItem{step: s.step, level: s.level}, false, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestLane_PriorityCapacityAccounting(t *testing.T) {
 	if starts != 1 {
 		t.Errorf("got %d runners started, want 1 (the agent's concurrency)", starts)
 	}
-	_, err := l.push(laneItem{step: 6, level: bus.PriorityCritical}, false)
+	_, err := l.push(laneItem{step: 6, level: bus.PriorityCritical}, false, false)
 	var full *bus.QueueFullError
 	if !errors.As(err, &full) || full.Agent != "payment" || full.Capacity != 5 {
 		t.Fatalf("got %v, want a *bus.QueueFullError naming payment with capacity 5", err)

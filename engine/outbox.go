@@ -31,6 +31,11 @@ type sending struct {
 	// under a transport key of its own (resentKey), so that it is
 	// delivered even when the transport took the first send already.
 	resent bool
+	// first marks the first work of a start whose room the engine checked
+	// (RoomTeller): a full mailbox then means that other work took the
+	// room since the check (work sent again by a resume, another
+	// engine's starts), not that the start should fail.
+	first bool
 	// commits is the commit count in that key, set at the first try: a
 	// later try (sendLater) goes under the same key, kept once.
 	commits int
@@ -71,7 +76,23 @@ func runKindOf(name string) runKind {
 // queue adds the work of r (nil for a final notice, described by o) to the
 // step's outbox.
 func (i *instance) queue(o Outgoing, r *run) {
-	i.queueSending(sending{out: o, r: r})
+	i.queueSending(sending{out: o, r: r, first: i.roomChecked})
+}
+
+// patient reports whether a full mailbox only delays s instead of failing
+// its run: s is work sent again as its instance resumed, whose first send
+// may well be one of the items that fill the mailbox (and if it is not,
+// s must still reach the agent), or the first work of a start that found
+// room at its check. Such work is offered (Offerer), not dead-lettered,
+// and sent again after a growing pause until it is taken or its run ends;
+// the run waits meanwhile, guarded by its own timeouts.
+func (s *sending) patient() bool { return s.resent || s.first }
+
+// later reports whether s, refused with err, is sent again later rather
+// than failing its run: the transport cannot take it for now, or s is
+// patient and the mailbox is full.
+func (s *sending) later(err error) bool {
+	return errors.Is(err, bus.ErrUnavailable) || (s.patient() && errors.Is(err, bus.ErrQueueFull))
 }
 
 // queueSending adds s to the step's outbox and to the open items.
@@ -182,7 +203,7 @@ func (i *instance) flush(ctx context.Context) (failed bool) {
 	for k := range out {
 		s := &out[k]
 		if err := i.send(ctx, s); err != nil {
-			if errors.Is(err, bus.ErrUnavailable) {
+			if s.later(err) {
 				i.sendLater(*s, err, sendAgainFirst)
 				continue
 			}
@@ -206,12 +227,12 @@ func (i *instance) send(ctx context.Context, s *sending) error {
 		return nil // an earlier send of this step failed and ended the run (a join, the instance)
 	}
 	if l := i.e.lanes[r.agent]; l != nil {
-		return i.sendLocal(l, r)
+		return i.sendLocal(l, r, s.patient())
 	}
 	if s.resent && s.commits == 0 {
 		s.commits = i.commits
 	}
-	return i.sendExternal(ctx, r, s.resent, s.commits)
+	return i.sendExternal(ctx, r, s)
 }
 
 // sendFailed handles work the bus refused after its step was committed (a
@@ -258,8 +279,8 @@ func noticeStep(id string) int {
 }
 
 // The pauses before work the transport could not take for now
-// (bus.ErrUnavailable) is sent again: it doubles from sendAgainFirst up to
-// sendAgainMax.
+// (bus.ErrUnavailable), or patient work a full mailbox refused, is sent
+// again: it doubles from sendAgainFirst up to sendAgainMax.
 const (
 	sendAgainFirst = 500 * time.Millisecond
 	sendAgainMax   = 30 * time.Second
@@ -270,8 +291,13 @@ const (
 // (the state's timeout, the join's), as if the work had been sent. The
 // caller holds mu.
 func (i *instance) sendLater(s sending, err error, delay time.Duration) {
-	i.e.log.Warn("engine: work not sent, the transport is unavailable; sending again",
-		zap.String("instance", i.id), zap.Int("step", s.out.Step), zap.String("agent", s.out.To), zap.Duration("in", delay), zap.Error(err))
+	level := zap.WarnLevel
+	if errors.Is(err, bus.ErrQueueFull) {
+		level = zap.InfoLevel // patient work behind a full mailbox: expected after a restart, the run waits
+	}
+	if ce := i.e.log.Check(level, "engine: work not sent for now; sending again"); ce != nil {
+		ce.Write(zap.String("instance", i.id), zap.Int("step", s.out.Step), zap.String("agent", s.out.To), zap.Duration("in", delay), zap.Error(err))
+	}
 	t := i.e.clock.AfterFunc(delay, func() {
 		i.e.offPool(func() { i.sendAgain(s, delay) })
 	})
@@ -285,7 +311,8 @@ func (i *instance) sendLater(s sending, err error, delay time.Duration) {
 
 // sendAgain is sendLater's try: it sends s unless its run has ended or the
 // instance has left the engine, and waits longer after another refusal
-// for now. A refusal for good fails the run as at the first send.
+// for now (or, for patient work, a full mailbox). A refusal for good fails
+// the run as at the first send.
 func (i *instance) sendAgain(s sending, delay time.Duration) {
 	if i.e.closed.Load() {
 		return
@@ -302,7 +329,7 @@ func (i *instance) sendAgain(s sending, delay time.Duration) {
 	err := i.send(ctx, &s)
 	switch {
 	case err == nil:
-	case errors.Is(err, bus.ErrUnavailable):
+	case s.later(err):
 		i.sendLater(s, err, min(2*delay, sendAgainMax))
 	default:
 		i.sendFailed(ctx, &s, err)

@@ -283,3 +283,207 @@ func TestEngine_Outbox_KilledAfterAnyCommit(t *testing.T) {
 		})
 	}
 }
+
+// failedEvents counts the instances that failed, as the observers see it.
+type failedEvents struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (f *failedEvents) observe(e engine.Event) {
+	if e.Type == engine.EventFailed {
+		f.mu.Lock()
+		f.ids = append(f.ids, e.InstanceID)
+		f.mu.Unlock()
+	}
+}
+
+func (f *failedEvents) all() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ids)
+}
+
+// askAll has the external agent asker take every item of its mailbox and
+// report "ask" for each; it returns how many it took.
+func askAll(t *testing.T, eng *engine.Engine, b *bus.Bus) int {
+	t.Helper()
+	ms, err := b.Receive("asker", 0)
+	require.NoError(t, err)
+	for _, m := range ms {
+		if err := eng.ReportMessage(t.Context(), m, registry.Outcome{Trigger: "ask"}, nil); err != nil && !errors.Is(err, engine.ErrStaleReport) {
+			t.Fatalf("ReportMessage: %v", err)
+		}
+	}
+	return len(ms)
+}
+
+// An engine that resumes instances whose work still fills their first
+// agent's mailbox (the same bus, as after a refused commit) does not fail
+// them when the work it sends again finds the mailbox full: the resent
+// work waits, is not dead-lettered, and the work already queued carries
+// each instance to its end.
+func TestEngine_Resume_FullMailboxDelaysTheResentWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := engine.NewMemStore()
+		b := bus.New()
+		defer b.Close()
+		handlers := map[string]registry.Handler{"reviewer": answer("reviewed", nil)} // asker is external: a mailbox of 2
+		eng1 := poolEngine(t, "lane_first.yaml", handlers, engine.WithStore(store), engine.WithTransport(b))
+		var ids []string
+		for range 2 {
+			inst, err := eng1.Start(t.Context(), nil)
+			require.NoError(t, err)
+			ids = append(ids, inst.ID())
+		}
+		require.NoError(t, eng1.Close())
+
+		var failed failedEvents
+		eng2 := poolEngine(t, "lane_first.yaml", handlers, engine.WithStore(store), engine.WithTransport(b), engine.WithObserver(failed.observe))
+		defer eng2.Close()
+		rep, err := eng2.Resume(t.Context())
+		require.NoError(t, err)
+		if len(rep.Resumed) != 2 || len(rep.Failed) != 0 {
+			t.Fatalf("got resume report %+v, want both instances resumed", rep)
+		}
+		time.Sleep(2 * time.Second) // a few tries at sending the resent work again
+		synctest.Wait()
+		if got := failed.all(); len(got) != 0 {
+			t.Fatalf("got instances %v failed after the resume, want none", got)
+		}
+		if s := b.Metrics(); s.DeadLettered != 0 {
+			t.Fatalf("got %d dead letters, want none: the resent work waits for room", s.DeadLettered)
+		}
+		if n := askAll(t, eng2, b); n != 2 {
+			t.Fatalf("asker took %d items, want the 2 sent before the restart", n)
+		}
+		time.Sleep(time.Minute) // past every pause of the resent work
+		synctest.Wait()
+		askAll(t, eng2, b) // what was resent meanwhile, if anything: its reports are stale
+		for _, id := range ids {
+			wantCompleted(t, waitFor(t, eng2, id), "DONE")
+		}
+		if got := failed.all(); len(got) != 0 {
+			t.Errorf("got instances %v failed, want none", got)
+		}
+		if s := b.Metrics(); s.DeadLettered != 0 {
+			t.Errorf("got %d dead letters, want none", s.DeadLettered)
+		}
+	})
+}
+
+// roomlessBus tells a start there is room whatever its first agent's
+// mailbox holds: what a start meets when other work (an engine resuming
+// instances, another engine's starts) fills the mailbox between its room
+// check and its send.
+type roomlessBus struct{ *bus.Bus }
+
+func (b roomlessBus) Room(ctx context.Context, agent string) (free, capacity int, err error) {
+	_, capacity, err = b.Bus.Room(ctx, agent)
+	return capacity, capacity, err
+}
+
+// A start accepted because its room check passed is not failed when its
+// first work then finds the mailbox full: the work waits for room (no
+// dead letter), and the instance runs once the agent makes room.
+func TestEngine_Start_MailboxFilledAfterTheRoomCheckDelaysTheWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := bus.New()
+		defer b.Close()
+		var failed failedEvents
+		eng := poolEngine(t, "lane_first.yaml", map[string]registry.Handler{"reviewer": answer("reviewed", nil)},
+			engine.WithTransport(roomlessBus{b}), engine.WithObserver(failed.observe))
+		defer eng.Close()
+		var insts []*engine.Instance
+		for range 3 {
+			inst, err := eng.Start(t.Context(), nil)
+			require.NoError(t, err)
+			insts = append(insts, inst)
+		}
+		synctest.Wait()
+		if got := failed.all(); len(got) != 0 {
+			t.Fatalf("got instances %v failed, want none: the third start's work waits for room", got)
+		}
+		if s := b.Metrics(); s.DeadLettered != 0 {
+			t.Fatalf("got %d dead letters, want none", s.DeadLettered)
+		}
+		if n := askAll(t, eng, b); n != 2 {
+			t.Fatalf("asker took %d items, want 2 (its mailbox)", n)
+		}
+		time.Sleep(time.Minute) // past the pauses of the waiting work
+		synctest.Wait()
+		if n := askAll(t, eng, b); n != 1 {
+			t.Fatalf("asker took %d items, want the third start's work", n)
+		}
+		for _, inst := range insts {
+			res, err := inst.Wait(t.Context())
+			require.NoError(t, err)
+			wantCompleted(t, res, "DONE")
+		}
+		if s := b.Metrics(); s.DeadLettered != 0 {
+			t.Errorf("got %d dead letters, want none", s.DeadLettered)
+		}
+	})
+}
+
+// The same holds for a Go agent's lane: an engine resuming more instances
+// than their first agent's lane holds does not fail the ones that find it
+// full; their work waits for room, is not counted refused, and every
+// instance completes.
+func TestEngine_Resume_FullLaneDelaysTheResentWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := engine.NewMemStore()
+		b := bus.New()
+		defer b.Close()
+		reviewer := map[string]registry.Handler{"reviewer": answer("reviewed", nil)}
+		eng1 := poolEngine(t, "lane_first.yaml", reviewer, engine.WithStore(store), engine.WithTransport(b))
+		var ids []string
+		for k := range 4 {
+			if k == 2 {
+				// An agent takes the first two and never reports: room for two more.
+				ms, err := b.Receive("asker", 0)
+				require.NoError(t, err)
+				require.Len(t, ms, 2)
+			}
+			inst, err := eng1.Start(t.Context(), nil)
+			require.NoError(t, err)
+			ids = append(ids, inst.ID())
+		}
+		require.NoError(t, eng1.Close())
+
+		// Now asker is a Go handler: a lane of 2, one run at a time.
+		gate := make(chan struct{})
+		handlers := map[string]registry.Handler{
+			"reviewer": answer("reviewed", nil),
+			"asker": registry.HandlerFunc(func(ctx context.Context, _ *registry.Task) (registry.Outcome, error) {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+				}
+				return registry.Outcome{Trigger: "ask"}, nil
+			}),
+		}
+		var failed failedEvents
+		eng2 := poolEngine(t, "lane_first.yaml", handlers, engine.WithStore(store), engine.WithObserver(failed.observe))
+		defer eng2.Close()
+		rep, err := eng2.Resume(t.Context())
+		require.NoError(t, err)
+		if len(rep.Resumed) != 4 || len(rep.Failed) != 0 {
+			t.Fatalf("got resume report %+v, want the 4 instances resumed", rep)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if got := failed.all(); len(got) != 0 {
+			t.Fatalf("got instances %v failed after the resume, want none", got)
+		}
+		close(gate)
+		time.Sleep(time.Minute) // past every pause of the waiting work
+		synctest.Wait()
+		for _, id := range ids {
+			wantCompleted(t, waitFor(t, eng2, id), "DONE")
+		}
+		if q := eng2.AgentQueues()["asker"]; q.Refused != 0 {
+			t.Errorf("got asker's lane %+v, want nothing refused", q)
+		}
+	})
+}

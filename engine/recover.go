@@ -26,10 +26,15 @@ const (
 )
 
 // recovery holds the timers of the instances waiting for their next try,
-// and the goroutines of the tries under way (offPool).
+// the pause before each try under way, and the goroutines of the tries
+// under way (offPool).
 type recovery struct {
 	mu     sync.Mutex
 	timers map[string]clock.Timer
+	// trying holds the pause that preceded each try under way: a resume
+	// whose commit is refused again comes back through commitFailed, which
+	// doubles it (recoverAfter) instead of starting over at recoverFirst.
+	trying map[string]time.Duration
 	closed bool
 	tries  sync.WaitGroup
 }
@@ -75,15 +80,44 @@ func (e *Engine) recoverLater(id string, delay time.Duration) {
 	})
 }
 
+// recoverAfter schedules the next try at resuming instance id after its
+// commit was refused: recoverFirst after a refusal of an instance that
+// was running, twice the last pause when the refused commit was the one of
+// a try under way.
+func (e *Engine) recoverAfter(id string) {
+	e.rec.mu.Lock()
+	last, ok := e.rec.trying[id]
+	e.rec.mu.Unlock()
+	next := recoverFirst
+	if ok {
+		next = min(2*last, recoverMax)
+	}
+	e.recoverLater(id, next)
+}
+
 // recover tries to resume instance id, and schedules the next try when
 // the store cannot be read or the resume fails. A resume whose commit is
-// refused again comes back through commitFailed.
+// refused again comes back through commitFailed, which waits twice delay.
 func (e *Engine) recover(id string, delay time.Duration) {
 	e.rec.mu.Lock()
 	delete(e.rec.timers, id)
 	closed := e.rec.closed
+	if !closed {
+		if e.rec.trying == nil {
+			e.rec.trying = map[string]time.Duration{}
+		}
+		e.rec.trying[id] = delay
+	}
 	e.rec.mu.Unlock()
-	if closed || e.closed.Load() {
+	if closed {
+		return
+	}
+	defer func() {
+		e.rec.mu.Lock()
+		delete(e.rec.trying, id)
+		e.rec.mu.Unlock()
+	}()
+	if e.closed.Load() {
 		return
 	}
 	if _, running := e.instances.Load(id); running {

@@ -64,3 +64,21 @@ type RoomTeller interface {
 }
 
 var _ RoomTeller = (*bus.Bus)(nil)
+
+// Offerer is implemented by a transport that can offer work to a mailbox
+// without dead-lettering it when the mailbox is full (the in-memory bus and
+// natsbus do). The engine offers the work it sends again later whatever
+// the answer, instead of failing its run: work sent again as an instance
+// resumes (its first send may be one of the items that fill the mailbox),
+// and the first work of a start whose room check passed. To a transport
+// without it the engine sends such work with SendWork, and each refusal
+// leaves a dead letter.
+type Offerer interface {
+	// OfferWork is SendWork, except for a full mailbox: the message is
+	// refused with an error matching bus.ErrQueueFull naming the agent,
+	// and is neither accepted nor dead-lettered (its idempotency key stays
+	// free): the caller keeps it, to send it again.
+	OfferWork(ctx context.Context, m *bus.Message) error
+}
+
+var _ Offerer = (*bus.Bus)(nil)

@@ -39,6 +39,21 @@ const (
 // Config.Timeout (a stream electing a leader) matches bus.ErrUnavailable:
 // it may be sent again under the same key.
 func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
+	return t.send(ctx, m, false)
+}
+
+// OfferWork is SendWork, except for a full work stream: the message is
+// refused with a *bus.QueueFullError naming the agent and is not
+// dead-lettered (the server keeps no trace of it, and a later send under
+// its key is not dropped as a duplicate): the sender keeps it, to send it
+// again. The engine offers the work it resends as it resumes an instance,
+// whose first send may be what fills the stream.
+func (t *Transport) OfferWork(ctx context.Context, m *bus.Message) error {
+	return t.send(ctx, m, true)
+}
+
+// send is SendWork, or OfferWork when offer is set.
+func (t *Transport) send(ctx context.Context, m *bus.Message, offer bool) error {
 	if ctx == nil {
 		return &bus.ValidationError{Field: "ctx", Reason: "is nil"}
 	}
@@ -74,7 +89,9 @@ func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
 	var api *jetstream.APIError
 	if errors.As(err, &api) && api.ErrorCode == errCodeStoreFailed {
 		full := &bus.QueueFullError{Agent: m.To, Capacity: mb.capacity}
-		_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonQueueOverflow, lastErr: full.Error()})
+		if !offer {
+			_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonQueueOverflow, lastErr: full.Error()})
+		}
 		return full
 	}
 	if err != nil && ctx.Err() == nil && (unanswered(err) || unavailable(err)) {

@@ -30,6 +30,21 @@ type WorkerConfig struct {
 	PollMin, PollMax time.Duration
 	// ReportTimeout bounds the wait for the engine's answer (default 10s).
 	ReportTimeout time.Duration
+	// Hold is how long the worker keeps work whose report no engine
+	// answered (none serves reports yet, or the instance is moving to
+	// another engine), reporting it again after a pause that doubles from
+	// 100ms up to HoldPause, before it gives the work back for a later
+	// delivery (default 1 minute). While it holds the work it keeps it in
+	// progress, so that the work is not delivered again meanwhile.
+	Hold time.Duration
+	// HoldPause bounds the pause between two reports of held work
+	// (default 5s; never more than a third of the ack wait).
+	HoldPause time.Duration
+	// Keep bounds the outcomes kept for work whose report no engine
+	// answered (default 4096): work delivered again with its outcome kept
+	// is reported again, not run again. Past the bound the oldest is
+	// forgotten, and its work, delivered again, runs again.
+	Keep int
 }
 
 func (c *WorkerConfig) defaults() {
@@ -48,7 +63,19 @@ func (c *WorkerConfig) defaults() {
 	if c.ReportTimeout <= 0 {
 		c.ReportTimeout = DefaultReportTimeout
 	}
+	if c.Hold <= 0 {
+		c.Hold = time.Minute
+	}
+	if c.HoldPause <= 0 {
+		c.HoldPause = 5 * time.Second
+	}
+	if c.Keep <= 0 {
+		c.Keep = 4096
+	}
 }
+
+// holdFirst is the pause before the first report again of held work.
+const holdFirst = 100 * time.Millisecond
 
 // Worker runs Go handlers (registry.Handler, the same ones an engine runs
 // in process) for agents whose work comes over NATS: it takes work highest
@@ -57,12 +84,19 @@ func (c *WorkerConfig) defaults() {
 // asks for them), reports the outcome to the engine on ReportsSubject,
 // waits for the answer and then acks the work. A handler's registry.Reject
 // is reported and the work terminated with the reason.
+//
+// A report no engine answers is not lost, nor is the handler run again for
+// it: the worker keeps the outcome, holds the work (in progress) and
+// reports again with a growing pause; when it gives the work back at last
+// (WorkerConfig.Hold), a later delivery of the same work reports the kept
+// outcome instead of running the handler.
 type Worker struct {
 	tr       *Transport
 	nc       *nats.Conn
 	handlers map[string]registry.Handler
 	cfg      WorkerConfig
 	log      *zap.Logger
+	kept     *kept
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -84,7 +118,7 @@ func NewWorker(tr *Transport, handlers map[string]registry.Handler, cfg WorkerCo
 		}
 	}
 	cfg.defaults()
-	return &Worker{tr: tr, nc: tr.nc, handlers: handlers, cfg: cfg, log: tr.log}, nil
+	return &Worker{tr: tr, nc: tr.nc, handlers: handlers, cfg: cfg, log: tr.log, kept: newKept(cfg.Keep)}, nil
 }
 
 // Run takes and runs work until ctx ends or Close is called, then drains:
@@ -203,7 +237,7 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 			go func() {
 				defer runs.Done()
 				defer func() { <-slots }()
-				w.run(hard, agent, m)
+				w.run(hard, ctx.Done(), agent, m)
 			}()
 		}
 		if len(got) > 0 {
@@ -230,17 +264,24 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 // after the first.
 const takeErrorsLogged = 100
 
-// run handles one message of agent's.
-func (w *Worker) run(ctx context.Context, agent string, m *bus.Message) {
+// run handles one message of agent's; drain is closed when the worker
+// stops taking work.
+func (w *Worker) run(ctx context.Context, drain <-chan struct{}, agent string, m *bus.Message) {
 	t, err := wire.Decode(m)
 	if err != nil {
 		// Work no handler can read: no retry will fix it.
 		_ = w.tr.Reject(ctx, m, "natsbus: worker cannot read the work: "+err.Error())
 		return
 	}
+	if o, ok := w.kept.get(keptKey(t)); ok {
+		// The handler ran on this work already and no engine answered its
+		// report: report that outcome, do not run the handler again.
+		w.finish(ctx, drain, m, t, o)
+		return
+	}
 	if t.Notice {
 		// A final notice asks for no run; the report settles it.
-		w.finish(ctx, m, t, wire.Report{InstanceID: t.InstanceID, Step: t.Step, Agent: t.Agent, Trigger: "noticed"}, "")
+		w.finish(ctx, drain, m, t, keptOutcome{report: wire.Report{InstanceID: t.InstanceID, Step: t.Step, Agent: t.Agent, Trigger: "noticed"}})
 		return
 	}
 	out, runErr := w.handleBeating(ctx, m, t)
@@ -255,7 +296,7 @@ func (w *Worker) run(ctx context.Context, agent string, m *bus.Message) {
 	if errors.As(runErr, &rej) {
 		reject = rej.Reason
 	}
-	w.finish(ctx, m, t, wire.ReportOf(t, out, runErr), reject)
+	w.finish(ctx, drain, m, t, keptOutcome{report: wire.ReportOf(t, out, runErr), reject: reject})
 }
 
 // handleBeating runs the handler, sending an in-progress ack at a third of
@@ -303,31 +344,51 @@ func (w *Worker) handleBeating(ctx context.Context, m *bus.Message, t *registry.
 	}
 }
 
-// finish reports r, waits for the answer, and settles m: acked once the
+// finish reports o, waits for the answer, and settles m: acked once the
 // engine answered ok or stale (or invalid: sending it again cannot help),
-// terminated with the reason for a rejection, given back for redelivery
-// when no answer came or the instance is unknown (its engine may not have
-// resumed it yet), after a pause that grows with its deliveries
-// (Transport.NackLater).
-func (w *Worker) finish(ctx context.Context, m *bus.Message, t *registry.Task, r wire.Report, reject string) {
-	rctx, cancel := context.WithTimeout(ctx, w.cfg.ReportTimeout)
-	ans, err := Report(rctx, w.nc, r)
-	cancel()
+// terminated with the reason for a rejection. While no answer comes, or
+// the instance is unknown (its engine may not have resumed it yet), it
+// keeps o and holds m (in progress), reporting again after a pause that
+// doubles up to HoldPause; after Hold, or once drain is closed, it gives m
+// back for redelivery after a pause that grows with its deliveries
+// (Transport.NackLater), and the kept o is what the next delivery reports.
+func (w *Worker) finish(ctx context.Context, drain <-chan struct{}, m *bus.Message, t *registry.Task, o keptOutcome) {
+	key := keptKey(t)
 	settle := context.WithoutCancel(ctx)
-	switch {
-	case err != nil:
-		w.log.Warn("natsbus: worker: report", zap.String("key", t.IdempotencyKey), zap.Error(err))
-		_ = w.tr.NackLater(settle, m)
-		return
-	case !ans.OK && ans.Code == wire.CodeUnknownInstance:
-		w.log.Warn("natsbus: worker: report refused", zap.String("key", t.IdempotencyKey), zap.Error(&AnswerError{Code: ans.Code, Message: ans.Message}))
-		_ = w.tr.NackLater(settle, m)
-		return
-	case !ans.OK && ans.Code != wire.CodeStale:
-		w.log.Warn("natsbus: worker: report refused", zap.String("key", t.IdempotencyKey), zap.Error(&AnswerError{Code: ans.Code, Message: ans.Message}))
+	until := time.Now().Add(w.cfg.Hold)
+	pause := holdFirst
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for n := 0; ; n++ {
+		if w.answered(ctx, t, o.report, n) {
+			break
+		}
+		w.kept.put(key, o)
+		if ctx.Err() != nil || time.Now().Add(pause).After(until) {
+			_ = w.tr.NackLater(settle, m)
+			return
+		}
+		timer.Reset(pause)
+		select {
+		case <-drain:
+			_ = w.tr.NackLater(settle, m)
+			return
+		case <-ctx.Done():
+			_ = w.tr.NackLater(settle, m)
+			return
+		case <-timer.C:
+		}
+		// Still at it, for the server: the work is not delivered again
+		// while it is held.
+		if err := w.tr.Heartbeat(ctx, m); err != nil {
+			w.log.Warn("natsbus: worker: heartbeat", zap.String("key", t.IdempotencyKey), zap.Error(err))
+		}
+		pause = min(2*pause, w.cfg.HoldPause, max(w.tr.cfg.ackWait(m.DeliveryCount)/3, time.Millisecond))
 	}
-	if reject != "" {
-		if err := w.tr.Reject(settle, m, reject); err != nil {
+	w.kept.drop(key)
+	if o.reject != "" {
+		if err := w.tr.Reject(settle, m, o.reject); err != nil {
 			w.log.Warn("natsbus: worker: reject", zap.String("key", t.IdempotencyKey), zap.Error(err))
 		}
 		return
@@ -335,4 +396,28 @@ func (w *Worker) finish(ctx context.Context, m *bus.Message, t *registry.Task, r
 	if err := w.tr.Ack(settle, m); err != nil {
 		w.log.Warn("natsbus: worker: ack", zap.String("key", t.IdempotencyKey), zap.Error(err))
 	}
+}
+
+// answered sends report r of t, the n-th time, and reports whether an
+// engine answered it for good: ok, stale, or invalid (sending it again
+// cannot help). The first failure of a report is logged.
+func (w *Worker) answered(ctx context.Context, t *registry.Task, r wire.Report, n int) bool {
+	rctx, cancel := context.WithTimeout(ctx, w.cfg.ReportTimeout)
+	ans, err := Report(rctx, w.nc, r)
+	cancel()
+	switch {
+	case err != nil:
+		if n == 0 {
+			w.log.Warn("natsbus: worker: report not answered; keeping the outcome and reporting it again", zap.String("key", t.IdempotencyKey), zap.Error(err))
+		}
+		return false
+	case !ans.OK && ans.Code == wire.CodeUnknownInstance:
+		if n == 0 {
+			w.log.Warn("natsbus: worker: report refused; keeping the outcome and reporting it again", zap.String("key", t.IdempotencyKey), zap.Error(&AnswerError{Code: ans.Code, Message: ans.Message}))
+		}
+		return false
+	case !ans.OK && ans.Code != wire.CodeStale:
+		w.log.Warn("natsbus: worker: report refused", zap.String("key", t.IdempotencyKey), zap.Error(&AnswerError{Code: ans.Code, Message: ans.Message}))
+	}
+	return true
 }

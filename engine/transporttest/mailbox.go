@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/engine"
 )
 
 // testOpenTwice: opening an agent again keeps its mailbox and what waits in
@@ -203,6 +204,52 @@ func testExpired(c *checker) {
 	if s.Expired != 3 || s.DeadLettersByReason[bus.ReasonTTLExpired] != 3 {
 		c.t.Errorf("got expired %d, dead letters ttl_expired %d, want 3 and 3",
 			s.Expired, s.DeadLettersByReason[bus.ReasonTTLExpired])
+	}
+}
+
+// testOffer: a transport that implements engine.Offerer refuses work
+// offered to a full mailbox with an error naming the agent, and neither
+// accepts nor dead-letters it: no dead letter, no count; the same work
+// offered again once there is room (same idempotency key) is delivered
+// once, as is work offered to a mailbox with room. A transport without
+// OfferWork has nothing to check here.
+func testOffer(c *checker) {
+	o, ok := c.tr.(engine.Offerer)
+	if !ok {
+		c.t.Logf("%T does not implement engine.Offerer: the engine sends with SendWork", c.tr)
+		return
+	}
+	const agent, capacity = "PaymentAgent", 2
+	l := c.watch()
+	c.open(agent, capacity)
+	first := workAt(agent, 1, 5)
+	kept := []string{first.Key()}
+	if err := o.OfferWork(c.t.Context(), first); err != nil {
+		c.t.Fatalf("got OfferWork error %v to a mailbox with room, want nil", err)
+	}
+	kept = append(kept, c.send(work(agent, 2)))
+	over := work(agent, 3)
+	overKey := over.Key()
+	err := o.OfferWork(c.t.Context(), over)
+	if !errors.Is(err, bus.ErrQueueFull) || !strings.Contains(errText(err), agent) {
+		c.t.Fatalf("got OfferWork error %v to a full mailbox, want one matching bus.ErrQueueFull that names %s", err, agent)
+	}
+	c.metrics(counts{Accepted: capacity, Queued: capacity})
+	taken := c.take(agent, 1)
+	c.ack(taken...)
+	if err := o.OfferWork(c.t.Context(), work(agent, 3)); err != nil {
+		c.t.Fatalf("got OfferWork error %v once there was room, want nil: the refused offer must leave its key free", err)
+	}
+	kept = append(kept, overKey)
+	rest := c.take(agent, capacity)
+	c.ack(rest...)
+	if got := keys(append(taken, rest...)); !slices.Equal(got, kept) {
+		c.t.Fatalf("got %v, want %v (the refused %s once, offered again)", got, kept, overKey)
+	}
+	c.takeNone(agent)
+	c.metrics(counts{Accepted: capacity + 1, Delivered: capacity + 1})
+	if ds := l.all(); len(ds) != 0 {
+		c.t.Fatalf("got dead letters %v, want none: a refused offer is not dead-lettered", letterKeys(ds))
 	}
 }
 

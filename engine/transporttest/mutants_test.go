@@ -59,6 +59,12 @@ const (
 	invalidSilent = "invalid-silent"
 	// losesOneIn64 silently acks and drops every 64th message taken.
 	losesOneIn64 = "loses-one-in-64"
+	// offerDeadLetters offers work as it sends it: a full mailbox
+	// dead-letters the offer.
+	offerDeadLetters = "offer-dead-letters"
+	// offerKeepsKey refuses an offer to a full mailbox without a dead
+	// letter, but remembers its key and drops the next offer with it.
+	offerKeepsKey = "offer-keeps-key"
 )
 
 // mutant is the in-memory bus with one behaviour broken by its knob; with
@@ -138,6 +144,29 @@ func (b *mutant) SendWork(ctx context.Context, m *bus.Message) error {
 		b.mu.Unlock()
 	}
 	return err
+}
+
+func (b *mutant) OfferWork(ctx context.Context, m *bus.Message) error {
+	switch b.knob {
+	case offerDeadLetters:
+		return b.SendWork(ctx, m)
+	case offerKeepsKey:
+		key := m.Key()
+		b.mu.Lock()
+		held := b.refused[key]
+		b.mu.Unlock()
+		if held {
+			return nil
+		}
+		err := b.Bus.OfferWork(ctx, m)
+		if err != nil {
+			b.mu.Lock()
+			b.refused[key] = true
+			b.mu.Unlock()
+		}
+		return err
+	}
+	return b.Bus.OfferWork(ctx, m)
 }
 
 func (b *mutant) TakeWork(ctx context.Context, agent string, max int) ([]*bus.Message, error) {
@@ -279,6 +308,8 @@ func TestSuiteCatchesMutants(t *testing.T) {
 		{refusalKeepsKey, "CapacityRefusesAndDeadLetters"},
 		{invalidSilent, "InvalidMessageRefused"},
 		{losesOneIn64, "ConcurrentSendAndTake"},
+		{offerDeadLetters, "OfferToAFullMailboxRefusedNotDeadLettered"},
+		{offerKeepsKey, "OfferToAFullMailboxRefusedNotDeadLettered"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.knob+"/"+tt.subtest, func(t *testing.T) {

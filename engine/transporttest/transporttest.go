@@ -78,6 +78,7 @@ var subtests = []struct {
 	{"InvalidMessageRefused", testInvalid},
 	{"PriorityThenSendOrder", testPriority},
 	{"CapacityRefusesAndDeadLetters", testCapacity},
+	{"OfferToAFullMailboxRefusedNotDeadLettered", testOffer},
 	{"AckSettles", testAck},
 	{"NackRedelivers", testNack},
 	{"RedeliveryAfterAckWait", testRedelivery},
