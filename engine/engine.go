@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
@@ -19,6 +16,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/fsm"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/wire"
@@ -216,10 +214,13 @@ func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, er
 
 // StartID is Start under an id the caller chose (a client retrying a start
 // safely, say): an id any instance of the store already has is refused
-// with ErrDuplicateInstance, and nothing starts.
+// with ErrDuplicateInstance, and nothing starts. An id record.CheckID
+// refuses (empty, not UTF-8, longer than record.MaxIDLen bytes, with
+// control characters, "." or "..") is an *IDError (errors.Is
+// ErrInvalidID), and nothing starts.
 func (e *Engine) StartID(ctx context.Context, id string, input map[string]any) (*Instance, error) {
-	if id == "" || !utf8.ValidString(id) || strings.ContainsFunc(id, unicode.IsControl) {
-		return nil, &InputError{Field: "id", Reason: "must be non-empty UTF-8 text without control characters"}
+	if err := record.CheckID(id); err != nil {
+		return nil, err
 	}
 	return e.start(ctx, id, input, true)
 }

@@ -14,6 +14,8 @@ var (
 	// ErrUnknownWorkflow means a store keeps no workflow source under the
 	// given hash.
 	ErrUnknownWorkflow = record.ErrUnknownWorkflow
+	// ErrInvalidID matches every *IDError: an id StartID refuses.
+	ErrInvalidID = record.ErrInvalidID
 	// ErrInstanceFinished means the instance has already completed, failed or
 	// been cancelled.
 	ErrInstanceFinished = errors.New("engine: instance finished")
@@ -47,6 +49,11 @@ var (
 	// the instance (or the state is parallel).
 	ErrNoActiveRun = errors.New("engine: no run under way to hand over")
 )
+
+// IDError is an instance id StartID refuses, and why (see record.CheckID:
+// at most record.MaxIDLen bytes of UTF-8 without control characters, not
+// "." or "..").
+type IDError = record.IDError
 
 // LimitError says which limit an instance hit, in which state, with which count.
 type LimitError struct {
