@@ -427,7 +427,8 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 // received the work for step of instance id reports how it ended. A
 // non-nil runErr fails the run (registry.Reject rejects the hand-off;
 // registry.Permanent skips retries). A report for any other run is recorded
-// and returns ErrStaleReport.
+// and returns ErrStaleReport; one for a step the instance has not reached
+// records nothing and returns an error matching ErrFutureStep.
 func (e *Engine) Report(ctx context.Context, instanceID string, step int, out registry.Outcome, runErr error) error {
 	if ctx == nil {
 		return errors.New("engine: nil context")
@@ -446,8 +447,9 @@ func (e *Engine) Report(ctx context.Context, instanceID string, step int, out re
 }
 
 // HandleReport applies a report in the agent protocol's form (package wire)
-// and answers it: ok, or why not (the step is over, the report does not fit
-// the run, the instance is unknown). A final notice's report settles it.
+// and answers it: ok, or why not (the step is over: stale; the report does
+// not fit the run, or names a step the instance has not reached: invalid;
+// the instance is unknown). A final notice's report settles it.
 func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 	if ctx == nil || r == nil {
 		return wire.Answer{Code: wire.CodeInvalid, Message: "engine: nil context or report"}
@@ -458,10 +460,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 	var ans *wire.Answer
 	err := e.with(ctx, r.InstanceID, func(i *instance) error {
 		if r.Heartbeat {
-			if !i.markAccepted(r.Step) {
-				return ErrStaleReport
-			}
-			return nil
+			return i.markAccepted(r.Step)
 		}
 		if key := idempotencyKey(r.InstanceID, r.Step); i.takeNotice(key) {
 			return i.noticeErr(key)
@@ -515,7 +514,8 @@ func (e *Engine) ReportMessage(ctx context.Context, m *bus.Message, out registry
 
 // Accept tells the engine that an external agent has taken the work in m
 // (it acks the message); for a final notice, that settles it. It returns
-// ErrStaleReport when the run is no longer under way.
+// ErrStaleReport when the run is no longer under way, an error matching
+// ErrFutureStep when the instance has not reached the message's step.
 func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
 	t, ctx, err := e.take(ctx, m)
 	if err != nil {
@@ -525,10 +525,7 @@ func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
 		return e.acceptNotice(ctx, t)
 	}
 	return e.with(ctx, t.InstanceID, func(i *instance) error {
-		if !i.markAccepted(t.Step) {
-			return ErrStaleReport
-		}
-		return nil
+		return i.markAccepted(t.Step)
 	})
 }
 

@@ -23,6 +23,11 @@ var (
 	// instance's current run (a late reply after a timeout, say). It is
 	// recorded in the history and otherwise ignored.
 	ErrStaleReport = errors.New("engine: stale report")
+	// ErrFutureStep means an outcome, a heartbeat or a take was reported
+	// for a step the instance has not reached: no work of that step was
+	// ever sent, so the report is not late but wrong (answered invalid),
+	// and nothing is recorded.
+	ErrFutureStep = errors.New("engine: report for a step the instance has not reached")
 	// ErrReservedTrigger means an agent reported one of the outcomes only the
 	// engine may produce (error, timeout, rejected, joined, partial, conflict).
 	ErrReservedTrigger = errors.New("engine: reserved trigger")

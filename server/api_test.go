@@ -43,7 +43,9 @@ func TestServer_Reports(t *testing.T) {
 		{name: "two answers", body: `{"instance_id":"x","step":1,"agent":"a","trigger":"t","reject":"no"}`, status: 400, field: "report"},
 		{name: "unknown instance", body: map[string]any{"instance_id": "nope", "step": 1, "agent": "worker", "trigger": "done"}, status: 200, code: "unknown_instance"},
 		{name: "wrong agent", body: report(1, "someone"), status: 200, code: "invalid"},
-		{name: "step not under way", body: report(7, "worker"), status: 200, code: "stale"},
+		{name: "a step not reached", body: report(7, "worker"), status: 200, code: "invalid"},
+		{name: "a heartbeat for a step not reached", body: map[string]any{"instance_id": id, "step": 7, "agent": "worker", "heartbeat": true}, status: 200, code: "invalid"},
+		{name: "a heartbeat for the run", body: map[string]any{"instance_id": id, "step": 1, "agent": "worker", "heartbeat": true}, status: 200, ok: true},
 		{name: "the run's report", body: report(1, "worker"), status: 200, ok: true},
 		{name: "again, for a finished run", body: report(1, "worker"), status: 200, code: "stale"},
 	}
