@@ -69,7 +69,7 @@ func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
 	if key == "" {
 		key = m.MessageID
 	}
-	msg.Header.Set(HeaderMsgID, key)
+	msg.Header.Set(HeaderMsgID, msgID(key))
 	ack, err := t.publishWork(ctx, msg)
 	var api *jetstream.APIError
 	if errors.As(err, &api) && api.ErrorCode == errCodeStoreFailed {
