@@ -81,3 +81,40 @@ func ids(snaps []record.Snapshot) []string {
 	}
 	return out
 }
+
+// An earlier release wrote an id of 3,000 characters in full in its
+// subject, where no read by id looks now: the list leaves it out (with an
+// error logged) and keeps the others.
+func TestStore_LongIDOfAnEarlierReleaseIsLeftOut(t *testing.T) {
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
+	s := openStore(t, srv, natsstore.Config{Prefix: "baton", Timeout: testTimeout, Shards: 1})
+	ctx := context.Background()
+	require.NoError(t, s.Commit(ctx, step("good", "a", 1)))
+	id := strings.Repeat("x", 3000)
+	_, err := raw(t, srv).Publish(ctx, "baton.step.0."+base64.RawURLEncoding.EncodeToString([]byte(id)), []byte(`{"format":1,"snapshot":{"id":"`+id+`"}}`))
+	require.NoError(t, err)
+	snaps, err := s.Instances(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"good"}, ids(snaps))
+}
+
+// A child workflow's instance under the longest parent id has a hashed
+// token, and is in its parent's partition: committed under the parent's
+// lease, fenced off with it when another engine takes the partition over.
+func TestStore_Fence_ChildOfTheLongestIDFollowsItsParent(t *testing.T) {
+	a, b := leasedStores(t)
+	ctx := context.Background()
+	parent := strings.Repeat("p", record.MaxIDLen)
+	child := parent + "/KYC/1"
+	p := a.Partition(parent)
+	require.Equal(t, p, a.Partition(child))
+	require.NoError(t, a.Fence(ctx, p, 1))
+	require.NoError(t, a.Commit(ctx, step(parent, "a", 1)))
+	require.NoError(t, a.Commit(ctx, step(child, "a", 1)))
+
+	require.NoError(t, b.Fence(ctx, p, 2))
+	requireNotOwner(t, a.Commit(ctx, step(child, "a", 2)), p)
+	require.Equal(t, 1, look(t, b, child).snap.Step)
+	require.NoError(t, b.Commit(ctx, step(child, "b", 2)))
+	require.Equal(t, 2, look(t, b, child).snap.Step)
+}
