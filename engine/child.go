@@ -112,7 +112,9 @@ type childRun struct {
 }
 
 // childID is the id of the child a workflow state starts: the parent's id,
-// the state and the visit.
+// the state and the visit. Under a parent id near record.MaxIDLen it is
+// longer than a caller may choose: that limit is for chosen ids, and the
+// stores take longer ones (natsstore hashes them in its subjects).
 func childID(parent, state string, visit int) string {
 	return fmt.Sprintf("%s/%s/%d", parent, state, visit)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -166,45 +167,64 @@ func TestEngine_Child_ResumedWhileTheChildRuns(t *testing.T) {
 		t.Cleanup(func() { _ = eng.Close() })
 		return eng
 	}
+	// The longest id a caller may choose makes a child id longer still,
+	// which every store takes.
+	longest := strings.Repeat("p", record.MaxIDLen)
 	for _, name := range storeNames {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			store := openStore(t, name)
-			sim := clock.NewSim(epoch)
-			first := build(t, store, sim)
-			inst, err := first.Start(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := first.Report(ctx, inst.ID(), 1, registry.Outcome{Trigger: "signed", Result: map[string]any{"customer": "c-9"}}, nil); err != nil {
-				t.Fatal(err)
-			}
-			if err := sim.RunReady(ctx); err != nil {
-				t.Fatal(err)
-			}
-			sim.Advance(10 * time.Minute)
-			_ = first.Close() // the process dies while the child's checker works
+		for _, id := range []string{"", longest} {
+			t.Run(fmt.Sprintf("%s, id of %d bytes", name, len(id)), func(t *testing.T) {
+				testChildResumed(t, build, name, id)
+			})
+		}
+	}
+}
 
-			second := build(t, store, sim)
-			rep, err := second.Resume(ctx)
-			if err != nil || len(rep.Failed) > 0 || !slices.Contains(rep.Resumed, inst.ID()) || !slices.Contains(rep.Resumed, "p-1/KYC/1") {
-				t.Fatalf("Resume: got %+v, %v; want the parent and its child resumed", rep, err)
-			}
-			// The checker's report reaches the child through the parent's engine.
-			if err := second.Report(ctx, "p-1/KYC/1", 1, registry.Outcome{Trigger: "ok", Result: map[string]any{"level": "low"}}, nil); err != nil {
-				t.Fatalf("report to the child: %v", err)
-			}
-			if err := sim.RunReady(ctx); err != nil {
-				t.Fatal(err)
-			}
-			again, err := second.Instance(inst.ID())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res := again.Result(); res.State != "WELCOME" || res.Context["level"] != "low" {
-				t.Fatalf("got state %s, context %v; want WELCOME with the child's result", res.State, res.Context)
-			}
-		})
+// testChildResumed starts an instance of onboarding (under id, or a new
+// id when empty), lets the engine die while the child runs, resumes both
+// on another engine and finishes them.
+func testChildResumed(t *testing.T, build func(*testing.T, engine.Store, *clock.Sim) *engine.Engine, name, id string) {
+	ctx := context.Background()
+	store := openStore(t, name)
+	sim := clock.NewSim(epoch)
+	first := build(t, store, sim)
+	var inst *engine.Instance
+	var err error
+	if id == "" {
+		inst, err = first.Start(ctx, nil)
+	} else {
+		inst, err = first.StartID(ctx, id, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := inst.ID() + "/KYC/1"
+	if err := first.Report(ctx, inst.ID(), 1, registry.Outcome{Trigger: "signed", Result: map[string]any{"customer": "c-9"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.RunReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sim.Advance(10 * time.Minute)
+	_ = first.Close() // the process dies while the child's checker works
+
+	second := build(t, store, sim)
+	rep, err := second.Resume(ctx)
+	if err != nil || len(rep.Failed) > 0 || !slices.Contains(rep.Resumed, inst.ID()) || !slices.Contains(rep.Resumed, child) {
+		t.Fatalf("Resume: got %+v, %v; want the parent and its child resumed", rep, err)
+	}
+	// The checker's report reaches the child through the parent's engine.
+	if err := second.Report(ctx, child, 1, registry.Outcome{Trigger: "ok", Result: map[string]any{"level": "low"}}, nil); err != nil {
+		t.Fatalf("report to the child: %v", err)
+	}
+	if err := sim.RunReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, err := second.Instance(inst.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := again.Result(); res.State != "WELCOME" || res.Context["level"] != "low" {
+		t.Fatalf("got state %s, context %v; want WELCOME with the child's result", res.State, res.Context)
 	}
 }
 

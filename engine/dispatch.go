@@ -187,18 +187,22 @@ func (i *instance) noticeErr(id string) error {
 }
 
 // markAccepted tells whether the run of step, whose agent says it took the
-// work (or is still on it), is still current: false means its report
-// would be stale. Taking the work, or a heartbeat, restarts the run's
+// work (or is still on it), is still current: nil, or ErrStaleReport when
+// the run is over, or an ErrFutureStep error when the instance has not
+// reached step. Taking the work, or a heartbeat, restarts the run's
 // heartbeat timer; nothing is recorded.
-func (i *instance) markAccepted(step int) bool {
+func (i *instance) markAccepted(step int) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	r := i.active(step) // a single run, or a parallel branch
 	if r == nil {
-		return false
+		if err := i.futureStep(step); err != nil {
+			return err
+		}
+		return ErrStaleReport
 	}
 	if r.beat != nil {
 		i.armBeat(r)
 	}
-	return true
+	return nil
 }

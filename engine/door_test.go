@@ -380,9 +380,43 @@ func TestEngine_StartID(t *testing.T) {
 	if _, err := eng.StartID(t.Context(), "order-7", nil); !errors.Is(err, engine.ErrDuplicateInstance) {
 		t.Fatalf("got %v, want ErrDuplicateInstance", err)
 	}
-	var ie *engine.InputError
-	if _, err := eng.StartID(t.Context(), "", nil); !errors.As(err, &ie) || ie.Field != "id" {
-		t.Fatalf("got %v, want an *InputError naming id", err)
+}
+
+// An id a caller may not choose is refused with an *IDError before
+// anything starts; the longest allowed id starts and finishes.
+func TestEngine_StartID_RefusesInvalidIDs(t *testing.T) {
+	store := engine.NewMemStore()
+	eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{
+		"alpha": answer("next", nil), "beta": answer("next", nil), "gamma": answer("next", nil), "watch": answer("seen", nil),
+	}, engine.WithStore(store))
+	defer eng.Close()
+	for _, tc := range []struct{ name, id string }{
+		{"empty", ""},
+		{"one byte too long", strings.Repeat("x", record.MaxIDLen+1)},
+		{"3000 bytes", strings.Repeat("x", 3000)},
+		{"not UTF-8", "order-\xff"},
+		{"control character", "order\n7"},
+		{"dot", "."},
+		{"dot dot", ".."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := eng.StartID(t.Context(), tc.id, nil)
+			var ie *engine.IDError
+			if !errors.As(err, &ie) || !errors.Is(err, engine.ErrInvalidID) || ie.ID != tc.id || ie.Reason == "" {
+				t.Fatalf("got %v, want an *IDError for %.20q", err, tc.id)
+			}
+		})
+	}
+	if snaps, _ := store.Instances(t.Context()); len(snaps) != 0 {
+		t.Fatalf("got %d instances stored, want none", len(snaps))
+	}
+	longest := strings.Repeat("é", record.MaxIDLen/2)
+	inst, err := eng.StartID(t.Context(), longest, nil)
+	if err != nil {
+		t.Fatalf("an id of exactly %d bytes: %v", record.MaxIDLen, err)
+	}
+	if res, err := inst.Wait(t.Context()); err != nil || res.Status != engine.StatusCompleted {
+		t.Fatalf("got %v (%v), want completed", res.Status, err)
 	}
 }
 

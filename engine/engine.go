@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
@@ -19,6 +16,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/fsm"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/wire"
@@ -229,10 +227,13 @@ func (e *Engine) Start(ctx context.Context, input map[string]any) (*Instance, er
 
 // StartID is Start under an id the caller chose (a client retrying a start
 // safely, say): an id any instance of the store already has is refused
-// with ErrDuplicateInstance, and nothing starts.
+// with ErrDuplicateInstance, and nothing starts. An id record.CheckID
+// refuses (empty, not UTF-8, longer than record.MaxIDLen bytes, with
+// control characters, "." or "..") is an *IDError (errors.Is
+// ErrInvalidID), and nothing starts.
 func (e *Engine) StartID(ctx context.Context, id string, input map[string]any) (*Instance, error) {
-	if id == "" || !utf8.ValidString(id) || strings.ContainsFunc(id, unicode.IsControl) {
-		return nil, &InputError{Field: "id", Reason: "must be non-empty UTF-8 text without control characters"}
+	if err := record.CheckID(id); err != nil {
+		return nil, err
 	}
 	return e.start(ctx, id, input, true)
 }
@@ -442,7 +443,8 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 // received the work for step of instance id reports how it ended. A
 // non-nil runErr fails the run (registry.Reject rejects the hand-off;
 // registry.Permanent skips retries). A report for any other run is recorded
-// and returns ErrStaleReport.
+// and returns ErrStaleReport; one for a step the instance has not reached
+// records nothing and returns an error matching ErrFutureStep.
 func (e *Engine) Report(ctx context.Context, instanceID string, step int, out registry.Outcome, runErr error) error {
 	if ctx == nil {
 		return errors.New("engine: nil context")
@@ -461,8 +463,9 @@ func (e *Engine) Report(ctx context.Context, instanceID string, step int, out re
 }
 
 // HandleReport applies a report in the agent protocol's form (package wire)
-// and answers it: ok, or why not (the step is over, the report does not fit
-// the run, the instance is unknown). A final notice's report settles it.
+// and answers it: ok, or why not (the step is over: stale; the report does
+// not fit the run, or names a step the instance has not reached: invalid;
+// the instance is unknown). A final notice's report settles it.
 func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 	if ctx == nil || r == nil {
 		return wire.Answer{Code: wire.CodeInvalid, Message: "engine: nil context or report"}
@@ -473,10 +476,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 	var ans *wire.Answer
 	err := e.with(ctx, r.InstanceID, func(i *instance) error {
 		if r.Heartbeat {
-			if !i.markAccepted(r.Step) {
-				return ErrStaleReport
-			}
-			return nil
+			return i.markAccepted(r.Step)
 		}
 		if key := idempotencyKey(r.InstanceID, r.Step); i.takeNotice(key) {
 			return i.noticeErr(key)
@@ -530,7 +530,8 @@ func (e *Engine) ReportMessage(ctx context.Context, m *bus.Message, out registry
 
 // Accept tells the engine that an external agent has taken the work in m
 // (it acks the message); for a final notice, that settles it. It returns
-// ErrStaleReport when the run is no longer under way.
+// ErrStaleReport when the run is no longer under way, an error matching
+// ErrFutureStep when the instance has not reached the message's step.
 func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
 	t, ctx, err := e.take(ctx, m)
 	if err != nil {
@@ -540,10 +541,7 @@ func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
 		return e.acceptNotice(ctx, t)
 	}
 	return e.with(ctx, t.InstanceID, func(i *instance) error {
-		if !i.markAccepted(t.Step) {
-			return ErrStaleReport
-		}
-		return nil
+		return i.markAccepted(t.Step)
 	})
 }
 

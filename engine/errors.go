@@ -14,6 +14,8 @@ var (
 	// ErrUnknownWorkflow means a store keeps no workflow source under the
 	// given hash.
 	ErrUnknownWorkflow = record.ErrUnknownWorkflow
+	// ErrInvalidID matches every *IDError: an id StartID refuses.
+	ErrInvalidID = record.ErrInvalidID
 	// ErrInstanceFinished means the instance has already completed, failed or
 	// been cancelled.
 	ErrInstanceFinished = errors.New("engine: instance finished")
@@ -21,6 +23,11 @@ var (
 	// instance's current run (a late reply after a timeout, say). It is
 	// recorded in the history and otherwise ignored.
 	ErrStaleReport = errors.New("engine: stale report")
+	// ErrFutureStep means an outcome, a heartbeat or a take was reported
+	// for a step the instance has not reached: no work of that step was
+	// ever sent, so the report is not late but wrong (answered invalid),
+	// and nothing is recorded.
+	ErrFutureStep = errors.New("engine: report for a step the instance has not reached")
 	// ErrReservedTrigger means an agent reported one of the outcomes only the
 	// engine may produce (error, timeout, rejected, joined, partial, conflict).
 	ErrReservedTrigger = errors.New("engine: reserved trigger")
@@ -47,6 +54,11 @@ var (
 	// the instance (or the state is parallel).
 	ErrNoActiveRun = errors.New("engine: no run under way to hand over")
 )
+
+// IDError is an instance id StartID refuses, and why (see record.CheckID:
+// at most record.MaxIDLen bytes of UTF-8 without control characters, not
+// "." or "..").
+type IDError = record.IDError
 
 // LimitError says which limit an instance hit, in which state, with which count.
 type LimitError struct {

@@ -87,7 +87,7 @@ func TestEngine_External_ReportErrors(t *testing.T) {
 	}{
 		{"unknown instance", func() error { return r.eng.Report(ctx, "nope", 1, registry.Outcome{Trigger: "next"}, nil) }, engine.ErrUnknownInstance},
 		{"a step that is not current", func() error { return r.eng.Report(ctx, inst.ID(), 1, registry.Outcome{Trigger: "next"}, nil) }, engine.ErrStaleReport},
-		{"a step not run yet", func() error { return r.eng.Report(ctx, inst.ID(), 7, registry.Outcome{Trigger: "next"}, nil) }, engine.ErrStaleReport},
+		{"a step not run yet", func() error { return r.eng.Report(ctx, inst.ID(), 7, registry.Outcome{Trigger: "next"}, nil) }, engine.ErrFutureStep},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,6 +107,15 @@ func TestEngine_External_ReportErrors(t *testing.T) {
 	})
 	if got := inst.Result(); got.Status != engine.StatusRunning || got.State != "SECOND" {
 		t.Errorf("got %s in %s, want the instance still running in SECOND", got.Status, got.State)
+	}
+	history, err := inst.History(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range history {
+		if en.Step == 7 {
+			t.Errorf("got %+v, want nothing recorded of a report for a step not reached", en)
+		}
 	}
 }
 

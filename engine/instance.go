@@ -458,6 +458,21 @@ func (i *instance) active(step int) *run {
 	return nil
 }
 
+// futureStep is an ErrFutureStep error when step is one the instance has
+// not reached, nil otherwise; i.mu is held. A finished instance's final
+// notice goes out under the step after its last (see finalNotice): a
+// second report of it is stale, not invalid.
+func (i *instance) futureStep(step int) error {
+	reached := i.step
+	if i.status.Finished() {
+		reached++
+	}
+	if step <= reached {
+		return nil
+	}
+	return fmt.Errorf("%w: step %d of instance %s, which is at step %d", ErrFutureStep, step, i.id, i.step)
+}
+
 // runAgent returns the agent of step's run, if it is under way.
 func (i *instance) runAgent(step int) (string, bool) {
 	i.mu.Lock()
@@ -500,6 +515,9 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 	}
 	r := i.active(step)
 	if r == nil {
+		if err := i.futureStep(step); err != nil {
+			return err
+		}
 		if !errors.Is(runErr, ErrTimeout) || !timedOut {
 			// A timer that fires after its run ended is not a reply; anything else is.
 			i.note(Entry{Kind: KindLateReply, Step: step, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})

@@ -22,8 +22,9 @@
 // consumer; TakeWork reads them highest first.
 //
 // SendWork publishes the message's JSON (bus.Message's own) with its
-// idempotency key as Nats-Msg-Id: JetStream drops a second send within the
-// dedup window. TakeWork pulls "no wait" from each level, highest first;
+// idempotency key as Nats-Msg-Id (a key over 256 bytes as "sha256:" and
+// the base64 of its hash): JetStream drops a second send within the dedup
+// window. TakeWork pulls "no wait" from each level, highest first;
 // a level that seems empty while the stream holds work of it is asked
 // again, waiting Config.TakeWait, and when every level seemed empty it
 // asks again, waiting at each (JetStream tells consumers of new work a

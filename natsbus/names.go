@@ -1,6 +1,8 @@
 package natsbus
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"strconv"
 	"strings"
 
@@ -107,6 +109,22 @@ func agentOf(token string) string {
 
 func plain(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+// maxMsgID is the longest idempotency key sent as it is as a work
+// message's Nats-Msg-Id.
+const maxMsgID = 256
+
+// msgID is the Nats-Msg-Id of work under key: the key itself, or for a key
+// longer than maxMsgID (an instance id of hundreds of bytes) "sha256:" and
+// the base64 of its SHA-256, so that neither the header nor the stream's
+// table of recent ids grows with ids. Either way one key is one id.
+func msgID(key string) string {
+	if len(key) <= maxMsgID {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return "sha256:" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // WorkSubject is the subject of agent's work at priority p.

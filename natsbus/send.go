@@ -84,7 +84,7 @@ func (t *Transport) send(ctx context.Context, m *bus.Message, offer bool) error 
 	if key == "" {
 		key = m.MessageID
 	}
-	msg.Header.Set(HeaderMsgID, key)
+	msg.Header.Set(HeaderMsgID, msgID(key))
 	ack, err := t.publishWork(ctx, msg)
 	var api *jetstream.APIError
 	if errors.As(err, &api) && api.ErrorCode == errCodeStoreFailed {

@@ -1,10 +1,12 @@
 package natsstore
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/batonhq/baton/record"
 )
@@ -34,17 +36,41 @@ type workflowRecord struct {
 	Workflow record.WorkflowSource `json:"workflow"`
 }
 
+// maxPlainToken is the longest token that is an id's base64 form: that of
+// an id of record.MaxIDLen bytes, so that every id a caller may choose
+// keeps the subject earlier releases wrote it on.
+var maxPlainToken = base64.RawURLEncoding.EncodedLen(record.MaxIDLen)
+
+// hashedMark starts the token of a longer id; base64 (URL alphabet, no
+// padding) never holds '='.
+const hashedMark = "="
+
 // token turns an id into one subject token or key: ids may hold any byte,
 // subjects only some. Base64 (URL alphabet, no padding) keeps ids that are
-// prefixes of one another apart and is reversible.
-func token(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
+// prefixes of one another apart and is reversible. An id longer than
+// record.MaxIDLen (a child workflow's instance under a long parent id, say)
+// is hashed instead, so that no id makes a subject too long for the NATS
+// protocol (its control lines stop at 4 KiB); its records hold the whole
+// id, which every read checks.
+func token(id string) string {
+	if base64.RawURLEncoding.EncodedLen(len(id)) <= maxPlainToken {
+		return base64.RawURLEncoding.EncodeToString([]byte(id))
+	}
+	sum := sha256.Sum256([]byte(id))
+	return hashedMark + base64.RawURLEncoding.EncodeToString(sum[:])
+}
 
-func untoken(tok string) (string, error) {
+// untoken is the id of a token; hashed is true for the token of a long id,
+// which only its records name.
+func untoken(tok string) (id string, hashed bool, err error) {
+	if strings.HasPrefix(tok, hashedMark) {
+		return "", true, nil
+	}
 	b, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil {
-		return "", fmt.Errorf("subject token %q is not an encoded id: %w", tok, err)
+		return "", false, fmt.Errorf("subject token %q is not an encoded id: %w", tok, err)
 	}
-	return string(b), nil
+	return string(b), false, nil
 }
 
 func encodeStep(snap record.Snapshot, entries []record.Entry, outbox []record.Outgoing) ([]byte, error) {
@@ -80,9 +106,45 @@ func decodeStep(id string, data []byte) (stepRecord, error) {
 		return r, formatErr(r.Format)
 	}
 	if r.Snapshot.ID != id {
-		return r, fmt.Errorf("holds a snapshot of instance %q", r.Snapshot.ID)
+		return r, fmt.Errorf("holds a snapshot of instance %q", short(r.Snapshot.ID))
 	}
 	return r, nil
+}
+
+// decodeLast reads the step message on the subject whose last token is tok,
+// as a list of the instances meets it: the id is the token's, or for a
+// hashed token the record's own, which must hash to it. A record of an id
+// no read by id would find (an id over record.MaxIDLen that an earlier
+// release wrote in full) is an error too.
+func decodeLast(tok string, data []byte) (string, stepRecord, error) {
+	id, hashed, err := untoken(tok)
+	if err != nil {
+		return "", stepRecord{}, err
+	}
+	if hashed {
+		var probe struct {
+			Snapshot struct {
+				ID string `json:"id"`
+			} `json:"snapshot"`
+		}
+		if err := json.Unmarshal(data, &probe); err != nil {
+			return "", stepRecord{}, err
+		}
+		id = probe.Snapshot.ID
+	}
+	if token(id) != tok {
+		return id, stepRecord{}, fmt.Errorf("the record of instance %q is not on its subject (token %q)", short(id), token(id))
+	}
+	r, err := decodeStep(id, data)
+	return id, r, err
+}
+
+// short is an id cut to its first 64 bytes, for messages.
+func short(id string) string {
+	if len(id) > 64 {
+		return id[:64] + "..."
+	}
+	return id
 }
 
 func decodeDead(data []byte) (record.DeadLetter, error) {

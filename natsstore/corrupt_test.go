@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,10 +64,13 @@ func TestStore_CorruptStep(t *testing.T) {
 			requireCorrupt(t, err, "history")
 			_, err = s.Outbox(ctx, "i")
 			requireCorrupt(t, err, "outbox")
-			_, err = s.Instances(ctx)
-			requireCorrupt(t, err, "instances")
+			// The list leaves the damaged instance out and keeps the
+			// others, so that they resume.
+			snaps, err := s.Instances(ctx)
+			require.NoError(t, err, "instances")
+			require.Equal(t, []string{"good"}, ids(snaps))
 			_, err = s.Prune(ctx, time.Now())
-			requireCorrupt(t, err, "prune")
+			require.NoError(t, err, "prune")
 			// The other instance reads as before.
 			require.Equal(t, 1, look(t, s, "good").snap.Step)
 		})
@@ -104,10 +108,19 @@ func TestStore_CorruptSubject(t *testing.T) {
 	s := openStore(t, srv, natsstore.Config{Timeout: testTimeout})
 	ctx := context.Background()
 	require.NoError(t, s.Commit(ctx, step("i", "a", 1)))
-	_, err := raw(t, srv).Publish(ctx, s.Prefix()+".step.0.not*base64!", []byte(`{"format":1,"snapshot":{"id":"x"}}`))
+	js := raw(t, srv)
+	for _, bad := range []struct{ token, data string }{
+		{"not*base64!", `{"format":1,"snapshot":{"id":"x"}}`},
+		// A hashed token whose record is of an id that does not hash to it.
+		{"=" + strings.Repeat("A", 43), `{"format":1,"snapshot":{"id":"x"}}`},
+		{"=" + strings.Repeat("B", 43), `not json`},
+	} {
+		_, err := js.Publish(ctx, s.Prefix()+".step.0."+bad.token, []byte(bad.data))
+		require.NoError(t, err)
+	}
+	snaps, err := s.Instances(ctx)
 	require.NoError(t, err)
-	_, err = s.Instances(ctx)
-	requireCorrupt(t, err, "instances")
+	require.Equal(t, []string{"i"}, ids(snaps), "the records on subjects no id has are left out")
 }
 
 func TestStore_CorruptDeadLetterAndWorkflow(t *testing.T) {

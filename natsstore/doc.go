@@ -11,8 +11,14 @@
 //     instance's snapshot after the step, the history entries the step
 //     added and the whole unsettled outbox after it. <id> is the instance
 //     id in unpadded URL-safe base64, so that any id is one subject token;
-//     <shard> is a hash of the id. An instance's last message is its
-//     snapshot and outbox; all its messages in order are its history.
+//     an id longer than record.MaxIDLen (a child workflow's instance under
+//     a long parent id) is '=' and the base64 of its SHA-256 instead, so
+//     that no subject grows past what the NATS protocol carries, and every
+//     read checks the whole id its records hold. <shard> is a hash of the
+//     id. An instance's last message is its snapshot and outbox; all its
+//     messages in order are its history. A message no read can use (not a
+//     record, or not of the id of its subject) is left out of Instances,
+//     with an error logged, so that it cannot hide the other instances.
 //   - stream baton_dead, subject baton.dead: dead letters, numbered by
 //     their stream sequence.
 //   - key-value bucket baton_workflows: workflow sources, keyed by their

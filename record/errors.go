@@ -17,4 +17,7 @@ var (
 	// each owning a share of the instances): the instance must leave this
 	// engine's memory, and its owner continues it from the store.
 	ErrNotOwner = errors.New("engine: instance owned by another engine")
+	// ErrInvalidID matches every *IDError: an instance id a caller may not
+	// choose (see CheckID).
+	ErrInvalidID = errors.New("record: invalid instance id")
 )

@@ -98,8 +98,10 @@ func decodeStart(data []byte) (startRequest, *apiError) {
 	if e := decode(data, &req); e != nil {
 		return req, e
 	}
-	if req.ID != nil && *req.ID == "" {
-		return req, badField("id", "must not be empty")
+	if req.ID != nil {
+		if e := checkStartID(data, *req.ID); e != nil {
+			return req, e
+		}
 	}
 	if req.Version != nil && *req.Version < 1 {
 		return req, badField("version", "must be 1 or more")
@@ -174,11 +176,16 @@ func (s *Server) startInstance(ctx context.Context, name string, req startReques
 	} else {
 		h, err = f.eng.Start(ctx, req.Input)
 	}
-	var inputErr *engine.InputError
+	var (
+		inputErr *engine.InputError
+		idErr    *engine.IDError
+	)
 	switch {
 	case err == nil:
 	case errors.As(err, &inputErr):
 		return Summary{}, false, badField(inputErr.Field, inputErr.Reason)
+	case errors.As(err, &idErr):
+		return Summary{}, false, badField("id", idErr.Reason)
 	case errors.Is(err, engine.ErrDuplicateInstance):
 		// Another start with the same id won the race: answer as a retry.
 		if sum, found, e := s.existing(ctx, *req.ID, name); found || e != nil {

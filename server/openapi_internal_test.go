@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/batonhq/baton/record"
 )
 
 // TestOpenAPI_PathsEqualRoutes keeps the OpenAPI document and the router
@@ -38,6 +40,7 @@ func FuzzDecodeStart(f *testing.F) {
 	for _, seed := range []string{
 		`{}`, `{"input":{"a":1}}`, `{"id":"x","version":2}`, `{"input":3}`, `{"id":""}`, `{"version":0}`,
 		`{"input":{"n":1e400}}`, `[]`, `{"x":1}`, `{} {}`, `{"input":`, "", `null`, `{"input":null}`,
+		"{\"id\":\"a\xffb\"}", `{"id":"a\ud800b"}`, `{"id":"\udc00"}`, `{"id":"\ud83d\ude00"}`, `{"id":".."}`, `{"id":"a\u0007"}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -49,8 +52,8 @@ func FuzzDecodeStart(f *testing.F) {
 			}
 			return
 		}
-		if req.ID != nil && *req.ID == "" {
-			t.Fatal("an empty id passed")
+		if req.ID != nil && record.CheckID(*req.ID) != nil {
+			t.Fatalf("id %q passed: %v", *req.ID, record.CheckID(*req.ID))
 		}
 		if req.Version != nil && *req.Version < 1 {
 			t.Fatal("a version below 1 passed")

@@ -77,7 +77,7 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		given, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok {
 			writeError(w, &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "a bearer token is required (Authorization: Bearer <token>)"})
 			return

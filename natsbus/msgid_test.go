@@ -1,0 +1,61 @@
+package natsbus_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/natsbus"
+)
+
+// The work of an instance with a long id goes out under a short
+// Nats-Msg-Id that still tells its keys apart: a second send of one key is
+// a duplicate, a key that differs in its last byte is not.
+func TestTransport_SendWork_LongKeysHaveShortMessageIDs(t *testing.T) {
+	ns := startServer(t, false)
+	tr := newTransport(t, ns, nil)
+	ctx := t.Context()
+	if err := tr.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	id := strings.Repeat("x", 3000)
+	for _, key := range []string{id + ":1", id + ":1", id + ":2", id + ":1"} {
+		if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen(t, ns, "a", 2)
+	if s := tr.Metrics(); s.Duplicates != 2 || s.Accepted != 2 {
+		t.Errorf("got %d duplicates, %d accepted, want 2 and 2", s.Duplicates, s.Accepted)
+	}
+	js, err := jetstream.New(connect(t, ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(context.Background(), natsbus.WorkStream("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 2; seq++ {
+		m, err := st.GetMsg(context.Background(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Header.Get(natsbus.HeaderMsgID); len(got) > 256 {
+			t.Errorf("message %d: got a Nats-Msg-Id of %d bytes, want at most 256", seq, len(got))
+		}
+	}
+	got, err := tr.TakeWork(ctx, "a", 0)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("got %d messages (%v), want 2", len(got), err)
+	}
+	keys := []string{got[0].Key(), got[1].Key()}
+	slices.Sort(keys)
+	if keys[0] != id+":1" || keys[1] != id+":2" {
+		t.Errorf("got keys of %d and %d bytes, want the whole keys", len(keys[0]), len(keys[1]))
+	}
+}
