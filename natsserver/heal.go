@@ -1,0 +1,139 @@
+package natsserver
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"go.uber.org/zap"
+)
+
+// Why heal exists: when a write of a JetStream file store fails (the disk
+// is full: "no space left on device"), nats-server keeps the error on the
+// stream's store and fails every later write with it, answering none of
+// them, until the stream is loaded again, which only a restart of
+// JetStream (or of the server) does. Freeing space changes nothing on its
+// own. So the server watches its streams for such a write error and, once
+// the disk takes a test write again, starts JetStream again from its
+// files: the streams are read back (a write that did not make it whole is
+// dropped, as after a crash; nothing acknowledged is lost, every write
+// being synced to disk before its acknowledgement by default), and writes
+// go through again. Client connections stay open across the restart;
+// requests made during it fail as JetStream being unavailable.
+
+// probeSize is the size of the test write that tells the disk has room
+// again: enough for a stream to start a new block of messages.
+const probeSize = 1 << 20
+
+// Healthy reports whether JetStream takes writes: nil, or a *HealthError
+// (errors.Is ErrUnhealthy) saying why not (a stream failed to write, a full
+// disk; JetStream is being restarted).
+func (s *Server) Healthy() error {
+	if s.restarting.Load() {
+		return &HealthError{Reason: "JetStream is restarting after a write error"}
+	}
+	if !s.ns.JetStreamEnabled() {
+		return &HealthError{Reason: "JetStream is not enabled"}
+	}
+	if reason := writeError(s.ns); reason != "" {
+		return &HealthError{Reason: reason}
+	}
+	return nil
+}
+
+// writeError returns the first write error a stream or consumer of the
+// server holds, "" when none does.
+func writeError(ns *server.Server) string {
+	h := ns.Healthz(&server.HealthzOptions{Details: true})
+	if h == nil {
+		return ""
+	}
+	for _, e := range h.Errors {
+		if strings.Contains(e.Error, "write error") {
+			return e.Error
+		}
+	}
+	if strings.Contains(h.Error, "write error") {
+		return h.Error
+	}
+	return ""
+}
+
+// heal checks JetStream every interval and restarts it when a stream
+// holds a write error (or JetStream went off) and the disk takes a test
+// write, until Close.
+func (s *Server) heal(interval time.Duration) {
+	defer s.healing.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	reported := false
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+		}
+		reason := ""
+		if !s.ns.JetStreamEnabled() {
+			reason = "JetStream is not enabled"
+		} else {
+			reason = writeError(s.ns)
+		}
+		if reason == "" {
+			reported = false
+			continue
+		}
+		if !reported {
+			s.log.Warn("natsserver: JetStream cannot write; it restarts once the disk takes writes again", zap.String("reason", reason))
+			reported = true
+		}
+		if err := probe(s.dir); err != nil {
+			continue
+		}
+		if err := s.restart(); err != nil {
+			s.log.Error("natsserver: JetStream not restarted; trying again", zap.Error(err))
+			continue
+		}
+		s.log.Warn("natsserver: JetStream restarted after a write error: it takes writes again")
+		reported = false
+	}
+}
+
+// restart stops JetStream and starts it again from its files, with the
+// configuration it started with.
+func (s *Server) restart() error {
+	s.restarting.Store(true)
+	defer s.restarting.Store(false)
+	if s.ns.JetStreamEnabled() {
+		if err := s.ns.ShutdownJetStream(); err != nil {
+			return fmt.Errorf("natsserver: stop JetStream: %w", err)
+		}
+	}
+	cfg := s.js
+	// StoreDir is given as at the start: JetStream adds its own
+	// "jetstream" directory to it.
+	cfg.StoreDir = s.dir
+	if err := s.ns.EnableJetStream(&cfg); err != nil {
+		return fmt.Errorf("natsserver: start JetStream: %w", err)
+	}
+	return nil
+}
+
+// probe writes probeSize bytes to a file in dir, syncs and removes it: an
+// error means the disk has no room for it.
+func probe(dir string) (err error) {
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		err = errors.Join(err, f.Close(), os.Remove(f.Name()))
+	}()
+	if _, err := f.Write(make([]byte, probeSize)); err != nil {
+		return err
+	}
+	return f.Sync()
+}
