@@ -30,16 +30,15 @@ const probeSize = 1 << 20
 
 // Healthy reports whether JetStream takes writes: nil, or a *HealthError
 // (errors.Is ErrUnhealthy) saying why not (a stream failed to write, a full
-// disk; JetStream is being restarted).
+// disk; JetStream is being restarted). It answers from the server's last
+// check (every Config.HealthInterval), so it costs nothing: a caller may
+// ask before every write.
 func (s *Server) Healthy() error {
 	if s.restarting.Load() {
 		return &HealthError{Reason: "JetStream is restarting after a write error"}
 	}
-	if !s.ns.JetStreamEnabled() {
-		return &HealthError{Reason: "JetStream is not enabled"}
-	}
-	if reason := writeError(s.ns); reason != "" {
-		return &HealthError{Reason: reason}
+	if reason := s.unhealthy.Load(); reason != nil {
+		return &HealthError{Reason: *reason}
 	}
 	return nil
 }
@@ -83,9 +82,11 @@ func (s *Server) heal(interval time.Duration) {
 			reason = writeError(s.ns)
 		}
 		if reason == "" {
+			s.unhealthy.Store(nil)
 			reported = false
 			continue
 		}
+		s.unhealthy.Store(&reason)
 		if !reported {
 			s.log.Warn("natsserver: JetStream cannot write; it restarts once the disk takes writes again", zap.String("reason", reason))
 			reported = true
@@ -98,6 +99,7 @@ func (s *Server) heal(interval time.Duration) {
 			continue
 		}
 		s.log.Warn("natsserver: JetStream restarted after a write error: it takes writes again")
+		s.unhealthy.Store(nil)
 		reported = false
 	}
 }

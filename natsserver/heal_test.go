@@ -57,8 +57,12 @@ func TestServer_HealsAfterTheDiskWasFull(t *testing.T) {
 			t.Fatal("1,000 writes of 4 KiB went through on a full disk")
 		}
 	}
-	if err := s.Healthy(); !errors.Is(err, natsserver.ErrUnhealthy) {
-		t.Fatalf("got %v on a full disk, want an error matching ErrUnhealthy", err)
+	deadline := time.Now().Add(time.Minute)
+	for !errors.Is(s.Healthy(), natsserver.ErrUnhealthy) {
+		if time.Now().After(deadline) {
+			t.Fatalf("got %v a minute after a write failed on a full disk, want an error matching ErrUnhealthy", s.Healthy())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if err := publish(); err == nil {
 		t.Fatal("a write went through on a full disk")
@@ -66,7 +70,7 @@ func TestServer_HealsAfterTheDiskWasFull(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute)
+	deadline = time.Now().Add(time.Minute)
 	for publish() != nil || s.Healthy() != nil {
 		if time.Now().After(deadline) {
 			t.Fatalf("writes still refused (healthy: %v) a minute after space was freed", s.Healthy())

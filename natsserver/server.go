@@ -114,8 +114,10 @@ type Server struct {
 	// js is the JetStream configuration as the server started, to start
 	// JetStream again with (heal).
 	js server.JetStreamConfig
-	// restarting is set while heal restarts JetStream.
+	// restarting is set while heal restarts JetStream; unhealthy holds
+	// why JetStream did not take writes at heal's last check (nil: it did).
 	restarting atomic.Bool
+	unhealthy  atomic.Pointer[string]
 	quit       chan struct{}
 	healing    sync.WaitGroup
 }
