@@ -104,22 +104,31 @@ func (s *Server) heal(interval time.Duration) {
 	}
 }
 
-// restart stops JetStream and starts it again from its files, with the
-// configuration it started with.
+// restart loads JetStream's streams again from their files. A whole
+// restart of JetStream (ShutdownJetStream, EnableJetStream) races, in
+// nats-server, with the API requests of connected clients; the account's
+// JetStream is turned off and on instead, as nats-server does at run time
+// when an account's limits change: its streams stop (their files stay) and
+// are loaded again. JetStream off altogether is started again.
 func (s *Server) restart() error {
 	s.restarting.Store(true)
 	defer s.restarting.Store(false)
-	if s.ns.JetStreamEnabled() {
-		if err := s.ns.ShutdownJetStream(); err != nil {
-			return fmt.Errorf("natsserver: stop JetStream: %w", err)
+	if !s.ns.JetStreamEnabled() {
+		cfg := s.js
+		// StoreDir is given as at the start: JetStream adds its own
+		// "jetstream" directory to it.
+		cfg.StoreDir = s.dir
+		if err := s.ns.EnableJetStream(&cfg); err != nil {
+			return fmt.Errorf("natsserver: start JetStream: %w", err)
 		}
+		return nil
 	}
-	cfg := s.js
-	// StoreDir is given as at the start: JetStream adds its own
-	// "jetstream" directory to it.
-	cfg.StoreDir = s.dir
-	if err := s.ns.EnableJetStream(&cfg); err != nil {
-		return fmt.Errorf("natsserver: start JetStream: %w", err)
+	acc := s.ns.GlobalAccount()
+	if err := acc.DisableJetStream(); err != nil {
+		return fmt.Errorf("natsserver: stop JetStream's streams: %w", err)
+	}
+	if err := acc.EnableJetStream(nil, nil); err != nil {
+		return fmt.Errorf("natsserver: load JetStream's streams again: %w", err)
 	}
 	return nil
 }
