@@ -14,15 +14,15 @@ import (
 // Why heal exists: when a write of a JetStream file store fails (the disk
 // is full: "no space left on device"), nats-server keeps the error on the
 // stream's store and fails every later write with it, answering none of
-// them, until the stream is loaded again, which only a restart of
-// JetStream (or of the server) does. Freeing space changes nothing on its
-// own. So the server watches its streams for such a write error and, once
-// the disk takes a test write again, starts JetStream again from its
-// files: the streams are read back (a write that did not make it whole is
-// dropped, as after a crash; nothing acknowledged is lost, every write
-// being synced to disk before its acknowledgement by default), and writes
-// go through again. Client connections stay open across the restart;
-// requests made during it fail as JetStream being unavailable.
+// them, until the stream is loaded again, which otherwise only a restart
+// of the server does. Freeing space changes nothing on its own. So the
+// server watches its streams for such a write error and, once the disk
+// takes a test write again, loads its streams again from their files (a
+// write that did not make it whole is dropped, as after a crash; nothing
+// acknowledged is lost, every write being synced to disk before its
+// acknowledgement by default), and writes go through again. Client
+// connections stay open meanwhile; requests made during the reload fail
+// as JetStream being unavailable.
 
 // probeSize is the size of the test write that tells the disk has room
 // again: enough for a stream to start a new block of messages.
@@ -30,12 +30,12 @@ const probeSize = 1 << 20
 
 // Healthy reports whether JetStream takes writes: nil, or a *HealthError
 // (errors.Is ErrUnhealthy) saying why not (a stream failed to write, a full
-// disk; JetStream is being restarted). It answers from the server's last
+// disk; the streams are being loaded again). It answers from the server's last
 // check (every Config.HealthInterval), so it costs nothing: a caller may
 // ask before every write.
 func (s *Server) Healthy() error {
 	if s.restarting.Load() {
-		return &HealthError{Reason: "JetStream is restarting after a write error"}
+		return &HealthError{Reason: "JetStream's streams are being loaded again after a write error"}
 	}
 	if reason := s.unhealthy.Load(); reason != nil {
 		return &HealthError{Reason: *reason}
@@ -61,9 +61,9 @@ func writeError(ns *server.Server) string {
 	return ""
 }
 
-// heal checks JetStream every interval and restarts it when a stream
-// holds a write error (or JetStream went off) and the disk takes a test
-// write, until Close.
+// heal checks JetStream every interval and loads its streams again
+// (restart) when one holds a write error (or starts JetStream when it went
+// off) and the disk takes a test write, until Close.
 func (s *Server) heal(interval time.Duration) {
 	defer s.healing.Done()
 	t := time.NewTicker(interval)
@@ -88,17 +88,17 @@ func (s *Server) heal(interval time.Duration) {
 		}
 		s.unhealthy.Store(&reason)
 		if !reported {
-			s.log.Warn("natsserver: JetStream cannot write; it restarts once the disk takes writes again", zap.String("reason", reason))
+			s.log.Warn("natsserver: JetStream cannot write; its streams are loaded again once the disk takes writes", zap.String("reason", reason))
 			reported = true
 		}
 		if err := probe(s.dir); err != nil {
 			continue
 		}
 		if err := s.restart(); err != nil {
-			s.log.Error("natsserver: JetStream not restarted; trying again", zap.Error(err))
+			s.log.Error("natsserver: JetStream's streams not loaded again; trying again", zap.Error(err))
 			continue
 		}
-		s.log.Warn("natsserver: JetStream restarted after a write error: it takes writes again")
+		s.log.Warn("natsserver: JetStream's streams loaded again after a write error: they take writes again")
 		s.unhealthy.Store(nil)
 		reported = false
 	}

@@ -49,13 +49,13 @@ type Config struct {
 	// starts. Past the cap, writes are refused at once (503 "insufficient
 	// resources") and taken again as soon as space is freed; a disk that
 	// fills up before the cap (other files grew) makes writes fail until
-	// the server restarts JetStream (see HealthInterval).
+	// the server loads its streams again (see HealthInterval).
 	MaxStore int64
 	// HealthInterval is how often the server checks that JetStream can
 	// write (default 1s). A stream that failed to write (a full disk)
 	// refuses every later write, even once space is freed: the server then
-	// restarts JetStream, from its files on disk, as soon as the disk takes
-	// a test write again. Connections stay open meanwhile.
+	// loads its streams again from their files as soon as the disk takes a
+	// test write again. Connections stay open meanwhile.
 	HealthInterval time.Duration
 	// Logger receives the server's log (default zap.NewNop()).
 	Logger *zap.Logger
@@ -114,7 +114,7 @@ type Server struct {
 	// js is the JetStream configuration as the server started, to start
 	// JetStream again with (heal).
 	js server.JetStreamConfig
-	// restarting is set while heal restarts JetStream; unhealthy holds
+	// restarting is set while heal loads the streams again; unhealthy holds
 	// why JetStream did not take writes at heal's last check (nil: it did).
 	restarting atomic.Bool
 	unhealthy  atomic.Pointer[string]
