@@ -122,13 +122,14 @@ func (n *Node) later(p int, msg string, err error) {
 	n.log.Warn(msg, zap.Int("partition", p), zap.Duration("in", l.pause), zap.Error(err))
 }
 
-// armSettle sets t to fire when the first held partition not ready is due
-// to be tried again, and stops it when there is none.
+// armSettle sets t to fire when the first held partition whose fence or
+// resume failed is due to be tried again, and stops it when there is none.
+// (A partition not tried yet is tried at the next balance.)
 func (n *Node) armSettle(t *time.Timer) {
 	var first time.Time
 	n.mu.Lock()
 	for _, l := range n.owned {
-		if !l.ready && (first.IsZero() || l.next.Before(first)) {
+		if !l.ready && !l.next.IsZero() && (first.IsZero() || l.next.Before(first)) {
 			first = l.next
 		}
 	}
