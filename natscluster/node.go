@@ -305,9 +305,7 @@ func (n *Node) loop(ctx context.Context, w jetstream.KeyWatcher) {
 		case <-re.C:
 			n.recheck(ctx)
 		case <-again.C:
-			if !n.cutOff() {
-				n.settle(ctx)
-			}
+			n.settle(ctx)
 			n.armSettle(again)
 		case u, ok := <-w.Updates():
 			if !ok {

@@ -27,9 +27,15 @@ const (
 // settle fences and resumes the partitions the node holds that are not
 // ready and are due: taken just now, or whose last try failed. A
 // partition another store fenced under a newer token is lost, and
-// released.
+// released. It fences for a heartbeat at most (a fence the server does not
+// answer takes Config.Timeout), leaving the others to the next call: the
+// node's goroutine also follows the bucket and notices a cut-off.
 func (n *Node) settle(ctx context.Context) {
+	if n.cutOff() {
+		return
+	}
 	now := time.Now()
+	budget := now.Add(n.cfg.Heartbeat)
 	var due []int
 	n.mu.Lock()
 	for p, l := range n.owned {
@@ -43,6 +49,9 @@ func (n *Node) settle(ctx context.Context) {
 	for _, p := range due {
 		if ctx.Err() != nil {
 			return
+		}
+		if time.Now().After(budget) {
+			break
 		}
 		err := n.fenceLease(ctx, p)
 		var nerr *natsstore.NotOwnerError
