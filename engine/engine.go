@@ -286,8 +286,8 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any, wai
 // startRefused answers a start whose first step the store refused (every
 // attempt failed). A store that got no answer may have written the step
 // all the same (the write went through, its acknowledgement did not), and
-// a start that fails must leave no instance behind, nor one that succeeds
-// none unstarted: so the store is asked. An instance it holds is resumed
+// a start must not fail while its instance exists: so the store is asked.
+// An instance it holds is resumed
 // from that step and the start succeeds; one it does not hold was never
 // accepted, and the start fails with the commit error. When the store
 // cannot tell (it does not answer reads either), or fails again as the
