@@ -3,6 +3,7 @@ package natsstore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -77,6 +78,18 @@ func TestStore_Writable_FollowsTheServersStorage(t *testing.T) {
 	// The test write leaves nothing behind: no instance, no message.
 	if ids, err := s.Instances(ctx); err != nil || len(ids) != 1 {
 		t.Fatalf("got instances %v (%v), want a alone", ids, err)
+	}
+	prefix, _, _ := strings.Cut(s.Subject("a"), ".")
+	js, err := jetstream.New(connect(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := js.Stream(ctx, prefix+"_steps_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := steps.GetLastMsgForSubject(ctx, prefix+".lease.0.probe"); !errors.Is(err, jetstream.ErrMsgNotFound) {
+		t.Errorf("got %v (%v) on the test writes' subject, want no message", m, err)
 	}
 	if err := s.Commit(ctx, step("a", "e", 2)); err != nil {
 		t.Fatalf("the commit again: %v", err)
