@@ -295,9 +295,54 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any, wai
 		l.unreserve()
 	}
 	if inst.commitErr != nil {
-		return nil, inst.commitErr // the store has nothing of it
+		return e.startRefused(ctx, inst)
 	}
 	return &Instance{inst: inst}, nil
+}
+
+// startRefused answers a start whose first step the store refused (every
+// attempt failed). A store that got no answer may have written the step
+// all the same (the write went through, its acknowledgement did not), and
+// a start must not fail while its instance exists: so the store is asked.
+// An instance it holds is resumed
+// from that step and the start succeeds; one it does not hold was never
+// accepted, and the start fails with the commit error. When the store
+// cannot tell (it does not answer reads either), or fails again as the
+// instance is read back, the start fails, and the engine asks again later
+// as it does after any refused commit, so that a step written after all
+// does not stay where it is. The caller holds inst.mu.
+func (e *Engine) startRefused(ctx context.Context, inst *instance) (*Instance, error) {
+	err := inst.commitErr
+	if errors.Is(err, ErrNotOwner) {
+		return nil, err // refused before anything was written
+	}
+	snap, rerr := e.store.Instance(context.WithoutCancel(ctx), inst.id)
+	switch {
+	case errors.Is(rerr, ErrUnknownInstance):
+		return nil, err // the store has nothing of it
+	case rerr != nil:
+		e.log.Warn("engine: a start's first step refused, and the store cannot tell whether it holds it; asking again later",
+			zap.String("instance", inst.id), zap.Error(rerr))
+		e.recoverLater(inst.id, recoverFirst)
+		return nil, err
+	}
+	e.log.Info("engine: a start's first step was refused but written; the instance goes on", zap.String("instance", inst.id))
+	if v, ok := e.instances.Load(inst.id); ok && v == inst {
+		e.instances.Delete(inst.id) // make room for the instance resumed from the store
+	}
+	rep, rerr := e.resumeFrom(context.WithoutCancel(ctx), []Snapshot{snap}, nil)
+	if rerr == nil {
+		rerr = rep.Failed[inst.id]
+	}
+	v, ok := e.instances.Load(inst.id)
+	if rerr != nil || !ok {
+		// Written, but the store failed again as it was read back: the
+		// engine continues the instance later, as after a refused commit.
+		e.log.Warn("engine: a started instance not resumed; trying again", zap.String("instance", inst.id), zap.Error(rerr))
+		e.recoverLater(inst.id, recoverFirst)
+		return nil, err
+	}
+	return &Instance{inst: v.(*instance)}, nil
 }
 
 // create makes a new instance under id, or a fresh id when id is "".

@@ -255,7 +255,8 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 // the store keeps it at its last committed step. The engine resumes it from
 // there by itself (recoverLater), trying again with a growing pause while
 // the store refuses; Resume continues it too. An instance whose very first
-// step was refused was never accepted: Start returns the error.
+// step was refused was never accepted: Start returns the error, unless the
+// store holds that step after all (startRefused).
 func (i *instance) commitFailed(err error) {
 	if i.notOwned(err) {
 		return

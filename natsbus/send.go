@@ -18,9 +18,18 @@ import (
 // refused, "maximum messages exceeded" among them: a full mailbox.
 const errCodeStoreFailed = 10077
 
-// errCodeTemporarilyUnavailable is JetStream's error code for a request it
-// cannot serve for now ("JetStream system temporarily unavailable").
-const errCodeTemporarilyUnavailable = 10008
+// JetStream's error codes of a write it cannot take for now, which a send
+// made again later may get through.
+const (
+	// errCodeTemporarilyUnavailable: "JetStream system temporarily
+	// unavailable" (a stream without a leader).
+	errCodeTemporarilyUnavailable = 10008
+	// errCodeInsufficientResources: "insufficient resources" (503), the
+	// server's storage limit reached or its disk full.
+	errCodeInsufficientResources = 10023
+	// errCodeStorageExceeded: "insufficient storage resources available".
+	errCodeStorageExceeded = 10047
+)
 
 // JetStream's error codes of a message that is not (or no longer) there.
 const (
@@ -36,8 +45,9 @@ const (
 // the agent and an agent without a stream a *bus.UnknownAgentError; either
 // way the message is dead-lettered. An invalid message is a
 // *bus.ValidationError and is not sent. A send the server did not take for
-// Config.Timeout (a stream electing a leader) matches bus.ErrUnavailable:
-// it may be sent again under the same key.
+// Config.Timeout (a stream electing a leader), or refused for want of
+// storage (a full disk), matches bus.ErrUnavailable: it may be sent again
+// under the same key.
 func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
 	return t.send(ctx, m, false)
 }
@@ -144,10 +154,19 @@ func unanswered(err error) bool {
 
 // unavailable tells JetStream's answer that it cannot take writes for
 // now (503, "JetStream system temporarily unavailable": a stream without a
-// leader) from a refusal.
+// leader; "insufficient resources": a server out of storage, until space
+// is freed) from a refusal of this message. A full mailbox is a refusal
+// (errCodeStoreFailed), not this.
 func unavailable(err error) bool {
 	var api *jetstream.APIError
-	return errors.As(err, &api) && api.ErrorCode == errCodeTemporarilyUnavailable
+	if !errors.As(err, &api) {
+		return false
+	}
+	switch api.ErrorCode {
+	case errCodeTemporarilyUnavailable, errCodeInsufficientResources, errCodeStorageExceeded:
+		return true
+	}
+	return false
 }
 
 // fill sets what the bus sets on a message it accepts.

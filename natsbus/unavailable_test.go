@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/internal/clustertest"
 	"github.com/batonhq/baton/natsbus"
@@ -59,4 +62,75 @@ func TestSendWork_AStreamWithoutQuorumIsUnavailable(t *testing.T) {
 	if ms, _ := tr.TakeWork(ctx, "a", 0); len(ms)+len(got) != 1 {
 		t.Fatalf("got %d messages, want the key kept once", len(ms)+len(got))
 	}
+}
+
+// A server out of storage answers a send 503 "insufficient resources": the
+// send is unavailable, not refused, so the engine sends it again (and the
+// run goes on waiting) instead of failing the run; once space is freed the
+// same send goes through. The storage limit of JetStream stands for a full
+// disk: the server answers both the same way, and the limit needs no root.
+func TestSendWork_AServerOutOfStorageIsUnavailable(t *testing.T) {
+	opts := &server.Options{JetStream: true, StoreDir: t.TempDir(), JetStreamMaxStore: 256 << 10, DontListen: true, NoLog: true, NoSigs: true}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	})
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	tr := newTransport(t, ns, func(c *natsbus.Config) { c.Storage = jetstream.FileStorage })
+	if err := tr.OpenMailbox("a", 0); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	js, err := jetstream.New(connect(t, ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	filler, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "filler", Subjects: []string{"filler"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, js)
+	err = tr.SendWork(ctx, work("a", bus.PriorityNormal, "i:1"))
+	if !errors.Is(err, bus.ErrUnavailable) {
+		t.Fatalf("got %v, want an error matching bus.ErrUnavailable", err)
+	}
+	var full *bus.QueueFullError
+	if errors.As(err, &full) {
+		t.Fatalf("got %v, want no *bus.QueueFullError: the mailbox has room", err)
+	}
+	if err := filler.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "i:1")); err != nil {
+		t.Fatalf("got %v once space was freed, want the send taken", err)
+	}
+	ms, err := tr.TakeWork(ctx, "a", 0)
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("got %d messages (%v), want the one sent", len(ms), err)
+	}
+}
+
+// fill publishes on subject "filler" until the server refuses for want of
+// storage (at most 1,000 messages of 8 KiB: the limit is far lower).
+func fill(t *testing.T, js jetstream.JetStream) {
+	t.Helper()
+	data := make([]byte, 8<<10)
+	for range 1000 {
+		_, err := js.Publish(context.Background(), "filler", data)
+		var api *jetstream.APIError
+		if errors.As(err, &api) && api.Code == 503 {
+			return
+		}
+		if err != nil {
+			t.Fatalf("filling the server: %v", err)
+		}
+	}
+	t.Fatal("the server took 8 MiB under a storage limit of 256 KiB")
 }

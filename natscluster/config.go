@@ -32,8 +32,10 @@ type Config struct {
 	// OnAcquire is called, on the node's goroutine, with the partitions the
 	// node has just taken and fenced: the engine resumes their instances
 	// there (engine.Engine.ResumeWhere). Reports for them wait until it
-	// returns. An error gives the partitions up, to be taken and resumed
-	// again at the next heartbeat. It is also called every Recheck with
+	// returns. After an error the node keeps the partitions fenced and
+	// calls OnAcquire with them again after a pause (100ms, doubling up to
+	// 5s), until it succeeds or the lease is lost; it must resume what a
+	// failed call left out. It is also called every Recheck with
 	// every partition the node owns, so that an instance that left the
 	// engine's memory (a commit that failed for good) is resumed: it must
 	// leave alone what the engine already runs, as ResumeWhere does.

@@ -33,7 +33,9 @@ const (
 // Node is one engine's membership in the cluster: the partitions it owns,
 // their leases and fences, and the routing of reports to their owners.
 type Node struct {
-	cfg   Config
+	cfg Config
+	// fence is the store's Fence; a test makes it fail.
+	fence func(ctx context.Context, partition int, token uint64) error
 	nonce string    // this process's mark in its heartbeats: another under the same name is told apart
 	start time.Time // when this node started: an older heartbeat under its name is its predecessor's
 	nc    *nats.Conn
@@ -43,7 +45,7 @@ type Node struct {
 	parts int
 
 	mu      sync.Mutex
-	owned   map[int]*lease // partitions fenced by this node
+	owned   map[int]*lease // partitions whose lease this node holds, fenced or being fenced
 	handler func(context.Context, *wire.Report) wire.Answer
 	calls   CallHandler
 	closed  bool
@@ -65,11 +67,16 @@ type Node struct {
 	lastBeat atomic.Int64
 }
 
-// lease is a partition this node holds.
+// lease is a partition this node holds: its lease record names this node
+// under token. It is fenced, then resumed (settle); until both went
+// through, it is tried again at next.
 type lease struct {
-	token uint64
-	ready bool // OnAcquire has returned: reports go to the engine
-	sub   *nats.Subscription
+	token  uint64
+	fenced bool // the store holds the partition under token
+	ready  bool // OnAcquire has returned: reports go to the engine
+	sub    *nats.Subscription
+	next   time.Time     // when settle tries again a fence or resume that failed
+	pause  time.Duration // the pause before that try, growing with each failure
 }
 
 // entry is a partition's lease record as last seen.
@@ -85,6 +92,12 @@ type entry struct {
 // goroutine, each reported to Config.OnAcquire. The node does not own nc
 // or store: Close the node first.
 func Start(ctx context.Context, nc *nats.Conn, store *natsstore.Store, cfg Config) (*Node, error) {
+	return start(ctx, nc, store, cfg, store.Fence) // a method value: a nil store is refused in start
+}
+
+// start is Start with the store's Fence given apart, so that a test can
+// make it fail.
+func start(ctx context.Context, nc *nats.Conn, store *natsstore.Store, cfg Config, fence func(context.Context, int, uint64) error) (*Node, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -117,7 +130,7 @@ func Start(ctx context.Context, nc *nats.Conn, store *natsstore.Store, cfg Confi
 		return nil, err
 	}
 	n := &Node{
-		cfg: cfg, nc: nc, store: store, kv: kv, log: cfg.Logger.With(zap.String("engine", cfg.Name)),
+		cfg: cfg, fence: fence, nc: nc, store: store, kv: kv, log: cfg.Logger.With(zap.String("engine", cfg.Name)),
 		nonce: nuid.Next(), start: time.Now(),
 		parts: store.Partitions(), owned: map[int]*lease{},
 		members: map[string]time.Time{}, leases: map[int]entry{}, done: make(chan struct{}),
@@ -276,6 +289,11 @@ func (n *Node) loop(ctx context.Context, w jetstream.KeyWatcher) {
 	defer t.Stop()
 	re := time.NewTicker(n.cfg.Recheck)
 	defer re.Stop()
+	// again fires when a partition whose fence or resume failed is due to
+	// be tried again.
+	again := time.NewTimer(time.Hour)
+	again.Stop()
+	defer again.Stop()
 	initial := true
 	// ownSeen is when the watch last brought this node's own heartbeat
 	// back: the watch is live while it does.
@@ -286,6 +304,9 @@ func (n *Node) loop(ctx context.Context, w jetstream.KeyWatcher) {
 			return
 		case <-re.C:
 			n.recheck(ctx)
+		case <-again.C:
+			n.settle(ctx)
+			n.armSettle(again)
 		case u, ok := <-w.Updates():
 			if !ok {
 				if ctx.Err() != nil {
@@ -331,6 +352,7 @@ func (n *Node) loop(ctx context.Context, w jetstream.KeyWatcher) {
 			}
 			if !initial {
 				n.balance(ctx)
+				n.armSettle(again)
 			}
 		}
 	}
@@ -411,11 +433,14 @@ func (n *Node) holds(p int) bool {
 // bucket still says it is this node's, under a new token.
 func (n *Node) dropFenced() {
 	var lost []int
-	for _, p := range n.ownedList() {
-		if !n.store.Owns(p) {
+	n.mu.Lock()
+	for p, l := range n.owned {
+		if l.fenced && !n.store.Owns(p) {
 			lost = append(lost, p)
 		}
 	}
+	n.mu.Unlock()
+	slices.Sort(lost)
 	if len(lost) > 0 {
 		n.log.Warn("natscluster: partitions fenced by another store; given up", zap.Ints("partitions", lost))
 		n.release(lost...)
@@ -493,30 +518,16 @@ func (n *Node) balance(ctx context.Context) {
 	// Each engine tries the free partitions in an order of its own, so
 	// that engines claiming at once rarely race for the same ones.
 	slices.SortFunc(free, func(a, b int) int { return int64Cmp(n.rank(a), n.rank(b)) })
-	var taken []int
+	taken := 0
 	for _, p := range free {
-		if len(held)+len(taken) >= share || ctx.Err() != nil {
+		if len(held)+taken >= share || ctx.Err() != nil {
 			break
 		}
 		if n.claim(ctx, p) {
-			taken = append(taken, p)
+			taken++
 		}
 	}
-	if len(taken) == 0 {
-		return
-	}
-	if err := n.cfg.OnAcquire(ctx, taken); err != nil {
-		n.log.Warn("natscluster: partitions not resumed; given up to be taken again", zap.Ints("partitions", taken), zap.Error(err))
-		n.release(taken...)
-		return
-	}
-	n.mu.Lock()
-	for _, p := range taken {
-		if l := n.owned[p]; l != nil {
-			l.ready = true
-		}
-	}
-	n.mu.Unlock()
+	n.settle(ctx)
 }
 
 // recheck calls OnAcquire again with every partition the node owns.
@@ -545,9 +556,9 @@ func (n *Node) rank(p int) uint64 {
 	return h.Sum64()
 }
 
-// claim takes a partition's lease (a compare-and-swap on the record as last
-// seen), fences the store with the lease's revision and starts answering
-// the partition's forwarded reports; the caller resumes its instances.
+// claim takes a partition's lease: a compare-and-swap on the record as last
+// seen. The node holds the partition from then on; settle fences and
+// resumes it.
 func (n *Node) claim(ctx context.Context, p int) bool {
 	key := partitionKey + strconv.Itoa(p)
 	e := n.leases[p]
@@ -565,21 +576,10 @@ func (n *Node) claim(ctx context.Context, p int) bool {
 		return false
 	}
 	n.leases[p] = entry{owner: n.cfg.Name, rev: rev}
-	if err := n.store.Fence(rctx, p, rev); err != nil {
-		n.log.Warn("natscluster: partition not fenced", zap.Int("partition", p), zap.Error(err))
-		return false
-	}
-	l := &lease{token: rev}
-	l.sub, err = n.nc.Subscribe(n.forwardSubject(p), n.forwarded)
-	if err != nil {
-		n.store.Unfence(p)
-		n.log.Warn("natscluster: partition's reports not served", zap.Int("partition", p), zap.Error(err))
-		return false
-	}
 	n.mu.Lock()
-	n.owned[p] = l
+	n.owned[p] = &lease{token: rev}
 	n.mu.Unlock()
-	n.log.Info("natscluster: partition taken", zap.Int("partition", p), zap.Uint64("token", rev), zap.String("from", e.owner))
+	n.log.Info("natscluster: partition leased", zap.Int("partition", p), zap.Uint64("token", rev), zap.String("from", e.owner))
 	return true
 }
 

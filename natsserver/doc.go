@@ -14,7 +14,11 @@
 // returns the address to give that process.
 //
 // By default the server writes every JetStream message to disk with an
-// fsync before it acknowledges it; SyncInterval relaxes that. This package
+// fsync before it acknowledges it; SyncInterval relaxes that. MaxStore caps
+// the disk JetStream uses. A stream whose write failed (a full disk) fails
+// every later write until JetStream is loaded again: the server watches for
+// that (Healthy) and loads its streams again by itself once the disk takes
+// writes again. This package
 // imports nats-server: packages that only need a client (the NATS store and
 // transport) do not import it.
 package natsserver

@@ -3,6 +3,7 @@ package natsserver
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -43,6 +44,19 @@ type Config struct {
 	// StartTimeout bounds how long Start waits for the server to be ready
 	// (default 10s).
 	StartTimeout time.Duration
+	// MaxStore caps the bytes JetStream keeps on disk. Zero (the default)
+	// lets it use three quarters of the disk's free space as the server
+	// starts. Past the cap, writes are refused at once (503 "insufficient
+	// resources") and taken again as soon as space is freed; a disk that
+	// fills up before the cap (other files grew) makes writes fail until
+	// the server loads its streams again (see HealthInterval).
+	MaxStore int64
+	// HealthInterval is how often the server checks that JetStream can
+	// write (default 1s). A stream that failed to write (a full disk)
+	// refuses every later write, even once space is freed: the server then
+	// loads its streams again from their files as soon as the disk takes a
+	// test write again. Connections stay open meanwhile.
+	HealthInterval time.Duration
 	// Logger receives the server's log (default zap.NewNop()).
 	Logger *zap.Logger
 }
@@ -59,6 +73,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StartTimeout == 0 {
 		c.StartTimeout = 10 * time.Second
+	}
+	if c.HealthInterval == 0 {
+		c.HealthInterval = time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
@@ -79,6 +96,10 @@ func (c Config) Validate() error {
 		return &ConfigError{Field: "MaxPayload", Reason: "must be between 1 byte and 64 MiB"}
 	case c.StartTimeout < 0:
 		return &ConfigError{Field: "StartTimeout", Reason: "must not be negative"}
+	case c.MaxStore < 0:
+		return &ConfigError{Field: "MaxStore", Reason: "must not be negative"}
+	case c.HealthInterval < 0:
+		return &ConfigError{Field: "HealthInterval", Reason: "must not be negative"}
 	}
 	return nil
 }
@@ -87,7 +108,18 @@ func (c Config) Validate() error {
 type Server struct {
 	ns   *server.Server
 	url  string
+	dir  string
+	log  *zap.Logger
 	once sync.Once
+	// js is the JetStream configuration as the server started, to start
+	// JetStream again with (heal).
+	js server.JetStreamConfig
+	// restarting is set while heal loads the streams again; unhealthy holds
+	// why JetStream did not take writes at heal's last check (nil: it did).
+	restarting atomic.Bool
+	unhealthy  atomic.Pointer[string]
+	quit       chan struct{}
+	healing    sync.WaitGroup
 }
 
 // Start starts a server and waits until it accepts connections.
@@ -105,6 +137,8 @@ func Start(cfg Config) (*Server, error) {
 		Port:       cfg.Port,
 		MaxPayload: cfg.MaxPayload,
 		NoSigs:     true,
+		// A cap set here is kept when heal starts JetStream again.
+		JetStreamMaxStore: cfg.MaxStore,
 	}
 	if opts.Port == 0 {
 		opts.Port = server.RANDOM_PORT
@@ -125,10 +159,15 @@ func Start(cfg Config) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, fmt.Errorf("%w within %v", ErrNotReady, cfg.StartTimeout)
 	}
-	s := &Server{ns: ns}
+	s := &Server{ns: ns, dir: cfg.Dir, log: cfg.Logger, quit: make(chan struct{})}
+	if js := ns.JetStreamConfig(); js != nil {
+		s.js = *js
+	}
 	if cfg.Listen {
 		s.url = ns.ClientURL()
 	}
+	s.healing.Add(1)
+	go s.heal(cfg.HealthInterval)
 	return s, nil
 }
 
@@ -155,6 +194,8 @@ func (s *Server) Clients() int { return s.ns.NumClients() }
 // call more than once.
 func (s *Server) Close() error {
 	s.once.Do(func() {
+		close(s.quit)
+		s.healing.Wait()
 		s.ns.Shutdown()
 		s.ns.WaitForShutdown()
 	})

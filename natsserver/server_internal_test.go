@@ -34,3 +34,28 @@ func TestStart_SyncSettings(t *testing.T) {
 		})
 	}
 }
+
+// MaxStore caps JetStream's disk, and is kept when JetStream is started
+// again after a write error.
+func TestStart_MaxStore(t *testing.T) {
+	s, err := Start(Config{Dir: t.TempDir(), MaxStore: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.ns.JetStreamConfig().MaxStore; got != 1<<20 {
+		t.Fatalf("got MaxStore %d, want %d", got, 1<<20)
+	}
+	if err := s.restart(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.ns.JetStreamConfig().MaxStore; got != 1<<20 {
+		t.Errorf("got MaxStore %d after a restart, want %d", got, 1<<20)
+	}
+	if err := s.Healthy(); err != nil {
+		t.Errorf("got %v after a restart, want healthy", err)
+	}
+	if _, err := Start(Config{Dir: t.TempDir(), MaxStore: -1}); err == nil {
+		t.Error("a negative MaxStore was taken")
+	}
+}

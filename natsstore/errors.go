@@ -31,6 +31,10 @@ var (
 	// ErrNoStore means OpenReadOnly found no store under the prefix: its
 	// streams or bucket are missing. Every *NoStoreError matches it.
 	ErrNoStore = errors.New("natsstore: no store under this prefix")
+	// ErrNoStorage means the server refuses the store's writes for want
+	// of storage (its storage limit reached, its disk full): Writable
+	// answers it until a write goes through again.
+	ErrNoStorage = errors.New("natsstore: the server refuses writes for want of storage")
 )
 
 // NoStoreError is a prefix OpenReadOnly found no store under: Missing

@@ -293,6 +293,7 @@ func (s *Store) commitLeased(ctx context.Context, rec record.Step, f *fence, res
 	msgID := resend.idFor(data)
 	shard := s.shardOf(id)
 	seq, err := s.publishLeased(ctx, msgID, id, data, shard, s.markerSubject(shard, pn), p.markers[shard])
+	s.noteWrite(err)
 	if err != nil {
 		var rerr *RequestError
 		if errors.As(err, &rerr) {

@@ -45,6 +45,9 @@ type Store struct {
 	// without.
 	parts []*partition
 
+	// health records a write refused for want of storage (Writable).
+	health writeHealth
+
 	// readOnly is set by OpenReadOnly: every write fails with ErrReadOnly.
 	readOnly bool
 	// knownPartitions is the number of partitions the prefix's steps
@@ -323,6 +326,7 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	}
 	msgID := again.idFor(data)
 	seq, err := s.publish(ctx, msgID, id, data, f.seq)
+	s.noteWrite(err)
 	if err != nil {
 		var rerr *RequestError
 		if errors.As(err, &rerr) {

@@ -91,7 +91,8 @@ func (b *backend) openNATS(ctx context.Context, cfg Config) error {
 		}
 		b.ns, err = natsserver.Start(natsserver.Config{
 			Dir: filepath.Join(cfg.DataDir, NATSDir), Listen: true, Host: host, Port: port, SyncInterval: cfg.NATSSyncInterval,
-			Logger: cfg.Logger.Named("nats").WithOptions(zap.IncreaseLevel(zap.WarnLevel)),
+			MaxStore: cfg.NATSMaxStore,
+			Logger:   cfg.Logger.Named("nats").WithOptions(zap.IncreaseLevel(zap.WarnLevel)),
 		})
 		if err != nil {
 			return fmt.Errorf("server: start the embedded NATS server: %w", err)
@@ -131,6 +132,8 @@ func (b *backend) openNATS(ctx context.Context, cfg Config) error {
 	b.store, b.tr, b.figures = st, tr, tr
 	if b.ns == nil {
 		b.natsStore = st
+	} else {
+		b.store = &gatedStore{Store: st, healthy: b.ns.Healthy}
 	}
 	return nil
 }
@@ -191,6 +194,16 @@ func (b *backend) ready(ctx context.Context) error {
 	}
 	if _, err := b.store.Instance(ctx, "readyz"); err != nil && !errors.Is(err, engine.ErrUnknownInstance) {
 		return fmt.Errorf("the store does not answer: %w", err)
+	}
+	if b.ns != nil {
+		if err := b.ns.Healthy(); err != nil {
+			return fmt.Errorf("the store cannot write: %w", err)
+		}
+	}
+	if w, ok := b.store.(interface{ Writable(context.Context) error }); ok {
+		if err := w.Writable(ctx); err != nil {
+			return fmt.Errorf("the store refuses writes: %w", err)
+		}
 	}
 	return nil
 }

@@ -57,6 +57,11 @@ type Config struct {
 	// power loss; a positive interval is faster and may lose the last
 	// interval's writes when the machine (not just the process) goes down.
 	NATSSyncInterval time.Duration
+	// NATSMaxStore caps the bytes the embedded NATS server keeps on disk
+	// (default 0: three quarters of the disk's free space as it starts).
+	// Past it, writes are refused at once and taken again once space is
+	// freed (see docs/operations.md, "A full disk").
+	NATSMaxStore int64
 	// Replicas is how many servers of a NATS cluster keep each of Baton's
 	// streams and buckets (default 1; 3 survives the loss of one server).
 	// It applies to streams the server creates and raises the count of
@@ -192,6 +197,9 @@ func (c Config) Validate() error {
 	}
 	if c.NATSSyncInterval < 0 {
 		return &ConfigError{Field: "nats-sync-interval", Reason: "must not be negative"}
+	}
+	if c.NATSMaxStore < 0 {
+		return &ConfigError{Field: "nats-max-store", Reason: "must not be negative"}
 	}
 	for id, h := range c.Handlers {
 		if h == nil {
