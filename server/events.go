@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/sse"
 )
 
 // Event is one engine event as the API streams it. Fields an event does
@@ -207,11 +209,18 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "streaming is not supported on this connection"})
+	release, e := s.takeStream()
+	if e != nil {
+		writeError(w, e)
 		return
 	}
+	defer release()
+	st, err := sse.Start(w, s.cfg.WriteTimeout)
+	if err != nil {
+		writeError(w, unavailable(err.Error()))
+		return
+	}
+	defer st.End()
 	backlog, sub, ok := s.hub.subscribe(after, last != "", filter)
 	if !ok {
 		writeError(w, unavailable("the server is shutting down"))
@@ -223,33 +232,38 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": baton events\n\n")
-	for _, ev := range backlog {
-		writeEvent(w, ev)
+	if st.Send(func(w io.Writer) {
+		fmt.Fprint(w, ": baton events\n\n")
+		for _, ev := range backlog {
+			writeEvent(w, ev)
+		}
+	}) != nil {
+		return
 	}
-	fl.Flush()
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {
+		var err error
 		select {
 		case ev, open := <-sub.ch:
 			if !open {
 				return
 			}
-			writeEvent(w, ev)
-			fl.Flush()
+			err = st.Send(func(w io.Writer) { writeEvent(w, ev) })
 		case <-tick.C:
-			fmt.Fprint(w, ": keep-alive\n\n")
-			fl.Flush()
+			err = st.Send(func(w io.Writer) { fmt.Fprint(w, ": keep-alive\n\n") })
 		case <-r.Context().Done():
 			return
 		case <-s.hub.done:
 			return
 		}
+		if err != nil {
+			return // the client is gone or stopped reading
+		}
 	}
 }
 
-func writeEvent(w http.ResponseWriter, ev Event) {
+func writeEvent(w io.Writer, ev Event) {
 	data, _ := json.Marshal(ev)
 	fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, data)
 }
