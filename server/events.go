@@ -79,9 +79,11 @@ type hub struct {
 }
 
 // subscriber is a stream's channel, or a watcher's notify function (called
-// under the hub's lock: it must not block).
+// under the hub's lock: it must not block). The channel carries pointers,
+// shared by every stream and never changed: a buffer of whole events would
+// make each idle stream hold about 100 KB.
 type subscriber struct {
-	ch     chan Event
+	ch     chan *Event
 	notify func(Event)
 	filter func(Event) bool
 }
@@ -108,6 +110,7 @@ func (h *hub) publish(ev Event) {
 		h.ring[h.start] = ev
 		h.start = (h.start + 1) % len(h.ring)
 	}
+	var shared *Event // one copy for every stream, made when one wants it
 	for s := range h.subs {
 		if !s.filter(ev) {
 			continue
@@ -116,8 +119,12 @@ func (h *hub) publish(ev Event) {
 			s.notify(ev)
 			continue
 		}
+		if shared == nil {
+			shared = new(Event)
+			*shared = ev
+		}
 		select {
-		case s.ch <- ev:
+		case s.ch <- shared:
 		default:
 			close(s.ch)
 			delete(h.subs, s)
@@ -142,7 +149,7 @@ func (h *hub) subscribe(after uint64, replay bool, filter func(Event) bool) ([]E
 			}
 		}
 	}
-	s := &subscriber{ch: make(chan Event, 256), filter: filter}
+	s := &subscriber{ch: make(chan *Event, 256), filter: filter}
 	h.subs[s] = struct{}{}
 	return backlog, s, true
 }
@@ -249,7 +256,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			if !open {
 				return
 			}
-			err = st.Send(func(w io.Writer) { writeEvent(w, ev) })
+			err = st.Send(func(w io.Writer) { writeEvent(w, *ev) })
 		case <-tick.C:
 			err = st.Send(func(w io.Writer) { fmt.Fprint(w, ": keep-alive\n\n") })
 		case <-r.Context().Done():
