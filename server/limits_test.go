@@ -117,10 +117,10 @@ func openStream(t *testing.T, url string) (*http.Response, *bufio.Reader) {
 }
 
 func TestRun_EventStreamOutlivesTheReadAndWriteTimeouts(t *testing.T) {
-	// Handlers get a second: start's commit has to fit under the write
-	// timeout on a busy machine.
+	// Handlers get three seconds: the start below, with its commit synced
+	// to disk, has to fit under both timeouts on a busy machine.
 	base := runServer(t, func(c *server.Config) {
-		c.ReadTimeout, c.WriteTimeout = time.Second, time.Second
+		c.ReadTimeout, c.WriteTimeout = 3*time.Second, 3*time.Second
 	})
 	_, api := openStream(t, base+"/v1/events")
 	_, view := openStream(t, base+"/ui/events")
