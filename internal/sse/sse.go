@@ -1,14 +1,12 @@
 // Package sse writes server-sent event streams that outlive the HTTP
 // server's read and write timeouts.
 //
-// An http.Server's ReadTimeout and WriteTimeout bound a whole request and
-// its whole answer: right for a JSON call, fatal for a stream that stays
-// open for hours. When the read deadline passes, the server's background
-// read of the connection fails and cancels the request's context; when the
-// write deadline passes, the next write fails. A Stream lifts both for its
-// connection and bounds each write on its own instead, so that a client
-// that stops reading still loses its stream (and its slot) within the
-// timeout, however long the stream has been open.
+// An http.Server's WriteTimeout bounds a request's whole answer: right for
+// a JSON call, fatal for a stream that stays open for hours, whose next
+// write fails once the deadline has passed. A Stream lifts the deadline for
+// its connection and bounds each write on its own instead, so that a
+// client that stops reading still loses its stream (and its slot) within
+// the timeout, however long the stream has been open.
 package sse
 
 import (
@@ -37,9 +35,9 @@ func Start(w http.ResponseWriter, timeout time.Duration) (*Stream, error) {
 		return nil, ErrNotSupported
 	}
 	s := &Stream{w: w, rc: http.NewResponseController(w), timeout: timeout}
-	// The client sends nothing more: a read deadline would only cancel the
-	// request's context when it passes. Writers that cannot set deadlines
-	// (a test's recorder) have none to lift.
+	// The client sends nothing more, and no read deadline may end the
+	// stream (the server lifts it too once a request's body is read).
+	// Writers that cannot set deadlines (a test's recorder) have none.
 	if err := s.rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return nil, err
 	}
