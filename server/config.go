@@ -102,6 +102,20 @@ type Config struct {
 	// EventBuffer is how many recent events the server keeps for clients
 	// resuming a stream with Last-Event-ID (default 4096).
 	EventBuffer int
+	// ReadTimeout bounds the reading of a whole request, headers and body
+	// (default 30s): a client that sends its body slowly, or stops halfway,
+	// is disconnected then. The headers alone get at most 10s.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds a request's handling and its answer, from the end
+	// of its headers (default 60s). Event streams are exempt as a whole:
+	// each of their writes gets this long instead.
+	WriteTimeout time.Duration
+	// IdleTimeout is how long a kept-alive connection may wait for its
+	// next request (default 120s).
+	IdleTimeout time.Duration
+	// MaxStreams caps the event streams open at once, the API's and the
+	// web view's together (default 1000); one more is answered 503.
+	MaxStreams int
 	// OnListen, when set, is called with the address the API listens on.
 	OnListen func(net.Addr)
 	// TracerProvider, when set, traces every engine's instances and runs
@@ -138,6 +152,7 @@ func (c Config) withDefaults() Config {
 	if c.EventBuffer <= 0 {
 		c.EventBuffer = 4096
 	}
+	c = c.withLimits()
 	return c
 }
 
@@ -169,6 +184,9 @@ func (c Config) Validate() error {
 				return &ConfigError{Field: "nats", Reason: fmt.Sprintf("%q is not a URL (nats://host:port), nor %q", u, NoNATS)}
 			}
 		}
+	}
+	if err := c.validateLimits(); err != nil {
+		return err
 	}
 	if c.Replicas < 0 || c.Replicas > 5 {
 		return &ConfigError{Field: "replicas", Reason: "must be 1 to 5"}

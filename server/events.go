@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/sse"
 )
 
 // Event is one engine event as the API streams it. Fields an event does
@@ -77,9 +79,11 @@ type hub struct {
 }
 
 // subscriber is a stream's channel, or a watcher's notify function (called
-// under the hub's lock: it must not block).
+// under the hub's lock: it must not block). The channel carries pointers,
+// shared by every stream and never changed: a buffer of whole events would
+// make each idle stream hold about 100 KB.
 type subscriber struct {
-	ch     chan Event
+	ch     chan *Event
 	notify func(Event)
 	filter func(Event) bool
 }
@@ -106,6 +110,7 @@ func (h *hub) publish(ev Event) {
 		h.ring[h.start] = ev
 		h.start = (h.start + 1) % len(h.ring)
 	}
+	var shared *Event // one copy for every stream, made when one wants it
 	for s := range h.subs {
 		if !s.filter(ev) {
 			continue
@@ -114,8 +119,12 @@ func (h *hub) publish(ev Event) {
 			s.notify(ev)
 			continue
 		}
+		if shared == nil {
+			shared = new(Event)
+			*shared = ev
+		}
 		select {
-		case s.ch <- ev:
+		case s.ch <- shared:
 		default:
 			close(s.ch)
 			delete(h.subs, s)
@@ -140,7 +149,7 @@ func (h *hub) subscribe(after uint64, replay bool, filter func(Event) bool) ([]E
 			}
 		}
 	}
-	s := &subscriber{ch: make(chan Event, 256), filter: filter}
+	s := &subscriber{ch: make(chan *Event, 256), filter: filter}
 	h.subs[s] = struct{}{}
 	return backlog, s, true
 }
@@ -207,11 +216,18 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "streaming is not supported on this connection"})
+	release, e := s.takeStream()
+	if e != nil {
+		writeError(w, e)
 		return
 	}
+	defer release()
+	st, err := sse.Start(w, s.cfg.WriteTimeout)
+	if err != nil {
+		writeError(w, unavailable(err.Error()))
+		return
+	}
+	defer st.End()
 	backlog, sub, ok := s.hub.subscribe(after, last != "", filter)
 	if !ok {
 		writeError(w, unavailable("the server is shutting down"))
@@ -223,33 +239,38 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": baton events\n\n")
-	for _, ev := range backlog {
-		writeEvent(w, ev)
+	if st.Send(func(w io.Writer) {
+		fmt.Fprint(w, ": baton events\n\n")
+		for _, ev := range backlog {
+			writeEvent(w, ev)
+		}
+	}) != nil {
+		return
 	}
-	fl.Flush()
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {
+		var err error
 		select {
 		case ev, open := <-sub.ch:
 			if !open {
 				return
 			}
-			writeEvent(w, ev)
-			fl.Flush()
+			err = st.Send(func(w io.Writer) { writeEvent(w, *ev) })
 		case <-tick.C:
-			fmt.Fprint(w, ": keep-alive\n\n")
-			fl.Flush()
+			err = st.Send(func(w io.Writer) { fmt.Fprint(w, ": keep-alive\n\n") })
 		case <-r.Context().Done():
 			return
 		case <-s.hub.done:
 			return
 		}
+		if err != nil {
+			return // the client is gone or stopped reading
+		}
 	}
 }
 
-func writeEvent(w http.ResponseWriter, ev Event) {
+func writeEvent(w io.Writer, ev Event) {
 	data, _ := json.Marshal(ev)
 	fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, data)
 }

@@ -37,14 +37,15 @@ func (s *Server) table() []route {
 }
 
 // routes is the API's handler: every route of table, a JSON 405 for a
-// known path with another method, a JSON 404 for any other path.
+// known path with another method, a JSON 404 for any other path, all
+// behind the check of the Host header (loopbackHost).
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
 	for _, rt := range s.table() {
 		h := http.Handler(rt.handle)
 		if !rt.public {
-			h = s.authorize(h)
+			h = s.guard(h)
 		}
 		mux.Handle(rt.method+" "+rt.path, h)
 		if rt.method == "GET" {
@@ -67,7 +68,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("not_found", "", "no route "+r.URL.Path))
 	})
-	return mux
+	return s.loopbackHost(mux)
 }
 
 // authorize asks for a bearer token on every /v1 route when the server has

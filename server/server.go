@@ -10,7 +10,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -28,6 +27,7 @@ type Server struct {
 	store    engine.Store
 	cat      *catalog
 	hub      *hub
+	streams  streamSlots
 	metrics  *metrics
 	waits    *reportWaits
 	clu      *cluster // nil unless the server shares a NATS system
@@ -46,7 +46,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Server{cfg: cfg, log: cfg.Logger, hub: newHub(cfg.EventBuffer)}
+	s := &Server{cfg: cfg, log: cfg.Logger, hub: newHub(cfg.EventBuffer), streams: make(streamSlots, cfg.MaxStreams)}
 	if cfg.TokenFile != "" {
 		tokens, err := readTokens(cfg.TokenFile)
 		if err != nil {
@@ -174,11 +174,7 @@ func Run(ctx context.Context, cfg Config) error {
 		s.cfg.OnListen(ln.Addr())
 	}
 	s.log.Info("server: serving the HTTP API", zap.String("addr", ln.Addr().String()), zap.Bool("tokens", len(s.tokens) > 0))
-	hs := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          zap.NewStdLog(s.log),
-	}
+	hs := s.httpServer()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {

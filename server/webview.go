@@ -18,7 +18,7 @@ const ViewPath = "/ui/"
 // functions as the API, and asks for one of the API's tokens when the
 // server has tokens.
 func (s *Server) view() http.Handler {
-	opts := []webview.Option{webview.WithBase(ViewPath), webview.WithLogger(s.log)}
+	opts := []webview.Option{webview.WithBase(ViewPath), webview.WithLogger(s.log), webview.WithWriteTimeout(s.cfg.WriteTimeout)}
 	if len(s.tokens) > 0 {
 		opts = append(opts, webview.WithTokenCheck(s.validToken))
 	}
@@ -140,12 +140,19 @@ func (v viewBackend) Definition(_ context.Context, hash string) (*rules.Workflow
 	return f.wf, nil
 }
 
+// Watch backs a live-update stream of the view, which takes one of the
+// server's stream slots as long as it runs.
 func (v viewBackend) Watch(instance string, changed func()) (func(), <-chan struct{}, error) {
+	release, e := v.s.takeStream()
+	if e != nil {
+		return nil, nil, e
+	}
 	stop, done, ok := v.s.hub.watch(func(ev Event) bool { return instance == "" || ev.Instance == instance }, func(Event) { changed() })
 	if !ok {
+		release()
 		return nil, nil, errors.New("the server is shutting down")
 	}
-	return stop, done, nil
+	return func() { stop(); release() }, done, nil
 }
 
 func (v viewBackend) Signal(ctx context.Context, id, name string, data map[string]any) error {

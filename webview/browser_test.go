@@ -7,111 +7,27 @@ import (
 	"fmt"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/batonhq/baton/internal/browsertest"
 	"github.com/batonhq/baton/record"
 )
 
-// chromium finds Debian's chromium: on PATH, or at /usr/bin/chromium.
-func chromium() string {
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	return ""
-}
+// browser is a headless chromium tab (package internal/browsertest).
+type browser = browsertest.Browser
 
-// browser is a headless chromium tab, closed when the test ends. Script
-// errors and console errors on the page fail the test.
-type browser struct {
-	t    *testing.T
-	ctx  context.Context
-	mu   *sync.Mutex
-	errs *[]string
-}
-
-// in is the browser reporting to t (a subtest).
-func (b *browser) in(t *testing.T) *browser {
-	c := *b
-	c.t = t
-	return &c
-}
-
-func newBrowser(t *testing.T) *browser {
-	t.Helper()
-	path := chromium()
-	if path == "" {
-		t.Skip("chromium is not installed (apt-get install chromium): the browser tests need it")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.WindowSize(1280, 1000))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox)
-	}
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	b := &browser{t: t, ctx: ctx, mu: &sync.Mutex{}, errs: &[]string{}}
-	t.Cleanup(func() {
-		cancel()
-		acancel()
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		assert.Empty(t, *b.errs, "errors in the page")
-	})
-	require.NoError(t, chromedp.Do(ctx), "chromium did not start")
-	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			d := ev.ExceptionDetails
-			msg := d.Text
-			if d.Exception != nil {
-				msg += " " + d.Exception.Description
-			}
-			*b.errs = append(*b.errs, msg+" at "+d.URL)
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.ConsoleAPICalledTypeError {
-				var parts []string
-				for _, a := range ev.Args {
-					parts = append(parts, string(a.Value)+a.Description)
-				}
-				*b.errs = append(*b.errs, strings.Join(parts, " "))
-			}
-		}
-	}))
-	return b
-}
-
-// do runs the steps with a generous deadline: the machine is shared.
-func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
-	defer cancel()
-	require.NoError(b.t, chromedp.Do(ctx, steps...))
-}
+func newBrowser(t *testing.T) *browser { return browsertest.New(t) }
 
 // eval evaluates a JavaScript expression.
 func eval[T any](b *browser, expr string) T {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	require.NoError(b.t, err, expr)
-	return v
+	b.T.Helper()
+	return browsertest.Eval[T](b, expr)
 }
 
 // live waits until the page's event stream is open.
@@ -124,12 +40,12 @@ func live() chromedp.Action[chromedp.Void] {
 func TestBrowser(t *testing.T) {
 	f := newFixture(t)
 	b := newBrowser(t)
-	t.Run("ListShowsANewInstanceLive", func(t *testing.T) { listShowsANewInstanceLive(b.in(t), f.in(t)) })
-	t.Run("DiagramMarksTheCurrentState", func(t *testing.T) { diagramMarksTheCurrentState(b.in(t), f.in(t)) })
-	t.Run("SignalFromThePageMovesTheInstanceOn", func(t *testing.T) { signalFromThePageMovesTheInstanceOn(b.in(t), f.in(t)) })
-	t.Run("HostileResultIsShownAsText", func(t *testing.T) { hostileResultIsShownAsText(b.in(t), f.in(t)) })
-	t.Run("InstancePageFollowsItsInstance", func(t *testing.T) { instancePageFollowsItsInstance(b.in(t), f.in(t)) })
-	t.Run("Screenshots", func(t *testing.T) { takeScreenshots(b.in(t)) })
+	t.Run("ListShowsANewInstanceLive", func(t *testing.T) { listShowsANewInstanceLive(b.In(t), f.in(t)) })
+	t.Run("DiagramMarksTheCurrentState", func(t *testing.T) { diagramMarksTheCurrentState(b.In(t), f.in(t)) })
+	t.Run("SignalFromThePageMovesTheInstanceOn", func(t *testing.T) { signalFromThePageMovesTheInstanceOn(b.In(t), f.in(t)) })
+	t.Run("HostileResultIsShownAsText", func(t *testing.T) { hostileResultIsShownAsText(b.In(t), f.in(t)) })
+	t.Run("InstancePageFollowsItsInstance", func(t *testing.T) { instancePageFollowsItsInstance(b.In(t), f.in(t)) })
+	t.Run("Screenshots", func(t *testing.T) { takeScreenshots(b.In(t)) })
 }
 
 // screenshots is where TestBrowser writes the pages' screenshots for the
@@ -139,7 +55,7 @@ var screenshots = flag.String("screenshots", "", "write the pages' screenshots (
 
 // takeScreenshots draws every page of a small demo and keeps a PNG of each.
 func takeScreenshots(b *browser) {
-	t := b.t
+	t := b.T
 	dir := *screenshots
 	if dir == "" {
 		dir = t.TempDir()
@@ -187,8 +103,8 @@ func takeScreenshots(b *browser) {
 		{"web-workflows.png", "workflows", chromedp.WaitVisible(`table.workflows`)},
 		{"web-workflow.png", "workflows/desk", drawn},
 	} {
-		b.do(chromedp.Navigate(f.base+shot.path), shot.ready)
-		ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+		b.Do(chromedp.Navigate(f.base+shot.path), shot.ready)
+		ctx, cancel := context.WithTimeout(b.Ctx, time.Minute)
 		data, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		cancel()
 		require.NoError(t, err, shot.name)
@@ -197,23 +113,23 @@ func takeScreenshots(b *browser) {
 		assert.Equal(t, 1280, img.Bounds().Dx(), shot.name)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, shot.name), data, 0o644))
 	}
-	b.do(chromedp.Navigate("about:blank"))
+	b.Do(chromedp.Navigate("about:blank"))
 }
 
 func listShowsANewInstanceLive(b *browser, f *fixture) {
-	t := b.t
+	t := b.T
 	f.waitState(f.start("list-1", map[string]any{"text": "x"}), "APPROVAL")
-	b.do(chromedp.Navigate(f.base+"?id=list-"), chromedp.WaitVisible(`tr[id="row-list-1"]`), live())
+	b.Do(chromedp.Navigate(f.base+"?id=list-"), chromedp.WaitVisible(`tr[id="row-list-1"]`), live())
 	f.start("list-2", map[string]any{"text": "y"})
-	b.do(chromedp.WaitVisible(`tr[id="row-list-2"][data-status="waiting"]`))
+	b.Do(chromedp.WaitVisible(`tr[id="row-list-2"][data-status="waiting"]`))
 	assert.Equal(t, 2, eval[int](b, `document.querySelectorAll("#rows tr[id^=row-]").length`))
 }
 
 func diagramMarksTheCurrentState(b *browser, f *fixture) {
-	t := b.t
+	t := b.T
 	id := f.start("", map[string]any{"text": "x"})
 	f.waitState(id, "APPROVAL")
-	b.do(chromedp.Navigate(f.base+"instances/"+id), chromedp.Poll[chromedp.Void](`document.body.dataset.diagrams === "drawn"`))
+	b.Do(chromedp.Navigate(f.base+"instances/"+id), chromedp.Poll[chromedp.Void](`document.body.dataset.diagrams === "drawn"`))
 	current := eval[[]string](b, `Array.from(document.querySelectorAll("#diagram svg g.current")).map(g => g.textContent.trim())`)
 	require.Len(t, current, 1, "one state marked current")
 	assert.Contains(t, current[0], "APPROVAL")
@@ -223,10 +139,10 @@ func diagramMarksTheCurrentState(b *browser, f *fixture) {
 }
 
 func signalFromThePageMovesTheInstanceOn(b *browser, f *fixture) {
-	t := b.t
+	t := b.T
 	id := f.start("", map[string]any{"text": "x"})
 	f.waitState(id, "APPROVAL")
-	b.do(
+	b.Do(
 		chromedp.Navigate(f.base+"instances/"+id),
 		chromedp.WaitVisible(`form.signal`),
 		chromedp.SetValue(`form.signal select[name=name]`, "reject"),
@@ -242,25 +158,25 @@ func signalFromThePageMovesTheInstanceOn(b *browser, f *fixture) {
 // The instance's page redraws itself when its instance moves; the details
 // an operator opened stay open.
 func instancePageFollowsItsInstance(b *browser, f *fixture) {
-	t := b.t
+	t := b.T
 	id := f.start("", map[string]any{"mode": "hold"})
 	f.waitState(id, "WRITING")
-	b.do(chromedp.Navigate(f.base+"instances/"+id), chromedp.WaitVisible(`form.select`), live(),
+	b.Do(chromedp.Navigate(f.base+"instances/"+id), chromedp.WaitVisible(`form.select`), live(),
 		chromedp.Click(`#entry-2 summary`), chromedp.Poll[chromedp.Void](`document.getElementById("entry-2").open`))
 	h, err := f.eng.Instance(id)
 	require.NoError(t, err)
 	require.NoError(t, h.Select(context.Background(), "boss", "the writer is away"))
-	b.do(chromedp.Poll[chromedp.Void](`document.getElementById("state").textContent === "APPROVAL"`))
+	b.Do(chromedp.Poll[chromedp.Void](`document.getElementById("state").textContent === "APPROVAL"`))
 	assert.True(t, eval[bool](b, `document.getElementById("entry-2").open`), "the opened details closed")
 	assert.Contains(t, eval[string](b, `document.body.textContent`), "a user handed the step from writer to boss")
 }
 
 func hostileResultIsShownAsText(b *browser, f *fixture) {
-	t := b.t
+	t := b.T
 	hostile := `<script>window.pwned = 1</script>"><img src=x onerror="window.pwned = 2">`
 	id := f.start("", map[string]any{"text": hostile})
 	f.waitState(id, "APPROVAL")
-	b.do(chromedp.Navigate(f.base+"instances/"+id), chromedp.Poll[chromedp.Void](`document.body.dataset.diagrams === "drawn"`), live())
+	b.Do(chromedp.Navigate(f.base+"instances/"+id), chromedp.Poll[chromedp.Void](`document.body.dataset.diagrams === "drawn"`), live())
 	assert.True(t, eval[bool](b, `window.pwned === undefined`), "the hostile string ran")
 	assert.Equal(t, 0, eval[int](b, `document.querySelectorAll("main img, main script").length`))
 	shown := eval[string](b, `document.getElementById("context").textContent`)
@@ -268,6 +184,6 @@ func hostileResultIsShownAsText(b *browser, f *fixture) {
 	assert.Contains(t, shown, `<img src=x onerror=\"window.pwned = 2\">`)
 	// A live update redraws the page from the server: still text.
 	f.start("other", map[string]any{"text": hostile})
-	b.do(chromedp.Navigate(f.base), chromedp.WaitVisible(`tr[id="row-other"]`))
+	b.Do(chromedp.Navigate(f.base), chromedp.WaitVisible(`tr[id="row-other"]`))
 	assert.True(t, eval[bool](b, `window.pwned === undefined`))
 }

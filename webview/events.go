@@ -2,8 +2,11 @@ package webview
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"time"
+
+	"github.com/batonhq/baton/internal/sse"
 )
 
 // keepAlive is how often an idle stream gets a comment line, so that
@@ -15,11 +18,12 @@ const keepAlive = 15 * time.Second
 // coalesced: at most one per refresh period, the last one never lost. The
 // stream ends with the request or when the backend shuts down.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		h.fail(w, r, http.StatusInternalServerError, "streaming is not supported on this connection")
+	st, err := sse.Start(w, h.writeTimeout)
+	if err != nil {
+		h.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
+	defer st.End()
 	dirty := make(chan struct{}, 1)
 	stop, done, err := h.b.Watch(r.URL.Query().Get("instance"), func() {
 		select {
@@ -37,8 +41,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": baton web view\n\n")
-	fl.Flush()
+	if st.Send(func(w io.Writer) { fmt.Fprint(w, ": baton web view\n\n") }) != nil {
+		return
+	}
 	alive := time.NewTicker(keepAlive)
 	defer alive.Stop()
 	pause := time.NewTimer(0)
@@ -47,8 +52,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	for n := 1; ; {
 		select {
 		case <-dirty:
-			fmt.Fprintf(w, "id: %d\nevent: changed\ndata: %d\n\n", n, n)
-			fl.Flush()
+			if st.Send(func(w io.Writer) { fmt.Fprintf(w, "id: %d\nevent: changed\ndata: %d\n\n", n, n) }) != nil {
+				return // the client is gone or stopped reading
+			}
 			n++
 			// Let a burst of events gather: the next one goes out after a
 			// pause, however many came.
@@ -61,8 +67,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-alive.C:
-			fmt.Fprint(w, ": keep-alive\n\n")
-			fl.Flush()
+			if st.Send(func(w io.Writer) { fmt.Fprint(w, ": keep-alive\n\n") }) != nil {
+				return
+			}
 		case <-r.Context().Done():
 			return
 		case <-done:

@@ -31,6 +31,8 @@ type Handler struct {
 	mux     *http.ServeMux
 	static  http.Handler
 	refresh time.Duration
+	// writeTimeout bounds each write of a live-update stream.
+	writeTimeout time.Duration
 	// csrf refuses actions a browser says come from another site: without
 	// tokens there is no SameSite cookie to protect them.
 	csrf *http.CrossOriginProtection
@@ -79,9 +81,21 @@ func WithRefresh(d time.Duration) Option {
 	}
 }
 
+// WithWriteTimeout bounds each write of a live-update stream (default
+// 60s): a browser that stops reading loses its stream then. The stream as
+// a whole has no bound, so give the server's own WriteTimeout here, not a
+// limit on the stream.
+func WithWriteTimeout(d time.Duration) Option {
+	return func(h *Handler) {
+		if d > 0 {
+			h.writeTimeout = d
+		}
+	}
+}
+
 // New builds the web view on b.
 func New(b Backend, opts ...Option) *Handler {
-	h := &Handler{b: b, base: "/", log: zap.NewNop(), refresh: 250 * time.Millisecond, csrf: http.NewCrossOriginProtection()}
+	h := &Handler{b: b, base: "/", log: zap.NewNop(), refresh: 250 * time.Millisecond, writeTimeout: time.Minute, csrf: http.NewCrossOriginProtection()}
 	for _, o := range opts {
 		o(h)
 	}

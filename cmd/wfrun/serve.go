@@ -61,6 +61,10 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.LeaseTTL, "lease-ttl", 0, "with --nats: how long this server's instances wait after its last heartbeat before another server takes them over (default 10s)")
 	f.IntVar(&cfg.Replicas, "replicas", 1, "with --nats on a cluster: how many servers keep each stream (3 survives losing one)")
 	f.StringVar(&cfg.HTTPAddr, "http", server.DefaultHTTPAddr, "the address of the HTTP API")
+	f.DurationVar(&cfg.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "how long a client has to send a whole request, body included")
+	f.DurationVar(&cfg.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "how long a request's handling and answer may take (each write of an event stream)")
+	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a kept-alive connection waits for its next request")
+	f.IntVar(&cfg.MaxStreams, "max-streams", server.DefaultMaxStreams, "the most event streams open at once (503 beyond)")
 	f.StringVar(&cfg.TokenFile, "token-file", "", "a file of API tokens, one per line (required off loopback)")
 	return cmd
 }
