@@ -166,6 +166,8 @@ type Report struct {
 	Findings    []Finding       `json:"findings"`
 	Summary     string          `json:"summary"`
 	Children    []*Report       `json:"children"`
+
+	c *checker // for WriteScenarios
 }
 
 // Errors counts the findings of severity error, children's included.
@@ -208,6 +210,7 @@ func check(w *rules.Workflow, done map[string]bool) *Report {
 	done[w.Name] = true
 	c := newChecker(w)
 	r := c.run()
+	r.c = c
 	for _, s := range w.States {
 		if s.Child == nil || s.Child.Target == nil || done[s.Child.Target.Name] {
 			continue

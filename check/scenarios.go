@@ -1,8 +1,387 @@
 package check
 
-import "context"
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 
-// WriteScenarios is a placeholder replaced below.
-func WriteScenarios(ctx context.Context, r *Report, workflowPath, dir string) ([]string, error) {
-	return nil, nil
+	"go.yaml.in/yaml/v3"
+
+	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/scenario"
+)
+
+// Written is what WriteScenarios did for one uncovered outcome: the
+// scenario file it wrote, or why it wrote none.
+type Written struct {
+	Finding Finding
+	// Path is the scenario file; empty when none was written.
+	Path string
+	// Skipped says why no scenario was written: the path runs a state a
+	// script cannot drive here, no values drive the path, or the replay did
+	// not reproduce the finding.
+	Skipped string
+}
+
+// WriteScenarios writes into dir, for each uncovered outcome of r and of
+// its children, a scenario that drives an instance along the shortest path
+// to it (replies whose triggers and values make the path's rules fire, the
+// witness last) and expects the instance to fail with no rule matched. Each
+// scenario is replayed before it is kept: a file is written only when the
+// replay passes, that is, when it reproduces the finding.
+func WriteScenarios(ctx context.Context, r *Report, dir string) ([]Written, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("check: scenarios: %w", err)
+	}
+	var out []Written
+	for _, rep := range r.reports() {
+		for _, f := range rep.Findings {
+			if f.Kind != KindUncovered {
+				continue
+			}
+			wr, err := rep.writeScenario(ctx, f, dir)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, wr)
+		}
+	}
+	return out, nil
+}
+
+// reports lists r and its children, depth first.
+func (r *Report) reports() []*Report {
+	out := []*Report{r}
+	for _, c := range r.Children {
+		out = append(out, c.reports()...)
+	}
+	return out
+}
+
+// scenarioFile is the YAML form of a written scenario, keys in the order a
+// reader expects them.
+type scenarioFile struct {
+	Scenario string             `yaml:"scenario"`
+	Workflow string             `yaml:"workflow"`
+	Input    map[string]any     `yaml:"input,omitempty"`
+	Agents   map[string][]reply `yaml:"agents,omitempty"`
+	Signals  []signal           `yaml:"signals,omitempty"`
+	Expect   expectation        `yaml:"expect"`
+}
+
+type reply struct {
+	Trigger   string         `yaml:"trigger,omitempty"`
+	Result    map[string]any `yaml:"result,omitempty"`
+	Error     string         `yaml:"error,omitempty"`
+	Retryable *bool          `yaml:"retryable,omitempty"`
+	Kind      string         `yaml:"kind,omitempty"`
+	Reject    string         `yaml:"reject,omitempty"`
+}
+
+type signal struct {
+	Signal string         `yaml:"signal"`
+	Data   map[string]any `yaml:"data,omitempty"`
+}
+
+type expectation struct {
+	Status string   `yaml:"status"`
+	Error  string   `yaml:"error"`
+	States []string `yaml:"states"`
+}
+
+// script is a scenario under construction: the instance as it would be
+// after the transitions so far.
+type script struct {
+	c    *checker
+	file scenarioFile
+	env  rules.Env // input, context, step and visits so far
+}
+
+func (r *Report) writeScenario(ctx context.Context, f Finding, dir string) (Written, error) {
+	wr := Written{Finding: f}
+	c := r.c
+	if c == nil {
+		wr.Skipped = "the report was not made by Check"
+		return wr, nil
+	}
+	sc, why := c.script(f)
+	if why != "" {
+		wr.Skipped = why
+		return wr, nil
+	}
+	name := fmt.Sprintf("%s-%s-%s.yaml", c.w.Name, f.State, f.Trigger)
+	name = unsafeName.ReplaceAllString(strings.ToLower(name), "_")
+	path := filepath.Join(dir, name)
+	wfPath, err := relativePath(dir, c.w.File)
+	if err != nil {
+		return wr, err
+	}
+	sc.file.Workflow = wfPath
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# Written by wfrun check: reproduces %s:%d:%d\n", f.File, f.Line, f.Col)
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(sc.file); err != nil {
+		return wr, fmt.Errorf("check: scenario %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return wr, fmt.Errorf("check: scenario: %w", err)
+	}
+	if why := replays(ctx, path); why != "" {
+		_ = os.Remove(path)
+		wr.Skipped = "the replay did not reproduce it: " + why
+		return wr, nil
+	}
+	wr.Path = path
+	return wr, nil
+}
+
+var unsafeName = regexp.MustCompile(`[^a-z0-9_.-]+`)
+
+func relativePath(dir, file string) (string, error) {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("check: scenarios: %w", err)
+	}
+	f, err := filepath.Abs(file)
+	if err != nil {
+		return "", fmt.Errorf("check: scenarios: %w", err)
+	}
+	rel, err := filepath.Rel(d, f)
+	if err != nil {
+		return "", fmt.Errorf("check: scenarios: %w", err)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// replays runs the scenario at path and returns why it failed, or "".
+func replays(ctx context.Context, path string) string {
+	s, err := scenario.Load(path)
+	if err != nil {
+		return err.Error()
+	}
+	rep, err := scenario.Run(ctx, s, rules.LoadBeside)
+	if err != nil {
+		return err.Error()
+	}
+	if !rep.Passed() {
+		return strings.Join(rep.Failures, "; ")
+	}
+	return ""
+}
+
+// script builds the scenario of an uncovered outcome, or says why it
+// cannot.
+func (c *checker) script(f Finding) (*script, string) {
+	w := c.w
+	sc := &script{c: c, file: scenarioFile{
+		Scenario: f.Message,
+		Agents:   map[string][]reply{},
+		Expect:   expectation{Status: "failed", Error: "no rule matched", States: f.Path},
+	}}
+	for _, st := range f.steps {
+		if st.Rule == "" {
+			return nil, "its shortest path goes through a limit hit"
+		}
+	}
+	// The input: the witness's when its conditions read it, else the
+	// declared fields' zero values.
+	input := map[string]any{}
+	if f.Witness != nil && len(f.Witness.Input) > 0 {
+		input = cloneMap(f.Witness.Input)
+	}
+	fill(input, w.Input)
+	sc.env = rules.Env{Input: input, Context: map[string]any{}, Visits: map[string]int{w.Initial: 1}}
+	if init, _ := w.State(w.Initial); runsPerVisit(init) > 0 {
+		sc.env.Step = 1
+	}
+	for _, st := range f.steps {
+		if why := sc.advance(st); why != "" {
+			return nil, why
+		}
+	}
+	if why := sc.last(f); why != "" {
+		return nil, why
+	}
+	if len(input) > 0 {
+		sc.file.Input = input
+	}
+	if len(sc.file.Agents) == 0 {
+		sc.file.Agents = nil
+	}
+	return sc, ""
+}
+
+// outcomeOf finds the outcome spec of trigger in state s.
+func (c *checker) outcomeOf(s *rules.State, trigger string) (outcome, bool) {
+	for _, o := range c.outs[s.Name] {
+		if o.trigger == trigger {
+			return o, true
+		}
+	}
+	return outcome{}, false
+}
+
+// scriptable says why the outcome trigger of s cannot be scripted, or "".
+func scriptable(s *rules.State, trigger string) string {
+	switch {
+	case s.Waits():
+		return ""
+	case s.Terminal, s.Parallel(), s.Iterates(), s.Calls():
+		return "its path runs state " + s.Name + ", which the written scenarios do not drive"
+	case trigger == "timeout":
+		return "its path needs a run of " + s.Name + " to time out, which the written scenarios do not script"
+	}
+	return ""
+}
+
+// problemAt is the search for the values of outcome trigger in state s
+// given what the instance holds so far: only the result (and an error's
+// kind and message) are free.
+func (sc *script) problemAt(s *rules.State, o outcome, cands []*rules.Rule, want int) *problem {
+	p := sc.c.problem(s, o, cands, want)
+	p.base.Input, p.base.Context, p.base.Visits, p.base.Step = sc.env.Input, sc.env.Context, sc.env.Visits, sc.env.Step
+	delete(p.free, "input")
+	delete(p.free, "context")
+	delete(p.free, "step")
+	delete(p.free, "visits")
+	p.noRetry = true
+	if p.base.Attempt > 0 {
+		p.base.Attempt = 1
+		// A failure may come after retries: the script fails the runs
+		// before it with retryable errors of the same kind.
+		if o.trigger != "error" {
+			delete(p.free, "attempt")
+		}
+	}
+	if s.Waits() && o.trigger != "timeout" {
+		p.result = nil
+	}
+	return p
+}
+
+// advance scripts one transition of the path and applies it.
+func (sc *script) advance(st Step) string {
+	c := sc.c
+	s, _ := c.w.State(st.State)
+	if why := scriptable(s, st.Trigger); why != "" {
+		return why
+	}
+	o, ok := c.outcomeOf(s, st.Trigger)
+	if !ok {
+		return "state " + s.Name + " cannot produce " + st.Trigger
+	}
+	cands := c.rulesFor(s, st.Trigger)
+	want := -1
+	for i, r := range cands {
+		if r.ID == st.Rule {
+			want = i
+		}
+	}
+	if want < 0 {
+		return "rule " + st.Rule + " is not tried for " + st.Trigger
+	}
+	v, ans := solve(sc.problemAt(s, o, cands, want), c.parse)
+	if v != found {
+		return fmt.Sprintf("no values make rule %s fire in %s", st.Rule, s.Name)
+	}
+	if !sc.play(s, st.Trigger, ans.env) {
+		return "the failure of " + s.Name + " on its attempt " + fmt.Sprint(ans.env.Attempt) + " is not retried to get there"
+	}
+	if ans.env.Attempt > 1 {
+		sc.env.Step += ans.env.Attempt - 1
+	}
+	rule := cands[want]
+	merged, err := rule.EvalContext(&ans.env)
+	if err != nil {
+		return err.Error()
+	}
+	ctx := maps.Clone(sc.env.Context)
+	maps.Copy(ctx, merged)
+	sc.env.Context = ctx
+	visits := maps.Clone(sc.env.Visits)
+	visits[rule.Next]++
+	sc.env.Visits = visits
+	if next, _ := c.w.State(rule.Next); next != nil && runsPerVisit(next) > 0 {
+		sc.env.Step++
+	}
+	return ""
+}
+
+// last scripts the witness: the outcome that matches no rule.
+func (sc *script) last(f Finding) string {
+	c := sc.c
+	s, _ := c.w.State(f.State)
+	if why := scriptable(s, f.Trigger); why != "" {
+		return why
+	}
+	o, ok := c.outcomeOf(s, f.Trigger)
+	if !ok {
+		return "state " + s.Name + " cannot produce " + f.Trigger
+	}
+	cands := c.rulesFor(s, f.Trigger)
+	env := rules.Env{Input: sc.env.Input, Context: sc.env.Context, Result: map[string]any{}}
+	if len(cands) > 0 {
+		v, ans := solve(sc.problemAt(s, o, cands, -1), c.parse)
+		if v != found {
+			return "no values reach the outcome along its shortest path"
+		}
+		env = ans.env
+	} else if o.result != nil {
+		fill(env.Result, o.result)
+	}
+	if o.kinds != nil && o.kinds[0] != "" && env.Error.Kind == "" {
+		env.Error.Kind = o.kinds[0]
+	}
+	if !sc.play(s, f.Trigger, env) {
+		return "the failure of " + s.Name + " on its attempt " + fmt.Sprint(env.Attempt) + " is not retried to get there"
+	}
+	return ""
+}
+
+// play adds the replies (or signal) that make s produce trigger with env's
+// result and error; false when no script can.
+func (sc *script) play(s *rules.State, trigger string, env rules.Env) bool {
+	if s.Waits() {
+		if trigger != "timeout" {
+			sc.file.Signals = append(sc.file.Signals, signal{Signal: trigger, Data: nonEmpty(env.Result)})
+		}
+		return true
+	}
+	var rp reply
+	switch trigger {
+	case "error":
+		no := false
+		rp = reply{Error: env.Error.Message, Retryable: &no}
+		if rp.Error == "" {
+			rp.Error = "failed"
+		}
+		if env.Error.Kind != "error" {
+			rp.Kind = env.Error.Kind
+		}
+		if env.Attempt > 1 && !s.Retry.Retries(rp.Kind) {
+			return false
+		}
+		for range env.Attempt - 1 {
+			sc.file.Agents[s.Agent] = append(sc.file.Agents[s.Agent], reply{Error: rp.Error, Kind: rp.Kind})
+		}
+	case "rejected":
+		rp = reply{Reject: "refused"}
+	default:
+		rp = reply{Trigger: trigger, Result: nonEmpty(env.Result)}
+	}
+	sc.file.Agents[s.Agent] = append(sc.file.Agents[s.Agent], rp)
+	return true
+}
+
+func nonEmpty(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }

@@ -39,6 +39,9 @@ type problem struct {
 	kinds []string
 	// attempts, steps and visits bound the counters.
 	attempts, steps, visits [2]int
+	// noRetry fixes error.retryable to false: a scripted failure that is
+	// not retried.
+	noRetry bool
 }
 
 // answer is a solution: the values chosen, by subject, and the env they make.
@@ -282,7 +285,7 @@ func (s *solver) candidates(subj subject, lits []any) []val {
 			return []val{{v: ""}}
 		}
 	case "error.retryable":
-		if len(p.kinds) == 1 && p.kinds[0] == "" {
+		if p.noRetry || len(p.kinds) == 1 && p.kinds[0] == "" {
 			return []val{{v: false}}
 		}
 	case "attempt":

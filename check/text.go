@@ -17,7 +17,11 @@ func summary(r *Report) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "states %d/%d reachable, outcomes [%s], worst case %d runs", len(r.Reachable), r.States, strings.Join(outs, " "), r.WorstCase.Runs)
+	runs := "runs"
+	if r.WorstCase.Runs == 1 {
+		runs = "run"
+	}
+	fmt.Fprintf(&b, "states %d/%d reachable, outcomes [%s], worst case %d %s", len(r.Reachable), r.States, strings.Join(outs, " "), r.WorstCase.Runs, runs)
 	if r.WorstCase.PerItem > 0 {
 		fmt.Fprintf(&b, " + %d per foreach item", r.WorstCase.PerItem)
 	}

@@ -17,6 +17,23 @@ type checkResult struct {
 	Error  string        `json:"error,omitempty"` // the file did not load
 	Errors []diagnostic  `json:"load_errors,omitempty"`
 	Report *check.Report `json:"report,omitempty"`
+	// Scenarios lists the scenarios --scenarios wrote, one per uncovered
+	// outcome, or why none was written for it.
+	Scenarios []writtenScenario `json:"scenarios,omitempty"`
+}
+
+type writtenScenario struct {
+	Finding string `json:"finding"`
+	Path    string `json:"path,omitempty"`
+	Skipped string `json:"skipped,omitempty"`
+}
+
+func scenarioResults(ws []check.Written) []writtenScenario {
+	out := []writtenScenario{}
+	for _, w := range ws {
+		out = append(out, writtenScenario{Finding: w.Finding.String(), Path: w.Path, Skipped: w.Skipped})
+	}
+	return out
 }
 
 func checkCmd() *cobra.Command {
@@ -43,15 +60,11 @@ func checkCmd() *cobra.Command {
 					bad++
 				}
 				if res.Report != nil && scenarios != "" {
-					written, err := check.WriteScenarios(cmd.Context(), res.Report, path, scenarios)
+					written, err := check.WriteScenarios(cmd.Context(), res.Report, scenarios)
 					if err != nil {
 						return err
 					}
-					if format == formatTable {
-						for _, s := range written {
-							fmt.Fprintf(w, "wrote %s\n", s)
-						}
-					}
+					res.Scenarios = scenarioResults(written)
 				}
 				results = append(results, res)
 				if format == formatTable {
@@ -102,5 +115,15 @@ func writeCheck(cmd *cobra.Command, res checkResult) error {
 		fmt.Fprintf(w, "%s: %s\n", res.File, res.Error)
 		return nil
 	}
-	return res.Report.WriteText(w)
+	if err := res.Report.WriteText(w); err != nil {
+		return err
+	}
+	for _, s := range res.Scenarios {
+		if s.Path != "" {
+			fmt.Fprintf(w, "wrote %s (%s)\n", s.Path, s.Finding)
+		} else {
+			fmt.Fprintf(w, "no scenario for %s: %s\n", s.Finding, s.Skipped)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,212 @@
+package check_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/batonhq/baton/check"
+	"github.com/batonhq/baton/rules"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// corpus lists the workflows with planted defects, one directory each.
+func corpus(t testing.TB) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("testdata/corpus/*")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no corpus: %v", err)
+	}
+	return dirs
+}
+
+func load(t testing.TB, path string) *rules.Workflow {
+	t.Helper()
+	w, err := rules.LoadBeside(path)
+	if err != nil {
+		t.Fatalf("load %s: %v", path, err)
+	}
+	return w
+}
+
+// TestCheck_Golden compares the text and JSON reports of every workflow of
+// the corpus with testdata/golden. Run with -update to rewrite them, then
+// review the diff.
+func TestCheck_Golden(t *testing.T) {
+	for _, dir := range corpus(t) {
+		name := filepath.Base(dir)
+		t.Run(name, func(t *testing.T) {
+			r := check.Check(load(t, filepath.Join(dir, "workflow.yaml")))
+			var b bytes.Buffer
+			if err := r.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString("---\n")
+			enc := json.NewEncoder(&b)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(r); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", "golden", name+".golden")
+			if *update {
+				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if got := b.String(); got != string(want) {
+				t.Errorf("report differs from %s (run go test -update and review the diff):\n%s", path, got)
+			}
+		})
+	}
+}
+
+// TestCheck_ReportsEveryPlantedDefectAtItsLine names each defect the corpus
+// plants: its kind, its line, and what the message must say.
+func TestCheck_ReportsEveryPlantedDefectAtItsLine(t *testing.T) {
+	tests := []struct {
+		dir, file string
+		kind      check.Kind
+		sev       check.Severity
+		line      int
+		msg       string
+	}{
+		{"score_gap", "", check.KindUncovered, check.SeverityError, 11, "REVIEWING: trigger reviewed with result.score == 7 matches no rule"},
+		{"string_set", "", check.KindUncovered, check.SeverityError, 13, `result.approval == "other"`},
+		{"input_range", "", check.KindUncovered, check.SeverityError, 12, "input.amount == 50"},
+		{"defaults_in", "", check.KindUncovered, check.SeverityError, 12, `result.flagged == true and result.tier == "other"`},
+		{"attempts", "", check.KindUncovered, check.SeverityWarning, 13, `outcome error with attempt == 3 and error.kind == "error"`},
+		{"trap", "", check.KindTrap, check.SeverityError, 11, "state DRAFTING is a trap"},
+		{"trap", "", check.KindTrap, check.SeverityError, 12, "state EDITING is a trap"},
+		{"hang_wait", "", check.KindHang, check.SeverityWarning, 8, "state ASKING runs agent asker with no timeout and no heartbeat"},
+		{"hang_wait", "", check.KindHang, check.SeverityWarning, 9, "wait state APPROVAL has no timeout"},
+		{"unreached_outcome", "", check.KindUncovered, check.SeverityError, 5, "WAITING: signal cancel matches no rule"},
+		{"unreached_outcome", "", check.KindUnreachedOutcome, check.SeverityWarning, 7, "terminal state ARCHIVED is never reached"},
+		{"foreach", "", check.KindUncovered, check.SeverityWarning, 10, "CHECKING: outcome partial matches no rule"},
+		{"foreach", "", check.KindUncovered, check.SeverityWarning, 20, `CHECKING: outcome error with error.kind == "invalid_items" matches no rule`},
+		{"parallel", "", check.KindUncovered, check.SeverityWarning, 11, "SEARCHING: outcome conflict matches no rule"},
+		{"nested", "", check.KindUncovered, check.SeverityError, 6, "KYC: child outcome REFUSED matches no rule"},
+		{"nested", "kyc.yaml", check.KindUncovered, check.SeverityError, 11, "IDENTITY: trigger checked with result.score == 0.5 matches no rule"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir+"/"+tt.msg, func(t *testing.T) {
+			r := check.Check(load(t, filepath.Join("testdata", "corpus", tt.dir, "workflow.yaml")))
+			file := tt.file
+			if file == "" {
+				file = "workflow.yaml"
+			}
+			for _, f := range r.All() {
+				if f.Kind == tt.kind && f.Line == tt.line && filepath.Base(f.File) == file && strings.Contains(f.Message, tt.msg) {
+					if f.Severity != tt.sev {
+						t.Errorf("severity: got %s, want %s", f.Severity, tt.sev)
+					}
+					if f.Kind == check.KindUncovered && f.Witness == nil {
+						t.Errorf("no witness")
+					}
+					return
+				}
+			}
+			t.Errorf("no %s finding at %s:%d saying %q; got:\n%s", tt.kind, file, tt.line, tt.msg, findings(r))
+		})
+	}
+}
+
+func findings(r *check.Report) string {
+	var b strings.Builder
+	for _, f := range r.All() {
+		b.WriteString(f.String() + "\n")
+	}
+	return b.String()
+}
+
+func TestCheck_TotalWorkflowHasNoFinding(t *testing.T) {
+	r := check.Check(load(t, "testdata/corpus/clean_total/workflow.yaml"))
+	if len(r.All()) != 0 || r.Errors() != 0 {
+		t.Fatalf("got findings:\n%s", findings(r))
+	}
+	for _, so := range r.Produces {
+		for _, o := range so.Outcomes {
+			if o.Coverage != check.Covered {
+				t.Errorf("%s %s: got %s, want covered", so.State, o.Trigger, o.Coverage)
+			}
+		}
+	}
+}
+
+func TestCheck_OpaqueConditionIsUndecidedNotAFinding(t *testing.T) {
+	r := check.Check(load(t, "testdata/corpus/undecided/workflow.yaml"))
+	if r.Errors() != 0 {
+		t.Fatalf("got findings:\n%s", findings(r))
+	}
+	if got := r.Produces[0].Outcomes[0]; got.Trigger != "sorted" || got.Coverage != check.Undecided {
+		t.Fatalf("got %+v, want sorted undecided", got)
+	}
+}
+
+// workflows returns w and every child it runs, by name.
+func workflows(w *rules.Workflow, out map[string]*rules.Workflow) map[string]*rules.Workflow {
+	out[w.Name] = w
+	for _, s := range w.States {
+		if s.Child != nil && s.Child.Target != nil && out[s.Child.Target.Name] == nil {
+			workflows(s.Child.Target, out)
+		}
+	}
+	return out
+}
+
+// confirm evaluates a witness with the workflow's own Match: it must match
+// no rule, and no condition may fail at run time.
+func confirm(t testing.TB, w *rules.Workflow, f check.Finding) {
+	t.Helper()
+	wit := f.Witness
+	if wit == nil {
+		t.Fatalf("%s: no witness", f)
+	}
+	env := &rules.Env{Result: wit.Result, Input: wit.Input, Context: wit.Context,
+		Error: rules.ErrorInfo{Message: wit.Error.Message, Retryable: wit.Error.Retryable, Kind: wit.Error.Kind},
+		State: f.State, Agent: w.Owner(f.State), Trigger: wit.Trigger, Step: wit.Step, Visits: wit.Visits, Attempt: wit.Attempt}
+	m, err := w.Match(f.State, env.Agent, wit.Trigger, env)
+	var nm *rules.NoMatchError
+	if !errors.As(err, &nm) {
+		t.Fatalf("%s: the witness matches rule %v (err %v)", f, m.Rule, err)
+	}
+	for _, e := range nm.Tried {
+		if e.Err != nil {
+			t.Fatalf("%s: condition of %s fails on the witness: %v", f, e.Rule.ID, e.Err)
+		}
+	}
+}
+
+// TestCheck_EveryWitnessIsReal re-evaluates every witness the corpus and
+// the examples produce, outside the package.
+func TestCheck_EveryWitnessIsReal(t *testing.T) {
+	paths, _ := filepath.Glob("../examples/*/workflow*.yaml")
+	for _, dir := range corpus(t) {
+		paths = append(paths, filepath.Join(dir, "workflow.yaml"))
+	}
+	n := 0
+	for _, p := range paths {
+		w := load(t, p)
+		ws := workflows(w, map[string]*rules.Workflow{})
+		for _, f := range check.Check(w).All() {
+			if f.Kind == check.KindUncovered {
+				confirm(t, ws[f.Workflow], f)
+				n++
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("confirmed %d witnesses, want the corpus's at least", n)
+	}
+}
