@@ -2,6 +2,7 @@
 // inspects the instances kept in a store file.
 //
 //	wfrun validate FILE... [--strict]
+//	wfrun check FILE... [--json] [--scenarios DIR]
 //	wfrun graph FILE [--format mermaid|dot]
 //	wfrun run SCENARIO [-o table|json|yaml] [--store FILE]
 //	wfrun test PATH... [--run REGEX] [--junit FILE]
