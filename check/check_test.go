@@ -210,3 +210,68 @@ func TestCheck_EveryWitnessIsReal(t *testing.T) {
 		t.Fatalf("confirmed %d witnesses, want the corpus's at least", n)
 	}
 }
+
+func produces(r *check.Report) map[string]string {
+	out := map[string]string{}
+	for _, so := range r.Produces {
+		var ts []string
+		for _, o := range so.Outcomes {
+			ts = append(ts, o.Trigger)
+		}
+		out[so.State] = strings.Join(ts, " ")
+	}
+	return out
+}
+
+// TestCheck_OutcomesOfEachKindOfState lists what each kind of state can
+// produce: an agent state's triggers, error, timeout with a timeout or a
+// heartbeat, rejected only when a hand-off enters it (not after a wait); a
+// wait's signals and its timeout; foreach, parallel and child outcomes.
+func TestCheck_OutcomesOfEachKindOfState(t *testing.T) {
+	src := `
+workflow: kinds
+initial: A
+agents:
+  a: {}
+  b: {}
+  c: {}
+  d: {}
+states:
+  A: {agent: a}
+  B: {agent: b, heartbeat: 10s}
+  W: {wait: {signals: [go, stop]}, timeout: 1h}
+  C: {agent: c, timeout: 1m}
+  EACH: {foreach: {items: '[1, 2]', agent: d}}
+  BOTH: {agents: [c, d], merge: majority}
+  DONE: {terminal: true}
+rules:
+  - {id: a1, from: a, trigger: [next, error], next: B}
+  - {id: b1, from: b, trigger: [next, error, timeout, rejected], next: W}
+  - {id: w1, from: W, trigger: [go, stop, timeout], next: C}
+  - {id: c1, from: c, trigger: [next, error, timeout], next: EACH}
+  - {id: e1, from: EACH, trigger: [joined, error], next: BOTH}
+  - {id: p1, from: BOTH, trigger: [joined, conflict], next: DONE}
+`
+	w, err := rules.Parse("kinds.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := produces(check.Check(w))
+	want := map[string]string{
+		"A":    "next error",
+		"B":    "next error timeout rejected",
+		"W":    "go stop timeout",
+		"C":    "next error timeout",
+		"EACH": "joined error",
+		"BOTH": "joined conflict",
+	}
+	for s, o := range want {
+		if got[s] != o {
+			t.Errorf("%s: got %q, want %q", s, got[s], o)
+		}
+	}
+	nested := produces(check.Check(load(t, "testdata/corpus/nested/workflow.yaml")))
+	if got, want := nested["KYC"], "VERIFIED REFUSED error timeout"; got != want {
+		t.Errorf("KYC: got %q, want %q", got, want)
+	}
+}

@@ -139,10 +139,13 @@ func (c *checker) explore() {
 				}
 			}
 		}
+		// A rule out of a wait state dispatches the next run itself, as a
+		// limit hit does: neither is a hand-off the target can reject.
 		in := map[string]bool{}
 		for from, es := range c.succ {
+			src, _ := w.State(from)
 			for _, e := range es {
-				if e.rule != nil && e.rule.To != "" && e.to != from && !e.rule.FinalNotice(w) {
+				if e.rule != nil && e.rule.To != "" && e.to != from && !e.rule.FinalNotice(w) && !src.Waits() {
 					in[e.to] = true
 				}
 			}
