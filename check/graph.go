@@ -346,7 +346,7 @@ func (c *checker) traps() []Finding {
 	for _, s := range w.States {
 		if c.reached[s.Name] && !escapes[s.Name] {
 			out = append(out, c.finding(KindTrap, SeverityError, s, s.Pos,
-				fmt.Sprintf("state %s is a trap: no terminal state can be reached from it (reached by %s)", s.Name, strings.Join(c.path(s.Name), " -> "))))
+				fmt.Sprintf("state %s is a trap: no terminal state can be reached from it", s.Name)))
 		}
 	}
 	return out
