@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -274,4 +275,25 @@ rules:
 	if got, want := nested["KYC"], "VERIFIED REFUSED error timeout"; got != want {
 		t.Errorf("KYC: got %q, want %q", got, want)
 	}
+}
+
+// TestCheck_ThousandsOfEqualitiesStayBounded: an outcome tried against
+// 3,000 conditions is decided within the search's budgets.
+func TestCheck_ThousandsOfEqualitiesStayBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("workflow: many\ninitial: A\nagents:\n  a: {result: {n: int}}\nstates:\n  A: {agent: a, timeout: 1m}\n  DONE: {terminal: true}\nrules:\n")
+	b.WriteString("  - {id: failed, from: a, trigger: [error, timeout], next: DONE}\n")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "  - {id: r%d, from: a, trigger: done, condition: result.n == %d, next: DONE}\n", i, i)
+	}
+	w, err := rules.Parse("many.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := check.Check(w)
+	fs := r.All()
+	if len(fs) != 1 || !strings.Contains(fs[0].Message, "A: trigger done with result.n == -1 matches no rule") {
+		t.Fatalf("got:\n%s", findings(r))
+	}
+	confirm(t, w, fs[0])
 }

@@ -16,6 +16,12 @@ import (
 const (
 	maxNodes  = 20_000
 	maxLeaves = 64
+	// maxWork bounds the condition evaluations of one search, so that an
+	// outcome with thousands of conditional rules stays fast.
+	maxWork = 2_000_000
+	// maxCandidates bounds the values tried for one field; a field with
+	// more literals than that makes the search incomplete (undecided).
+	maxCandidates = 64
 )
 
 // problem asks for values of the free fields under which the rules tried
@@ -78,7 +84,9 @@ type solver struct {
 	a      assignment
 	nodes  int
 	leaves int
+	work   int
 	doubt  bool // a leaf the three-valued check passed failed the real evaluation
+	cut    bool // a field had more values than the search tries
 	out    *answer
 }
 
@@ -107,17 +115,18 @@ func solve(p *problem, parse func(*rules.Expr) parsed) (verdict, *answer) {
 	switch {
 	case s.out != nil:
 		return found, s.out
-	case opaqueSeen || s.doubt || s.nodes >= maxNodes || s.leaves >= maxLeaves:
+	case opaqueSeen || s.doubt || s.cut || s.nodes >= maxNodes || s.leaves >= maxLeaves || s.work >= maxWork:
 		return undecided, nil
 	}
 	return proved, nil
 }
 
 func (s *solver) search(i int) bool {
-	if s.nodes >= maxNodes || s.leaves >= maxLeaves {
+	if s.nodes >= maxNodes || s.leaves >= maxLeaves || s.work >= maxWork {
 		return false
 	}
 	s.nodes++
+	s.work += len(s.conds)
 	if !s.consistent() {
 		return false
 	}
@@ -226,12 +235,19 @@ func (s *solver) variables() []variable {
 	}
 	var out []variable
 	for k, subj := range subjects {
-		if !s.p.free[subj.path[0]] {
+		if !s.p.free[subj.path[0]] || (subj.key == "error.kind" || subj.key == "error.message") && s.p.fixedError() {
+			// What the outcome fixes is known: the conditions on it are
+			// decided before the search.
+			s.a[k] = s.p.fixed(subj)
 			continue
 		}
 		cands := s.candidates(subj, lits[k])
 		if len(cands) == 0 {
+			s.a[k] = s.p.fixed(subj)
 			continue
+		}
+		if len(cands) > maxCandidates {
+			cands, s.cut = cands[:maxCandidates], true
 		}
 		out = append(out, variable{subj: subj, cands: cands, uses: uses[k]})
 	}
@@ -244,6 +260,52 @@ func (s *solver) variables() []variable {
 		return out[i].subj.key < out[j].subj.key
 	})
 	return out
+}
+
+// fixedError reports whether the outcome is no failure: its error is the
+// zero value.
+func (p *problem) fixedError() bool { return len(p.kinds) == 1 && p.kinds[0] == "" }
+
+// fixed is the value base gives a subject the search does not choose.
+func (p *problem) fixed(subj subject) val {
+	b := &p.base
+	path := subj.path
+	switch path[0] {
+	case "result", "input", "context":
+		m := map[string]map[string]any{"result": b.Result, "input": b.Input, "context": b.Context}[path[0]]
+		var cur any = m
+		for _, k := range path[1:] {
+			mm, ok := cur.(map[string]any)
+			if !ok {
+				return val{missing: true}
+			}
+			if cur, ok = mm[k]; !ok {
+				return val{missing: true}
+			}
+		}
+		return val{v: cur}
+	case "error":
+		switch path[1] {
+		case "kind":
+			return val{v: b.Error.Kind}
+		case "message":
+			return val{v: b.Error.Message}
+		}
+		return val{v: b.Error.Retryable}
+	case "state":
+		return val{v: b.State}
+	case "agent":
+		return val{v: b.Agent}
+	case "trigger":
+		return val{v: b.Trigger}
+	case "step":
+		return val{v: b.Step}
+	case "attempt":
+		return val{v: b.Attempt}
+	case "visits":
+		return val{v: b.Visits[path[1]]}
+	}
+	return val{missing: true}
 }
 
 // fieldType is the declared type of a subject, and whether it may be missing.
@@ -277,7 +339,13 @@ func (s *solver) candidates(subj subject, lits []any) []val {
 		if p.kinds == nil {
 			// An agent may name any kind: the ones the conditions name,
 			// the engine's default, and one no condition names.
-			return strs(append([]any{"error"}, lits...))
+			out := []val{{v: "error"}}
+			for _, v := range strs(lits) {
+				if v.v != "error" {
+					out = append(out, v)
+				}
+			}
+			return out
 		}
 		return vals(p.kinds)
 	case "error.message":
@@ -394,6 +462,9 @@ func numbers(lits []any, integer bool) []val {
 		}
 	}
 	add(0)
+	// In order along the line: the region below every literal comes
+	// first, which is where a set of equalities leaves its gap.
+	slices.Sort(out)
 	res := make([]val, 0, len(out))
 	for _, f := range out {
 		res = append(res, val{v: numberValue(f)})
@@ -428,21 +499,22 @@ func intRange(r [2]int, lits []any) []val {
 	return out
 }
 
-// strs are the literals, a string none of them is, and the empty string.
+// strs are a string none of the literals is, the literals, and the empty
+// string.
 func strs(lits []any) []val {
-	var out []val
+	var named []val
 	seen := map[string]bool{}
 	for _, l := range lits {
 		if s, ok := l.(string); ok && !seen[s] {
 			seen[s] = true
-			out = append(out, val{v: s})
+			named = append(named, val{v: s})
 		}
 	}
 	fresh := "other"
 	for i := 2; seen[fresh]; i++ {
 		fresh = "other" + strconv.Itoa(i)
 	}
-	out = append(out, val{v: fresh})
+	out := append([]val{{v: fresh}}, named...)
 	if !seen[""] {
 		out = append(out, val{v: ""})
 	}
