@@ -75,6 +75,17 @@ func parseCondition(src string) parsed {
 	return p
 }
 
+// exprPath reads an expression that is a plain field, such as
+// context.documents; nil for anything else.
+func exprPath(src string) []string {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return nil
+	}
+	p, _ := pathOf(tree.Node)
+	return p
+}
+
 func toFormula(n ast.Node) formula {
 	switch x := n.(type) {
 	case *ast.BoolNode:

@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(validateCmd(), checkCmd(), graphCmd(), runCmd(), testCmd(), inspectCmd(), replayCmd(), schemaCmd(), pruneCmd())
+	root.AddCommand(validateCmd(), checkCmd(), exploreCmd(), graphCmd(), runCmd(), testCmd(), inspectCmd(), replayCmd(), schemaCmd(), pruneCmd())
 	root.AddCommand(serverCommands()...)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\n%s", err, c.UsageString())
