@@ -169,15 +169,9 @@ func Explore(ctx context.Context, w *rules.Workflow, opts ExploreOptions) (*Expl
 	if opts.Path == "" {
 		opts.Path = w.File
 	}
-	x := &explorer{w: w, path: opts.Path, opts: opts, gen: newGenerator(w), maxIter: 16}
-	x.load = func(string) (*rules.Workflow, error) { return w, nil }
-	x.worst = Check(w).WorstCase
-	for _, src := range opts.Properties {
-		prog, err := expr.Compile(src, expr.Env(propertyEnv(engine.Result{}, nil)), expr.AsBool())
-		if err != nil {
-			return nil, fmt.Errorf("%w %q: %v", ErrProperty, src, err)
-		}
-		x.props = append(x.props, prog)
+	x, err := newExplorer(w, opts)
+	if err != nil {
+		return nil, err
 	}
 	cov := newCoverage(w)
 	out := &ExploreReport{}
@@ -207,6 +201,20 @@ func Explore(ctx context.Context, w *rules.Workflow, opts ExploreOptions) (*Expl
 	return out, nil
 }
 
+func newExplorer(w *rules.Workflow, opts ExploreOptions) (*explorer, error) {
+	x := &explorer{w: w, path: opts.Path, opts: opts, gen: newGenerator(w), maxIter: 16}
+	x.load = func(string) (*rules.Workflow, error) { return w, nil }
+	x.worst = Check(w).WorstCase
+	for _, src := range opts.Properties {
+		prog, err := expr.Compile(src, expr.Env(propertyEnv(engine.Result{}, nil)), expr.AsBool())
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: %v", ErrProperty, src, err)
+		}
+		x.props = append(x.props, prog)
+	}
+	return x, nil
+}
+
 // batch makes runs start..start+n-1 on the workers and returns their
 // results in run order.
 func (x *explorer) batch(ctx context.Context, start, n int) []runResult {
@@ -230,13 +238,18 @@ func (x *explorer) batch(ctx context.Context, start, n int) []runResult {
 	return out
 }
 
-// runIndex draws run i's plan from the seed and runs it, choosing at each
-// wait as the run gets there.
+// runIndex draws run i's plan from the seed and runs it. Each agent draws
+// its replies from a stream of its own, a few at first and more when a run
+// asks for them, and each wait gets its choice as the run gets there: the
+// run is replayed from the start after each addition, which changes
+// nothing before it.
 func (x *explorer) runIndex(ctx context.Context, i int) runResult {
 	rng := rand.New(rand.NewPCG(x.opts.Seed, uint64(i)))
 	p := &plan{input: x.gen.data(rng, x.gen.input, x.gen.pools["input"]), replies: map[string][]scenario.Reply{}}
-	for _, a := range x.gen.agents {
-		p.replies[a] = x.gen.replies(rng, a)
+	streams := map[string]*rand.Rand{}
+	for ai, a := range x.gen.agents {
+		streams[a] = rand.New(rand.NewPCG(x.opts.Seed+uint64(ai+1)*0x9E3779B97F4A7C15, uint64(i)))
+		p.replies[a] = x.gen.replies(streams[a], a, initialReplies)
 	}
 	var rep *scenario.Report
 	for range x.maxIter {
@@ -246,6 +259,15 @@ func (x *explorer) runIndex(ctx context.Context, i int) runResult {
 			return runResult{err: err}
 		}
 		added := false
+		for _, a := range starved(rep) {
+			if rs := p.replies[a]; len(rs) < x.gen.length {
+				p.replies[a] = append(rs, x.gen.replies(streams[a], a, len(rs))...)
+				added = true
+			}
+		}
+		if added {
+			continue
+		}
 		for _, st := range waitsOf(rep.History)[len(p.waits):] {
 			s, ok := x.w.State(st)
 			if !ok || !s.Waits() {
@@ -267,6 +289,23 @@ func (x *explorer) runIndex(ctx context.Context, i int) runResult {
 	}
 	prop, msg := x.violation(rep)
 	return runResult{rep: rep, prop: prop, msg: msg, plan: p}
+}
+
+// initialReplies is how many replies each agent draws before a run asks
+// for more.
+const initialReplies = 4
+
+// starved lists the agents the run found without a reply, in order.
+func starved(rep *scenario.Report) []string {
+	var out []string
+	for _, f := range rep.Failures {
+		if a, ok := strings.CutPrefix(f, "agent "); ok {
+			if name, _, ok := strings.Cut(a, " has no reply left"); ok && !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }
 
 func waitsOf(h []record.Entry) []string {

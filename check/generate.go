@@ -131,12 +131,12 @@ func newGenerator(w *rules.Workflow) *generator {
 	return g
 }
 
-// replies draws an agent's replies for one run: mostly a trigger its rules
+// replies draws n of an agent's replies for one run: mostly a trigger its rules
 // name with a result, and with 10% each a failure, a timeout or a
 // rejection.
-func (g *generator) replies(rng *rand.Rand, agent string) []scenario.Reply {
-	out := make([]scenario.Reply, 0, g.length)
-	for range g.length {
+func (g *generator) replies(rng *rand.Rand, agent string, n int) []scenario.Reply {
+	out := make([]scenario.Reply, 0, n)
+	for range n {
 		out = append(out, g.reply(rng, agent))
 	}
 	return out
