@@ -10,10 +10,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/scenario"
@@ -86,7 +84,8 @@ type Violation struct {
 	// States is the path of the shrunk run.
 	States []string `json:"states"`
 
-	plan *plan
+	plan   *plan
+	status string // how the shrunk run ended
 }
 
 // ErrProperty is wrapped by the error of a --property expression that does
@@ -206,7 +205,7 @@ func newExplorer(w *rules.Workflow, opts ExploreOptions) (*explorer, error) {
 	x.load = func(string) (*rules.Workflow, error) { return w, nil }
 	x.worst = Check(w).WorstCase
 	for _, src := range opts.Properties {
-		prog, err := expr.Compile(src, expr.Env(propertyEnv(engine.Result{}, nil)), expr.AsBool())
+		prog, err := scenario.CompileProperty(src)
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: %v", ErrProperty, src, err)
 		}
@@ -367,8 +366,8 @@ func (x *explorer) violation(rep *scenario.Report) (prop, msg string) {
 		return PropWorstCase, fmt.Sprintf("%d agent runs, more than check's worst case of %d", rep.Result.Steps, x.worst.Runs)
 	}
 	for i, prog := range x.props {
-		out, err := expr.Run(prog, propertyEnv(rep.Result, rep.States))
-		if ok, _ := out.(bool); err != nil || !ok {
+		ok, err := scenario.HoldsProperty(prog, rep.Result, rep.States)
+		if err != nil || !ok {
 			msg := fmt.Sprintf("false for status %s, outcome %q, steps %d", rep.Result.Status, rep.Result.Outcome, rep.Result.Steps)
 			if err != nil {
 				msg = err.Error()
@@ -377,27 +376,6 @@ func (x *explorer) violation(rep *scenario.Report) (prop, msg string) {
 		}
 	}
 	return "", ""
-}
-
-// propertyEnv is what a --property expression reads about a finished
-// instance.
-func propertyEnv(res engine.Result, states []string) map[string]any {
-	visits := map[string]int{}
-	for _, s := range states {
-		visits[s]++
-	}
-	ctx := res.Context
-	if ctx == nil {
-		ctx = map[string]any{}
-	}
-	return map[string]any{
-		"status":  string(res.Status),
-		"outcome": res.Outcome,
-		"context": ctx,
-		"usage":   map[string]any{"input_tokens": 0, "output_tokens": 0, "tokens": 0, "cost": 0.0},
-		"steps":   res.Steps,
-		"visits":  visits,
-	}
 }
 
 // coverage accumulates what the runs exercised.

@@ -88,7 +88,8 @@ func (x *explorer) shrink(ctx context.Context, r runResult, index int) *Violatio
 	if prop == "" {
 		prop, msg = r.prop, r.msg
 	}
-	return &Violation{Property: prop, Message: msg, Run: index, Replies: best.replyCount(), States: rep.States, plan: best}
+	return &Violation{Property: prop, Message: msg, Run: index, Replies: best.replyCount(), States: rep.States, plan: best,
+		status: string(rep.Result.Status)}
 }
 
 // shrinkMap tries smaller values for each key of the map at picks in the
@@ -207,14 +208,20 @@ type exploreScenario struct {
 	Input    map[string]any            `yaml:"input,omitempty"`
 	Agents   map[string][]exploreReply `yaml:"agents,omitempty"`
 	Signals  []signal                  `yaml:"signals,omitempty"`
+	Expect   *propertyExpect           `yaml:"expect,omitempty"`
+}
+
+type propertyExpect struct {
+	Status   string `yaml:"status"`
+	Property string `yaml:"property"`
 }
 
 // WriteViolation writes the shrunk run of v as a scenario in dir and returns
-// its path. The scenario has no expectations: its replay fails the way the
-// run did for the built-in properties (the condition error, the no rule
-// matched, the invalid result, or a limit that fails the instance). The
-// scenario format has no expectation for a --property expression, so a
-// property's scenario replays the run and names the property in a comment.
+// its path. For a built-in property the scenario has no expectations: its
+// replay fails the way the run did (the condition error, the no rule
+// matched, the invalid result, or a limit that fails the instance). For a
+// --property expression it expects the property (and the status the run
+// ended with), so that the replay fails naming the property.
 func WriteViolation(v *Violation, workflow *Report, seed uint64, dir string) (string, error) {
 	if v == nil || v.plan == nil {
 		return "", fmt.Errorf("check: explore: no violation to write")
@@ -223,16 +230,18 @@ func WriteViolation(v *Violation, workflow *Report, seed uint64, dir string) (st
 		return "", fmt.Errorf("check: explore: %w", err)
 	}
 	slug := v.Property
+	var expect *propertyExpect
 	if !slices.Contains([]string{PropConditionError, PropNoRuleMatched, PropInvalidResult, PropLimitHit, PropWorstCase}, slug) {
 		slug = "property"
+		expect = &propertyExpect{Status: v.status, Property: v.Property}
 	}
 	path := filepath.Join(dir, fmt.Sprintf("%s-%s-seed%d-run%d.yaml", workflow.Workflow, slug, seed, v.Run))
 	wf, err := relativePath(dir, workflow.File)
 	if err != nil {
 		return "", err
 	}
-	sc := exploreScenario{Scenario: fmt.Sprintf("explore: %s (seed %d, run %d)", v.Property, seed, v.Run), Workflow: wf,
-		Input: nonEmpty(v.plan.input), Agents: map[string][]exploreReply{}}
+	sc := exploreScenario{Scenario: fmt.Sprintf("explore: %s (--seed %d, run %d)", v.Property, seed, v.Run), Workflow: wf,
+		Input: nonEmpty(v.plan.input), Agents: map[string][]exploreReply{}, Expect: expect}
 	for a, rs := range v.plan.replies {
 		for _, r := range rs {
 			er := exploreReply{Trigger: r.Trigger, Result: nonEmpty(r.Result), Error: r.Error, Kind: r.Kind, Reject: r.Reject}

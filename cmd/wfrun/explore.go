@@ -14,7 +14,7 @@ import (
 // exploreResult is the -o json form of `wfrun explore`.
 type exploreResult struct {
 	File     string               `json:"file"`
-	Seed     uint64               `json:"seed"`
+	Seed     uint64               `json:"random_seed"`
 	Report   *check.ExploreReport `json:"report"`
 	Scenario string               `json:"scenario,omitempty"`
 }
@@ -95,7 +95,7 @@ func writeExplore(w interface{ Write([]byte) (int, error) }, res exploreResult) 
 	rep := res.Report
 	if v := rep.Violation; v != nil {
 		fmt.Fprintf(w, "violation of %s: %s\n", v.Property, res.Scenario)
-		fmt.Fprintf(w, "  run %d of seed %d: %s\n", v.Run, res.Seed, v.Message)
+		fmt.Fprintf(w, "  run %d (--seed %d): %s\n", v.Run, res.Seed, v.Message)
 		fmt.Fprintf(w, "  shrunk to %s: %s\n", plural(v.Replies, "reply", "replies"), strings.Join(v.States, " -> "))
 	} else {
 		fmt.Fprintf(w, "%s: %d runs, no violation\n", res.File, rep.Runs)

@@ -53,3 +53,17 @@ func TestExplore_WritesAScenarioThatWfrunTestFails(t *testing.T) {
 	assert.Contains(t, out, "FAIL "+file)
 	assert.Contains(t, out, "no rule matched")
 }
+
+// TestExplore_PropertyScenarioFailsNamingTheProperty: the scenario of a
+// broken --property expects it, so `wfrun test` fails naming it.
+func TestExplore_PropertyScenarioFailsNamingTheProperty(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "scenarios")
+	out, _, code := wfrun(t, "explore", "--runs", "100", "--scenarios", dir, "--property", `outcome == "GOOD"`, corpus+"clean_total/workflow.yaml")
+	require.Equal(t, 1, code, out)
+	first, _, _ := strings.Cut(out, "\n")
+	file := strings.TrimPrefix(first, `violation of outcome == "GOOD": `)
+	require.NotEqual(t, first, file, first)
+	out, _, code = wfrun(t, "test", file)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, `property "outcome == \"GOOD\"" is false`)
+}
