@@ -21,6 +21,17 @@
 //
 // Check also reports traps (states from which no terminal state can be
 // reached), states that can wait for ever, terminal states no path
-// reaches, and a bound on the agent runs of one instance. Scenarios turns
-// each uncovered outcome into a scenario file that reproduces it.
+// reaches, and a bound on the agent runs of one instance. WriteScenarios
+// turns each uncovered outcome into a scenario file that reproduces it, and
+// replays it before keeping it.
+//
+// Explore runs the workflow instead: random instances on the scenario clock
+// (package scenario), whose replies are drawn from the triggers the rules
+// name, the result declarations and the literals the conditions compare
+// with, with failures, timeouts, rejections, signals and foreach lists. A
+// run that breaks a property (a condition error, no rule matched, an
+// invalid result, a limit hit, more runs than Check's worst case, or an
+// expression of the caller's) is shrunk to a minimal script, which
+// WriteViolation writes as a scenario that fails the same way. The same
+// seed makes the same runs whatever the number of workers.
 package check

@@ -88,10 +88,6 @@ type Violation struct {
 	status string // how the shrunk run ended
 }
 
-// ErrProperty is wrapped by the error of a --property expression that does
-// not compile.
-var ErrProperty = errors.New("check: property")
-
 // plan is one run's script: the input, each agent's replies in order, and
 // the choice made at each wait (a signal, or nothing: the timeout).
 type plan struct {

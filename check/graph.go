@@ -198,8 +198,12 @@ func (c *checker) path(state string) []string {
 }
 
 func (c *checker) finding(k Kind, sev Severity, s *rules.State, at rules.Pos, msg string) Finding {
-	return Finding{Kind: k, Severity: sev, File: c.w.File, Line: at.Line, Col: at.Col, Workflow: c.w.Name,
-		State: s.Name, Message: msg, Path: c.path(s.Name), steps: c.steps(s.Name)}
+	f := Finding{Kind: k, Severity: sev, File: c.w.File, Line: at.Line, Col: at.Col, Workflow: c.w.Name,
+		State: s.Name, Message: msg, Path: []string{}}
+	if c.reached[s.Name] {
+		f.Path, f.steps = c.path(s.Name), c.steps(s.Name)
+	}
+	return f
 }
 
 // cover decides whether some rule fires for every value of outcome o of s,
