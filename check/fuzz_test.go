@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -182,4 +184,31 @@ func TestCheck_RandomConditions(t *testing.T) {
 		}
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkConditions(t, data) })
 	}
+}
+
+// FuzzCheck_Workflow checks any workflow the loader accepts: Check never
+// panics, and each witness it reports matches no rule.
+func FuzzCheck_Workflow(f *testing.F) {
+	paths, _ := filepath.Glob("testdata/corpus/*/*.yaml")
+	examples, _ := filepath.Glob("../examples/*/workflow*.yaml")
+	for _, p := range append(paths, examples...) {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		w, err := rules.Parse("fuzz.yaml", src)
+		if err != nil {
+			return
+		}
+		r := check.Check(w)
+		for _, fd := range r.Findings {
+			if fd.Kind == check.KindUncovered {
+				confirm(t, w, fd)
+			}
+		}
+		_ = r.Summary
+	})
 }
