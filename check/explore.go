@@ -83,6 +83,10 @@ type Violation struct {
 	Replies int `json:"replies"`
 	// States is the path of the shrunk run.
 	States []string `json:"states"`
+	// State and Trigger are the outcome that matched no rule, for
+	// no_rule_matched (in a child's workflow when the child's rules failed).
+	State   string `json:"state,omitempty"`
+	Trigger string `json:"trigger,omitempty"`
 
 	plan   *plan
 	status string // how the shrunk run ended

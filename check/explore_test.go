@@ -204,3 +204,52 @@ func TestExplore_PropertyThatDoesNotCompile(t *testing.T) {
 		t.Fatalf("a property that is not bool: got %v, want ErrProperty", err)
 	}
 }
+
+// TestExplore_NoRuleMatchedOnlyWhereCheckDoesNotProveCoverage: every
+// outcome explore finds without a rule is one check did not prove covered.
+func TestExplore_NoRuleMatchedOnlyWhereCheckDoesNotProveCoverage(t *testing.T) {
+	paths, _ := filepath.Glob("testdata/corpus/*/workflow.yaml")
+	examples, _ := filepath.Glob("../examples/*/workflow*.yaml")
+	var ws []*rules.Workflow
+	for _, p := range append(paths, examples...) {
+		ws = append(ws, load(t, p))
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 40 {
+		data := make([]byte, 40)
+		for j := range data {
+			data[j] = byte(rng.IntN(256))
+		}
+		w, err := rules.Parse("fuzz.yaml", []byte(fuzzWorkflow(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	found := 0
+	for i, w := range ws {
+		rep, err := check.Explore(context.Background(), w, check.ExploreOptions{Runs: 100, Seed: uint64(i), AllowLimits: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := rep.Violation
+		if v == nil || v.Property != check.PropNoRuleMatched || v.State == "" {
+			continue
+		}
+		found++
+		for _, r := range []*check.Report{check.Check(w)} {
+			for _, c := range append([]*check.Report{r}, r.Children...) {
+				for _, so := range c.Produces {
+					for _, o := range so.Outcomes {
+						if so.State == v.State && o.Trigger == v.Trigger && o.Coverage == check.Covered {
+							t.Errorf("%s: check proves %s %s covered, explore found: %s", w.Name, v.State, v.Trigger, v.Message)
+						}
+					}
+				}
+			}
+		}
+	}
+	if found < 10 {
+		t.Fatalf("explore found %d outcomes without a rule, want the corpus's and the examples'", found)
+	}
+}

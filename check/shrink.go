@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/scenario"
 )
 
@@ -88,8 +90,13 @@ func (x *explorer) shrink(ctx context.Context, r runResult, index int) *Violatio
 	if prop == "" {
 		prop, msg = r.prop, r.msg
 	}
-	return &Violation{Property: prop, Message: msg, Run: index, Replies: best.replyCount(), States: rep.States, plan: best,
+	v := &Violation{Property: prop, Message: msg, Run: index, Replies: best.replyCount(), States: rep.States, plan: best,
 		status: string(rep.Result.Status)}
+	var nm *rules.NoMatchError
+	if prop == PropNoRuleMatched && errors.As(rep.Result.Err, &nm) {
+		v.State, v.Trigger = nm.State, nm.Trigger
+	}
+	return v
 }
 
 // shrinkMap tries smaller values for each key of the map at picks in the
