@@ -88,6 +88,7 @@ func TestCheck_ReportsEveryPlantedDefectAtItsLine(t *testing.T) {
 		{"input_range", "", check.KindUncovered, check.SeverityError, 12, "input.amount == 50"},
 		{"defaults_in", "", check.KindUncovered, check.SeverityError, 12, `result.flagged == true and result.tier == "other"`},
 		{"attempts", "", check.KindUncovered, check.SeverityWarning, 13, `outcome error with attempt == 3 and error.kind == "error"`},
+		{"heartbeat", "", check.KindUncovered, check.SeverityWarning, 8, "WORKING: outcome timeout matches no rule"},
 		{"trap", "", check.KindTrap, check.SeverityError, 11, "state DRAFTING is a trap"},
 		{"trap", "", check.KindTrap, check.SeverityError, 12, "state EDITING is a trap"},
 		{"hang_wait", "", check.KindHang, check.SeverityWarning, 8, "state ASKING runs agent asker with no timeout and no heartbeat"},

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -81,6 +82,7 @@ type reply struct {
 	Retryable *bool          `yaml:"retryable,omitempty"`
 	Kind      string         `yaml:"kind,omitempty"`
 	Reject    string         `yaml:"reject,omitempty"`
+	Delay     string         `yaml:"delay,omitempty"`
 }
 
 type signal struct {
@@ -234,10 +236,23 @@ func scriptable(s *rules.State, trigger string) string {
 		return ""
 	case s.Terminal, s.Parallel(), s.Iterates(), s.Calls():
 		return "its path runs state " + s.Name + ", which the written scenarios do not drive"
-	case trigger == "timeout":
-		return "its path needs a run of " + s.Name + " to time out, which the written scenarios do not script"
 	}
 	return ""
+}
+
+// timeoutRuns is how a script makes agent state s time out: the kind of
+// the failure, the delay past which every run has failed that way, and how
+// many runs that takes (the first and each retry of that kind).
+func timeoutRuns(s *rules.State) (kind string, delay time.Duration, runs int) {
+	kind = "timeout"
+	if s.Heartbeat > 0 && (s.Timeout == 0 || s.Heartbeat < s.Timeout) {
+		kind = "heartbeat"
+	}
+	runs = 1
+	if s.Retry.Retries(kind) {
+		runs += s.Retry.Max
+	}
+	return kind, max(s.Timeout, s.Heartbeat) + time.Second, runs
 }
 
 // problemAt is the search for the values of outcome trigger in state s
@@ -251,6 +266,13 @@ func (sc *script) problemAt(s *rules.State, o outcome, cands []*rules.Rule, want
 	delete(p.free, "step")
 	delete(p.free, "visits")
 	p.noRetry = true
+	if o.trigger == "timeout" && !s.Waits() {
+		kind, _, runs := timeoutRuns(s)
+		p.kinds, p.base.Error.Kind, p.base.Error.Retryable = []string{kind}, kind, true
+		p.base.Attempt = runs
+		delete(p.free, "attempt")
+		return p
+	}
 	if p.base.Attempt > 0 {
 		p.base.Attempt = 1
 		// A failure may come after retries: the script fails the runs
@@ -355,6 +377,17 @@ func (sc *script) play(s *rules.State, trigger string, env rules.Env) bool {
 	}
 	var rp reply
 	switch trigger {
+	case "timeout":
+		_, delay, runs := timeoutRuns(s)
+		// What the run would have said comes too late to count.
+		rp = reply{Error: "late", Delay: delay.String()}
+		if ts := sc.c.triggers[s.Agent]; len(ts) > 0 {
+			rp = reply{Trigger: ts[0], Delay: delay.String()}
+		}
+		for range runs {
+			sc.file.Agents[s.Agent] = append(sc.file.Agents[s.Agent], rp)
+		}
+		return true
 	case "error":
 		no := false
 		rp = reply{Error: env.Error.Message, Retryable: &no}

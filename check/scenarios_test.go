@@ -37,6 +37,7 @@ func TestWriteScenarios_EveryScenarioReproducesItsFinding(t *testing.T) {
 	want := []string{
 		"attempts-calling-error.yaml",
 		"defaults-in-classifying-classified.yaml",
+		"heartbeat-working-timeout.yaml",
 		"input-range-routing-routed.yaml",
 		"kyc-identity-checked.yaml",
 		"score-gap-reviewing-reviewed.yaml",
