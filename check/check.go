@@ -52,10 +52,10 @@ type Finding struct {
 	Message string `json:"message"`
 	// Witness holds the values that match no rule, for KindUncovered.
 	Witness *Witness `json:"witness,omitempty"`
-	// Path is a shortest path of states from the initial state to State.
-	Path []string `json:"path"`
-
-	steps []Step // the path's transitions, for scenarios
+	// Path is a shortest path of states from the initial state to State,
+	// and Steps its transitions (each with the rule that fires).
+	Path  []string `json:"path"`
+	Steps []Step   `json:"steps"`
 }
 
 // String renders the finding as `file:line:col: severity: message`.

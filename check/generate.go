@@ -50,7 +50,7 @@ func newGenerator(w *rules.Workflow) *generator {
 	for _, fw := range family {
 		maxSteps = max(maxSteps, fw.Limits.MaxSteps)
 		c := newChecker(fw)
-		c.explore()
+		c.walk()
 		for _, a := range fw.Agents {
 			if !slices.Contains(g.agents, a.ID) {
 				g.agents = append(g.agents, a.ID)

@@ -56,7 +56,7 @@ func (c *checker) rulesFor(s *rules.State, trigger string) []*rules.Rule {
 
 func (c *checker) run() *Report {
 	w := c.w
-	c.explore()
+	c.walk()
 	r := &Report{Workflow: w.Name, File: w.File, States: len(w.States), Findings: []Finding{},
 		Reachable: []string{}, Unreachable: []string{}, Produces: []StateOutcomes{}, Terminals: []Terminal{}}
 	for _, s := range w.States {
@@ -104,12 +104,12 @@ func (c *checker) run() *Report {
 	return r
 }
 
-// explore finds the reachable states and a shortest path to each, breadth
+// walk finds the reachable states and a shortest path to each, breadth
 // first from the initial state. A limit hit is an edge from every state
 // into on_limit, tried after the rules so that paths prefer rules. Whether
 // a state can be rejected depends on a hand-off entering it from a
 // reachable state, so the walk repeats until that settles.
-func (c *checker) explore() {
+func (c *checker) walk() {
 	w := c.w
 	c.handoffIn = map[string]bool{}
 	for range 4 {
@@ -171,7 +171,7 @@ func mapsEqual(a, b map[string]bool) bool {
 
 // steps returns the transitions of a shortest path to state.
 func (c *checker) steps(state string) []Step {
-	var out []Step
+	out := []Step{}
 	for cur := state; cur != c.w.Initial; {
 		e, ok := c.prev[cur]
 		if !ok {
@@ -199,9 +199,9 @@ func (c *checker) path(state string) []string {
 
 func (c *checker) finding(k Kind, sev Severity, s *rules.State, at rules.Pos, msg string) Finding {
 	f := Finding{Kind: k, Severity: sev, File: c.w.File, Line: at.Line, Col: at.Col, Workflow: c.w.Name,
-		State: s.Name, Message: msg, Path: []string{}}
+		State: s.Name, Message: msg, Path: []string{}, Steps: []Step{}}
 	if c.reached[s.Name] {
-		f.Path, f.steps = c.path(s.Name), c.steps(s.Name)
+		f.Path, f.Steps = c.path(s.Name), c.steps(s.Name)
 	}
 	return f
 }

@@ -186,7 +186,7 @@ func (c *checker) script(f Finding) (*script, string) {
 		Agents:   map[string][]reply{},
 		Expect:   expectation{Status: "failed", Error: "no rule matched", States: f.Path},
 	}}
-	for _, st := range f.steps {
+	for _, st := range f.Steps {
 		if st.Rule == "" {
 			return nil, "its shortest path goes through a limit hit"
 		}
@@ -202,7 +202,7 @@ func (c *checker) script(f Finding) (*script, string) {
 	if init, _ := w.State(w.Initial); runsPerVisit(init) > 0 {
 		sc.env.Step = 1
 	}
-	for _, st := range f.steps {
+	for _, st := range f.Steps {
 		if why := sc.advance(st); why != "" {
 			return nil, why
 		}
