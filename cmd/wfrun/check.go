@@ -62,7 +62,7 @@ func checkCmd() *cobra.Command {
 				if res.Report != nil && scenarios != "" {
 					written, err := check.WriteScenarios(cmd.Context(), res.Report, scenarios)
 					if err != nil {
-						return err
+						return &checkError{err: err}
 					}
 					res.Scenarios = scenarioResults(written)
 				}

@@ -29,6 +29,7 @@ func TestCheck_ExitCodes(t *testing.T) {
 		{"missing file", []string{"check", "testdata/nope.yaml"}, 1},
 		{"no files", []string{"check"}, 2},
 		{"unknown flag", []string{"check", "--nope", corpus + "score_gap/workflow.yaml"}, 2},
+		{"scenarios where no folder can be made", []string{"check", "--scenarios", "check_test.go/scenarios", corpus + "clean_total/workflow.yaml"}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
