@@ -97,7 +97,8 @@ func TestCheck_ReportsEveryPlantedDefectAtItsLine(t *testing.T) {
 		{"unreached_outcome", "", check.KindUnreachedOutcome, check.SeverityWarning, 7, "terminal state ARCHIVED is never reached"},
 		{"foreach", "", check.KindUncovered, check.SeverityWarning, 10, "CHECKING: outcome partial matches no rule"},
 		{"foreach", "", check.KindUncovered, check.SeverityWarning, 20, `CHECKING: outcome error with error.kind == "invalid_items" matches no rule`},
-		{"parallel", "", check.KindUncovered, check.SeverityWarning, 11, "SEARCHING: outcome conflict matches no rule"},
+		{"parallel", "", check.KindUncovered, check.SeverityWarning, 13, "SEARCHING: outcome conflict matches no rule"},
+		{"parallel", "", check.KindUncovered, check.SeverityError, 24, "PAYING: trigger paid with result.ok == false matches no rule"},
 		{"nested", "", check.KindUncovered, check.SeverityError, 6, "KYC: child outcome REFUSED matches no rule"},
 		{"nested", "kyc.yaml", check.KindUncovered, check.SeverityError, 11, "IDENTITY: trigger checked with result.score == 0.5 matches no rule"},
 	}

@@ -99,9 +99,10 @@ type expectation struct {
 // script is a scenario under construction: the instance as it would be
 // after the transitions so far.
 type script struct {
-	c    *checker
-	file scenarioFile
-	env  rules.Env // input, context, step and visits so far
+	c     *checker
+	file  scenarioFile
+	env   rules.Env        // input, context, step and visits so far
+	items map[string]items // by foreach state: its items as last entered
 }
 
 func (r *Report) writeScenario(ctx context.Context, f Finding, dir string) (Written, error) {
@@ -181,7 +182,7 @@ func replays(ctx context.Context, path string) string {
 // cannot.
 func (c *checker) script(f Finding) (*script, string) {
 	w := c.w
-	sc := &script{c: c, file: scenarioFile{
+	sc := &script{c: c, items: map[string]items{}, file: scenarioFile{
 		Scenario: f.Message,
 		Agents:   map[string][]reply{},
 		Expect:   expectation{Status: "failed", Error: "no rule matched", States: f.Path},
@@ -202,8 +203,15 @@ func (c *checker) script(f Finding) (*script, string) {
 	if init, _ := w.State(w.Initial); runsPerVisit(init) > 0 {
 		sc.env.Step = 1
 	}
-	for _, st := range f.Steps {
-		if why := sc.advance(st); why != "" {
+	if init, _ := w.State(w.Initial); init.Iterates() {
+		return nil, "its initial state is a foreach state, whose items the written scenarios do not choose"
+	}
+	for i, st := range f.Steps {
+		then := f.Trigger
+		if i+1 < len(f.Steps) {
+			then = f.Steps[i+1].Trigger
+		}
+		if why := sc.advance(st, then); why != "" {
 			return nil, why
 		}
 	}
@@ -232,9 +240,7 @@ func (c *checker) outcomeOf(s *rules.State, trigger string) (outcome, bool) {
 // scriptable says why the outcome trigger of s cannot be scripted, or "".
 func scriptable(s *rules.State, trigger string) string {
 	switch {
-	case s.Waits():
-		return ""
-	case s.Terminal, s.Parallel(), s.Iterates(), s.Calls():
+	case s.Terminal, s.Calls():
 		return "its path runs state " + s.Name + ", which the written scenarios do not drive"
 	}
 	return ""
@@ -287,8 +293,10 @@ func (sc *script) problemAt(s *rules.State, o outcome, cands []*rules.Rule, want
 	return p
 }
 
-// advance scripts one transition of the path and applies it.
-func (sc *script) advance(st Step) string {
+// advance scripts one transition of the path and applies it; then is the
+// outcome the path needs next, which says whether a foreach state entered
+// must have items.
+func (sc *script) advance(st Step, then string) string {
 	c := sc.c
 	s, _ := c.w.State(st.State)
 	if why := scriptable(s, st.Trigger); why != "" {
@@ -308,17 +316,38 @@ func (sc *script) advance(st Step) string {
 	if want < 0 {
 		return "rule " + st.Rule + " is not tried for " + st.Trigger
 	}
-	v, ans := solve(sc.problemAt(s, o, cands, want), c.parse)
+	p := sc.problemAt(s, o, cands, want)
+	fo, why := sc.fix(p, s, st.Trigger)
+	if why != "" {
+		return why
+	}
+	v, ans := solve(p, c.parse)
 	if v != found {
 		return fmt.Sprintf("no values make rule %s fire in %s", st.Rule, s.Name)
 	}
-	if !sc.play(s, st.Trigger, ans.env) {
+	rule := cands[want]
+	next, _ := c.w.State(rule.Next)
+	if next != nil && next.Iterates() && then != "error" {
+		// The foreach state entered needs items: the result that enters it
+		// carries them.
+		if f := listField(rule, next); f != "" {
+			if _, isList := ans.env.Result[f].([]any); !isList {
+				ans.env.Result = cloneMap(ans.env.Result)
+				ans.env.Result[f] = []any{"item0"}
+				if !p.selects(&ans.env) || p.result.Check(ans.env.Result) != nil {
+					return "no values give foreach state " + next.Name + " its items"
+				}
+			}
+		}
+	}
+	if fo != nil {
+		sc.playFanOut(*fo)
+	} else if !sc.play(s, st.Trigger, ans.env) {
 		return "the failure of " + s.Name + " on its attempt " + fmt.Sprint(ans.env.Attempt) + " is not retried to get there"
 	}
 	if ans.env.Attempt > 1 {
 		sc.env.Step += ans.env.Attempt - 1
 	}
-	rule := cands[want]
 	merged, err := rule.EvalContext(&ans.env)
 	if err != nil {
 		return err.Error()
@@ -329,10 +358,46 @@ func (sc *script) advance(st Step) string {
 	visits := maps.Clone(sc.env.Visits)
 	visits[rule.Next]++
 	sc.env.Visits = visits
-	if next, _ := c.w.State(rule.Next); next != nil && runsPerVisit(next) > 0 {
+	switch {
+	case next == nil:
+	case next.Iterates():
+		env := ans.env
+		env.Context = ctx
+		list, err := c.w.Items(next, &env)
+		sc.items[next.Name] = items{list: list, err: err}
+		sc.env.Step += len(list)
+	case next.Parallel():
+		sc.env.Step += len(next.Agents)
+	case runsPerVisit(next) > 0:
 		sc.env.Step++
 	}
 	return ""
+}
+
+// fix fixes what a parallel or foreach state's outcome carries in p (its
+// result and error come from the script, not from a choice), and returns
+// how to script it; nil for other states.
+func (sc *script) fix(p *problem, s *rules.State, trigger string) (*fanOut, string) {
+	if !s.Parallel() && !s.Iterates() {
+		return nil, ""
+	}
+	fo, why := sc.fanOut(s, trigger)
+	if why != "" {
+		return nil, why
+	}
+	p.base.Result, p.base.Error, p.base.Attempt = fo.result, fo.err, 0
+	p.kinds = []string{fo.err.Kind}
+	delete(p.free, "result")
+	delete(p.free, "error")
+	delete(p.free, "attempt")
+	return &fo, ""
+}
+
+// playFanOut adds the replies of a fan-out's runs.
+func (sc *script) playFanOut(fo fanOut) {
+	for _, a := range sortedKeys(fo.replies) {
+		sc.file.Agents[a] = append(sc.file.Agents[a], fo.replies[a]...)
+	}
 }
 
 // last scripts the witness: the outcome that matches no rule.
@@ -348,8 +413,22 @@ func (sc *script) last(f Finding) string {
 	}
 	cands := c.rulesFor(s, f.Trigger)
 	env := rules.Env{Input: sc.env.Input, Context: sc.env.Context, Result: map[string]any{}}
+	p := sc.problemAt(s, o, cands, -1)
+	fo, why := sc.fix(p, s, f.Trigger)
+	if why != "" {
+		return why
+	}
+	if fo != nil {
+		if len(cands) > 0 {
+			if v, _ := solve(p, c.parse); v != found {
+				return "no values reach the outcome along its shortest path"
+			}
+		}
+		sc.playFanOut(*fo)
+		return ""
+	}
 	if len(cands) > 0 {
-		v, ans := solve(sc.problemAt(s, o, cands, -1), c.parse)
+		v, ans := solve(p, c.parse)
 		if v != found {
 			return "no values reach the outcome along its shortest path"
 		}

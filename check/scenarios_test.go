@@ -37,9 +37,13 @@ func TestWriteScenarios_EveryScenarioReproducesItsFinding(t *testing.T) {
 	want := []string{
 		"attempts-calling-error.yaml",
 		"defaults-in-classifying-classified.yaml",
+		"foreach-checking-error.yaml",
+		"foreach-checking-partial.yaml",
 		"heartbeat-working-timeout.yaml",
 		"input-range-routing-routed.yaml",
 		"kyc-identity-checked.yaml",
+		"parallel-paying-paid.yaml",
+		"parallel-searching-conflict.yaml",
 		"score-gap-reviewing-reviewed.yaml",
 		"string-set-reviewing-reviewed.yaml",
 		"unreached-outcome-waiting-cancel.yaml",
