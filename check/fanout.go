@@ -127,3 +127,46 @@ func listField(r *rules.Rule, next *rules.State) string {
 	}
 	return ""
 }
+
+// childRun scripts the child of workflow state s to its terminal state
+// trigger, along the child's shortest path there: the child's agents are
+// scripted in the same file. It returns the child's final context, which
+// is the outcome's result.
+func (sc *script) childRun(s *rules.State, trigger string) (map[string]any, string) {
+	no := "its path needs " + trigger + " of state " + s.Name + ", which the written scenarios do not drive"
+	child := s.Child.Target
+	in, ok := sc.inputs[s.Name]
+	if child == nil || !ok {
+		return nil, no
+	}
+	if st, ok := child.State(trigger); !ok || !st.Terminal {
+		return nil, no
+	}
+	cc := newChecker(child)
+	cc.walk()
+	if !cc.reached[trigger] {
+		return nil, no
+	}
+	sub := &script{c: cc, items: map[string]items{}, inputs: map[string]map[string]any{}, file: sc.file}
+	sub.env = rules.Env{Input: in, Context: map[string]any{}, Visits: map[string]int{child.Initial: 1}}
+	if init, _ := child.State(child.Initial); init.Iterates() || init.Calls() {
+		return nil, no
+	} else if runsPerVisit(init) > 0 {
+		sub.env.Step = 1
+	}
+	steps := cc.steps(trigger)
+	for i, st := range steps {
+		if st.Rule == "" {
+			return nil, no
+		}
+		then := trigger
+		if i+1 < len(steps) {
+			then = steps[i+1].Trigger
+		}
+		if why := sub.advance(st, then); why != "" {
+			return nil, why
+		}
+	}
+	sc.file.Signals = sub.file.Signals
+	return sub.env.Context, ""
+}

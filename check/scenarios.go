@@ -99,10 +99,11 @@ type expectation struct {
 // script is a scenario under construction: the instance as it would be
 // after the transitions so far.
 type script struct {
-	c     *checker
-	file  scenarioFile
-	env   rules.Env        // input, context, step and visits so far
-	items map[string]items // by foreach state: its items as last entered
+	c      *checker
+	file   scenarioFile
+	env    rules.Env                 // input, context, step and visits so far
+	items  map[string]items          // by foreach state: its items as last entered
+	inputs map[string]map[string]any // by workflow state: its child's input as last entered
 }
 
 func (r *Report) writeScenario(ctx context.Context, f Finding, dir string) (Written, error) {
@@ -182,7 +183,7 @@ func replays(ctx context.Context, path string) string {
 // cannot.
 func (c *checker) script(f Finding) (*script, string) {
 	w := c.w
-	sc := &script{c: c, items: map[string]items{}, file: scenarioFile{
+	sc := &script{c: c, items: map[string]items{}, inputs: map[string]map[string]any{}, file: scenarioFile{
 		Scenario: f.Message,
 		Agents:   map[string][]reply{},
 		Expect:   expectation{Status: "failed", Error: "no rule matched", States: f.Path},
@@ -200,11 +201,19 @@ func (c *checker) script(f Finding) (*script, string) {
 	}
 	fill(input, w.Input)
 	sc.env = rules.Env{Input: input, Context: map[string]any{}, Visits: map[string]int{w.Initial: 1}}
-	if init, _ := w.State(w.Initial); runsPerVisit(init) > 0 {
+	init, _ := w.State(w.Initial)
+	if runsPerVisit(init) > 0 {
 		sc.env.Step = 1
 	}
-	if init, _ := w.State(w.Initial); init.Iterates() {
+	switch {
+	case init.Iterates():
 		return nil, "its initial state is a foreach state, whose items the written scenarios do not choose"
+	case init.Calls():
+		in, err := init.Child.EvalInput(init.Name, &sc.env)
+		if err != nil {
+			return nil, err.Error()
+		}
+		sc.inputs[init.Name] = in
 	}
 	for i, st := range f.Steps {
 		then := f.Trigger
@@ -240,7 +249,7 @@ func (c *checker) outcomeOf(s *rules.State, trigger string) (outcome, bool) {
 // scriptable says why the outcome trigger of s cannot be scripted, or "".
 func scriptable(s *rules.State, trigger string) string {
 	switch {
-	case s.Terminal, s.Calls():
+	case s.Terminal:
 		return "its path runs state " + s.Name + ", which the written scenarios do not drive"
 	}
 	return ""
@@ -368,6 +377,14 @@ func (sc *script) advance(st Step, then string) string {
 		sc.env.Step += len(list)
 	case next.Parallel():
 		sc.env.Step += len(next.Agents)
+	case next.Calls():
+		env := ans.env
+		env.Context = ctx
+		in, err := next.Child.EvalInput(next.Name, &env)
+		if err != nil {
+			return err.Error()
+		}
+		sc.inputs[next.Name] = in
 	case runsPerVisit(next) > 0:
 		sc.env.Step++
 	}
@@ -378,6 +395,18 @@ func (sc *script) advance(st Step, then string) string {
 // result and error come from the script, not from a choice), and returns
 // how to script it; nil for other states.
 func (sc *script) fix(p *problem, s *rules.State, trigger string) (*fanOut, string) {
+	if s.Calls() {
+		result, why := sc.childRun(s, trigger)
+		if why != "" {
+			return nil, why
+		}
+		p.base.Result, p.base.Error, p.base.Attempt = result, rules.ErrorInfo{}, 0
+		p.kinds = noFailure
+		delete(p.free, "result")
+		delete(p.free, "error")
+		delete(p.free, "attempt")
+		return &fanOut{}, ""
+	}
 	if !s.Parallel() && !s.Iterates() {
 		return nil, ""
 	}

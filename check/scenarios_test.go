@@ -42,6 +42,7 @@ func TestWriteScenarios_EveryScenarioReproducesItsFinding(t *testing.T) {
 		"heartbeat-working-timeout.yaml",
 		"input-range-routing-routed.yaml",
 		"kyc-identity-checked.yaml",
+		"onboarding-kyc-refused.yaml",
 		"parallel-paying-paid.yaml",
 		"parallel-searching-conflict.yaml",
 		"score-gap-reviewing-reviewed.yaml",

@@ -84,7 +84,7 @@ func TestCheck_ScenariosPassWfrunTest(t *testing.T) {
 	out, _, code := wfrun(t, append([]string{"check", "--scenarios", dir}, files...)...)
 	assert.Equal(t, 1, code)
 	written := strings.Count(out, "\nwrote ")
-	require.GreaterOrEqual(t, written, 12, out)
+	require.GreaterOrEqual(t, written, 13, out)
 	out, errOut, code := wfrun(t, "test", dir)
 	assert.Equal(t, 0, code, out+errOut)
 	assert.Contains(t, out, "scenarios: ")
