@@ -203,6 +203,11 @@ func (r *Report) All() []Finding {
 // terminal states reached. It never runs the workflow; each witness it
 // reports has been confirmed by the workflow's own Match.
 func Check(w *rules.Workflow) *Report {
+	if w == nil {
+		// Nothing loaded, nothing to prove: an empty report, not a panic.
+		return &Report{Reachable: []string{}, Unreachable: []string{}, Produces: []StateOutcomes{}, Terminals: []Terminal{},
+			Findings: []Finding{}, Children: []*Report{}}
+	}
 	return check(w, map[string]bool{})
 }
 

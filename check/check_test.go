@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -298,4 +299,13 @@ func TestCheck_ThousandsOfEqualitiesStayBounded(t *testing.T) {
 		t.Fatalf("got:\n%s", findings(r))
 	}
 	confirm(t, w, fs[0])
+}
+
+func TestCheckAndExplore_NilWorkflow(t *testing.T) {
+	if r := check.Check(nil); r.Errors() != 0 || len(r.All()) != 0 {
+		t.Fatalf("got %+v", r)
+	}
+	if _, err := check.Explore(context.Background(), nil, check.ExploreOptions{}); !errors.Is(err, check.ErrNoWorkflow) {
+		t.Fatalf("got %v, want ErrNoWorkflow", err)
+	}
 }

@@ -159,6 +159,9 @@ type runResult struct {
 // workers) is shrunk to a minimal script that still breaks the same
 // property.
 func Explore(ctx context.Context, w *rules.Workflow, opts ExploreOptions) (*ExploreReport, error) {
+	if w == nil {
+		return nil, ErrNoWorkflow
+	}
 	if opts.Runs <= 0 {
 		opts.Runs = 1000
 	}
