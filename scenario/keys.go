@@ -15,7 +15,7 @@ var (
 	replyKeys    = KeyTable{Optional: []string{"trigger", "result", "error", "retryable", "kind", "reject", "handoff", "select", "delay"}}
 	handoffKeys  = KeyTable{Required: []string{"to"}, Optional: []string{"reason", "explanation", "task", "payload", "return_control"}}
 	signalKeys   = KeyTable{Required: []string{"signal"}, Optional: []string{"data", "delay"}}
-	expectKeys   = KeyTable{Optional: []string{"status", "outcome", "states", "handoffs", "error", "context", "steps", "condition_errors"}}
+	expectKeys   = KeyTable{Optional: []string{"status", "outcome", "states", "handoffs", "error", "context", "steps", "condition_errors", "property"}}
 )
 
 // Keys returns the keys the loader allows in each section of a scenario

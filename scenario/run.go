@@ -306,6 +306,22 @@ func (r *Report) check() {
 		r.Failures = append(r.Failures, fmt.Sprintf("steps: got %d, want %d", res.Steps, *e.Steps))
 	}
 	r.checkContext()
+	if e.Property != "" {
+		prog := e.property
+		if prog == nil { // a Scenario built in Go rather than loaded
+			var err error
+			if prog, err = CompileProperty(e.Property); err != nil {
+				r.Failures = append(r.Failures, fmt.Sprintf("property %q does not compile: %v", e.Property, err))
+			}
+		}
+		if prog != nil {
+			if ok, err := HoldsProperty(prog, res, r.States); err != nil {
+				r.Failures = append(r.Failures, fmt.Sprintf("property %q failed: %v", e.Property, err))
+			} else if !ok {
+				r.Failures = append(r.Failures, fmt.Sprintf("property %q is false (status %s, outcome %q, steps %d)", e.Property, res.Status, res.Outcome, res.Steps))
+			}
+		}
+	}
 	if !e.ConditionErrors {
 		for _, row := range r.Steps {
 			for _, ce := range row.ConditionErrors {

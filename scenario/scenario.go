@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/expr-lang/expr/vm"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/batonhq/baton/internal/suggest"
@@ -84,6 +85,11 @@ type Expect struct {
 	// ConditionErrors allows conditions that fail at run time; without it
 	// any such failure fails the scenario.
 	ConditionErrors bool
+	// Property is an expression over the finished instance (PropertyEnv)
+	// that must be true; "" is not checked.
+	Property string
+
+	property *vm.Program
 
 	outcomeAt           Pos
 	statesAt, handoffAt []Pos
@@ -427,6 +433,16 @@ func (p *parser) expect(n *yaml.Node, e *Expect) {
 	if v := f["condition_errors"]; v != nil {
 		if err := v.Decode(&e.ConditionErrors); err != nil || v.Tag != "!!bool" {
 			p.errorf(v, "condition_errors must be true or false")
+		}
+	}
+	if v := f["property"]; v != nil {
+		e.Property = p.str(v, "property")
+		if e.Property != "" {
+			prog, err := CompileProperty(e.Property)
+			if err != nil {
+				p.errorf(v, "property %q does not compile: %v", e.Property, err)
+			}
+			e.property = prog
 		}
 	}
 }

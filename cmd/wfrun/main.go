@@ -2,6 +2,8 @@
 // inspects the instances kept in a store file.
 //
 //	wfrun validate FILE... [--strict]
+//	wfrun check FILE... [--json] [--scenarios DIR]
+//	wfrun explore FILE [--runs N] [--seed S] [--property EXPR]... [--allow-limits] [--scenarios DIR]
 //	wfrun graph FILE [--format mermaid|dot]
 //	wfrun run SCENARIO [-o table|json|yaml] [--store FILE]
 //	wfrun test PATH... [--run REGEX] [--junit FILE]

@@ -1,0 +1,31 @@
+package check
+
+import (
+	"context"
+	"testing"
+
+	"github.com/batonhq/baton/rules"
+)
+
+// BenchmarkExplore measures explored runs per second on the refund example,
+// one run after the other (one core).
+func BenchmarkExplore(b *testing.B) {
+	w, err := rules.LoadBeside("../examples/refund/workflow.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	x, err := newExplorer(w, ExploreOptions{Seed: 1, Path: w.File, AllowLimits: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if r := x.runIndex(ctx, i); r.err != nil {
+			b.Fatal(r.err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+}
