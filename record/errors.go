@@ -17,4 +17,7 @@ var (
 	// each owning a share of the instances): the instance must leave this
 	// engine's memory, and its owner continues it from the store.
 	ErrNotOwner = errors.New("engine: instance owned by another engine")
+	// ErrBadCursor means a list was given a cursor its store did not
+	// give: mangled, or from another store.
+	ErrBadCursor = errors.New("record: not a cursor of this store")
 )
