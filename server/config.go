@@ -106,6 +106,13 @@ type Config struct {
 	// OnNATS, when set, is called with the URL agents connect to NATS on,
 	// once the server is built (not without NATS).
 	OnNATS func(url string)
+	// Retain, when positive, is how long finished instances are kept: the
+	// server prunes those last updated longer ago, with their history and
+	// outbox, as it starts and then every PruneEvery. Zero keeps them all.
+	Retain time.Duration
+	// PruneEvery is how often the server prunes with Retain (default a
+	// tenth of Retain, between a minute and an hour).
+	PruneEvery time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -132,6 +139,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.EventBuffer <= 0 {
 		c.EventBuffer = 4096
+	}
+	if c.Retain > 0 && c.PruneEvery == 0 {
+		c.PruneEvery = min(max(c.Retain/10, time.Minute), time.Hour)
 	}
 	return c
 }
@@ -192,6 +202,12 @@ func (c Config) Validate() error {
 	}
 	if c.NATSSyncInterval < 0 {
 		return &ConfigError{Field: "nats-sync-interval", Reason: "must not be negative"}
+	}
+	if c.Retain < 0 {
+		return &ConfigError{Field: "retain", Reason: "must not be negative"}
+	}
+	if c.PruneEvery < 0 {
+		return &ConfigError{Field: "prune-every", Reason: "must not be negative"}
 	}
 	for id, h := range c.Handlers {
 		if h == nil {
