@@ -88,29 +88,36 @@ func (s *Store) openIndex(ctx, fill context.Context) error {
 	st, err := jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
 		return s.js.Stream(ctx, s.indexName())
 	})
-	switch {
-	case errors.Is(err, jetstream.ErrStreamNotFound):
-	case err != nil:
-		return &RequestError{Op: "open stream " + s.indexName(), Err: err}
-	case st.CachedInfo().Config.Metadata[metaIndexed] == "1":
-		s.index, err = jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
-			return s.js.CreateOrUpdateStream(ctx, s.indexConfig(true))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		// Created without the mark: it is set once the prefix's instances
+		// are in. A store opening the prefix at the same moment creates
+		// it first, and both fill it (each instance's message is written
+		// once).
+		st, err = jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
+			return s.js.CreateStream(ctx, s.indexConfig(false))
 		})
-		if err != nil {
-			return &RequestError{Op: "open stream " + s.indexName(), Err: err}
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			st, err = jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
+				return s.js.Stream(ctx, s.indexName())
+			})
 		}
-		return nil
 	}
-	s.index, err = jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
-		return s.js.CreateOrUpdateStream(ctx, s.indexConfig(false))
-	})
 	if err != nil {
 		return &RequestError{Op: "open stream " + s.indexName(), Err: err}
 	}
-	if err := s.backfill(fill); err != nil {
-		return err
+	indexed := st.CachedInfo().Config.Metadata[metaIndexed] == "1"
+	s.index = st
+	if !indexed {
+		if err := s.backfill(fill); err != nil {
+			return err
+		}
 	}
-	s.index, err = jsretry.Do(ctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
+	// Updating an indexed stream only ever keeps its mark: the settings
+	// (replicas) follow the configuration, as the other streams'. The
+	// filling may have used up ctx's time.
+	uctx, cancel := context.WithTimeout(fill, 3*s.cfg.Timeout)
+	defer cancel()
+	s.index, err = jsretry.Do(uctx, jsretry.Per(s.cfg.Timeout), func(ctx context.Context) (jetstream.Stream, error) {
 		return s.js.UpdateStream(ctx, s.indexConfig(true))
 	})
 	if err != nil {
