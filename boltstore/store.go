@@ -158,7 +158,10 @@ func (s *Store) init() (err error) {
 					return &CorruptError{Path: s.path, Err: fmt.Errorf("bucket %q is missing", name)}
 				}
 			}
-			return createBuckets(tx, s.path, addedBuckets, true)
+			if err := createBuckets(tx, s.path, addedBuckets, true); err != nil {
+				return err
+			}
+			return createListing(tx, s.path)
 		}
 		if err := tx.ForEach(func([]byte, *bolt.Bucket) error { return errForeign }); err != nil {
 			return &FormatError{Path: s.path, Want: formatVersion}
@@ -173,7 +176,10 @@ func (s *Store) init() (err error) {
 		if err := createBuckets(tx, s.path, baseBuckets, false); err != nil {
 			return err
 		}
-		return createBuckets(tx, s.path, addedBuckets, false)
+		if err := createBuckets(tx, s.path, addedBuckets, false); err != nil {
+			return err
+		}
+		return createListing(tx, s.path)
 	})
 	if tooLarge(err) {
 		// A damaged free list or page count made bbolt grow the file past
@@ -274,6 +280,11 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 		}
 		if err := enc.writeOutbox(tx); err != nil {
 			return err
+		}
+		if tx.Bucket(bucketInstances).Get(idKey) == nil {
+			if err := index(tx, rec.Snapshot.Workflow, id); err != nil {
+				return err
+			}
 		}
 		return tx.Bucket(bucketInstances).Put(idKey, enc.snap.Bytes())
 	}
@@ -577,6 +588,9 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
 				}
 			}
 			if err := tx.Bucket(bucketInstances).Delete([]byte(id)); err != nil {
+				return err
+			}
+			if err := unindex(tx, id); err != nil {
 				return err
 			}
 			n++

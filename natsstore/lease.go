@@ -290,6 +290,11 @@ func (s *Store) commitLeased(ctx context.Context, rec record.Step, f *fence, res
 	if err != nil {
 		return err
 	}
+	if f.seq == 0 {
+		if err := s.addIndex(ctx, rec.Snapshot); err != nil {
+			return err
+		}
+	}
 	msgID := resend.idFor(data)
 	shard := s.shardOf(id)
 	seq, err := s.publishLeased(ctx, msgID, id, data, shard, s.markerSubject(shard, pn), p.markers[shard])
@@ -308,6 +313,7 @@ func (s *Store) commitLeased(ctx context.Context, rec record.Step, f *fence, res
 		return err
 	}
 	f.seq, f.outbox, f.commits, f.known = seq, outbox, rec.Snapshot.Commits, true
+	s.retire(id, done(stepRecord{Snapshot: rec.Snapshot, Outbox: outbox}))
 	return nil
 }
 

@@ -168,6 +168,12 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
 		if !snap.Status.Finished() || !snap.Updated.Before(before) {
 			continue
 		}
+		// The index message goes first: an instance started under the
+		// same id meanwhile, refused by the steps still there, gets its
+		// own when it is started again.
+		if err := s.dropIndex(ctx, snap); err != nil {
+			return n, err
+		}
 		rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 		// Purge the instance's messages up to its last step read, no further.
 		err := s.stream(snap.ID).Purge(rctx, jetstream.WithPurgeSubject(s.subject(snap.ID)), jetstream.WithPurgeSequence(l.seq+1))

@@ -89,7 +89,8 @@ func (s *Store) History(ctx context.Context, id string) ([]record.Entry, error) 
 
 // Instances implements record.Store. It reads the last step of every
 // instance; each revision read becomes the one the next commit of that
-// instance expects.
+// instance expects, except for instances finished with no outbox item
+// left, to which no engine commits (read one with Instance first).
 func (s *Store) Instances(ctx context.Context) ([]record.Snapshot, error) {
 	if ctx == nil {
 		return nil, record.ErrNilContext
@@ -150,7 +151,9 @@ func (s *Store) lastSteps(ctx context.Context) ([]lastStep, error) {
 		if epochs != nil {
 			epoch = epochs[s.partitionOf(id)]
 		}
-		s.saw(id, f.seq, f.rec.Outbox, f.rec.Snapshot.Commits, epoch)
+		if !done(f.rec) {
+			s.saw(id, f.seq, f.rec.Outbox, f.rec.Snapshot.Commits, epoch)
+		}
 		out = append(out, f)
 	}
 	slices.SortFunc(out, func(a, b lastStep) int { return strings.Compare(a.rec.Snapshot.ID, b.rec.Snapshot.ID) })
@@ -178,6 +181,7 @@ func (s *Store) last(ctx context.Context, id string) (stepRecord, uint64, []byte
 		return stepRecord{}, 0, nil, &CorruptError{Subject: m.Subject, Seq: m.Sequence, Instance: id, Err: err}
 	}
 	s.saw(id, m.Sequence, r.Outbox, r.Snapshot.Commits, epoch)
+	s.retire(id, done(r))
 	return r, m.Sequence, m.Data, nil
 }
 

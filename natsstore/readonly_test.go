@@ -174,7 +174,7 @@ func TestOpenReadOnly_WritesRefused(t *testing.T) {
 		return out
 	}
 	before := state()
-	require.Len(t, before, 4, "two steps streams, the dead letters, the bucket's")
+	require.Len(t, before, 5, "two steps streams, the dead letters, the listing index, the bucket's")
 
 	nc := connect(t, srv)
 	r, err := natsstore.OpenReadOnly(ctx, nc, natsstore.Config{Prefix: "ro", Partitions: 2, Timeout: testTimeout})

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -33,6 +34,9 @@ type Store struct {
 	steps []jetstream.Stream // one per shard
 	dead  jetstream.Stream
 	flows jetstream.KeyValue
+	// index is the listing index (index.go); nil on a read-only store of
+	// a prefix without a complete one.
+	index jetstream.Stream
 
 	stepPrefix, deadSubject string
 
@@ -40,6 +44,10 @@ type Store struct {
 	// revision it saw last (the stream sequence of the instance's last
 	// step) and the outbox of that step: a commit expects that revision.
 	fences sync.Map // id -> *fence
+	// retired lists, oldest first, the instances whose fences were kept
+	// while done: at most maxRetired (fences.go).
+	retMu   sync.Mutex
+	retired []string
 
 	// parts holds the partition leases, with Config.Partitions; nil
 	// without.
@@ -78,6 +86,9 @@ type fence struct {
 	unsure       string
 	unsureOutbox []record.Outgoing
 	unsureData   []byte
+	// done is set while the instance is finished with no outbox item: its
+	// fence is one of the few such kept (see retire).
+	done atomic.Bool
 }
 
 // Open opens the store on the server nc is connected to, creating its
@@ -88,6 +99,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	outer := ctx // filling the index of an older prefix may take longer
 	ctx, cancel := context.WithTimeout(ctx, 3*s.cfg.Timeout)
 	defer cancel()
 	if err := s.openSteps(ctx); err != nil {
@@ -110,6 +122,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	})
 	if err != nil {
 		return nil, &RequestError{Op: "open bucket " + s.flowsName(), Err: err}
+	}
+	if err := s.openIndex(ctx, outer); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -150,6 +165,9 @@ func OpenReadOnly(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error
 	}
 	if err != nil {
 		return nil, &RequestError{Op: "open bucket " + s.flowsName(), Err: err}
+	}
+	if err := s.lookupIndex(ctx); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -324,6 +342,11 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 	if err != nil {
 		return err
 	}
+	if f.seq == 0 {
+		if err := s.addIndex(ctx, rec.Snapshot); err != nil {
+			return err
+		}
+	}
 	msgID := again.idFor(data)
 	seq, err := s.publish(ctx, msgID, id, data, f.seq)
 	s.noteWrite(err)
@@ -341,6 +364,7 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 		return err
 	}
 	f.seq, f.outbox, f.commits, f.known = seq, outbox, rec.Snapshot.Commits, true
+	s.retire(id, done(stepRecord{Snapshot: rec.Snapshot, Outbox: outbox}))
 	return nil
 }
 

@@ -20,4 +20,7 @@ var (
 	// ErrInvalidID matches every *IDError: an instance id a caller may not
 	// choose (see CheckID).
 	ErrInvalidID = errors.New("record: invalid instance id")
+	// ErrBadCursor means a list was given a cursor its store did not
+	// give: mangled, or from another store.
+	ErrBadCursor = errors.New("record: not a cursor of this store")
 )

@@ -31,11 +31,17 @@ type MemStore struct {
 	finished  []*memInstance
 	finHead   int // finished[finHead:] are the ones not yet dropped, oldest first
 	live      int // finished instances kept: those in finished[finHead:] not pruned
+
+	ordMu   sync.Mutex     // guards order, ordSeq and ordGone
+	order   []*memInstance // in the order of their first commits, for List
+	ordSeq  uint64         // the number of the last instance created
+	ordGone int            // how many of order are gone
 }
 
 var (
 	_ Store  = (*MemStore)(nil)
 	_ Pruner = (*MemStore)(nil)
+	_ Lister = (*MemStore)(nil)
 )
 
 // MemRetention is how many finished instances a MemStore keeps by default.
@@ -52,8 +58,9 @@ func WithRetention(n int) MemOption { return func(s *MemStore) { s.retention = n
 type memInstance struct {
 	mu       sync.Mutex
 	id       string
-	finished bool // counted in the store's finished queue
-	gone     bool // pruned or dropped: not to be dropped again
+	seq      uint64 // its place in the order of first commits; set once, under the store's ordMu
+	finished bool   // counted in the store's finished queue
+	gone     bool   // pruned or dropped: not to be dropped again
 	snap     Snapshot
 	// steps holds one exactly-sized copy of each commit's entries: no
 	// growing slice is copied over and over as the history lengthens.
@@ -78,7 +85,10 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 	if ctx == nil {
 		return ErrNilContext
 	}
-	var mi *memInstance
+	var (
+		mi      *memInstance
+		created bool
+	)
 	if v, ok := s.instances.Load(rec.Snapshot.ID); ok {
 		mi = v.(*memInstance)
 		mi.mu.Lock()
@@ -91,6 +101,8 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 			mi.mu.Unlock()
 			mi = v.(*memInstance)
 			mi.mu.Lock()
+		} else {
+			created = true
 		}
 	}
 	finishes := !mi.finished && rec.Snapshot.Status.Finished()
@@ -111,6 +123,9 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 		}
 	}
 	mi.mu.Unlock()
+	if created {
+		s.listed(mi)
+	}
 	if finishes {
 		s.finish(mi)
 	}
@@ -133,6 +148,7 @@ func (s *MemStore) finish(mi *memInstance) {
 		s.finHead++
 		if s.drop(old) {
 			s.live--
+			s.unlisted()
 		}
 	}
 	if s.finHead > len(s.finished)/2 {
@@ -179,6 +195,7 @@ func (s *MemStore) Prune(ctx context.Context, before time.Time) (int, error) {
 	n := 0
 	for _, mi := range victims {
 		if s.drop(mi) {
+			s.unlisted()
 			n++
 			if mi.finished && s.retention > 0 {
 				s.live--

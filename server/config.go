@@ -125,6 +125,13 @@ type Config struct {
 	// OnNATS, when set, is called with the URL agents connect to NATS on,
 	// once the server is built (not without NATS).
 	OnNATS func(url string)
+	// Retain, when positive, is how long finished instances are kept: the
+	// server prunes those last updated longer ago, with their history and
+	// outbox, as it starts and then every PruneEvery. Zero keeps them all.
+	Retain time.Duration
+	// PruneEvery is how often the server prunes with Retain (default a
+	// tenth of Retain, between a minute and an hour).
+	PruneEvery time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -153,6 +160,9 @@ func (c Config) withDefaults() Config {
 		c.EventBuffer = 4096
 	}
 	c = c.withLimits()
+	if c.Retain > 0 && c.PruneEvery == 0 {
+		c.PruneEvery = min(max(c.Retain/10, time.Minute), time.Hour)
+	}
 	return c
 }
 
@@ -218,6 +228,12 @@ func (c Config) Validate() error {
 	}
 	if c.NATSMaxStore < 0 {
 		return &ConfigError{Field: "nats-max-store", Reason: "must not be negative"}
+	}
+	if c.Retain < 0 {
+		return &ConfigError{Field: "retain", Reason: "must not be negative"}
+	}
+	if c.PruneEvery < 0 {
+		return &ConfigError{Field: "prune-every", Reason: "must not be negative"}
 	}
 	for id, h := range c.Handlers {
 		if h == nil {

@@ -2,12 +2,10 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -269,138 +267,6 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		entries = []record.Entry{}
 	}
 	writeJSON(w, http.StatusOK, entries)
-}
-
-// Paging.
-const (
-	defaultLimit = 50
-	maxLimit     = 1000
-)
-
-func limitOf(q url.Values) (int, *apiError) {
-	v := q.Get("limit")
-	if v == "" {
-		return defaultLimit, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > maxLimit {
-		return 0, badField("limit", fmt.Sprintf("must be a whole number from 1 to %d", maxLimit))
-	}
-	return n, nil
-}
-
-// An instance cursor is where the last page ended: its created time and id
-// (newest first, then by id), opaque to clients.
-func instanceCursor(in Instance) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(in.Created.UnixNano(), 10) + "|" + in.ID))
-}
-
-func parseInstanceCursor(c string) (int64, string, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return 0, "", false
-	}
-	ts, id, ok := strings.Cut(string(raw), "|")
-	if !ok {
-		return 0, "", false
-	}
-	n, err := strconv.ParseInt(ts, 10, 64)
-	return n, id, err == nil
-}
-
-// newerFirst orders instances newest first, then by id.
-func newerFirst(a, b Instance) int {
-	if c := b.Created.Compare(a.Created); c != 0 {
-		return c
-	}
-	return strings.Compare(a.ID, b.ID)
-}
-
-func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	limit, e := limitOf(q)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	status := q.Get("status")
-	if status != "" && !slices.Contains(statuses, status) {
-		writeError(w, badField("status", "must be one of "+strings.Join(statuses, ", ")))
-		return
-	}
-	out, next, e := s.listInstances(r.Context(), instanceQuery{
-		workflow: q.Get("workflow"), status: status, state: q.Get("state"), cursor: q.Get("cursor"), limit: limit,
-	})
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"instances": out, "next": next})
-}
-
-// instanceQuery selects instances: the API's filters and the web view's
-// (version, id prefix, creation time range). Zero fields select all.
-type instanceQuery struct {
-	workflow, status, state string
-	version                 int
-	idPrefix                string
-	since, until            time.Time
-	cursor                  string
-	limit                   int
-}
-
-func (q instanceQuery) match(in Instance) bool {
-	switch {
-	case q.workflow != "" && in.Workflow != q.workflow,
-		q.status != "" && in.Status != q.status,
-		q.state != "" && in.State != q.state,
-		q.version != 0 && in.Version != q.version,
-		!strings.HasPrefix(in.ID, q.idPrefix),
-		!q.since.IsZero() && in.Created.Before(q.since),
-		!q.until.IsZero() && !in.Created.Before(q.until):
-		return false
-	}
-	return true
-}
-
-// listInstances is one page of the instances q selects, newest first, and
-// the cursor of the next page (nil on the last).
-func (s *Server) listInstances(ctx context.Context, q instanceQuery) ([]Instance, *string, *apiError) {
-	var (
-		after     *Instance
-		afterSeen bool
-	)
-	if q.cursor != "" {
-		ts, id, ok := parseInstanceCursor(q.cursor)
-		if !ok {
-			return nil, nil, badField("cursor", "is not a cursor this server gave")
-		}
-		after = &Instance{ID: id, Created: time.Unix(0, ts).UTC()}
-		afterSeen = true
-	}
-	snaps, err := s.store.Instances(ctx)
-	if err != nil {
-		return nil, nil, unavailable("the store did not answer: " + err.Error())
-	}
-	out := make([]Instance, 0, len(snaps))
-	for _, snap := range snaps {
-		in := s.instance(snap)
-		if !q.match(in) {
-			continue
-		}
-		if afterSeen && newerFirst(*after, in) >= 0 {
-			continue
-		}
-		out = append(out, in)
-	}
-	slices.SortFunc(out, newerFirst)
-	var next *string
-	if len(out) > q.limit {
-		out = out[:q.limit]
-		c := instanceCursor(out[q.limit-1])
-		next = &c
-	}
-	return out, next, nil
 }
 
 // signalRequest is the body of a signal.

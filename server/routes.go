@@ -29,6 +29,7 @@ func (s *Server) table() []route {
 		{method: "GET", path: "/v1/workflows", handle: s.workflows},
 		{method: "GET", path: "/v1/workflows/{name}/graph", handle: s.graph},
 		{method: "GET", path: "/v1/dead-letters", handle: s.deadLetters},
+		{method: "POST", path: "/v1/prune", handle: s.prune},
 		{method: "GET", path: "/metrics", public: true, handle: s.metrics.handler().ServeHTTP},
 		{method: "GET", path: "/healthz", public: true, handle: s.healthz},
 		{method: "GET", path: "/readyz", public: true, handle: s.readyz},

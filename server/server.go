@@ -30,7 +30,8 @@ type Server struct {
 	streams  streamSlots
 	metrics  *metrics
 	waits    *reportWaits
-	clu      *cluster // nil unless the server shares a NATS system
+	clu      *cluster   // nil unless the server shares a NATS system
+	keep     *retention // nil without Config.Retain
 	handler  http.Handler
 	stopping atomic.Bool
 	closeMu  sync.Once
@@ -96,6 +97,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	s.handler = s.routes()
+	s.startRetention()
 	if s.back.url != "" && cfg.OnNATS != nil {
 		cfg.OnNATS(s.back.url)
 	}
@@ -148,6 +150,7 @@ func (s *Server) Drain(ctx context.Context) error {
 func (s *Server) Close() {
 	s.closeMu.Do(func() {
 		s.stopping.Store(true)
+		s.stopRetention()
 		s.hub.close()
 		s.waits.close()
 		s.back.stopReports(s.log)

@@ -3,7 +3,6 @@ package webview
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
@@ -120,41 +118,25 @@ func (l *Local) instanceOf(s record.Snapshot) Instance {
 	return in
 }
 
-// Instances implements Backend: newest first, then by id.
+// Instances implements Backend: newest first, in the order the store took
+// their starts, paged by the store (record.List), so that a page costs what
+// it shows rather than the number of instances kept.
 func (l *Local) Instances(ctx context.Context, f Filter) (Page, error) {
-	var after *Instance
-	if f.Cursor != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(f.Cursor)
-		ts, id, ok := strings.Cut(string(raw), "|")
-		n, nerr := strconv.ParseInt(ts, 10, 64)
-		if err != nil || !ok || nerr != nil {
-			return Page{}, &RefusedError{Status: http.StatusBadRequest, Reason: "cursor is not a cursor this view gave"}
-		}
-		after = &Instance{ID: id, Created: time.Unix(0, n).UTC()}
+	snaps, next, err := record.List(ctx, l.store, record.ListQuery{
+		Workflow: f.Workflow, State: f.State,
+		Match: func(s record.Snapshot) bool { return f.Match(l.instanceOf(s)) },
+		Limit: max(f.Limit, 1), After: f.Cursor,
+	})
+	if errors.Is(err, record.ErrBadCursor) {
+		return Page{}, &RefusedError{Status: http.StatusBadRequest, Reason: "cursor is not a cursor this view gave"}
 	}
-	snaps, err := l.store.Instances(ctx)
 	if err != nil {
 		return Page{}, err
 	}
-	order := func(a, b Instance) int {
-		return cmp.Or(b.Created.Compare(a.Created), strings.Compare(a.ID, b.ID))
+	page := Page{Instances: make([]Instance, len(snaps)), Next: next}
+	for k, s := range snaps {
+		page.Instances[k] = l.instanceOf(s)
 	}
-	var out []Instance
-	for _, s := range snaps {
-		in := l.instanceOf(s)
-		if f.Match(in) && (after == nil || order(*after, in) < 0) {
-			out = append(out, in)
-		}
-	}
-	slices.SortFunc(out, order)
-	limit := max(f.Limit, 1)
-	var page Page
-	if len(out) > limit {
-		out = out[:limit]
-		last := out[limit-1]
-		page.Next = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(last.Created.UnixNano(), 10) + "|" + last.ID))
-	}
-	page.Instances = out
 	return page, nil
 }
 

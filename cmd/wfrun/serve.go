@@ -19,7 +19,7 @@ func serverCommands() []*cobra.Command {
 func serveCmd() *cobra.Command {
 	var cfg server.Config
 	cmd := &cobra.Command{
-		Use:   "serve --workflows DIR [--data DIR] [--nats URL [--name NAME] [--replicas N] | --nats-listen ADDR] [--http ADDR] [--token-file FILE]",
+		Use:   "serve --workflows DIR [--data DIR] [--nats URL [--name NAME] [--replicas N] | --nats-listen ADDR] [--http ADDR] [--token-file FILE] [--retain DURATION]",
 		Short: "Host the workflows of a directory behind the HTTP API until SIGTERM or Ctrl-C",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -66,5 +66,6 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a kept-alive connection waits for its next request")
 	f.IntVar(&cfg.MaxStreams, "max-streams", server.DefaultMaxStreams, "the most event streams open at once (503 beyond)")
 	f.StringVar(&cfg.TokenFile, "token-file", "", "a file of API tokens, one per line (required off loopback)")
+	f.DurationVar(&cfg.Retain, "retain", 0, "prune finished instances last updated longer ago than this (720h), as the server starts and then periodically; 0 keeps them all")
 	return cmd
 }

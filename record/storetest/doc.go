@@ -19,6 +19,13 @@
 //     its outbox change.
 //   - AddDeadLetter numbers dead letters 1, 2, 3... in the order added, also
 //     when called concurrently, and DeadLetters returns them in that order.
+//   - List (record.Lister) pages through the instances newest first, in the
+//     reverse of the order of their first commits, each with its last
+//     snapshot: the pages a cursor leads through cover every instance the
+//     query selects exactly once, filtered by workflow, status, state and
+//     Match; an instance created after a page is on none of the later ones,
+//     a pruned one on none, and a cursor the store did not give is
+//     record.ErrBadCursor.
 //   - SaveWorkflow keeps the first source saved under a hash; Workflow
 //     returns a copy of it, or an error matching record.ErrUnknownWorkflow.
 //

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ type refStore struct {
 	outbox    map[string][]*record.Outgoing
 	dead      []record.DeadLetter
 	workflows map[string]record.WorkflowSource
+	order     []string // ids in the order of their first commits (or last, knob list-by-update)
 }
 
 func newRefStore(knob string) *refStore {
@@ -65,6 +67,10 @@ func (s *refStore) Commit(ctx context.Context, rec record.Step) error {
 		for i := range entries {
 			entries[i].Delay = 0
 		}
+	}
+	if _, ok := s.snaps[rec.Snapshot.ID]; !ok || s.knob == "list-by-update" {
+		s.order = slices.DeleteFunc(s.order, func(id string) bool { return id == rec.Snapshot.ID })
+		s.order = append(s.order, rec.Snapshot.ID)
 	}
 	if _, ok := s.snaps[rec.Snapshot.ID]; !ok || s.knob != "firstsnap" {
 		s.snaps[rec.Snapshot.ID] = rec.Snapshot
@@ -210,6 +216,9 @@ func (s *refStore) Prune(ctx context.Context, before time.Time) (int, error) {
 			continue
 		}
 		delete(s.snaps, id)
+		if s.knob != "list-keeps-pruned" {
+			s.order = slices.DeleteFunc(s.order, func(o string) bool { return o == id })
+		}
 		if s.knob != "prune-keeps-records" {
 			delete(s.steps, id)
 			delete(s.outbox, id)
@@ -276,6 +285,48 @@ func (s *refStore) Instances(ctx context.Context) ([]record.Snapshot, error) {
 	return out, nil
 }
 
+// List pages newest first by first commit; its knobs order by last commit,
+// ignore the cursor or a filter, end after one page, list a pruned
+// instance, or take any cursor.
+func (s *refStore) List(ctx context.Context, q record.ListQuery) ([]record.Snapshot, string, error) {
+	if ctx == nil && s.knob != "nilctx-ignored" {
+		return nil, "", record.ErrNilContext
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	end := len(s.order)
+	if q.After != "" {
+		n, err := strconv.Atoi(q.After)
+		if (err != nil || n < 0 || n > len(s.order)) && s.knob != "list-any-cursor" {
+			return nil, "", fmt.Errorf("%w: %q", record.ErrBadCursor, q.After)
+		}
+		if s.knob != "list-ignores-cursor" {
+			end = max(0, min(n, len(s.order)))
+		}
+	}
+	var out []record.Snapshot
+	for k := end - 1; k >= 0; k-- {
+		snap, ok := s.snaps[s.order[k]]
+		if !ok {
+			snap = record.Snapshot{ID: s.order[k]}
+		}
+		if s.knob == "list-ignores-filter" {
+			q.Workflow = ""
+		}
+		if !q.Selects(snap) {
+			continue
+		}
+		if len(out) == q.PageSize() {
+			if s.knob == "list-one-page" {
+				return out, "", nil
+			}
+			return out, strconv.Itoa(k + 1), nil
+		}
+		out = append(out, snap)
+	}
+	return out, "", nil
+}
+
 const knobEnv = "STORETEST_KNOB"
 
 // TestRefStore proves the unbroken reference store passes, so that each
@@ -319,6 +370,12 @@ func TestSuiteCatchesMutants(t *testing.T) {
 		{"prune-inclusive", "Prune"},
 		{"prune-keeps-records", "Prune"},
 		{"nilctx-ignored", "NilContext"},
+		{"list-by-update", "ListNewestFirst"},
+		{"list-ignores-cursor", "ListPages"},
+		{"list-one-page", "ListPages"},
+		{"list-ignores-filter", "ListFilters"},
+		{"list-keeps-pruned", "ListChanges"},
+		{"list-any-cursor", "ListChanges"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.knob+"/"+tt.subtest, func(t *testing.T) {

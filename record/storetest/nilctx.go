@@ -35,6 +35,9 @@ func testNilContext(t *testing.T, s record.Store) {
 	if p, ok := s.(record.Pruner); ok {
 		calls["Prune"] = func() error { _, err := p.Prune(nilCtx, base.Add(time.Hour)); return err }
 	}
+	if l, ok := s.(record.Lister); ok {
+		calls["List"] = func() error { _, _, err := l.List(nilCtx, record.ListQuery{}); return err }
+	}
 	for name, call := range calls {
 		var err error
 		require.NotPanics(t, func() { err = call() }, name)

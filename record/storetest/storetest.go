@@ -45,6 +45,11 @@ func Run(t *testing.T, open func(t *testing.T) record.Store) {
 		{"ConcurrentDeadLetters", testConcurrentDeadLetters},
 		{"WorkflowSaveLoad", testWorkflowSaveLoad},
 		{"Prune", testPrune},
+		{"ListEmpty", testListEmpty},
+		{"ListNewestFirst", testListNewestFirst},
+		{"ListPages", testListPages},
+		{"ListFilters", testListFilters},
+		{"ListChanges", testListChanges},
 		{"NilContext", testNilContext},
 	}
 	for _, tt := range tests {
