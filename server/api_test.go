@@ -17,7 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/batonhq/baton/boltstore"
+	"github.com/batonhq/baton/check"
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/server"
 )
 
@@ -234,6 +236,39 @@ func TestServer_Workflows_And_Graph(t *testing.T) {
 		if tt.has != "" {
 			assert.Contains(t, body["graph"], tt.has, tt.path)
 		} else {
+			errorOf(t, body)
+		}
+	}
+}
+
+// GET /v1/workflows/{name} answers a version with what wfrun check proves
+// of it: the same report as check.Check on the file.
+func TestServer_Workflow_HasItsCheckReport(t *testing.T) {
+	f := newFixture(t)
+	code, body := f.do("GET", "/v1/workflows/review", nil)
+	require.Equal(t, 200, code, "%v", body)
+	assert.Equal(t, "review", body["name"])
+	assert.EqualValues(t, 1, body["version"])
+	assert.Equal(t, true, body["current"])
+	require.Len(t, body["versions"], 1)
+
+	w, err := rules.Parse("review.yaml", []byte(strings.ReplaceAll(reviewFlow, "AGENTS", f.agents.srv.URL)))
+	require.NoError(t, err)
+	want := check.Check(w)
+	report, ok := body["check"].(map[string]any)
+	require.True(t, ok, "got check %v, want an object", body["check"])
+	assert.Equal(t, want.Summary, report["summary"])
+	assert.Len(t, report["findings"], len(want.Findings))
+
+	for path, status := range map[string]int{
+		"/v1/workflows/review?version=1": 200,
+		"/v1/workflows/review?version=3": 404,
+		"/v1/workflows/review?version=x": 400,
+		"/v1/workflows/nope":             404,
+	} {
+		code, body := f.do("GET", path, nil)
+		assert.Equal(t, status, code, path)
+		if status != 200 {
 			errorOf(t, body)
 		}
 	}

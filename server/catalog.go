@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/batonhq/baton/check"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +26,9 @@ type flow struct {
 	wf      *rules.Workflow
 	eng     *engine.Engine
 	current bool
+	// report is what wfrun check proves of wf, worked out on first use:
+	// a version never changes, so neither does its report.
+	report func() *check.Report
 }
 
 // catalog holds the server's engines: one per workflow version of the
@@ -203,7 +207,7 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 		_ = eng.Close() // another call built it first
 		return nil, nil
 	}
-	f := &flow{wf: w, eng: eng, current: current}
+	f := &flow{wf: w, eng: eng, current: current, report: sync.OnceValue(func() *check.Report { return check.Check(w) })}
 	c.byHash[w.Hash] = f
 	fs := append(c.byName[w.Name], f)
 	slices.SortStableFunc(fs, func(a, b *flow) int {

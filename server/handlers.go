@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/batonhq/baton/check"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -110,6 +112,59 @@ func (s *Server) workflows(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"workflows": out})
 }
 
+// WorkflowDetail is one version of a workflow, with what wfrun check
+// proves of it.
+type WorkflowDetail struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Version     int           `json:"version"`
+	Hash        string        `json:"hash"`
+	File        string        `json:"file"`
+	Current     bool          `json:"current"`
+	Versions    []VersionInfo `json:"versions"`
+	Check       *check.Report `json:"check"`
+}
+
+// workflow answers one version of a workflow (the current one unless
+// ?version= names another) with its check report.
+func (s *Server) workflow(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	f, e := s.pickFlow(name, r.URL.Query())
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	out := WorkflowDetail{
+		Name: f.wf.Name, Description: f.wf.Description, Version: f.wf.Version, Hash: f.wf.Hash,
+		File: f.wf.File, Current: f.current, Check: f.report(),
+	}
+	for _, v := range s.cat.versions(name) {
+		out.Versions = append(out.Versions, VersionInfo{Version: v.wf.Version, Hash: v.wf.Hash, File: v.wf.File, Current: v.current})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// pickFlow is the version of workflow name that ?version= asks for, the
+// current one when it names none.
+func (s *Server) pickFlow(name string, q url.Values) (*flow, *apiError) {
+	version := 0
+	if v := q.Get("version"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, badField("version", "must be a whole number, 1 or more")
+		}
+		version = n
+	}
+	if len(s.cat.versions(name)) == 0 {
+		return nil, notFound("unknown_workflow", "name", fmt.Sprintf("no workflow %q on this server", name))
+	}
+	f, ok := s.cat.pick(name, version)
+	if !ok {
+		return nil, notFound("unknown_version", "version", fmt.Sprintf("workflow %s has no version %d on this server", name, version))
+	}
+	return f, nil
+}
+
 // graph answers a workflow version's state diagram.
 func (s *Server) graph(w http.ResponseWriter, r *http.Request) {
 	name, q := r.PathValue("name"), r.URL.Query()
@@ -121,22 +176,9 @@ func (s *Server) graph(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badField("format", "must be mermaid or dot"))
 		return
 	}
-	version := 0
-	if v := q.Get("version"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(w, badField("version", "must be a whole number, 1 or more"))
-			return
-		}
-		version = n
-	}
-	if len(s.cat.versions(name)) == 0 {
-		writeError(w, notFound("unknown_workflow", "name", fmt.Sprintf("no workflow %q on this server", name)))
-		return
-	}
-	f, ok := s.cat.pick(name, version)
-	if !ok {
-		writeError(w, notFound("unknown_version", "version", fmt.Sprintf("workflow %s has no version %d on this server", name, version)))
+	f, e := s.pickFlow(name, q)
+	if e != nil {
+		writeError(w, e)
 		return
 	}
 	diagram := fsm.Mermaid(f.wf)

@@ -27,6 +27,7 @@ func (s *Server) table() []route {
 		{method: "POST", path: "/v1/reports", handle: s.report},
 		{method: "GET", path: "/v1/events", handle: s.events},
 		{method: "GET", path: "/v1/workflows", handle: s.workflows},
+		{method: "GET", path: "/v1/workflows/{name}", handle: s.workflow},
 		{method: "GET", path: "/v1/workflows/{name}/graph", handle: s.graph},
 		{method: "GET", path: "/v1/dead-letters", handle: s.deadLetters},
 		{method: "POST", path: "/v1/prune", handle: s.prune},

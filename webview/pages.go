@@ -3,6 +3,7 @@ package webview
 import (
 	"encoding/json"
 	"errors"
+	"github.com/batonhq/baton/check"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -322,6 +323,10 @@ type workflowPage struct {
 	Workflow Workflow
 	Version  Version
 	Diagram  string
+	// Check is what wfrun check proves of the version: its findings (all,
+	// children's included, by position) and its summary line.
+	Check    *check.Report
+	Findings []check.Finding
 }
 
 func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) {
@@ -347,7 +352,8 @@ func (h *Handler) workflow(w http.ResponseWriter, r *http.Request) {
 		}
 		ver = wf.Versions[k]
 	}
-	vw := h.view(r, "Workflow "+wf.Name, workflowPage{Workflow: wf, Version: ver, Diagram: fsm.Mermaid(ver.Def)})
+	report := check.Check(ver.Def)
+	vw := h.view(r, "Workflow "+wf.Name, workflowPage{Workflow: wf, Version: ver, Diagram: fsm.Mermaid(ver.Def), Check: report, Findings: report.All()})
 	vw.Nav = "workflows"
 	vw.Diagram = true
 	h.render(w, http.StatusOK, "workflow", vw)

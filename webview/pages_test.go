@@ -201,6 +201,10 @@ func TestWorkflowPages_ShowVersionsSourceDiagramAndCounts(t *testing.T) {
 	require.Equal(t, 200, code)
 	assert.Contains(t, body, "stateDiagram-v2")
 	assert.Contains(t, body, "APPROVAL: {wait: {signals: [approve, reject]}, timeout: 1h}")
+	// What wfrun check proves of the version, finding by finding.
+	assert.Contains(t, body, "states 4/4 reachable, outcomes [DONE REJECTED], worst case 1 run")
+	assert.Contains(t, body, "<code>desk.yaml:10:3</code> APPROVAL: outcome timeout matches no rule")
+	assert.Contains(t, body, "state WRITING runs agent writer with no timeout and no heartbeat")
 	code, _, _ = f.get("workflows/nope")
 	assert.Equal(t, 404, code)
 	code, _, _ = f.get("workflows/desk?version=9")
