@@ -249,8 +249,13 @@ func TestServe_KilledMidRunResumesEveryInstance(t *testing.T) {
 	}
 	completed := 0
 	for deadline := time.Now().Add(e2eWait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		// A list that answers late (the restarted server is busy resuming
+		// on a loaded machine) is asked again until the deadline.
 		resp, err := client.Get(srv.url + "/v1/instances?status=completed&limit=1000")
-		require.NoError(t, err)
+		if err != nil {
+			t.Logf("list: %v (asked again)", err)
+			continue
+		}
 		page.Instances = nil
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
 		resp.Body.Close()
