@@ -383,18 +383,22 @@ class EventStream:
         name, data, ev_id = "", [], None
         while True:
             self._check_deadline()
-            if self._resp is None or self._conn is None or self._conn.sock is None:
+            # close() may run on another thread: read through locals.
+            conn, resp = self._conn, self._resp
+            sock = conn.sock if conn is not None else None
+            if resp is None or sock is None:
                 return None
             timeout = self._read_timeout
             if self.deadline is not None:
                 timeout = max(0.001, min(timeout, self.deadline - time.monotonic()))
             try:
-                self._conn.sock.settimeout(timeout)
-                line = self._resp.readline()
+                sock.settimeout(timeout)
+                line = resp.readline()
             except (socket.timeout, TimeoutError):
                 self._check_deadline()
                 return None
-            except (OSError, http.client.HTTPException, ValueError):
+            except (OSError, http.client.HTTPException, ValueError, AttributeError):
+                # AttributeError: http.client's answer closed under its reader.
                 return None
             if not line:
                 return None
