@@ -10,7 +10,8 @@ import threading
 import time
 import unittest
 import uuid
-from typing import Any
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Optional
 from unittest import mock
 
 import baton
@@ -307,6 +308,64 @@ class Events(unittest.TestCase):
             self.assertEqual(result[0]["outcome"], "DONE")
         finally:
             proxy.close()
+
+
+class Parsing(unittest.TestCase):
+    """The event stream's parser against a loopback server that sends canned streams."""
+
+    def serve(self, body: bytes) -> tuple[str, list[Optional[str]]]:
+        seen: list[Optional[str]] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def do_GET(self) -> None:
+                seen.append(self.headers.get("Last-Event-ID"))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        t = threading.Thread(target=srv.serve_forever, daemon=True)
+        t.start()
+        self.addCleanup(t.join)
+        self.addCleanup(srv.server_close)
+        self.addCleanup(srv.shutdown)
+        return f"http://127.0.0.1:{srv.server_address[1]}", seen
+
+    def test_fields_comments_and_the_end(self) -> None:
+        url, seen = self.serve(
+            b": hello\r\n\r\n"
+            b"id: 7\r\nevent: state_changed\r\ndata: {\"id\": 7, \"type\": \"state_changed\",\r\ndata:  \"to\": \"B\"}\r\n\r\n"
+            b"retry: 10\n\n"
+            b"id: 8\nevent: gap\ndata: not json\n\n"
+            b"id: 9\ndata\n\n"
+            b"event: end\ndata: {}\n\n"
+            b"id: 10\nevent: never\ndata: {}\n\n")
+        with baton.Client(url).events(last_event_id="6") as stream:
+            stream.deadline = time.monotonic() + 60
+            got = list(stream)
+            self.assertEqual(got, [
+                {"id": 7, "type": "state_changed", "to": "B"},
+                {"type": "gap", "data": "not json"},
+                {"type": "message", "data": ""},
+            ])
+            self.assertEqual((stream.last_event_id, stream.reconnects), ("9", 0))
+        self.assertEqual(seen, ["6"])
+
+    def test_a_stream_that_ends_is_opened_again_from_the_last_id(self) -> None:
+        url, seen = self.serve(b"id: 3\ndata: {\"type\": \"run_started\"}\n\n")
+        with baton.Client(url).events() as stream:
+            # An answer with Connection: close, whose connection lets go of
+            # its socket: the stream must still be read, and opened again.
+            stream.deadline = time.monotonic() + 60
+            got = [next(stream), next(stream)]
+        self.assertEqual(got, [{"type": "run_started"}] * 2)
+        self.assertEqual(seen, [None, "3"])
 
 
 if __name__ == "__main__":

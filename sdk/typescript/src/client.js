@@ -382,6 +382,9 @@ export class EventStream {
     this._reader = undefined;
     this._buf = '';
     this._decoder = new TextDecoder();
+    this._connectedAt = 0;
+    this._gotEvent = false;
+    this._pause = 50;
   }
 
   async _connect() {
@@ -395,6 +398,8 @@ export class EventStream {
     this._reader = res.body.getReader();
     this._buf = '';
     this._decoder = new TextDecoder();
+    this._connectedAt = Date.now();
+    this._gotEvent = false;
   }
 
   async _reconnect() {
@@ -438,10 +443,19 @@ export class EventStream {
     while (!this._closed) {
       const ev = await this._read();
       if (ev) {
+        this._gotEvent = true;
+        this._pause = 50;
         if (ev.type === 'end') break;
         return { value: ev, done: false };
       }
       if (this._closed) break;
+      if (!this._gotEvent && Date.now() - this._connectedAt < 1000) {
+        // A stream that ends as soon as it opens, again and again, is
+        // opened again less and less often.
+        this._checkDeadline();
+        await new Promise((r) => setTimeout(r, this._pause));
+        this._pause = Math.min(this._pause * 2, 2000);
+      }
       await this._reconnect();
     }
     this.close();

@@ -370,3 +370,44 @@ describe('events', opts, () => {
     assert.deepEqual(rest, first.slice(1));
   });
 });
+
+describe('parsing', () => {
+  /** A loopback server that answers every GET with body; the Last-Event-ID headers it saw. */
+  async function canned(body) {
+    const seen = [];
+    const srv = createServer((req, res) => {
+      seen.push(req.headers['last-event-id']);
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', Connection: 'close' }).end(body);
+    });
+    await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+    return { url: `http://127.0.0.1:${srv.address().port}`, seen, close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(r); }) };
+  }
+
+  test('fields, comments and the end', async () => {
+    const s = await canned(': hello\r\n\r\nid: 7\r\nevent: state_changed\r\ndata: {"id": 7, "type": "state_changed",\r\ndata:  "to": "B"}\r\n\r\n'
+      + 'retry: 10\n\nid: 8\nevent: gap\ndata: not json\n\nid: 9\ndata\n\nevent: end\ndata: {}\n\nid: 10\nevent: never\ndata: {}\n\n');
+    try {
+      const stream = await new Client({ server: s.url }).events({ lastEventId: '6', deadline: Date.now() + 60_000 });
+      const got = [];
+      for await (const ev of stream) got.push(ev);
+      assert.deepEqual(got, [{ id: 7, type: 'state_changed', to: 'B' }, { type: 'gap', data: 'not json' }, { type: 'message', data: '' }]);
+      assert.deepEqual([stream.lastEventId, stream.reconnects], ['9', 0]);
+      assert.deepEqual(s.seen, ['6']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a stream that ends is opened again from the last id', async () => {
+    const s = await canned('id: 3\ndata: {"type": "run_started"}\n\n');
+    try {
+      const stream = await new Client({ server: s.url }).events({ deadline: Date.now() + 60_000 });
+      const got = [(await stream.next()).value, (await stream.next()).value];
+      stream.close();
+      assert.deepEqual(got, [{ type: 'run_started' }, { type: 'run_started' }]);
+      assert.deepEqual(s.seen, [undefined, '3']);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -241,11 +241,15 @@ class Client:
 
     def _open(
         self, method: str, path: str, body: Optional[bytes], headers: Mapping[str, str], timeout: Optional[float],
-    ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
-        """Sends a request; an error answer raises its APIError."""
+    ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse, Optional[socket.socket]]:
+        """Sends a request; an error answer raises its APIError. The socket is
+        returned too: the connection lets go of it when the answer is the
+        connection's last (HTTP/1.0, Connection: close).
+        """
         conn = self._connection(timeout)
         try:
             conn.request(method, path, body=body, headers=dict(headers))
+            sock = conn.sock
             resp = conn.getresponse()
             if resp.status >= 400:
                 raise _error_of(resp.status, resp.getheader("Retry-After"), resp.read())
@@ -255,7 +259,7 @@ class Client:
         except BaseException:
             conn.close()
             raise
-        return conn, resp
+        return conn, resp, sock
 
     def _call(
         self, method: str, path: str, query: Optional[Mapping[str, Any]] = None, body: Optional[Any] = None,
@@ -266,7 +270,7 @@ class Client:
             data = json.dumps(body).encode()
             extra["Content-Type"] = "application/json"
         p = self._path(path, query)
-        conn, resp = self._open(method, p, data, self._headers(extra), self.timeout)
+        conn, resp, _ = self._open(method, p, data, self._headers(extra), self.timeout)
         try:
             raw = resp.read()
         except (OSError, http.client.HTTPException) as exc:
@@ -317,15 +321,21 @@ class EventStream:
         self._read_timeout = read_timeout
         self._conn: Optional[http.client.HTTPConnection] = None
         self._resp: Optional[http.client.HTTPResponse] = None
+        self._sock: Optional[socket.socket] = None
         self._closed = False
+        self._connected_at = 0.0
+        self._got_event = False
+        self._pause = 0.05
         self._connect()
 
     def _connect(self) -> None:
         headers = {"Accept": "text/event-stream"}
         if self.last_event_id is not None:
             headers["Last-Event-ID"] = self.last_event_id
-        self._conn, self._resp = self._client._open(
+        self._conn, self._resp, self._sock = self._client._open(
             "GET", self._path, None, self._client._headers(headers), self._client.timeout)
+        self._connected_at = time.monotonic()
+        self._got_event = False
 
     def _reconnect(self) -> None:
         self._drop()
@@ -347,9 +357,11 @@ class EventStream:
             raise WaitTimeout("baton: gave up waiting")
 
     def _drop(self) -> None:
+        if self._resp is not None:
+            self._resp.close()
         if self._conn is not None:
             self._conn.close()
-        self._conn = self._resp = None
+        self._conn = self._resp = self._sock = None
 
     def close(self) -> None:
         """Closes the stream; the iteration ends."""
@@ -369,12 +381,20 @@ class EventStream:
         while not self._closed:
             ev = self._read()
             if ev is not None:
+                self._got_event = True
+                self._pause = 0.05
                 if ev.get("type") == "end":
                     self.close()
                     break
                 return ev
             if self._closed:
                 break
+            if not self._got_event and time.monotonic() - self._connected_at < 1.0:
+                # A stream that ends as soon as it opens, again and again, is
+                # opened again less and less often.
+                self._check_deadline()
+                time.sleep(self._pause)
+                self._pause = min(self._pause * 2, 2.0)
             self._reconnect()
         raise StopIteration
 
@@ -384,8 +404,7 @@ class EventStream:
         while True:
             self._check_deadline()
             # close() may run on another thread: read through locals.
-            conn, resp = self._conn, self._resp
-            sock = conn.sock if conn is not None else None
+            resp, sock = self._resp, self._sock
             if resp is None or sock is None:
                 return None
             timeout = self._read_timeout
