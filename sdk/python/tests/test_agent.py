@@ -6,6 +6,7 @@ workflow's rules. Bad calls are refused without running a handler.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import subprocess
@@ -298,6 +299,17 @@ class Serving(unittest.TestCase):
             for c in calls:
                 c.join()
         self.assertEqual((most[0], answers), (2, [200] * 4))
+
+    def test_a_handler_that_exits_still_gets_its_call_answered(self) -> None:
+        def leave(work: baton.Work) -> baton.Outcome:
+            raise SystemExit("bye")
+
+        quiet = logging.getLogger("baton.tests.quiet")
+        quiet.propagate = False
+        quiet.addHandler(logging.NullHandler())
+        with baton.AgentServer({"leave": leave}, port=0, logger=quiet).start() as srv:
+            status, ans = post(f"http://127.0.0.1:{srv.port}/leave", work_body("leave"), None)
+        self.assertEqual((status, ans["error"]), (200, {"message": "bye", "retryable": True}))
 
     def test_sigterm_lets_the_call_under_way_finish_then_exits(self) -> None:
         port = int(free_addr().rpartition(":")[2])

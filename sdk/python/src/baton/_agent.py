@@ -163,7 +163,7 @@ class AgentServer:
         try:
             value: Any = fn(work)
             report = report_of(work, value)
-        except Exception as exc:  # the handler's failure is the run's, not the server's
+        except BaseException as exc:  # the run's failure, not the server's: the call is always answered
             if not isinstance(exc, (Fail, Reject)):
                 self.log.warning("baton: agent %s failed on %s: %s", work.agent, work.idempotency_key, exc, exc_info=True)
             report = report_of(work, error=exc)
