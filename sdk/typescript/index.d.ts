@@ -225,3 +225,162 @@ export declare function sign(secret: string | Uint8Array, body: string | Uint8Ar
 export declare function token(agent: string): string;
 export declare function workStream(agent: string): string;
 export declare function workSubject(agent: string, level: string): string;
+
+// The API client (src/client.js).
+
+/** What a start, a signal, a selection or a cancel answers. */
+export interface Summary {
+  id: string;
+  workflow: string;
+  version: number;
+  status: string;
+}
+
+/** An instance: status is running, waiting, completed, failed or cancelled. */
+export interface Instance extends Summary {
+  state: string;
+  step: number;
+  /** The terminal state of a completed instance. */
+  outcome: string;
+  /** Why a failed instance failed. */
+  error: string;
+  context: Record<string, any>;
+  created: string;
+  updated: string;
+  [member: string]: unknown;
+}
+
+/** A page of instances; `next` is null on the last page. */
+export interface InstancePage {
+  instances: Instance[];
+  next: string | null;
+}
+
+/** One engine event of GET /v1/events. */
+export interface Event {
+  id?: number;
+  type: string;
+  instance?: string;
+  workflow?: string;
+  version?: number;
+  step?: number;
+  state?: string;
+  agent?: string;
+  time?: string;
+  [member: string]: unknown;
+}
+
+export interface EventsOptions {
+  workflow?: string;
+  instance?: string;
+  /** Start after this event id (the server sends the kept events after it first). */
+  lastEventId?: string;
+  /** Times in a row a dropped stream is opened again (default 10). */
+  retries?: number;
+  /** A stream idle this long, in ms, counts as dropped (default 60000; the server sends a comment every 15 s). */
+  readTimeout?: number;
+  /** A Date.now() value after which the iteration throws WaitTimeout. */
+  deadline?: number;
+}
+
+export interface VersionInfo {
+  version: number;
+  hash: string;
+  file: string;
+  current: boolean;
+}
+
+export interface WorkflowInfo {
+  name: string;
+  description: string;
+  versions: VersionInfo[];
+}
+
+export interface Graph {
+  workflow: string;
+  version: number;
+  hash: string;
+  format: 'mermaid' | 'dot';
+  graph: string;
+}
+
+export interface DeadLetterPage {
+  dead_letters: Array<Record<string, any>>;
+  next: string | null;
+}
+
+export declare const DEFAULT_SERVER: string;
+export declare const FINISHED: readonly string[];
+
+/** The server could not be reached, or its answer could not be read. */
+export declare class TransportError extends Error {
+  constructor(message: string, cause?: unknown);
+}
+
+/** Client.wait gave up before the instance finished. */
+export declare class WaitTimeout extends Error {
+  constructor(message: string);
+}
+
+/** An error answer of the API: its status, code, message (`apiMessage`), field and Retry-After seconds. */
+export declare class APIError extends Error {
+  constructor(status: number, code: string, message: string, field?: string, retryAfter?: number);
+  readonly status: number;
+  readonly code: string;
+  readonly apiMessage: string;
+  readonly field?: string;
+  readonly retryAfter?: number;
+}
+export declare class InvalidRequestError extends APIError {}
+export declare class UnauthorizedError extends APIError {}
+export declare class ForbiddenError extends APIError {}
+export declare class NotFoundError extends APIError {}
+export declare class UnknownWorkflowError extends NotFoundError {}
+export declare class UnknownVersionError extends NotFoundError {}
+export declare class UnknownInstanceError extends NotFoundError {}
+export declare class MethodNotAllowedError extends APIError {}
+export declare class ConflictError extends APIError {}
+export declare class IdTakenError extends ConflictError {}
+export declare class NotWaitingError extends ConflictError {}
+export declare class FinishedError extends ConflictError {}
+export declare class RefusedError extends ConflictError {}
+export declare class NoActiveRunError extends ConflictError {}
+export declare class TooLargeError extends APIError {}
+export declare class UnsupportedMediaTypeError extends APIError {}
+export declare class UnavailableError extends APIError {}
+/** The exception of an error answer: by its code, else by its status. */
+export declare function apiError(status: number, code: string, message: string, field?: string, retryAfter?: number): APIError;
+
+/** The server's events, resumed with Last-Event-ID where the stream dropped. */
+export declare class EventStream implements AsyncIterableIterator<Event> {
+  /** The id of the last event received. */
+  lastEventId?: string;
+  /** How many times the stream was opened again. */
+  readonly reconnects: number;
+  deadline?: number;
+  next(): Promise<IteratorResult<Event>>;
+  return(): Promise<IteratorResult<Event>>;
+  [Symbol.asyncIterator](): AsyncIterableIterator<Event>;
+  /** Closes the stream; the iteration ends. */
+  close(): void;
+}
+
+/** A client of Baton's HTTP API (server from BATON_SERVER, token from BATON_TOKEN by default). */
+export declare class Client {
+  constructor(options?: { server?: string; token?: string; timeout?: number });
+  readonly server: string;
+  start(workflow: string, options?: { input?: Record<string, unknown>; id?: string; version?: number }): Promise<Summary>;
+  list(filter?: { workflow?: string; status?: string; state?: string; limit?: number; cursor?: string }): Promise<InstancePage>;
+  instances(filter?: { workflow?: string; status?: string; state?: string; pageSize?: number }): AsyncGenerator<Instance, void, undefined>;
+  get(id: string): Promise<Instance>;
+  history(id: string): Promise<Array<Record<string, any>>>;
+  signal(id: string, name: string, data?: Record<string, unknown>): Promise<Summary>;
+  select(id: string, agent: string, explanation?: string): Promise<Summary>;
+  cancel(id: string): Promise<Summary>;
+  report(report: Report): Promise<Answer>;
+  events(options?: EventsOptions): Promise<EventStream>;
+  wait(id: string, options?: { timeout?: number }): Promise<Instance>;
+  workflows(): Promise<WorkflowInfo[]>;
+  graph(name: string, options?: { format?: 'mermaid' | 'dot'; version?: number }): Promise<Graph>;
+  deadLetters(page?: { limit?: number; cursor?: string }): Promise<DeadLetterPage>;
+}

@@ -9,3 +9,9 @@ export {
   DEAD_PREFIX, LEVELS, REPORTS_SUBJECT, WORK_PREFIX, WORK_STREAM_PREFIX, token, workStream, workSubject,
 } from './names.js';
 export { Worker } from './worker.js';
+export {
+  APIError, Client, ConflictError, DEFAULT_SERVER, EventStream, FINISHED, FinishedError, ForbiddenError,
+  IdTakenError, InvalidRequestError, MethodNotAllowedError, NoActiveRunError, NotFoundError, NotWaitingError,
+  RefusedError, TooLargeError, TransportError, UnauthorizedError, UnavailableError, UnknownInstanceError,
+  UnknownVersionError, UnknownWorkflowError, UnsupportedMediaTypeError, WaitTimeout, apiError,
+} from './client.js';

@@ -27,3 +27,22 @@ if (verifySignature('secret', body, 'sha256=00')) {
   const r: Report = reportOutcome(w, 'done', { ok: true });
   void r;
 }
+
+// The API client, typed.
+import { Client, NotWaitingError, type Instance } from '@batonhq/agent';
+
+async function follow(): Promise<Instance> {
+  const client = new Client({ server: 'http://127.0.0.1:8080' });
+  const { id } = await client.start('triage', { input: { text: 'hi' } });
+  for await (const ev of await client.events({ instance: id })) {
+    if (ev.type === 'completed') break;
+  }
+  try {
+    await client.signal(id, 'go', { by: 'ana' });
+  } catch (err) {
+    if (!(err instanceof NotWaitingError)) throw err;
+    void err.field;
+  }
+  return client.wait(id, { timeout: 60_000 });
+}
+void follow;
