@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -156,7 +158,7 @@ func (s *Server) startInstance(ctx context.Context, name string, req startReques
 		if ans, forwarded := s.elsewhere(ctx, call{Op: opStart, ID: *req.ID, Workflow: name, Version: version, Input: req.Input, Traceparent: traceparent}); forwarded {
 			return ans.Summary, ans.Created, ans.err()
 		}
-		if sum, found, e := s.existing(ctx, *req.ID, name); e != nil || found {
+		if sum, found, e := s.existing(ctx, *req.ID, name, req.Input); e != nil || found {
 			return sum, false, e
 		}
 	}
@@ -186,7 +188,7 @@ func (s *Server) startInstance(ctx context.Context, name string, req startReques
 		return Summary{}, false, badField("id", idErr.Reason)
 	case errors.Is(err, engine.ErrDuplicateInstance):
 		// Another start with the same id won the race: answer as a retry.
-		if sum, found, e := s.existing(ctx, *req.ID, name); found || e != nil {
+		if sum, found, e := s.existing(ctx, *req.ID, name, req.Input); found || e != nil {
 			return sum, false, e
 		}
 		if h, herr := f.eng.Instance(*req.ID); herr == nil {
@@ -202,8 +204,10 @@ func (s *Server) startInstance(ctx context.Context, name string, req startReques
 }
 
 // existing is the instance a start with a chosen id already made: found
-// when the store has it; a 409 when it belongs to another workflow.
-func (s *Server) existing(ctx context.Context, id, workflow string) (Summary, bool, *apiError) {
+// when the store has it; a 409 when it belongs to another workflow, or was
+// started with other input (a retry sends the same input: another input
+// under the same id is a mistake the client must hear of).
+func (s *Server) existing(ctx context.Context, id, workflow string, input map[string]any) (Summary, bool, *apiError) {
 	snap, err := s.store.Instance(ctx, id)
 	switch {
 	case errors.Is(err, record.ErrUnknownInstance):
@@ -212,6 +216,10 @@ func (s *Server) existing(ctx context.Context, id, workflow string) (Summary, bo
 		return Summary{}, false, unavailable("the store did not answer: " + err.Error())
 	case snap.Workflow != workflow:
 		return Summary{}, false, conflict("id_taken", fmt.Sprintf("instance id %s is taken by an instance of workflow %s", id, snap.Workflow))
+	case !sameInput(snap.Input, input):
+		e := conflict("conflict", fmt.Sprintf("instance %s was started with other input: a start with the same id must send the same input", id))
+		e.Field = "input"
+		return Summary{}, false, e
 	}
 	return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: statusOf(snap.Status)}, true, nil
 }
@@ -452,4 +460,25 @@ func (s *Server) cancelInstance(ctx context.Context, id string) (Summary, *apiEr
 	default:
 		return Summary{}, unavailable(err.Error())
 	}
+}
+
+// sameInput reports whether two start inputs are the same JSON: numbers
+// compare by value whatever their Go type, and no input is an empty one.
+func sameInput(a, b map[string]any) bool {
+	return reflect.DeepEqual(asJSON(a), asJSON(b))
+}
+
+func asJSON(m map[string]any) any {
+	if len(m) == 0 {
+		return map[string]any{}
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return m
+	}
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return m
+	}
+	return v
 }

@@ -62,6 +62,22 @@ func TestServer_Start_SameIDReturnsTheInstance(t *testing.T) {
 	require.Equal(t, 409, code)
 	assert.Equal(t, "id_taken", errorOf(t, other)["code"])
 	assert.Equal(t, 1, f.count())
+	// The same id with other input is a mistake, not a retry.
+	code, changed := f.do("POST", "/v1/workflows/review/instances", map[string]any{"id": "order/42", "input": map[string]any{"approve": false}})
+	require.Equal(t, 409, code, "%v", changed)
+	e := errorOf(t, changed)
+	assert.Equal(t, "conflict", e["code"])
+	assert.Equal(t, "input", e["field"])
+	// Numbers compare by value: 1.0 is 1.
+	code, first = f.do("POST", "/v1/workflows/review/instances", map[string]any{"id": "n-1", "input": map[string]any{"n": 1}})
+	require.Equal(t, 201, code, "%v", first)
+	code, again = f.do("POST", "/v1/workflows/review/instances", map[string]any{"id": "n-1", "input": map[string]any{"n": 1.0}})
+	require.Equal(t, 200, code, "%v", again)
+	// No input and an empty one are the same.
+	code, _ = f.do("POST", "/v1/workflows/echo/instances", map[string]any{"id": "e-1"})
+	require.Equal(t, 201, code)
+	code, again = f.do("POST", "/v1/workflows/echo/instances", map[string]any{"id": "e-1", "input": map[string]any{}})
+	require.Equal(t, 200, code, "%v", again)
 }
 
 func TestServer_Start_Refused(t *testing.T) {
