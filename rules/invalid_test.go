@@ -135,7 +135,7 @@ func TestLoad_InvalidCorpusCoversEveryKind(t *testing.T) {
 		{"foreach state", "foreach_errors", `foreach state "EACH" only reports joined, partial, error, not "done"`},
 		{"warning: foreach items declared as no list", "lint_foreach_typed", `warning: foreach items of state "EACH" is a string, not a list`},
 		{"warning: foreach items that are not a list", "lint_foreach_items", `warning: foreach items of state "COUNT" is an int, not a list`},
-		{"warning: wait state that may wait for ever", "lint_wait_uncovered", `warning: wait state "APPROVAL" has no timeout and no rule covers its signal "rejected"`},
+		{"warning: a rule on the timeout of a wait without one", "lint_wait_uncovered", `warning: rule "never" can never fire on timeout: wait state "APPROVAL" has no timeout`},
 		{"terminal state with an agent, timeout or retry", "terminal_with_agent", `terminal state "DONE" has a timeout`},
 		{"non-terminal state with no outgoing rule", "no_outgoing_rule", `non-terminal state "STUCK" has no outgoing rule`},
 		{"terminal state with outgoing rules", "terminal_outgoing", `terminal state "DONE" has outgoing rule "r2"`},
@@ -146,7 +146,6 @@ func TestLoad_InvalidCorpusCoversEveryKind(t *testing.T) {
 		{"warning: unreachable state", "lint_unreachable", `warning: state "ORPHAN" is unreachable`},
 		{"warning: rule that can never fire", "lint_never_fires", `warning: rule "shadowed" can never fire`},
 		{"warning: rules that may both match", "lint_ambiguous", `warning: rules "big" and "vip" may both match`},
-		{"warning: no unconditional fallback", "lint_no_fallback", "warning: no unconditional rule from a on trigger reviewed"},
 		{"warning: cycle bound only by default limits", "lint_cycle", "warning: cycle A -> B -> A is bounded only by the default limits"},
 	}
 	for _, k := range kinds {

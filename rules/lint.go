@@ -8,8 +8,9 @@ import (
 
 // lint returns the lint warnings for a workflow that loaded without
 // errors: unreachable states, rules that can never fire, rules that may
-// both match, outcomes without an unconditional fallback, and cycles bound
-// only by the default limits.
+// both match, and cycles bound only by the default limits. Whether every
+// outcome is covered, and whether a wait can hang, is proven by the check
+// package (wfrun check), with witnesses, rather than guessed here.
 func lint(w *Workflow, l *loader) []Diagnostic {
 	li := &linter{w: w, file: w.File}
 	li.out = append(li.out, l.budgetWarnings...)
@@ -94,19 +95,13 @@ func (li *linter) unreachable() {
 	}
 }
 
-// waits warns about each signal of a wait state without a timeout that no
-// rule covers: sent, it fails the instance; never sent, the instance waits
-// for ever.
+// waits warns about each rule on the timeout of a wait state that has
+// none: it can never fire.
 func (li *linter) waits() {
 	w := li.w
 	for _, s := range w.States {
 		if !s.Waits() || s.Timeout > 0 {
 			continue
-		}
-		for _, sig := range s.Wait.Signals {
-			if len(w.Candidates(s.Name, s.Name, sig)) == 0 {
-				li.warnAt(s.Pos, "wait state %q has no timeout and no rule covers its signal %q: the instance may wait for ever", s.Name, sig)
-			}
 		}
 		for _, r := range w.Candidates(s.Name, s.Name, "timeout") {
 			li.warnAt(r.Pos, "rule %q can never fire on timeout: wait state %q has no timeout", r.ID, s.Name)
@@ -128,9 +123,6 @@ func (li *linter) groups() {
 			cands := w.Candidates(r.Sources[0], r.From, t)
 			if len(cands) == 0 {
 				continue
-			}
-			if firstInFile(cands) == r {
-				li.fallback(cands, t)
 			}
 			i := slices.Index(cands, r)
 			for _, prev := range cands[:max(i, 0)] {
@@ -172,17 +164,6 @@ func firstInFile(rs []*Rule) *Rule {
 		}
 	}
 	return first
-}
-
-// fallback warns when every candidate of an outcome has a condition.
-func (li *linter) fallback(cands []*Rule, trigger string) {
-	for _, r := range cands {
-		if r.Condition == nil {
-			return
-		}
-	}
-	first := firstInFile(cands)
-	li.warnAt(first.Pos, "no unconditional rule from %s on trigger %s: the instance fails when no condition holds", first.From, trigger)
 }
 
 // cycles warns about each cycle of the state graph that neither a state's

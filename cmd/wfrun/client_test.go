@@ -43,7 +43,8 @@ func TestClientCommands(t *testing.T) {
 		code int
 		has  string
 	}{
-		{"start again, same id", []string{"start", "review", "--id", "c-1"}, 0, "c-1"},
+		{"start again, same id and input", []string{"start", "review", "--input", "@" + input, "--id", "c-1"}, 0, "c-1"},
+		{"start again, same id, other input", []string{"start", "review", "--id", "c-1"}, 1, "409 conflict"},
 		{"ls table", []string{"ls"}, 0, "c-1  review    1        completed  DONE"},
 		{"ls json", []string{"ls", "-o", "json", "--status", "completed"}, 0, `"next": null`},
 		{"get yaml", []string{"get", "c-1", "-o", "yaml"}, 0, "status: completed"},
