@@ -242,7 +242,7 @@ func (i *instance) childTimedOut(ctx context.Context, c *childRun) {
 // cancelChild cancels child instance id, if it runs.
 func (e *Engine) cancelChild(ctx context.Context, id string) {
 	if v, ok := e.instances.Load(id); ok {
-		_ = v.(*instance).cancel(ctx)
+		_ = v.(*instance).cancel(ctx, "its parent stopped waiting for it")
 	}
 }
 

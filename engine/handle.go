@@ -72,11 +72,17 @@ func (h *Instance) History(ctx context.Context) ([]Entry, error) {
 // Cancel stops the instance where it is. A handler still running is
 // cancelled through its context; its reply will be recorded as late.
 func (h *Instance) Cancel(ctx context.Context) error {
+	return h.CancelWith(ctx, "")
+}
+
+// CancelWith is Cancel with the reason, in words, that the instance's
+// record (Snapshot.CancelReason) and history keep.
+func (h *Instance) CancelWith(ctx context.Context, reason string) error {
 	if ctx == nil {
 		return errors.New("engine: nil context")
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return h.inst.cancel(context.WithoutCancel(ctx))
+	return h.inst.cancel(context.WithoutCancel(ctx), reason)
 }

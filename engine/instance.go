@@ -29,39 +29,40 @@ type instance struct {
 	e  *Engine
 	id string
 
-	mu         sync.Mutex
-	machine    *fsm.Machine
-	status     Status
-	state      *rules.State
-	step       int
-	visits     map[string]int // copy-on-write: committed snapshots share it
-	input      map[string]any
-	context    map[string]any // copy-on-write
-	run        *run           // the current run of a single-agent state
-	join       *join          // the fan-out of a parallel state
-	waiting    *waiting       // the wait of a wait state
-	each       *foreach       // the items of a foreach state
-	child      *childRun      // the child instance of a workflow state
-	outcome    string
-	err        error
-	created    time.Time
-	commits    int
-	seq        int
-	pending    *[]Entry // the step's entries, in a pooled buffer; nil between steps
-	events     []Event
-	retry      clock.Timer
-	notices    map[string]bool // hand-off ids of final notices not yet taken
-	recent     []string        // targets of the last hand-offs, oldest first (the loop window)
-	outbox     []sending       // the step's outbox, sent once the step has committed
-	sendBuf    []sending       // the other outbox buffer, reused
-	open       []openItem      // outbox items the store holds unsettled
-	settledBuf []string
-	outBuf     []Outgoing
-	settle     bool  // an outbox item was settled outside a step
-	closing    bool  // finished: done closes once the final step is committed
-	forgotten  bool  // finished and out of the engine's map
-	commitErr  error // the store refused a step: nothing more is committed
-	reserved   *lane // the lane room Start reserved for the first run
+	mu           sync.Mutex
+	machine      *fsm.Machine
+	status       Status
+	cancelReason string // the words given with a cancel
+	state        *rules.State
+	step         int
+	visits       map[string]int // copy-on-write: committed snapshots share it
+	input        map[string]any
+	context      map[string]any // copy-on-write
+	run          *run           // the current run of a single-agent state
+	join         *join          // the fan-out of a parallel state
+	waiting      *waiting       // the wait of a wait state
+	each         *foreach       // the items of a foreach state
+	child        *childRun      // the child instance of a workflow state
+	outcome      string
+	err          error
+	created      time.Time
+	commits      int
+	seq          int
+	pending      *[]Entry // the step's entries, in a pooled buffer; nil between steps
+	events       []Event
+	retry        clock.Timer
+	notices      map[string]bool // hand-off ids of final notices not yet taken
+	recent       []string        // targets of the last hand-offs, oldest first (the loop window)
+	outbox       []sending       // the step's outbox, sent once the step has committed
+	sendBuf      []sending       // the other outbox buffer, reused
+	open         []openItem      // outbox items the store holds unsettled
+	settledBuf   []string
+	outBuf       []Outgoing
+	settle       bool  // an outbox item was settled outside a step
+	closing      bool  // finished: done closes once the final step is committed
+	forgotten    bool  // finished and out of the engine's map
+	commitErr    error // the store refused a step: nothing more is committed
+	reserved     *lane // the lane room Start reserved for the first run
 	// roomChecked is set while Start builds the first step of an instance
 	// whose room it checked (RoomTeller): the first work is patient.
 	roomChecked bool
@@ -211,9 +212,12 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 	if i.run != nil {
 		snap.Attempt = i.run.attempt
 	}
-	if i.err != nil {
+	if i.err != nil && i.status != StatusCanceled {
+		// A cancelled instance did not fail: its record holds the
+		// reason it was given, not an error.
 		snap.Error = i.err.Error()
 	}
+	snap.CancelReason = i.cancelReason
 	i.dropOver()
 	rec := StepRecord{Snapshot: snap, Settled: i.settled()}
 	if i.pending != nil {
@@ -907,16 +911,17 @@ func (i *instance) stopTimersLocked() {
 	}
 }
 
-// cancel stops the instance where it is.
-func (i *instance) cancel(ctx context.Context) error {
+// cancel stops the instance where it is, for the reason given (may be "").
+func (i *instance) cancel(ctx context.Context, reason string) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.status.Finished() {
 		return ErrInstanceFinished
 	}
 	i.status = StatusCanceled
+	i.cancelReason = reason
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: ErrCanceled}
-	i.note(Entry{Kind: KindCanceled, State: i.state.Name})
+	i.note(Entry{Kind: KindCanceled, State: i.state.Name, Detail: reason})
 	i.ended()
 	i.finish()
 	i.commit(ctx)

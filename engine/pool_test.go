@@ -328,3 +328,34 @@ func startAndWait(t *testing.T, eng *engine.Engine) (*engine.Instance, engine.Re
 	}
 	return inst, res
 }
+
+// A cancel with a reason keeps it on the record and in the history; a
+// cancelled instance's record holds no error, since it did not fail.
+func TestEngine_Instance_CancelWithAReason(t *testing.T) {
+	beta := newBlocker()
+	eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{"alpha": answer("next", nil), "beta": beta})
+	defer func() { _ = eng.Close() }()
+	ctx := t.Context()
+	inst, err := eng.Start(ctx, nil)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	<-beta.started
+	if err := inst.CancelWith(ctx, "the customer withdrew"); err != nil {
+		t.Fatalf("CancelWith: %v", err)
+	}
+	<-beta.seen
+	if _, err := inst.Wait(ctx); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	snap, err := eng.Store().Instance(ctx, inst.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Status != engine.StatusCanceled || snap.CancelReason != "the customer withdrew" || snap.Error != "" {
+		t.Errorf("got status %s, reason %q, error %q; want canceled with the reason and no error", snap.Status, snap.CancelReason, snap.Error)
+	}
+	if got := entries(history(t, inst), engine.KindCanceled); len(got) != 1 || got[0].Detail != "the customer withdrew" {
+		t.Errorf("got canceled entries %+v, want one with the reason", got)
+	}
+}

@@ -135,6 +135,10 @@ func (e *Engine) restored(snap Snapshot, st *rules.State, m *fsm.Machine, seq in
 	if snap.Error != "" {
 		i.err = errors.New(snap.Error)
 	}
+	if snap.Status == StatusCanceled {
+		i.cancelReason = snap.CancelReason
+		i.err = &FailedError{InstanceID: snap.ID, State: st.Name, Err: ErrCanceled}
+	}
 	return i
 }
 

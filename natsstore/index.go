@@ -186,6 +186,9 @@ func (s *Store) addIndex(ctx context.Context, snap record.Snapshot) error {
 			jetstream.WithExpectStream(s.indexName()),
 			jetstream.WithExpectLastSequencePerSubject(0))
 		cancel()
+		// The index is written before a new instance's first step: a
+		// refusal for want of storage here is the store's too.
+		s.noteWrite(perr)
 		if perr == nil || isWrongLastSeq(perr) {
 			return nil
 		}

@@ -77,20 +77,23 @@ func (s Status) Finished() bool { return s != StatusRunning }
 
 // Snapshot is an instance's state after its last committed step.
 type Snapshot struct {
-	ID       string         `json:"id"`
-	Workflow string         `json:"workflow"`
-	Version  int            `json:"version"`
-	Hash     string         `json:"hash"`
-	Status   Status         `json:"status"`
-	State    string         `json:"state"`
-	Outcome  string         `json:"outcome,omitempty"`
-	Error    string         `json:"error,omitempty"`
-	Step     int            `json:"step"`
-	Attempt  int            `json:"attempt"`
-	Visits   map[string]int `json:"visits"`
-	Input    map[string]any `json:"input"`
-	Context  map[string]any `json:"context"`
-	Created  time.Time      `json:"created"`
-	Updated  time.Time      `json:"updated"`
-	Commits  int            `json:"commits"`
+	ID       string `json:"id"`
+	Workflow string `json:"workflow"`
+	Version  int    `json:"version"`
+	Hash     string `json:"hash"`
+	Status   Status `json:"status"`
+	State    string `json:"state"`
+	Outcome  string `json:"outcome,omitempty"`
+	Error    string `json:"error,omitempty"`
+	// CancelReason is the reason given with a cancel, for a cancelled
+	// instance (whose Error is empty: it did not fail).
+	CancelReason string         `json:"cancel_reason,omitempty"`
+	Step         int            `json:"step"`
+	Attempt      int            `json:"attempt"`
+	Visits       map[string]int `json:"visits"`
+	Input        map[string]any `json:"input"`
+	Context      map[string]any `json:"context"`
+	Created      time.Time      `json:"created"`
+	Updated      time.Time      `json:"updated"`
+	Commits      int            `json:"commits"`
 }

@@ -59,6 +59,7 @@ type call struct {
 	Data        map[string]any `json:"data,omitempty"`
 	Agent       string         `json:"agent,omitempty"`
 	Explanation string         `json:"explanation,omitempty"`
+	Reason      string         `json:"reason,omitempty"` // a cancel's
 }
 
 // callAnswer is what the owner answers a call.
@@ -160,7 +161,7 @@ func (s *Server) runCall(ctx context.Context, id string, data []byte) []byte {
 			sum, e := s.selectInstance(ctx, c.ID, c.Agent, c.Explanation)
 			ans = answerOf(sum, false, e)
 		case opCancel:
-			sum, e := s.cancelInstance(ctx, c.ID)
+			sum, e := s.cancelInstance(ctx, c.ID, c.Reason)
 			ans = answerOf(sum, false, e)
 		}
 	}

@@ -20,17 +20,21 @@ import (
 
 // Instance is an instance as the API shows it.
 type Instance struct {
-	ID       string         `json:"id"`
-	Workflow string         `json:"workflow"`
-	Version  int            `json:"version"`
-	Status   string         `json:"status"`
-	State    string         `json:"state"`
-	Step     int            `json:"step"`
-	Outcome  string         `json:"outcome"`
-	Error    string         `json:"error"`
-	Context  map[string]any `json:"context"`
-	Created  time.Time      `json:"created"`
-	Updated  time.Time      `json:"updated"`
+	ID       string `json:"id"`
+	Workflow string `json:"workflow"`
+	Version  int    `json:"version"`
+	Status   string `json:"status"`
+	State    string `json:"state"`
+	Step     int    `json:"step"`
+	Outcome  string `json:"outcome"`
+	// Error says why a failed instance failed; null for any other.
+	Error *string `json:"error"`
+	// CancelReason is the reason given with the cancel of a cancelled
+	// instance.
+	CancelReason string         `json:"cancel_reason,omitempty"`
+	Context      map[string]any `json:"context"`
+	Created      time.Time      `json:"created"`
+	Updated      time.Time      `json:"updated"`
 }
 
 // Summary is what a start answers.
@@ -79,10 +83,17 @@ func instanceOf(s record.Snapshot) Instance {
 	if ctx == nil {
 		ctx = map[string]any{}
 	}
-	return Instance{
+	in := Instance{
 		ID: s.ID, Workflow: s.Workflow, Version: s.Version, Status: statusOf(s.Status), State: s.State,
-		Step: s.Step, Outcome: s.Outcome, Error: s.Error, Context: ctx, Created: s.Created.UTC(), Updated: s.Updated.UTC(),
+		Step: s.Step, Outcome: s.Outcome, CancelReason: s.CancelReason, Context: ctx, Created: s.Created.UTC(), Updated: s.Updated.UTC(),
 	}
+	// A store written before cancels kept no error of their own may hold
+	// the cancel's text as the error: a cancel is no failure either way.
+	if s.Error != "" && s.Status != record.StatusCanceled {
+		e := s.Error
+		in.Error = &e
+	}
+	return in
 }
 
 // startRequest is the body of a start.
@@ -412,16 +423,28 @@ func (s *Server) selectInstance(ctx context.Context, id, agent, explanation stri
 	}
 }
 
+// cancelRequest is the body of a cancel: the reason, in words (optional).
+type cancelRequest struct {
+	Reason string `json:"reason"`
+}
+
+// maxCancelReason bounds the words a cancel keeps on the record.
+const maxCancelReason = 1024
+
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	data, e := readBody(w, r)
+	var req cancelRequest
 	if e == nil {
-		e = decode(data, &struct{}{})
+		e = decode(data, &req)
+	}
+	if e == nil && len(req.Reason) > maxCancelReason {
+		e = badField("reason", fmt.Sprintf("must be at most %d bytes", maxCancelReason))
 	}
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	sum, e := s.cancelInstance(r.Context(), r.PathValue("id"))
+	sum, e := s.cancelInstance(r.Context(), r.PathValue("id"), req.Reason)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -430,8 +453,8 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 // cancelInstance cancels instance id: a 409 when it has finished.
-func (s *Server) cancelInstance(ctx context.Context, id string) (Summary, *apiError) {
-	if ans, forwarded := s.elsewhere(ctx, call{Op: opCancel, ID: id}); forwarded {
+func (s *Server) cancelInstance(ctx context.Context, id, reason string) (Summary, *apiError) {
+	if ans, forwarded := s.elsewhere(ctx, call{Op: opCancel, ID: id, Reason: reason}); forwarded {
 		return ans.Summary, ans.err()
 	}
 	snap, e := s.snapshot(ctx, id)
@@ -448,7 +471,7 @@ func (s *Server) cancelInstance(ctx context.Context, id string) (Summary, *apiEr
 	}
 	h, err := f.eng.Instance(snap.ID)
 	if err == nil {
-		err = h.Cancel(ctx)
+		err = h.CancelWith(ctx, reason)
 	}
 	switch {
 	case err == nil:

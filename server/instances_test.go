@@ -262,6 +262,9 @@ func TestServer_Cancel(t *testing.T) {
 	assert.Equal(t, "cancelled", body["status"])
 	got := f.waitStatus(id, "cancelled")
 	assert.Equal(t, "DRAFTING", got["state"])
+	// A cancel is no failure: no error, and no reason when none was given.
+	assert.Nil(t, got["error"])
+	assert.NotContains(t, got, "cancel_reason")
 	code, body = f.do("POST", "/v1/instances/"+id+"/cancel", nil)
 	assert.Equal(t, 409, code)
 	assert.Equal(t, "finished", errorOf(t, body)["code"])
@@ -269,6 +272,24 @@ func TestServer_Cancel(t *testing.T) {
 	assert.Equal(t, 404, code)
 	code, _ = f.do("GET", "/v1/instances?status=cancelled", nil)
 	assert.Equal(t, 200, code)
+
+	// With a reason: kept on the instance and in its history.
+	code, body = f.do("POST", "/v1/workflows/review/instances", map[string]any{"input": map[string]any{"mode": "hold"}})
+	require.Equal(t, 201, code)
+	id = body["id"].(string)
+	code, body = f.do("POST", "/v1/instances/"+id+"/cancel", map[string]any{"reason": "the customer withdrew"})
+	require.Equal(t, 202, code, "%v", body)
+	got = f.waitStatus(id, "cancelled")
+	assert.Nil(t, got["error"])
+	assert.Equal(t, "the customer withdrew", got["cancel_reason"])
+	code, body = f.do("POST", "/v1/instances/"+id+"/cancel", map[string]any{"reasn": "x"})
+	assert.Equal(t, 400, code)
+	assert.Equal(t, "reasn", errorOf(t, body)["field"])
+	code, body = f.do("POST", "/v1/workflows/review/instances", map[string]any{"input": map[string]any{"mode": "hold"}})
+	require.Equal(t, 201, code)
+	code, body = f.do("POST", "/v1/instances/"+body["id"].(string)+"/cancel", map[string]any{"reason": strings.Repeat("x", 1025)})
+	assert.Equal(t, 400, code)
+	assert.Equal(t, "reason", errorOf(t, body)["field"])
 }
 
 func TestServer_Select(t *testing.T) {

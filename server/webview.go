@@ -45,10 +45,14 @@ func viewError(e *apiError) error {
 }
 
 func (v viewBackend) viewInstance(in Instance, hash string) webview.Instance {
-	return webview.Instance{
+	out := webview.Instance{
 		ID: in.ID, Workflow: in.Workflow, Version: in.Version, Hash: hash, Status: in.Status, State: in.State,
-		Step: in.Step, Outcome: in.Outcome, Error: in.Error, Context: in.Context, Created: in.Created, Updated: in.Updated,
+		Step: in.Step, Outcome: in.Outcome, CancelReason: in.CancelReason, Context: in.Context, Created: in.Created, Updated: in.Updated,
 	}
+	if in.Error != nil {
+		out.Error = *in.Error
+	}
+	return out
 }
 
 func (v viewBackend) Instances(ctx context.Context, f webview.Filter) (webview.Page, error) {
@@ -165,7 +169,7 @@ func (v viewBackend) Select(ctx context.Context, id, agent, explanation string) 
 	return viewError(e)
 }
 
-func (v viewBackend) Cancel(ctx context.Context, id string) error {
-	_, e := v.s.cancelInstance(ctx, id)
+func (v viewBackend) Cancel(ctx context.Context, id, reason string) error {
+	_, e := v.s.cancelInstance(ctx, id, reason)
 	return viewError(e)
 }

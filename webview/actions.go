@@ -67,8 +67,8 @@ func (h *Handler) selectAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
-	h.act(w, r, "cancel", func(id string, _ url.Values) error {
-		return h.b.Cancel(r.Context(), id)
+	h.act(w, r, "cancel", func(id string, form url.Values) error {
+		return h.b.Cancel(r.Context(), id, strings.TrimSpace(form.Get("reason")))
 	})
 }
 

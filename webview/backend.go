@@ -48,8 +48,9 @@ type Backend interface {
 	Signal(ctx context.Context, id, name string, data map[string]any) error
 	// Select hands the instance's current step to a selectable agent.
 	Select(ctx context.Context, id, agent, explanation string) error
-	// Cancel cancels an instance that has not finished.
-	Cancel(ctx context.Context, id string) error
+	// Cancel cancels an instance that has not finished, for the reason
+	// given (may be empty).
+	Cancel(ctx context.Context, id, reason string) error
 }
 
 // Instance is an instance as the view shows it.
@@ -63,9 +64,12 @@ type Instance struct {
 	Step     int
 	Outcome  string
 	Error    string
-	Context  map[string]any
-	Created  time.Time
-	Updated  time.Time
+	// CancelReason is the reason given with a cancel, for a cancelled
+	// instance (whose Error is empty).
+	CancelReason string
+	Context      map[string]any
+	Created      time.Time
+	Updated      time.Time
 }
 
 // Finished reports whether the instance has ended.

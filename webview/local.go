@@ -108,6 +108,7 @@ func (l *Local) instanceOf(s record.Snapshot) Instance {
 	switch s.Status {
 	case record.StatusCanceled:
 		in.Status = StatusCancelled
+		in.Error, in.CancelReason = "", s.CancelReason // a cancel is no failure
 	case record.StatusRunning:
 		if e, ok := l.engine(s.Hash); ok {
 			if st, ok := e.Workflow().State(s.State); ok && st.Waits() {
@@ -296,10 +297,10 @@ func (l *Local) Select(ctx context.Context, id, agent, explanation string) error
 }
 
 // Cancel implements Backend.
-func (l *Local) Cancel(ctx context.Context, id string) error {
+func (l *Local) Cancel(ctx context.Context, id, reason string) error {
 	_, h, err := l.handle(ctx, id)
 	if err != nil {
 		return err
 	}
-	return refusal(h.Cancel(ctx))
+	return refusal(h.CancelWith(ctx, reason))
 }

@@ -165,6 +165,7 @@ type instance struct {
 	Step     int            `json:"step"`
 	Outcome  string         `json:"outcome"`
 	Error    string         `json:"error"`
+	Cancel   string         `json:"cancel_reason,omitempty"`
 	Context  map[string]any `json:"context,omitempty"`
 	Created  time.Time      `json:"created"`
 	Updated  time.Time      `json:"updated"`
@@ -182,6 +183,9 @@ func verdict(i instance) error {
 	}
 	if i.Error != "" {
 		return failed("instance %s %s: %s", i.ID, i.Status, i.Error)
+	}
+	if i.Cancel != "" {
+		return failed("instance %s %s: %s", i.ID, i.Status, i.Cancel)
 	}
 	return failed("instance %s %s", i.ID, i.Status)
 }
@@ -325,11 +329,17 @@ func lsCmd() *cobra.Command {
 func (c *client) printInstance(w io.Writer, i instance) error {
 	return c.print(w, i, func(tw *tabwriter.Writer) {
 		ctx, _ := json.Marshal(i.Context)
-		for _, kv := range [][2]string{
+		rows := [][2]string{
 			{"id", i.ID}, {"workflow", fmt.Sprintf("%s v%d", i.Workflow, i.Version)}, {"status", i.Status},
 			{"state", i.State}, {"step", fmt.Sprint(i.Step)}, {"outcome", dash(i.Outcome)}, {"error", dash(i.Error)},
+		}
+		if i.Cancel != "" {
+			rows = append(rows, [2]string{"reason", i.Cancel})
+		}
+		rows = append(rows, [][2]string{
 			{"context", string(ctx)}, {"created", i.Created.Format(time.RFC3339)}, {"updated", i.Updated.Format(time.RFC3339)},
-		} {
+		}...)
+		for _, kv := range rows {
 			fmt.Fprintf(tw, "%s:\t%s\n", kv[0], kv[1])
 		}
 	})
@@ -382,15 +392,21 @@ func signalCmd() *cobra.Command {
 }
 
 func cancelCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "cancel ID", Short: "Cancel an instance", Args: cobra.ExactArgs(1)}
+	var reason string
+	cmd := &cobra.Command{Use: "cancel ID [--reason WORDS]", Short: "Cancel an instance", Args: cobra.ExactArgs(1)}
 	c := clientFlags(cmd)
 	cmd.ValidArgsFunction = c.completeServerInstances
+	cmd.Flags().StringVar(&reason, "reason", "", "why, in words: kept as the instance's cancel_reason")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := c.check(); err != nil {
 			return err
 		}
+		var body any
+		if reason != "" {
+			body = map[string]string{"reason": reason}
+		}
 		var got instance
-		if err := c.call(cmd.Context(), "POST", instancePath(args[0])+"/cancel", nil, &got); err != nil {
+		if err := c.call(cmd.Context(), "POST", instancePath(args[0])+"/cancel", body, &got); err != nil {
 			return err
 		}
 		return c.print(cmd.OutOrStdout(), got, func(tw *tabwriter.Writer) {

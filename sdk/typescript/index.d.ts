@@ -242,8 +242,10 @@ export interface Instance extends Summary {
   step: number;
   /** The terminal state of a completed instance. */
   outcome: string;
-  /** Why a failed instance failed. */
-  error: string;
+  /** Why a failed instance failed; null for any other. */
+  error: string | null;
+  /** The reason given with the cancel of a cancelled instance. */
+  cancel_reason?: string;
   context: Record<string, any>;
   created: string;
   updated: string;
@@ -376,7 +378,7 @@ export declare class Client {
   history(id: string): Promise<Array<Record<string, any>>>;
   signal(id: string, name: string, data?: Record<string, unknown>): Promise<Summary>;
   select(id: string, agent: string, explanation?: string): Promise<Summary>;
-  cancel(id: string): Promise<Summary>;
+  cancel(id: string, reason?: string): Promise<Summary>;
   report(report: Report): Promise<Answer>;
   events(options?: EventsOptions): Promise<EventStream>;
   wait(id: string, options?: { timeout?: number }): Promise<Instance>;

@@ -198,9 +198,12 @@ export class Client {
     return this._call('POST', `/v1/instances/${q(id)}/select`, { body: explanation === undefined ? { agent } : { agent, explanation } });
   }
 
-  /** Cancels the instance; FinishedError when it had ended. @param {string} id */
-  async cancel(id) {
-    return this._call('POST', `/v1/instances/${q(id)}/cancel`);
+  /**
+   * Cancels the instance, for reason (kept as its cancel_reason); FinishedError when it had ended.
+   * @param {string} id @param {string} [reason]
+   */
+  async cancel(id, reason) {
+    return this._call('POST', `/v1/instances/${q(id)}/cancel`, reason === undefined ? {} : { body: { reason } });
   }
 
   /**

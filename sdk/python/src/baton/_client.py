@@ -132,9 +132,11 @@ class Client:
             body["explanation"] = explanation
         return cast(Summary, self._call("POST", f"/v1/instances/{_q(id)}/select", body=body))
 
-    def cancel(self, id: str) -> Summary:
-        """Cancels the instance; ``FinishedError`` when it had already ended."""
-        return cast(Summary, self._call("POST", f"/v1/instances/{_q(id)}/cancel"))
+    def cancel(self, id: str, reason: Optional[str] = None) -> Summary:
+        """Cancels the instance, for ``reason`` (kept as its ``cancel_reason``);
+        ``FinishedError`` when it had already ended."""
+        body = None if reason is None else {"reason": reason}
+        return cast(Summary, self._call("POST", f"/v1/instances/{_q(id)}/cancel", body=body))
 
     def report(self, report: Mapping[str, Any]) -> Answer:
         """Sends an agent's report (``POST /v1/reports``) and returns the engine's

@@ -22,7 +22,8 @@ class Summary(TypedDict):
 class Instance(TypedDict, total=False):
     """An instance: ``status`` is ``running``, ``waiting``, ``completed``,
     ``failed`` or ``cancelled``; ``outcome`` the terminal state of a
-    completed one; ``error`` why one failed; times in RFC 3339.
+    completed one; ``error`` why one failed (``None`` otherwise); ``cancel_reason``
+    the reason given with the cancel of a cancelled one; times in RFC 3339.
     """
 
     id: str
@@ -32,7 +33,8 @@ class Instance(TypedDict, total=False):
     state: str
     step: int
     outcome: str
-    error: str
+    error: Optional[str]
+    cancel_reason: str
     context: dict[str, Any]
     created: str
     updated: str
