@@ -444,6 +444,9 @@ func (e *Engine) Report(ctx context.Context, instanceID string, step int, out re
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := checkUsage(out.Usage); err != nil {
+		return err // refused at the door: the run is still under way
+	}
 	if runErr == nil {
 		if err := checkOutcome(out); err != nil {
 			return err // refused at the door: the run is still under way
