@@ -148,7 +148,7 @@ func (i *instance) startChild(ctx context.Context, d dispatch) {
 	}
 	env := rules.Env{
 		Result: orEmpty(d.previous), Input: i.input, Context: i.context,
-		State: st.Name, Agent: st.Name, Step: i.step, Visits: i.visits,
+		State: st.Name, Agent: st.Name, Step: i.step, Visits: i.visits, Usage: i.usage.Totals,
 	}
 	input, err := st.Child.EvalInput(st.Name, &env)
 	if err != nil {

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/batonhq/baton/registry"
+)
 
 // EventType names an event delivered to observers.
 type EventType string
@@ -17,7 +21,8 @@ const (
 	// and Kind for a failed run), or the engine's verdict when no report
 	// came in time (Kind timeout or heartbeat) or the work could not be
 	// delivered (Kind transport, rejected). Duration is the run's time
-	// since its work was sent; To the agent it asked to hand off to.
+	// since its work was sent; To the agent it asked to hand off to; Usage
+	// what the run used.
 	EventAgentReported EventType = "agent_reported"
 	// EventRetryScheduled: a failed run will be tried again after Delay
 	// (Attempt is the attempt to come; Kind and Err the failure's).
@@ -84,6 +89,8 @@ type Event struct {
 	Reason     string        // agent_handoff, run_started; dead_lettered: why
 	MessageID  string        // dead_lettered
 	Err        error         // agent_reported, retry_scheduled, condition_error, limit_hit, dead_lettered, failed, cancelled
+	// Usage is what the run used, as its agent reported it (agent_reported).
+	Usage registry.Usage
 }
 
 // Observer receives the engine's events.

@@ -36,12 +36,13 @@ type instance struct {
 	step       int
 	visits     map[string]int // copy-on-write: committed snapshots share it
 	input      map[string]any
-	context    map[string]any // copy-on-write
-	run        *run           // the current run of a single-agent state
-	join       *join          // the fan-out of a parallel state
-	waiting    *waiting       // the wait of a wait state
-	each       *foreach       // the items of a foreach state
-	child      *childRun      // the child instance of a workflow state
+	context    map[string]any  // copy-on-write
+	usage      registry.Ledger // what the runs used; its maps are copy-on-write
+	run        *run            // the current run of a single-agent state
+	join       *join           // the fan-out of a parallel state
+	waiting    *waiting        // the wait of a wait state
+	each       *foreach        // the items of a foreach state
+	child      *childRun       // the child instance of a workflow state
 	outcome    string
 	err        error
 	created    time.Time
@@ -203,7 +204,7 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
 		Status: i.status, State: i.state.Name, Outcome: i.outcome, Step: i.step,
 		Visits: i.visits, Input: i.input, Context: i.context,
-		Created: i.created, Updated: i.e.clock.Now(), Commits: i.commits,
+		Created: i.created, Updated: i.e.clock.Now(), Commits: i.commits, Usage: i.usage,
 	}
 	if i.run != nil {
 		snap.Attempt = i.run.attempt
@@ -535,9 +536,10 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 		runErr = fmt.Errorf("%w: %s did not finish within %s", ErrTimeout, r.agent, r.state.Timeout)
 	}
 	if bad := i.e.declaredResult(r.agent, out, runErr, timedOut); bad != nil {
-		out, runErr = registry.Outcome{}, bad
+		out, runErr = registry.Outcome{Usage: out.Usage}, bad
 	}
-	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr), Index: r.index}
+	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr), Index: r.index, Usage: out.Usage}
+	i.spend(r.agent, out.Usage)
 	if timedOut {
 		ran.ErrorKind = "timeout"
 	}
@@ -640,6 +642,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	env := rules.Env{
 		Result: orEmpty(result), Input: i.input, Context: i.context, Error: errInfo,
 		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
+		Usage: i.usage.Totals, VisitUsage: i.usage.Visit,
 	}
 	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt})
 	d := i.e.wf.Decide(&env)
@@ -778,6 +781,7 @@ func (i *instance) enter(ctx context.Context, event string, next *rules.State) b
 	visits[next.Name]++
 	i.visits = visits
 	i.state = next
+	i.usage.Visit = registry.Totals{} // a new visit: the state's own budgets start again
 	i.note(Entry{Kind: KindTransition, State: from, Next: next.Name, Rule: event})
 	i.event(Event{Type: EventStateChanged, From: from, To: next.Name, Rule: event})
 	if !next.Terminal && next.Agent != "" {

@@ -62,7 +62,7 @@ func (i *instance) runEnded(r *run, ran *Entry, err error) {
 	if !i.e.observed() {
 		return
 	}
-	ev := Event{Type: EventAgentReported, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: ran.Trigger, To: ran.To, Err: err}
+	ev := Event{Type: EventAgentReported, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: ran.Trigger, To: ran.To, Err: err, Usage: ran.Usage}
 	if err != nil {
 		ev.Kind = ran.ErrorKind
 		if ev.Kind == "" {

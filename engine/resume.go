@@ -135,6 +135,7 @@ func (e *Engine) restored(snap Snapshot, st *rules.State, m *fsm.Machine, seq in
 	if snap.Error != "" {
 		i.err = errors.New(snap.Error)
 	}
+	i.usage = snap.Usage
 	return i
 }
 

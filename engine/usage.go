@@ -20,3 +20,12 @@ func checkUsage(u registry.Usage) *InputError {
 	}
 	return &InputError{Field: "usage", Reason: err.Error()}
 }
+
+// spend counts one run's usage in the instance's totals: those of the
+// instance, of the run's agent and of the current visit. It is called once
+// per run, as the run ends and its agent_run entry is noted: the totals
+// are committed with that entry, so a run's usage counts exactly once
+// whatever reports come again or restarts happen.
+func (i *instance) spend(agent string, u registry.Usage) {
+	i.usage = i.usage.Add(agent, u)
+}
