@@ -51,6 +51,7 @@ type instance struct {
 	pending    *[]Entry // the step's entries, in a pooled buffer; nil between steps
 	events     []Event
 	retry      clock.Timer
+	deadline   clock.Timer     // the max_duration timer
 	notices    map[string]bool // hand-off ids of final notices not yet taken
 	recent     []string        // targets of the last hand-offs, oldest first (the loop window)
 	outbox     []sending       // the step's outbox, sent once the step has committed
@@ -311,6 +312,7 @@ func (i *instance) begin(ctx context.Context) {
 	i.note(Entry{Kind: KindStarted, State: i.state.Name, Detail: i.e.wf.Name, Result: i.input})
 	i.visits = map[string]int{i.state.Name: 1}
 	i.countRunning()
+	i.armDeadline()
 	i.event(Event{Type: EventInstanceStarted})
 	i.event(Event{Type: EventStateChanged, To: i.state.Name})
 	i.enterRun(ctx, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
@@ -586,6 +588,10 @@ func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, r
 		kind = "timeout"
 	}
 	if retryable && r.attempt-1 < st.Retry.Max && st.Retry.Retries(kind) {
+		if hit := i.overBudget(); hit != nil {
+			i.limitHit(ctx, hit) // the failed run spent the budget: no retry spends more
+			return
+		}
 		delay := st.Retry.Jittered(r.attempt, i.e.jitter(i.id, r.step))
 		retry := Entry{Kind: KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind}
 		i.note(retry)
@@ -618,7 +624,9 @@ func (i *instance) retryRun(ctx context.Context, step int) {
 		return
 	}
 	i.retry = nil
-	if i.step+1 > i.e.wf.Limits.MaxSteps {
+	if hit := i.overBudget(); hit != nil {
+		i.limitHit(ctx, hit) // a retry would spend more
+	} else if i.step+1 > i.e.wf.Limits.MaxSteps {
 		i.limitHit(ctx, &LimitError{Limit: "max_steps", State: i.state.Name, Count: i.step + 1, Max: i.e.wf.Limits.MaxSteps})
 	} else {
 		i.startRun(ctx, dispatch{
@@ -740,7 +748,7 @@ func limitError(h *rules.LimitHit) *LimitError {
 	if h == nil {
 		return nil
 	}
-	return &LimitError{Limit: h.Limit, State: h.State, Count: h.Count, Max: h.Max}
+	return &LimitError{Limit: h.Limit, State: h.State, Count: h.Count, Max: h.Max, Total: h.Total, Budget: h.Budget, Visit: h.Visit}
 }
 
 // limitHit records a limit hit and enters on_limit, or fails the instance.
@@ -887,6 +895,7 @@ func (i *instance) stopTimersLocked() {
 	if i.waiting != nil && i.waiting.timer != nil {
 		i.waiting.timer.Stop()
 	}
+	i.stopDeadline()
 }
 
 // cancel stops the instance where it is.

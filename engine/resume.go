@@ -206,6 +206,7 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 	defer i.mu.Unlock()
 	i.countRunning()
 	i.startTrace(context.Background(), true)
+	i.armDeadline()
 	switch {
 	case st.Waits():
 		err = i.resumeWait(ctx, history, outbox)
