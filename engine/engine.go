@@ -475,6 +475,12 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 			}
 			return nil
 		}
+		if r.Progress != nil {
+			if err := checkData("progress.data", r.Progress.Data); err != nil {
+				return err
+			}
+			return i.progress(r.Step, r.Agent, *r.Progress)
+		}
 		if key := idempotencyKey(r.InstanceID, r.Step); i.takeNotice(key) {
 			return i.noticeErr(key)
 		}

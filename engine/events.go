@@ -24,6 +24,9 @@ const (
 	// since its work was sent; To the agent it asked to hand off to; Usage
 	// what the run used.
 	EventAgentReported EventType = "agent_reported"
+	// EventAgentProgress: a run under way sent progress (Progress; Attempt).
+	// It is told at once and never recorded in the history.
+	EventAgentProgress EventType = "agent_progress"
 	// EventRetryScheduled: a failed run will be tried again after Delay
 	// (Attempt is the attempt to come; Kind and Err the failure's).
 	EventRetryScheduled EventType = "retry_scheduled"
@@ -95,6 +98,8 @@ type Event struct {
 	Err           error  // agent_reported, retry_scheduled, condition_error, limit_hit, dead_lettered, failed, cancelled
 	// Usage is what the run used, as its agent reported it (agent_reported).
 	Usage registry.Usage
+	// Progress is what the run said while it worked (agent_progress).
+	Progress *registry.Progress
 }
 
 // Observer receives the engine's events.

@@ -86,13 +86,15 @@ type run struct {
 	constraints   map[string]any
 	handler       registry.Handler
 	timer         clock.Timer
-	beat          clock.Timer // the heartbeat an external run owes, in a state with a heartbeat
-	resend        clock.Timer // the next send of work the transport could not take (sendLater)
-	ctx           runContext  // a Go handler's context, while it runs
-	sent          time.Time   // when its work was sent, when the engine has observers
-	span          trace.Span  // the run's span; nil when the engine does not trace
-	running       bool        // a Go handler has the run
-	notice        bool        // a final notice: a hand-off into a terminal state, not a run
+	beat          clock.Timer        // the heartbeat an external run owes, in a state with a heartbeat
+	resend        clock.Timer        // the next send of work the transport could not take (sendLater)
+	ctx           runContext         // a Go handler's context, while it runs
+	sent          time.Time          // when its work was sent, when the engine has observers
+	span          trace.Span         // the run's span; nil when the engine does not trace
+	running       bool               // a Go handler has the run
+	notice        bool               // a final notice: a hand-off into a terminal state, not a run
+	progress      *registry.Progress // the latest progress its agent sent; never in the history
+	progressAt    time.Time
 
 	key           string // the idempotency key, instance:step
 	kind          runKind
