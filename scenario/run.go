@@ -306,6 +306,7 @@ func (r *Report) check() {
 		r.Failures = append(r.Failures, fmt.Sprintf("steps: got %d, want %d", res.Steps, *e.Steps))
 	}
 	r.checkContext()
+	r.checkUsage()
 	if !e.ConditionErrors {
 		for _, row := range r.Steps {
 			for _, ce := range row.ConditionErrors {
@@ -510,6 +511,7 @@ func (s *script) take(ctx context.Context, agent string, m *bus.Message) {
 	r := queue[0]
 	s.replies[agent] = queue[1:]
 	out, err := outcomeOf(r)
+	out.Usage = r.Usage
 	s.report(ctx, t, r.Delay, out, err)
 }
 

@@ -93,11 +93,13 @@ func TestSchema_PropertiesEqualTheLoadersKeyTables(t *testing.T) {
 		"rule":     {wf, []any{"$defs", "rule"}},
 	}
 	scenarioSections := map[string]section{
-		"scenario": {sc, nil},
-		"reply":    {sc, []any{"$defs", "reply"}},
-		"handoff":  {sc, []any{"$defs", "handoff"}},
-		"signal":   {sc, []any{"$defs", "signal"}},
-		"expect":   {sc, []any{"$defs", "expect"}},
+		"scenario":     {sc, nil},
+		"reply":        {sc, []any{"$defs", "reply"}},
+		"handoff":      {sc, []any{"$defs", "handoff"}},
+		"signal":       {sc, []any{"$defs", "signal"}},
+		"expect":       {sc, []any{"$defs", "expect"}},
+		"usage":        {sc, []any{"$defs", "usage"}},
+		"expect_usage": {sc, []any{"$defs", "expect_usage"}},
 	}
 	check := func(tables map[string]struct{ required, all []string }, sections map[string]section) {
 		for name, tab := range tables {
