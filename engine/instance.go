@@ -36,13 +36,14 @@ type instance struct {
 	step       int
 	visits     map[string]int // copy-on-write: committed snapshots share it
 	input      map[string]any
-	context    map[string]any  // copy-on-write
-	usage      registry.Ledger // what the runs used; its maps are copy-on-write
-	run        *run            // the current run of a single-agent state
-	join       *join           // the fan-out of a parallel state
-	waiting    *waiting        // the wait of a wait state
-	each       *foreach        // the items of a foreach state
-	child      *childRun       // the child instance of a workflow state
+	context    map[string]any       // copy-on-write
+	usage      registry.Ledger      // what the runs used; its agents' totals are copy-on-write
+	spareUsage registry.AgentTotals // room for the next copies of usage.Agents
+	run        *run                 // the current run of a single-agent state
+	join       *join                // the fan-out of a parallel state
+	waiting    *waiting             // the wait of a wait state
+	each       *foreach             // the items of a foreach state
+	child      *childRun            // the child instance of a workflow state
 	outcome    string
 	err        error
 	created    time.Time

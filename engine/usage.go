@@ -27,5 +27,5 @@ func checkUsage(u registry.Usage) *InputError {
 // are committed with that entry, so a run's usage counts exactly once
 // whatever reports come again or restarts happen.
 func (i *instance) spend(agent string, u registry.Usage) {
-	i.usage = i.usage.Add(agent, u)
+	i.usage = i.usage.AddSpare(agent, u, &i.spareUsage)
 }

@@ -81,10 +81,10 @@ func TestEngine_Usage_TotalsPerInstanceAndAgent(t *testing.T) {
 	if res.Usage.Totals != want {
 		t.Errorf("got totals %+v, want %+v", res.Usage.Totals, want)
 	}
-	if got := res.Usage.Agents["writer"]; got != (registry.Totals{InputTokens: 300, OutputTokens: 120, Tokens: 420, Cost: 0.75}) {
+	if got := res.Usage.Agents.Of("writer"); got != (registry.Totals{InputTokens: 300, OutputTokens: 120, Tokens: 420, Cost: 0.75}) {
 		t.Errorf("got writer's totals %+v, want three runs' worth", got)
 	}
-	if got := res.Usage.Agents["critic"]; got != (registry.Totals{InputTokens: 120, OutputTokens: 10, Tokens: 130, Cost: 0.25}) {
+	if got := res.Usage.Agents.Of("critic"); got != (registry.Totals{InputTokens: 120, OutputTokens: 10, Tokens: 130, Cost: 0.25}) {
 		t.Errorf("got critic's totals %+v, want two runs' worth", got)
 	}
 	if sum := sumRuns(h); sum.Totals != res.Usage.Totals {

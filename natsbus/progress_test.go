@@ -85,7 +85,7 @@ func TestReports_ProgressAndUsageOverNATS(t *testing.T) {
 	if ok, code := ask(map[string]any{"progress": map[string]any{"message": "late"}}); ok || code != "stale" {
 		t.Errorf("progress after the run ended: got ok %v code %q, want stale", ok, code)
 	}
-	if got := inst.Result().Usage; got.Tokens != 1500 || got.Cost != 0.02 || got.Agents["customer"].InputTokens != 1200 {
+	if got := inst.Result().Usage; got.Tokens != 1500 || got.Cost != 0.02 || got.Agents.Of("customer").InputTokens != 1200 {
 		t.Errorf("got usage %+v, want the customer's 1500 tokens and 0.02", got)
 	}
 	mu.Lock()

@@ -1,8 +1,10 @@
 package registry
 
 import (
-	"maps"
+	"cmp"
+	"encoding/json"
 	"math"
+	"slices"
 )
 
 // Usage is what one run used, as its agent reports it: the tokens a model
@@ -77,41 +79,126 @@ func addTokens(a, b int64) int64 {
 // checked against).
 type Ledger struct {
 	Totals
-	// Agents holds each agent's totals, by agent id.
-	Agents map[string]Totals `json:"agents,omitempty"`
+	// Agents holds each agent's totals.
+	Agents AgentTotals `json:"agents,omitempty"`
 	// Visit holds the totals of the current state's current visit.
 	Visit Totals `json:"visit,omitzero"`
 }
 
-// Add returns l with the usage of one run of agent added. The Agents map
-// of the result is a new map: ledgers handed out earlier do not change.
+// AgentTotals holds the totals of each agent, sorted by agent id. In JSON
+// it is an object keyed by agent id. A slice rather than a map: a ledger is
+// copied at every run that reports usage (committed snapshots share it),
+// and a few agents' totals copy in one small allocation.
+type AgentTotals []AgentTotal
+
+// AgentTotal is one agent's totals.
+type AgentTotal struct {
+	Agent string
+	Totals
+}
+
+// Of returns agent's totals (zero when it reported nothing).
+func (a AgentTotals) Of(agent string) Totals {
+	if k, ok := a.find(agent); ok {
+		return a[k].Totals
+	}
+	return Totals{}
+}
+
+func (a AgentTotals) find(agent string) (int, bool) {
+	return slices.BinarySearchFunc(a, agent, func(t AgentTotal, id string) int { return cmp.Compare(t.Agent, id) })
+}
+
+// with returns a copy of a with o added to agent's totals, built in the
+// front of spare when it has room, else in a new array with room for a few
+// more copies; rest is what is left of the room. A caller adding often
+// allocates once every few runs instead of at each. The copies never
+// overlap, so every ledger handed out keeps its totals.
+func (a AgentTotals) with(agent string, o Totals, spare AgentTotals) (out, rest AgentTotals) {
+	k, ok := a.find(agent)
+	n := len(a)
+	if !ok {
+		n++
+	}
+	if cap(spare) < n {
+		spare = make(AgentTotals, 0, spareCopies*n)
+	}
+	out, rest = spare[:n:n], spare[n:n:cap(spare)]
+	copy(out, a[:k])
+	if ok {
+		copy(out[k+1:], a[k+1:])
+		out[k] = AgentTotal{Agent: agent, Totals: a[k].Totals.Plus(o)}
+	} else {
+		copy(out[k+1:], a[k:])
+		out[k] = AgentTotal{Agent: agent, Totals: o}
+	}
+	return out, rest
+}
+
+// spareCopies is how many copies of the agents' totals one allocation
+// makes room for.
+const spareCopies = 4
+
+// MarshalJSON writes the totals as an object keyed by agent id.
+func (a AgentTotals) MarshalJSON() ([]byte, error) {
+	m := make(map[string]Totals, len(a))
+	for _, t := range a {
+		m[t.Agent] = t.Totals
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads an object keyed by agent id.
+func (a *AgentTotals) UnmarshalJSON(data []byte) error {
+	var m map[string]Totals
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	if m == nil {
+		*a = nil
+		return nil
+	}
+	out := make(AgentTotals, 0, len(m))
+	for id, t := range m {
+		out = append(out, AgentTotal{Agent: id, Totals: t})
+	}
+	slices.SortFunc(out, func(x, y AgentTotal) int { return cmp.Compare(x.Agent, y.Agent) })
+	*a = out
+	return nil
+}
+
+// Add returns l with the usage of one run of agent added. The Agents of
+// the result are a new slice: ledgers handed out earlier do not change.
 func (l Ledger) Add(agent string, u Usage) Ledger {
+	var spare AgentTotals
+	return l.AddSpare(agent, u, &spare)
+}
+
+// AddSpare is Add building the result's Agents in *spare, when it is not
+// nil: an engine that adds at every run keeps one spare per instance and
+// allocates once every few runs (see AgentTotals).
+func (l Ledger) AddSpare(agent string, u Usage, spare *AgentTotals) Ledger {
 	if u.IsZero() {
 		return l
 	}
-	l.Totals = l.Totals.Add(u)
-	l.Visit = l.Visit.Add(u)
-	agents := make(map[string]Totals, len(l.Agents)+1)
-	maps.Copy(agents, l.Agents)
-	agents[agent] = agents[agent].Add(u)
-	l.Agents = agents
+	t := Totals{}.Add(u)
+	l.Totals = l.Totals.Plus(t)
+	l.Visit = l.Visit.Plus(t)
+	l.Agents, *spare = l.Agents.with(agent, t, *spare)
 	return l
 }
 
 // Merge returns l with another ledger's totals added (a child instance's,
-// say), agent by agent; like Add, it does not change l's Agents map.
+// say), agent by agent; like Add, it does not change l's Agents.
 func (l Ledger) Merge(o Ledger) Ledger {
 	if o.Totals == (Totals{}) {
 		return l
 	}
 	l.Totals = l.Totals.Plus(o.Totals)
 	l.Visit = l.Visit.Plus(o.Totals)
-	agents := make(map[string]Totals, len(l.Agents)+len(o.Agents))
-	maps.Copy(agents, l.Agents)
-	for a, t := range o.Agents {
-		agents[a] = agents[a].Plus(t)
+	for _, t := range o.Agents {
+		l.Agents, _ = l.Agents.with(t.Agent, t.Totals, nil)
 	}
-	l.Agents = agents
 	return l
 }
 

@@ -38,9 +38,9 @@ func fullSnapshot(id string, step int) record.Snapshot {
 		Commits: step,
 		Usage: registry.Ledger{
 			Totals: registry.Totals{InputTokens: 1200, OutputTokens: 345, Tokens: 1545, Cost: 0.0123456789},
-			Agents: map[string]registry.Totals{
-				"seller":   {InputTokens: 1000, OutputTokens: 300, Tokens: 1300, Cost: 0.01},
-				"customer": {InputTokens: 200, OutputTokens: 45, Tokens: 245, Cost: 0.0023456789},
+			Agents: registry.AgentTotals{
+				{Agent: "customer", Totals: registry.Totals{InputTokens: 200, OutputTokens: 45, Tokens: 245, Cost: 0.0023456789}},
+				{Agent: "seller", Totals: registry.Totals{InputTokens: 1000, OutputTokens: 300, Tokens: 1300, Cost: 0.01}},
 			},
 			Visit: registry.Totals{InputTokens: 200, OutputTokens: 45, Tokens: 245, Cost: 0.0023456789},
 		},
