@@ -39,6 +39,7 @@ type instance struct {
 	context    map[string]any       // copy-on-write
 	usage      registry.Ledger      // what the runs used; its agents' totals are copy-on-write
 	spareUsage registry.AgentTotals // room for the next copies of usage.Agents
+	childUsage registry.Usage       // a finished child's totals, for the outcome entry its end makes
 	run        *run                 // the current run of a single-agent state
 	join       *join                // the fan-out of a parallel state
 	waiting    *waiting             // the wait of a wait state
@@ -655,7 +656,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
 		Usage: i.usage.Totals, VisitUsage: i.usage.Visit,
 	}
-	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt})
+	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt, Usage: i.takeChildUsage()})
 	d := i.e.wf.Decide(&env)
 	for _, ev := range d.Match.Tried {
 		if ev.Err != nil {

@@ -29,3 +29,23 @@ func checkUsage(u registry.Usage) *InputError {
 func (i *instance) spend(agent string, u registry.Usage) {
 	i.usage = i.usage.AddSpare(agent, u, &i.spareUsage)
 }
+
+// childSpent counts a finished child instance's usage in the parent's
+// totals (its runs count against the parent's budgets too), as the child's
+// end becomes the workflow state's outcome: the outcome entry carries the
+// child's totals, so that a replay of the parent's history sees them.
+func (i *instance) childSpent(l registry.Ledger) {
+	if l.Totals == (registry.Totals{}) {
+		return
+	}
+	i.usage = i.usage.Merge(l)
+	i.childUsage = registry.Usage{InputTokens: l.InputTokens, OutputTokens: l.OutputTokens, Cost: l.Cost}
+}
+
+// takeChildUsage returns the usage childSpent left for the outcome entry,
+// once.
+func (i *instance) takeChildUsage() registry.Usage {
+	u := i.childUsage
+	i.childUsage = registry.Usage{}
+	return u
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/replay"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -245,5 +246,36 @@ func TestEngine_Usage_CountedOnceAcrossStaleReportsAndRestarts(t *testing.T) {
 		if !e.Usage.IsZero() {
 			t.Errorf("got late reply %+v with usage, want a stale report's usage left out", e)
 		}
+	}
+}
+
+// A parent's totals include its child's: the child's usage is counted as
+// its workflow state's outcome, which carries it in the parent's history.
+func TestEngine_Usage_ParentCountsItsChild(t *testing.T) {
+	r := newChildRun(t, map[string][]reply{
+		"signup":   {used("signed", registry.Usage{Cost: 0.25})},
+		"checker":  {used("ok", registry.Usage{InputTokens: 80, OutputTokens: 20, Cost: 0.5})},
+		"welcomer": {used("welcomed", registry.Usage{Cost: 0.125})},
+	})
+	res, h := r.finish(nil)
+	wantCompleted(t, res, "DONE")
+	if want := (registry.Totals{InputTokens: 80, OutputTokens: 20, Tokens: 100, Cost: 0.875}); res.Usage.Totals != want {
+		t.Errorf("got parent totals %+v, want %+v", res.Usage.Totals, want)
+	}
+	if got := res.Usage.Agents.Of("checker"); got.Cost != 0.5 || got.Tokens != 100 {
+		t.Errorf("got the child's agent's totals %+v in the parent, want cost 0.5 and 100 tokens", got)
+	}
+	var fromChild registry.Usage
+	for _, e := range entries(h, engine.KindOutcome) {
+		if e.State == "KYC" {
+			fromChild = e.Usage
+		}
+	}
+	if fromChild != (registry.Usage{InputTokens: 80, OutputTokens: 20, Cost: 0.5}) {
+		t.Errorf("got the KYC outcome's usage %+v, want the child's totals", fromChild)
+	}
+	rep, err := replay.Check(r.eng.Workflow(), h)
+	if err != nil || rep.Divergence != nil {
+		t.Errorf("replay: got %v, %+v, want no divergence", err, rep)
 	}
 }

@@ -63,7 +63,7 @@ type Entry struct {
 	Detail    string         `json:"detail,omitempty"`
 	Delay     time.Duration  `json:"delay,omitempty"`
 	Index     int            `json:"index,omitempty"` // dispatch, resumed, agent_run, retry of a foreach item: the item's index, from 0
-	Usage     registry.Usage `json:"usage,omitzero"`  // agent_run: what the run used, as its agent reported it
+	Usage     registry.Usage `json:"usage,omitzero"`  // agent_run: what the run used, as its agent reported it; outcome of a workflow state: what the child instance used in all
 }
 
 // Status is an instance's life-cycle status.

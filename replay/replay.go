@@ -90,6 +90,7 @@ func Check(w *rules.Workflow, history []record.Entry) (*Report, error) {
 			if !started {
 				return nil, ErrNoHistory
 			}
+			usage = usage.Add(e.Agent, e.Usage) // a child workflow's usage, counted as its state's outcome
 			st := Step{Step: e.Step, State: e.State, Trigger: e.Trigger, Recorded: recorded(history[idx+1:])}
 			env := rules.Env{
 				Result: orEmpty(e.Result), Input: input, Context: context,
