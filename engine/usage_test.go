@@ -279,3 +279,32 @@ func TestEngine_Usage_ParentCountsItsChild(t *testing.T) {
 		t.Errorf("replay: got %v, %+v, want no divergence", err, rep)
 	}
 }
+
+// Report refuses bad usage at the door: the run is still under way.
+func TestEngine_Usage_ReportRefusesBadUsage(t *testing.T) {
+	ctx := t.Context()
+	r := newSimRun(t, "usage.yaml", nil) // every agent external
+	inst, err := r.eng.Start(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.settle()
+	var ie *engine.InputError
+	err = r.eng.Report(ctx, inst.ID(), 1, registry.Outcome{Trigger: "drafted", Usage: registry.Usage{Cost: math.Inf(1)}}, nil)
+	if !errors.As(err, &ie) || ie.Field != "usage.cost" {
+		t.Fatalf("got %v, want an *InputError naming usage.cost", err)
+	}
+	err = r.eng.Report(ctx, inst.ID(), 1, registry.Outcome{Usage: registry.Usage{OutputTokens: -2}}, errors.New("model down"))
+	if !errors.As(err, &ie) || ie.Field != "usage.output_tokens" {
+		t.Fatalf("failed run: got %v, want an *InputError naming usage.output_tokens", err)
+	}
+	if res := inst.Result(); res.Status != engine.StatusRunning || res.Steps != 1 || res.Usage.Cost != 0 {
+		t.Errorf("got %+v, want the run still under way and nothing counted", res)
+	}
+	if err := r.eng.Report(ctx, inst.ID(), 1, registry.Outcome{Trigger: "drafted", Usage: registry.Usage{Cost: 0.5}}, nil); err != nil {
+		t.Fatalf("good report: %v", err)
+	}
+	if got := inst.Result().Usage.Cost; got != 0.5 {
+		t.Errorf("got cost %v, want 0.5", got)
+	}
+}
