@@ -291,7 +291,7 @@ func TestSchema_PatternsAreECMA262(t *testing.T) {
 // FuzzSchema_AcceptsWhatTheLoaderAccepts: whatever the workflow loader
 // accepts, the schema must accept too.
 func FuzzSchema_AcceptsWhatTheLoaderAccepts(f *testing.F) {
-	for _, pattern := range []string{"../rules/testdata/valid/*.yaml", "../rules/testdata/invalid/lint_*.yaml", "../examples/*/workflow*.yaml"} {
+	for _, pattern := range []string{"../rules/testdata/valid/*.yaml", "../rules/testdata/invalid/lint_*.yaml", "../examples/*/workflow*.yaml", "../scenario/testdata/budget/*.yaml"} {
 		files, _ := filepath.Glob(pattern)
 		for _, file := range files {
 			if src, err := os.ReadFile(file); err == nil {
@@ -317,7 +317,7 @@ func FuzzSchema_AcceptsWhatTheLoaderAccepts(f *testing.F) {
 // FuzzSchema_AcceptsWhatTheScenarioLoaderAccepts: whatever the scenario
 // loader accepts, the scenario schema must accept too.
 func FuzzSchema_AcceptsWhatTheScenarioLoaderAccepts(f *testing.F) {
-	for _, pattern := range []string{"testdata/edge_scenario.yaml", "../examples/*/scenarios/*.yaml", "../scenario/testdata/invalid/*.yaml"} {
+	for _, pattern := range []string{"testdata/edge_scenario.yaml", "../examples/*/scenarios/*.yaml", "../scenario/testdata/invalid/*.yaml", "../scenario/testdata/budget/scenarios/*.yaml"} {
 		files, _ := filepath.Glob(pattern)
 		for _, file := range files {
 			if src, err := os.ReadFile(file); err == nil {
