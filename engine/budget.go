@@ -15,8 +15,9 @@ import (
 // recorded — and then, instead of the rule chosen, the instance enters
 // on_limit or fails. rules.Workflow.Decide checks the token and cost
 // budgets as it chooses a rule (so that replay decides the same); a retry
-// checks them before it spends more; max_duration is a timer on the
-// engine's clock, armed from the instance's creation time.
+// checks them before it spends more; a branch or item run checks them as
+// it ends, without waiting for its state's outcome; max_duration is a
+// timer on the engine's clock, armed from the instance's creation time.
 
 // budgetText is the message of a budget's LimitError, and whether e is one.
 func (e *LimitError) budgetText() (string, bool) {
@@ -114,4 +115,22 @@ func (i *instance) abandonWork(ctx context.Context) {
 	i.stopItems()
 	i.stopWait()
 	i.stopChild(ctx)
+}
+
+// fanOutOverBudget stops a parallel or foreach state whose run r, just
+// ended, took the usage over a budget: the state's other runs are
+// abandoned (their reports will be stale) and the instance enters on_limit
+// or fails, without waiting for the state's outcome. It reports whether it
+// did.
+func (i *instance) fanOutOverBudget(ctx context.Context, r *run) bool {
+	if r.kind != runBranch && r.kind != runItem {
+		return false
+	}
+	hit := i.overBudget()
+	if hit == nil {
+		return false
+	}
+	i.abandonWork(ctx)
+	i.limitHit(ctx, hit)
+	return true
 }

@@ -336,3 +336,77 @@ func TestEngine_Budgets_MaxDurationAfterARestart(t *testing.T) {
 		})
 	}
 }
+
+// A foreach state's item that takes the usage over a budget stops the
+// state at once: the items not yet run never run.
+func TestEngine_Budgets_ForeachStopsAtTheCrossingItem(t *testing.T) {
+	w, err := rules.Parse("each.yaml", []byte(`
+workflow: each
+initial: SPLIT
+agents: {splitter: {}, reviewer: {}}
+limits: {max_cost: 1}
+states:
+  SPLIT: {agent: splitter}
+  REVIEWS:
+    foreach: {items: result.docs, agent: reviewer, max_concurrency: 1}
+  DONE: {terminal: true}
+rules:
+  - {id: split, from: splitter, trigger: split, next: REVIEWS}
+  - {id: all, from: REVIEWS, trigger: joined, next: DONE}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newSimRunOf(t, w, map[string][]reply{
+		"splitter": {ok("split", map[string]any{"docs": []any{1, 2, 3, 4, 5}})},
+		"reviewer": repeat(3, used("reviewed", cost(0.5))),
+	})
+	res, h := r.finish(nil)
+	wantFailed(t, res, "engine: limit max_cost exceeded: the instance's runs cost 1.5 (max 1)")
+	if runs := entries(h, engine.KindAgentRun); len(runs) != 4 {
+		t.Errorf("got %d runs, want the splitter's and three items' (history %s)", len(runs), kinds(h))
+	}
+	if res.Usage.Cost != 1.5 || res.State != "REVIEWS" {
+		t.Errorf("got cost %v in %s, want 1.5 in REVIEWS", res.Usage.Cost, res.State)
+	}
+}
+
+// A parallel branch that takes the usage over a budget stops the state at
+// once: the other branches are abandoned, their reports stale.
+func TestEngine_Budgets_ParallelStopsAtTheCrossingBranch(t *testing.T) {
+	w, err := rules.Parse("fan.yaml", []byte(`
+workflow: fan
+initial: FAN
+agents: {cheap: {}, dear: {}, slow: {}}
+limits: {max_tokens: 100}
+states:
+  FAN: {agents: [cheap, dear, slow]}
+  DONE: {terminal: true}
+rules:
+  - {id: joined, from: FAN, trigger: joined, next: DONE}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newSimRunOf(t, w, map[string][]reply{ // slow is external and never answers
+		"cheap": {used("done", tokens(10, 10))},
+		"dear":  {used("done", tokens(90, 10))},
+	})
+	inst, err := r.eng.Start(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.runUntil(r.queued("slow"))
+	m, err := busOf(r.eng).ReceiveWait(t.Context(), "slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.settle()
+	wantFailed(t, inst.Result(), "engine: limit max_tokens exceeded: the instance's runs used 120 tokens (max 100)")
+	if ans := reportUsage(t, r.eng, m, "done", tokens(1, 1)); ans.Code != "stale" {
+		t.Errorf("got %+v for the abandoned branch's report, want stale", ans)
+	}
+	if got := inst.Result().Usage.Tokens; got != 120 {
+		t.Errorf("got %d tokens, want 120: an abandoned branch's report counts nothing", got)
+	}
+}

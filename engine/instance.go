@@ -555,6 +555,9 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	i.note(ran)
 	i.runEnded(r, &ran, runErr)
 	r.endSpan(out.Trigger, ran.ErrorKind, runErr)
+	if i.fanOutOverBudget(ctx, r) {
+		return
+	}
 	switch {
 	case r.kind == runBranch:
 		i.branchDone(ctx, r, out, runErr, isReject)
