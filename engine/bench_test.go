@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -45,8 +46,13 @@ func BenchmarkEngineRefund_Observed(b *testing.B) {
 }
 
 func benchRefund(b *testing.B, opts ...engine.Option) {
+	benchRefundWith(b, refundagents.Approved(), opts...)
+}
+
+// benchRefundWith is benchRefund with the agents' handlers given.
+func benchRefundWith(b *testing.B, handlers map[string]registry.Handler, opts ...engine.Option) {
 	w := loadRefund(b)
-	reg, err := engine.NewRegistry(w, refundagents.Approved())
+	reg, err := engine.NewRegistry(w, handlers)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -130,8 +136,13 @@ func (discardStore) Workflow(context.Context, string) (engine.WorkflowSource, er
 }
 
 func benchRefundSim(b *testing.B, store engine.Store) {
+	benchRefundSimWith(b, store, refundagents.Approved())
+}
+
+// benchRefundSimWith is benchRefundSim with the agents' handlers given.
+func benchRefundSimWith(b *testing.B, store engine.Store, handlers map[string]registry.Handler) {
 	w := loadRefund(b)
-	reg, err := engine.NewRegistry(w, refundagents.Approved())
+	reg, err := engine.NewRegistry(w, handlers)
 	if err != nil {
 		b.Fatal(err)
 	}

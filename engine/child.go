@@ -150,7 +150,7 @@ func (i *instance) startChild(ctx context.Context, d dispatch) {
 	}
 	env := rules.Env{
 		Result: orEmpty(d.previous), Input: i.input, Context: i.context,
-		State: st.Name, Agent: st.Name, Step: i.step, Visits: i.visits,
+		State: st.Name, Agent: st.Name, Step: i.step, Visits: i.visits, Usage: i.usage.Totals,
 	}
 	input, err := st.Child.EvalInput(st.Name, &env)
 	if err != nil {
@@ -234,6 +234,9 @@ func (i *instance) childTimedOut(ctx context.Context, c *childRun) {
 	}
 	i.child = nil
 	c.eng.cancelChild(ctx, c.id)
+	if snap, err := c.eng.store.Instance(ctx, c.id); err == nil {
+		i.childSpent(snap.Usage)
+	}
 	msg := fmt.Sprintf("child %s did not finish within %s", c.id, c.state.Timeout)
 	i.decide(ctx, "timeout", nil, rules.ErrorInfo{Message: msg, Kind: "timeout"})
 	i.commit(ctx)
@@ -262,6 +265,7 @@ func (i *instance) childDone(ctx context.Context, id string) {
 	}
 	i.child = nil
 	c.stop()
+	i.childSpent(snap.Usage)
 	if snap.Status == StatusCompleted {
 		i.decide(ctx, snap.Outcome, maps.Clone(orEmpty(snap.Context)), rules.ErrorInfo{})
 	} else {

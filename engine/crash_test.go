@@ -73,6 +73,7 @@ func TestEngine_Crash_KilledAndResumed(t *testing.T) {
 	}
 	defer st.Close()
 	fig := crashcheck.Verify(t, st, logFile, n)
+	checkCrashUsage(t, st)
 	// Agents may run a step again after a crash (at-least-once side
 	// effects); when they do, they see the key they saw the first time.
 	t.Logf("%d kills, %d runs resumed, %d agent runs for %d distinct keys", kills, fig.Resumed, fig.Runs, fig.Keys)
@@ -103,7 +104,7 @@ func crashChild(t *testing.T) {
 				return registry.Outcome{}, err
 			}
 			time.Sleep(2 * time.Millisecond) // a little work, so that kills land mid-run
-			return registry.Outcome{Trigger: "ok", Result: map[string]any{"n": n}}, nil
+			return registry.Outcome{Trigger: "ok", Result: map[string]any{"n": n}, Usage: crashUsage(n)}, nil
 		})
 	}
 	w, err := rules.Load("testdata/crash.yaml")

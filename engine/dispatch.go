@@ -113,11 +113,15 @@ func (e *Engine) runLocal(l *lane, it laneItem) {
 	if errors.Is(runErr, registry.ErrDeferred) {
 		return // the outcome comes later, as a report; the state's timeout guards it
 	}
-	if runErr == nil {
+	if bad := checkUsage(out.Usage); bad != nil {
+		// Usage no total can hold: a failed run, like a bad result.
+		out, runErr = registry.Outcome{}, registry.Kind(bad, "invalid_result")
+	} else if runErr == nil {
 		if bad := checkOutcome(out); bad != nil {
 			// The handler answered with data no store could keep: a failed
-			// run, retried like any other (a model may answer better).
-			out, runErr = registry.Outcome{}, registry.Kind(bad, "invalid_result")
+			// run, retried like any other (a model may answer better). What
+			// it used still counts.
+			out, runErr = registry.Outcome{Usage: out.Usage}, registry.Kind(bad, "invalid_result")
 		}
 	}
 	timedOut := timeout > 0 && e.clock.Now().Sub(start) > timeout

@@ -25,9 +25,13 @@
 // and whose trigger names the outcome, by priority, then file order; the
 // first whose condition holds fires. No rule: the instance fails with a
 // rules.NoMatchError listing every condition tried. When a rule fires, the
-// limits are checked first (visits of the next state, steps of the
-// instance): a hit drops the rule's effects and enters the workflow's
-// on_limit state, or fails the instance. Otherwise the rule's task and
+// limits are checked first (the token and cost budgets with the usage the
+// runs reported, the reporting run's included; visits of the next state;
+// steps of the instance): a hit drops the rule's effects and enters the
+// workflow's on_limit state, or fails the instance. max_duration is a timer
+// armed from the instance's creation time. A run's usage counts once, as
+// its agent_run entry is committed; progress a run sends is told to the
+// observers and kept on the run, never recorded. Otherwise the rule's task and
 // context expressions are evaluated, the context is merged, the state
 // machine fires the rule's transition, and the next state's agent receives
 // the work: as an agent-to-agent hand-off (its id the step's idempotency

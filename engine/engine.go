@@ -497,6 +497,9 @@ func (e *Engine) Report(ctx context.Context, instanceID string, step int, out re
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := checkUsage(out.Usage); err != nil {
+		return err // refused at the door: the run is still under way
+	}
 	if runErr == nil {
 		if err := checkOutcome(out); err != nil {
 			return err // refused at the door: the run is still under way
@@ -522,6 +525,12 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 	err := e.with(ctx, r.InstanceID, func(i *instance) error {
 		if r.Heartbeat {
 			return i.markAccepted(r.Step)
+		}
+		if r.Progress != nil {
+			if err := checkData("progress.data", r.Progress.Data); err != nil {
+				return err
+			}
+			return i.progress(r.Step, r.Agent, *r.Progress)
 		}
 		if key := idempotencyKey(r.InstanceID, r.Step); i.takeNotice(key) {
 			return i.noticeErr(key)

@@ -62,13 +62,22 @@ type IDError = record.IDError
 
 // LimitError says which limit an instance hit, in which state, with which count.
 type LimitError struct {
-	Limit string // "max_visits" or "max_steps"
-	State string // the state that would have been entered
-	Count int    // the count the transition would have reached
+	Limit string // max_visits, max_steps, max_tokens, max_cost or max_duration
+	State string // the state that would have been entered; for a state's own budget, that state; for max_duration, the state the instance was in
+	Count int    // the count the transition would have reached; for max_tokens, the tokens used
 	Max   int
+	// Total and Budget are, for a budget, the total reached and the
+	// budget: tokens, cost, or for max_duration seconds.
+	Total, Budget float64
+	// Visit marks a state's own max_tokens or max_cost, which the runs of
+	// its current visit broke.
+	Visit bool
 }
 
 func (e *LimitError) Error() string {
+	if msg, ok := e.budgetText(); ok {
+		return msg
+	}
 	if e.Limit == "max_steps" {
 		return fmt.Sprintf("engine: limit max_steps exceeded: entering %s would make step %d (max %d)", e.State, e.Count, e.Max)
 	}

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/batonhq/baton/registry"
+)
 
 // EventType names an event delivered to observers.
 type EventType string
@@ -17,8 +21,12 @@ const (
 	// and Kind for a failed run), or the engine's verdict when no report
 	// came in time (Kind timeout or heartbeat) or the work could not be
 	// delivered (Kind transport, rejected). Duration is the run's time
-	// since its work was sent; To the agent it asked to hand off to.
+	// since its work was sent; To the agent it asked to hand off to; Usage
+	// what the run used.
 	EventAgentReported EventType = "agent_reported"
+	// EventAgentProgress: a run under way sent progress (Progress; Attempt).
+	// It is told at once and never recorded in the history.
+	EventAgentProgress EventType = "agent_progress"
 	// EventRetryScheduled: a failed run will be tried again after Delay
 	// (Attempt is the attempt to come; Kind and Err the failure's).
 	EventRetryScheduled EventType = "retry_scheduled"
@@ -28,8 +36,9 @@ const (
 	// EventConditionError: a rule's condition failed at run time and
 	// counted as false (Rule, Condition, Err).
 	EventConditionError EventType = "condition_error"
-	// EventLimitHit: a limit stopped a transition (Limit, Count, Max; To
-	// is the state whose limit it is; Err the limit error).
+	// EventLimitHit: a limit stopped a transition (Limit, Count, Max, and
+	// Total and Budget for a budget; To is the state whose limit it is;
+	// Err the limit error).
 	EventLimitHit EventType = "limit_hit"
 	// EventStateChanged: the instance entered a new state or re-entered
 	// one (From, To; Rule is the rule's id, or the limit event).
@@ -77,13 +86,20 @@ type Event struct {
 	Kind       string        // the failure's kind: agent_reported, retry_scheduled, failed
 	Delay      time.Duration // retry_scheduled
 	Duration   time.Duration // agent_reported: the run's; completed, failed, cancelled: the instance's
-	Limit      string        // limit_hit: max_steps or max_visits
+	Limit      string        // limit_hit: max_steps, max_visits, max_tokens, max_cost or max_duration
 	Count, Max int           // limit_hit
-	Signal     string        // signal_received
-	Outcome    string        // completed: the terminal state
-	Reason     string        // agent_handoff, run_started; dead_lettered: why
-	MessageID  string        // dead_lettered
-	Err        error         // agent_reported, retry_scheduled, condition_error, limit_hit, dead_lettered, failed, cancelled
+	// Total and Budget are, for a limit_hit of a budget, the total reached
+	// and the budget (tokens, cost, or seconds for max_duration).
+	Total, Budget float64
+	Signal        string // signal_received
+	Outcome       string // completed: the terminal state
+	Reason        string // agent_handoff, run_started; dead_lettered: why
+	MessageID     string // dead_lettered
+	Err           error  // agent_reported, retry_scheduled, condition_error, limit_hit, dead_lettered, failed, cancelled
+	// Usage is what the run used, as its agent reported it (agent_reported).
+	Usage registry.Usage
+	// Progress is what the run said while it worked (agent_progress).
+	Progress *registry.Progress
 }
 
 // Observer receives the engine's events.

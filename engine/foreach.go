@@ -73,7 +73,7 @@ func (i *instance) startForeach(ctx context.Context, d dispatch) {
 	if !d.itemsSet {
 		env := rules.Env{
 			Result: orEmpty(d.previous), Input: i.input, Context: i.context,
-			State: st.Name, Step: i.step, Visits: i.visits,
+			State: st.Name, Step: i.step, Visits: i.visits, Usage: i.usage.Totals,
 		}
 		items, err = i.e.wf.Items(st, &env)
 		if err == nil && i.step+len(items) > i.e.wf.Limits.MaxSteps {

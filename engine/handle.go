@@ -21,6 +21,7 @@ type Result struct {
 	Child   string         // the child instance a workflow state waits for; "" when none
 	Steps   int            // agent runs so far
 	Context map[string]any // the instance context
+	Usage   Usage          // what its runs used: the totals, each agent's, the current visit's
 	Err     error          // why it failed or was cancelled
 }
 
@@ -50,7 +51,7 @@ func (h *Instance) Result() Result {
 	defer i.mu.Unlock()
 	res := Result{
 		ID: i.id, Status: i.status, State: i.state.Name, Outcome: i.outcome,
-		Steps: i.step, Context: maps.Clone(i.context), Err: i.err,
+		Steps: i.step, Context: maps.Clone(i.context), Usage: i.usage, Err: i.err,
 	}
 	if i.waiting != nil && !i.status.Finished() {
 		res.Waiting, res.Since = i.waiting.state.Name, i.waiting.since

@@ -37,12 +37,15 @@ type instance struct {
 	step         int
 	visits       map[string]int // copy-on-write: committed snapshots share it
 	input        map[string]any
-	context      map[string]any // copy-on-write
-	run          *run           // the current run of a single-agent state
-	join         *join          // the fan-out of a parallel state
-	waiting      *waiting       // the wait of a wait state
-	each         *foreach       // the items of a foreach state
-	child        *childRun      // the child instance of a workflow state
+	context      map[string]any       // copy-on-write
+	usage        registry.Ledger      // what the runs used; its agents' totals are copy-on-write
+	spareUsage   registry.AgentTotals // room for the next copies of usage.Agents
+	childUsage   registry.Usage       // a finished child's totals, for the outcome entry its end makes
+	run          *run                 // the current run of a single-agent state
+	join         *join                // the fan-out of a parallel state
+	waiting      *waiting             // the wait of a wait state
+	each         *foreach             // the items of a foreach state
+	child        *childRun            // the child instance of a workflow state
 	outcome      string
 	err          error
 	created      time.Time
@@ -51,6 +54,7 @@ type instance struct {
 	pending      *[]Entry // the step's entries, in a pooled buffer; nil between steps
 	events       []Event
 	retry        clock.Timer
+	deadline     clock.Timer     // the max_duration timer
 	notices      map[string]bool // hand-off ids of final notices not yet taken
 	recent       []string        // targets of the last hand-offs, oldest first (the loop window)
 	outbox       []sending       // the step's outbox, sent once the step has committed
@@ -88,13 +92,15 @@ type run struct {
 	constraints   map[string]any
 	handler       registry.Handler
 	timer         clock.Timer
-	beat          clock.Timer // the heartbeat an external run owes, in a state with a heartbeat
-	resend        clock.Timer // the next send of work the transport could not take (sendLater)
-	ctx           runContext  // a Go handler's context, while it runs
-	sent          time.Time   // when its work was sent, when the engine has observers
-	span          trace.Span  // the run's span; nil when the engine does not trace
-	running       bool        // a Go handler has the run
-	notice        bool        // a final notice: a hand-off into a terminal state, not a run
+	beat          clock.Timer        // the heartbeat an external run owes, in a state with a heartbeat
+	resend        clock.Timer        // the next send of work the transport could not take (sendLater)
+	ctx           runContext         // a Go handler's context, while it runs
+	sent          time.Time          // when its work was sent, when the engine has observers
+	span          trace.Span         // the run's span; nil when the engine does not trace
+	running       bool               // a Go handler has the run
+	notice        bool               // a final notice: a hand-off into a terminal state, not a run
+	progress      *registry.Progress // the latest progress its agent sent; never in the history
+	progressAt    time.Time
 
 	key           string // the idempotency key, instance:step
 	kind          runKind
@@ -207,7 +213,7 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
 		Status: i.status, State: i.state.Name, Outcome: i.outcome, Step: i.step,
 		Visits: i.visits, Input: i.input, Context: i.context,
-		Created: i.created, Updated: i.e.clock.Now(), Commits: i.commits,
+		Created: i.created, Updated: i.e.clock.Now(), Commits: i.commits, Usage: i.usage,
 	}
 	if i.run != nil {
 		snap.Attempt = i.run.attempt
@@ -318,6 +324,7 @@ func (i *instance) begin(ctx context.Context) {
 	i.note(Entry{Kind: KindStarted, State: i.state.Name, Detail: i.e.wf.Name, Result: i.input})
 	i.visits = map[string]int{i.state.Name: 1}
 	i.countRunning()
+	i.armDeadline()
 	i.event(Event{Type: EventInstanceStarted})
 	i.event(Event{Type: EventStateChanged, To: i.state.Name})
 	i.enterRun(ctx, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
@@ -561,9 +568,10 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 		runErr = fmt.Errorf("%w: %s did not finish within %s", ErrTimeout, r.agent, r.state.Timeout)
 	}
 	if bad := i.e.declaredResult(r.agent, out, runErr, timedOut); bad != nil {
-		out, runErr = registry.Outcome{}, bad
+		out, runErr = registry.Outcome{Usage: out.Usage}, bad
 	}
-	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr), Index: r.index}
+	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr), Index: r.index, Usage: out.Usage}
+	i.spend(r.agent, out.Usage)
 	if timedOut {
 		ran.ErrorKind = "timeout"
 	}
@@ -573,6 +581,9 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	i.note(ran)
 	i.runEnded(r, &ran, runErr)
 	r.endSpan(out.Trigger, ran.ErrorKind, runErr)
+	if i.fanOutOverBudget(ctx, r) {
+		return
+	}
 	switch {
 	case r.kind == runBranch:
 		i.branchDone(ctx, r, out, runErr, isReject)
@@ -610,6 +621,10 @@ func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, r
 		kind = "timeout"
 	}
 	if retryable && r.attempt-1 < st.Retry.Max && st.Retry.Retries(kind) {
+		if hit := i.overBudget(); hit != nil {
+			i.limitHit(ctx, hit) // the failed run spent the budget: no retry spends more
+			return
+		}
 		delay := st.Retry.Jittered(r.attempt, i.e.jitter(i.id, r.step))
 		retry := Entry{Kind: KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind}
 		i.note(retry)
@@ -642,7 +657,9 @@ func (i *instance) retryRun(ctx context.Context, step int) {
 		return
 	}
 	i.retry = nil
-	if i.step+1 > i.e.wf.Limits.MaxSteps {
+	if hit := i.overBudget(); hit != nil {
+		i.limitHit(ctx, hit) // a retry would spend more
+	} else if i.step+1 > i.e.wf.Limits.MaxSteps {
 		i.limitHit(ctx, &LimitError{Limit: "max_steps", State: i.state.Name, Count: i.step + 1, Max: i.e.wf.Limits.MaxSteps})
 	} else {
 		i.startRun(ctx, dispatch{
@@ -666,8 +683,9 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	env := rules.Env{
 		Result: orEmpty(result), Input: i.input, Context: i.context, Error: errInfo,
 		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
+		Usage: i.usage.Totals, VisitUsage: i.usage.Visit,
 	}
-	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt})
+	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt, Usage: i.takeChildUsage()})
 	d := i.e.wf.Decide(&env)
 	for _, ev := range d.Match.Tried {
 		if ev.Err != nil {
@@ -763,7 +781,7 @@ func limitError(h *rules.LimitHit) *LimitError {
 	if h == nil {
 		return nil
 	}
-	return &LimitError{Limit: h.Limit, State: h.State, Count: h.Count, Max: h.Max}
+	return &LimitError{Limit: h.Limit, State: h.State, Count: h.Count, Max: h.Max, Total: h.Total, Budget: h.Budget, Visit: h.Visit}
 }
 
 // limitHit records a limit hit and enters on_limit, or fails the instance.
@@ -804,6 +822,7 @@ func (i *instance) enter(ctx context.Context, event string, next *rules.State) b
 	visits[next.Name]++
 	i.visits = visits
 	i.state = next
+	i.usage.Visit = registry.Totals{} // a new visit: the state's own budgets start again
 	i.note(Entry{Kind: KindTransition, State: from, Next: next.Name, Rule: event})
 	i.event(Event{Type: EventStateChanged, From: from, To: next.Name, Rule: event})
 	if !next.Terminal && next.Agent != "" {
@@ -909,6 +928,7 @@ func (i *instance) stopTimersLocked() {
 	if i.waiting != nil && i.waiting.timer != nil {
 		i.waiting.timer.Stop()
 	}
+	i.stopDeadline()
 }
 
 // cancel stops the instance where it is, for the reason given (may be "").

@@ -62,7 +62,7 @@ func (i *instance) runEnded(r *run, ran *Entry, err error) {
 	if !i.e.observed() {
 		return
 	}
-	ev := Event{Type: EventAgentReported, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: ran.Trigger, To: ran.To, Err: err}
+	ev := Event{Type: EventAgentReported, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: ran.Trigger, To: ran.To, Err: err, Usage: ran.Usage}
 	if err != nil {
 		ev.Kind = ran.ErrorKind
 		if ev.Kind == "" {
@@ -103,7 +103,7 @@ func (i *instance) limitReached(lim *LimitError) {
 		ce.Write(zap.String("instance", i.id), zap.String("workflow", i.e.wf.Name), zap.Int("step", i.step),
 			zap.String("state", i.state.Name), zap.String("limit", lim.Limit), zap.Int("count", lim.Count), zap.Int("max", lim.Max))
 	}
-	i.event(Event{Type: EventLimitHit, Limit: lim.Limit, Count: lim.Count, Max: lim.Max, To: lim.State, Err: lim})
+	i.event(Event{Type: EventLimitHit, Limit: lim.Limit, Count: lim.Count, Max: lim.Max, Total: lim.Total, Budget: lim.Budget, To: lim.State, Err: lim})
 }
 
 // ended tells how the instance ended: completed, failed (logged at error

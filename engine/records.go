@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/batonhq/baton/record"
+import (
+	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
+)
 
 // The engine's records are those of package record; these names keep the
 // engine's API readable on its own.
@@ -27,6 +30,9 @@ type (
 	WorkflowSource = record.WorkflowSource
 	// MemStore is the in-memory Store.
 	MemStore = record.MemStore
+	// Usage is an instance's usage: its totals, each agent's and the
+	// current visit's; see registry.Ledger.
+	Usage = registry.Ledger
 )
 
 // The history kinds, statuses and outbox kinds of package record.

@@ -139,6 +139,7 @@ func (e *Engine) restored(snap Snapshot, st *rules.State, m *fsm.Machine, seq in
 		i.cancelReason = snap.CancelReason
 		i.err = &FailedError{InstanceID: snap.ID, State: st.Name, Err: ErrCanceled}
 	}
+	i.usage = snap.Usage
 	return i
 }
 
@@ -209,6 +210,7 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 	defer i.mu.Unlock()
 	i.countRunning()
 	i.startTrace(context.Background(), true)
+	i.armDeadline()
 	switch {
 	case st.Waits():
 		err = i.resumeWait(ctx, history, outbox)

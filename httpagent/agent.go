@@ -196,6 +196,8 @@ func (a *Agent) outcome(t *registry.Task, answer []byte) (registry.Outcome, erro
 	switch {
 	case r.Heartbeat:
 		reason = "a heartbeat ends no run"
+	case r.Progress != nil:
+		reason = "progress ends no run"
 	case r.InstanceID != t.InstanceID:
 		reason = fmt.Sprintf("instance_id is %q, not %q", r.InstanceID, t.InstanceID)
 	case r.Step != t.Step:

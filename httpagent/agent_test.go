@@ -58,6 +58,8 @@ func TestAgent_Handle_AnswerClasses(t *testing.T) {
 		{name: "200 report of another step", status: 200, body: strings.Replace(report, `"step":3`, `"step":4`, 1), retryable: true, kind: "invalid_result", errHas: "step is 4, not 3"},
 		{name: "200 report of another agent", status: 200, body: strings.Replace(report, `"agent":"seller"`, `"agent":"payment"`, 1), retryable: true, kind: "invalid_result", errHas: `agent is "payment"`},
 		{name: "200 heartbeat", status: 200, body: `{"instance_id":"i-1","step":3,"agent":"seller","heartbeat":true}`, retryable: true, kind: "invalid_result", errHas: "heartbeat"},
+		{name: "200 progress", status: 200, body: `{"instance_id":"i-1","step":3,"agent":"seller","progress":{"message":"still at it"}}`, retryable: true, kind: "invalid_result", errHas: "progress ends no run"},
+		{name: "200 with negative usage", status: 200, body: strings.Replace(report, `}}`, `},"usage":{"cost":-1}}`, 1), retryable: true, kind: "invalid_result", errHas: "usage.cost"},
 		{name: "202", status: 202, deferred: true},
 		{name: "400", status: 400, body: "bad work", retryable: false, kind: "transport", errHas: "answered 400: bad work"},
 		{name: "404", status: 404, retryable: false, kind: "transport", errHas: "answered 404"},
@@ -266,4 +268,15 @@ func TestAgent_Handle_TraceparentFromTheContext(t *testing.T) {
 	require.NoError(t, json.NewDecoder(r.Body).Decode(&msg))
 	assert.Equal(t, want, msg.Metadata["traceparent"])
 	assert.Equal(t, "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01", tk.Traceparent, "the caller's task is left as it was")
+}
+
+func TestAgent_Handle_UsageInTheAnswer(t *testing.T) {
+	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"instance_id":"i-1","step":3,"agent":"seller","trigger":"reviewed","usage":{"input_tokens":900,"output_tokens":120,"cost":0.004,"model":"m-2"}}`)
+	})
+	a, err := httpagent.New(url)
+	require.NoError(t, err)
+	out, err := a.Handle(context.Background(), task())
+	require.NoError(t, err)
+	assert.Equal(t, registry.Usage{InputTokens: 900, OutputTokens: 120, Cost: 0.004, Model: "m-2"}, out.Usage)
 }

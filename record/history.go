@@ -1,6 +1,10 @@
 package record
 
-import "time"
+import (
+	"time"
+
+	"github.com/batonhq/baton/registry"
+)
 
 // Kind names an entry of an instance's history.
 type Kind string
@@ -54,11 +58,12 @@ type Entry struct {
 	Error     string         `json:"error,omitempty"`
 	Retryable bool           `json:"retryable,omitempty"`  // outcome: error.retryable as the rules saw it
 	ErrorKind string         `json:"error_kind,omitempty"` // agent_run, retry, outcome: the failure's kind (error, timeout, heartbeat, panic, transport, invalid_result, rejected, or the agent's own such as rate_limited); failed: why (no_rule_matched, task, context, max_steps, max_visits, canceled, error)
-	Limit     string         `json:"limit,omitempty"`      // limit_hit: the limit (max_steps or max_visits)
+	Limit     string         `json:"limit,omitempty"`      // limit_hit: the limit (max_steps, max_visits, max_tokens, max_cost or max_duration)
 	Reason    string         `json:"reason,omitempty"`     // handoff: the hand-off's reason (rule, plan_step, user_request, ...)
 	Detail    string         `json:"detail,omitempty"`
 	Delay     time.Duration  `json:"delay,omitempty"`
 	Index     int            `json:"index,omitempty"` // dispatch, resumed, agent_run, retry of a foreach item: the item's index, from 0
+	Usage     registry.Usage `json:"usage,omitzero"`  // agent_run: what the run used, as its agent reported it; outcome of a workflow state: what the child instance used in all
 }
 
 // Status is an instance's life-cycle status.
@@ -96,4 +101,8 @@ type Snapshot struct {
 	Created      time.Time      `json:"created"`
 	Updated      time.Time      `json:"updated"`
 	Commits      int            `json:"commits"`
+	// Usage is what the instance's runs used: its totals, each agent's,
+	// and the current visit's. A run's usage is in it exactly when the
+	// run's agent_run entry is in the history.
+	Usage registry.Ledger `json:"usage,omitzero"`
 }

@@ -151,6 +151,10 @@ type Outcome struct {
 	Result map[string]any
 	// Handoff, when set, asks to delegate the current step to another agent.
 	Handoff *Delegation
+	// Usage is what the run used (tokens, cost, model); it counts even
+	// when the handler also returns an error. Negative or non-finite usage
+	// fails the run with kind invalid_result.
+	Usage Usage
 }
 
 // Delegation is a dynamic hand-off requested by an agent in its Outcome.

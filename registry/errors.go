@@ -164,3 +164,18 @@ var ErrDeferred = errors.New("registry: the outcome will be reported later")
 
 // Deferred returns ErrDeferred.
 func Deferred() error { return ErrDeferred }
+
+// ErrInvalidUsage is matched by every *UsageError.
+var ErrInvalidUsage = errors.New("registry: invalid usage")
+
+// UsageError reports a usage field that is negative or not a number.
+type UsageError struct {
+	Field  string // input_tokens, output_tokens or cost
+	Reason string
+}
+
+// Error names the field and the problem.
+func (e *UsageError) Error() string { return "registry: usage." + e.Field + " " + e.Reason }
+
+// Unwrap returns ErrInvalidUsage.
+func (e *UsageError) Unwrap() error { return ErrInvalidUsage }

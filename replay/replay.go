@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -65,6 +66,7 @@ func Check(w *rules.Workflow, history []record.Entry) (*Report, error) {
 		input   map[string]any
 		context = map[string]any{}
 		visits  = map[string]int{}
+		usage   registry.Ledger // what the runs so far used, as their agent_run entries say
 		started bool
 	)
 	for idx, e := range history {
@@ -81,16 +83,21 @@ func Check(w *rules.Workflow, history []record.Entry) (*Report, error) {
 			}
 		case record.KindTransition:
 			visits[e.Next]++
+			usage.Visit = registry.Totals{}
+		case record.KindAgentRun:
+			usage = usage.Add(e.Agent, e.Usage)
 		case record.KindOutcome:
 			if !started {
 				return nil, ErrNoHistory
 			}
+			usage = usage.Add(e.Agent, e.Usage) // a child workflow's usage, counted as its state's outcome
 			st := Step{Step: e.Step, State: e.State, Trigger: e.Trigger, Recorded: recorded(history[idx+1:])}
 			env := rules.Env{
 				Result: orEmpty(e.Result), Input: input, Context: context,
 				Error: rules.ErrorInfo{Message: e.Error, Retryable: e.Retryable, Kind: e.ErrorKind},
 				State: e.State, Agent: e.Agent, Trigger: e.Trigger, Step: e.Step,
 				Visits: maps.Clone(visits), Attempt: e.Attempt,
+				Usage: usage.Totals, VisitUsage: usage.Visit,
 			}
 			var merged map[string]any
 			st.Replayed, merged = decide(w, &env)

@@ -13,7 +13,7 @@ var agentKeys = keySpec{
 }
 
 var limitKeys = keySpec{
-	optional: []string{"max_steps", "max_visits", "handoff_window", "handoff_repeats", "on_limit"},
+	optional: []string{"max_steps", "max_visits", "max_tokens", "max_cost", "max_duration", "handoff_window", "handoff_repeats", "on_limit"},
 }
 
 func quote(s string) string { return strconv.Quote(s) }
@@ -135,6 +135,10 @@ func (l *loader) limits(n *yaml.Node) {
 	steps := set("max_steps", &lim.MaxSteps)
 	visits := set("max_visits", &lim.MaxVisits)
 	l.explicitLimit = steps || visits
+	l.budgets(fs, &lim.MaxTokens, &lim.MaxCost)
+	if f, ok := fs.get("max_duration"); ok {
+		lim.MaxDuration, _ = l.duration(f.val, "max_duration")
+	}
 	set("handoff_window", &lim.HandoffWindow)
 	set("handoff_repeats", &lim.HandoffRepeats)
 	if f, ok := fs.get("on_limit"); ok && !isNull(f.val) {

@@ -47,7 +47,7 @@ func (l *loader) compileExpr(n *yaml.Node, kind exprKind, label string) *Expr {
 		}
 		hint := exprHint(msg)
 		if m := unknownField.FindStringSubmatch(msg); m != nil {
-			msg = "error has no field " + m[1]
+			msg = fieldsOf[m[1]].name + " has no field " + m[2]
 		}
 		l.errorAt(l.src.exprPos(n, off), "%s: %s%s", label, msg, hint)
 		return nil
@@ -65,12 +65,22 @@ func (l *loader) compileExpr(n *yaml.Node, kind exprKind, label string) *Expr {
 }
 
 // envNames are the names of the condition environment, for suggestions.
-var envNames = []string{"result", "input", "context", "error", "state", "agent", "trigger", "step", "visits", "attempt"}
+var envNames = []string{"result", "input", "context", "error", "state", "agent", "trigger", "step", "visits", "attempt", "usage"}
 
 var (
 	unknownName  = regexp.MustCompile(`^unknown name (\S+)$`)
-	unknownField = regexp.MustCompile(`^type \S*ErrorInfo has no field (\S+)$`)
+	unknownField = regexp.MustCompile(`^type \S*(ErrorInfo|Totals) has no field (\S+)$`)
 )
+
+// fieldsOf names the environment's structured values by their Go type, as
+// expr-lang's errors name them, with the fields an expression may read.
+var fieldsOf = map[string]struct {
+	name   string
+	fields []string
+}{
+	"ErrorInfo": {"error", []string{"message", "retryable", "kind"}},
+	"Totals":    {"usage", []string{"input_tokens", "output_tokens", "tokens", "cost"}},
+}
 
 // exprHint adds a "did you mean" to expr-lang's unknown-name errors.
 func exprHint(msg string) string {
@@ -78,7 +88,7 @@ func exprHint(msg string) string {
 		return didYouMean(m[1], envNames)
 	}
 	if m := unknownField.FindStringSubmatch(msg); m != nil {
-		return didYouMean(m[1], []string{"message", "retryable", "kind"})
+		return didYouMean(m[2], fieldsOf[m[1]].fields)
 	}
 	return ""
 }

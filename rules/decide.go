@@ -33,10 +33,15 @@ type Decision struct {
 
 // LimitHit says which limit refuses entering a state, and with what count.
 type LimitHit struct {
-	Limit string // "max_visits" or "max_steps"
-	State string // the state that would have been entered
-	Count int    // the count entering it would reach
+	Limit string // max_visits, max_steps, max_tokens or max_cost
+	State string // the state that would have been entered; for a state's own budget, that state
+	Count int    // the count entering it would reach; for max_tokens, the tokens used
 	Max   int
+	// Total and Budget are, for a budget (max_tokens, max_cost), the
+	// total reached and the budget; Visit marks a state's own budget,
+	// which the runs of its current visit broke.
+	Total, Budget float64
+	Visit         bool
 }
 
 // DecideError is a fired rule's task or context expression failing at run
@@ -71,6 +76,9 @@ func (w *Workflow) Decide(env *Env) Decision {
 	}
 	r := m.Rule
 	d.Next = w.states[r.Next]
+	if d.Limit = w.BudgetOf(w.states[env.State], d.Next, env); d.Limit != nil {
+		return d
+	}
 	if d.Limit = w.LimitOf(d.Next, env.Step, env.Visits); d.Limit != nil {
 		return d
 	}

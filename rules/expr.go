@@ -7,6 +7,8 @@ import (
 
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/batonhq/baton/registry"
 )
 
 // ErrorInfo is the `error` of the condition environment: zero-valued unless
@@ -49,6 +51,13 @@ type Env struct {
 	Visits map[string]int `expr:"visits"`
 	// Attempt counts the runs of this state's agent in this visit, from 1.
 	Attempt int `expr:"attempt"`
+	// Usage is the instance's usage totals, the reporting run's included
+	// (all zero when no run reported usage).
+	Usage registry.Totals `expr:"usage"`
+	// VisitUsage is the usage of the runs of the current visit of State,
+	// which the state's own max_tokens and max_cost are checked against.
+	// Expressions do not see it.
+	VisitUsage registry.Totals `expr:"-"`
 
 	// budget is what remains of the evaluation's budgets; Eval sets it on
 	// its own copy of the Env.

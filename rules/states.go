@@ -7,7 +7,7 @@ import (
 )
 
 var stateKeys = keySpec{
-	optional: []string{"agent", "agents", "wait", "foreach", "workflow", "input", "terminal", "timeout", "heartbeat", "retry", "max_visits", "join", "merge"},
+	optional: []string{"agent", "agents", "wait", "foreach", "workflow", "input", "terminal", "timeout", "heartbeat", "retry", "max_visits", "max_tokens", "max_cost", "join", "merge"},
 }
 
 var retryKeys = keySpec{required: []string{"max"}, optional: []string{"backoff", "on", "except"}}
@@ -67,6 +67,7 @@ func (l *loader) stateSpec(s *State, key *yaml.Node, spec fieldSet) {
 		for _, k := range []struct{ key, what string }{
 			{"agent", "an agent"}, {"agents", "agents"}, {"wait", "a wait"}, {"foreach", "a foreach"}, {"workflow", "a workflow"}, {"input", "an input"}, {"timeout", "a timeout"},
 			{"heartbeat", "a heartbeat"}, {"retry", "a retry"}, {"join", "a join"}, {"merge", "a merge"},
+			{"max_tokens", "a max_tokens"}, {"max_cost", "a max_cost"},
 		} {
 			if f, ok := spec.get(k.key); ok {
 				l.errorf(f.key, "terminal state %s has %s", q, k.what)
@@ -119,6 +120,9 @@ func (l *loader) stateSpec(s *State, key *yaml.Node, spec fieldSet) {
 	}
 	if f, ok := spec.get("retry"); ok {
 		s.Retry = l.retry(f.val)
+	}
+	if !s.Terminal {
+		l.budgets(spec, &s.MaxTokens, &s.MaxCost)
 	}
 	if f, ok := spec.get("max_visits"); ok {
 		if v, ok := l.integer(f.val, "max_visits", 1); ok {

@@ -81,7 +81,8 @@ func (l *loader) checkTyped(from string, n *yaml.Node, kind exprKind, label stri
 		}
 	} else {
 		if m := unknownField.FindStringSubmatch(msg); m != nil {
-			msg = "error has no field " + m[1] + didYouMean(m[1], []string{"message", "retryable", "kind"})
+			f := fieldsOf[m[1]]
+			msg = f.name + " has no field " + m[2] + didYouMean(m[2], f.fields)
 		} else {
 			msg += exprHint(msg)
 		}
@@ -135,7 +136,7 @@ func envTypes(input, result *Schema) types.Map {
 	t := reflect.TypeFor[Env]()
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if name := f.Tag.Get("expr"); name != "" {
+		if name := f.Tag.Get("expr"); name != "" && name != "-" {
 			m[name] = types.TypeOf(reflect.Zero(f.Type).Interface())
 		}
 	}

@@ -178,6 +178,10 @@ type State struct {
 	// MaxVisits is the effective visit budget: the state's own max_visits,
 	// else limits.max_visits.
 	MaxVisits int
+	// MaxTokens and MaxCost bound the usage of the runs of one visit of
+	// the state (0: no budget of the state's own).
+	MaxTokens int64
+	MaxCost   float64
 	// Join is how a parallel state completes; nil for other states.
 	Join *Join
 	// Merge is the parallel state's merge strategy, or "".
@@ -338,6 +342,14 @@ type Limits struct {
 	HandoffWindow int
 	// HandoffRepeats is how many of them may target one agent (default 2).
 	HandoffRepeats int
+	// MaxTokens bounds the tokens (input and output) the instance's runs
+	// use; 0 means no budget.
+	MaxTokens int64
+	// MaxCost bounds the sum of the runs' cost; 0 means no budget.
+	MaxCost float64
+	// MaxDuration bounds the time since the instance started, waits
+	// included; 0 means none.
+	MaxDuration time.Duration
 	// OnLimit is the state entered when a limit is hit; "" fails the instance.
 	OnLimit string
 }

@@ -25,9 +25,12 @@ func PropertyEnv(res engine.Result, states []string) map[string]any {
 		"status":  string(res.Status),
 		"outcome": res.Outcome,
 		"context": ctx,
-		"usage":   map[string]any{"input_tokens": 0, "output_tokens": 0, "tokens": 0, "cost": 0.0},
-		"steps":   res.Steps,
-		"visits":  visits,
+		"usage": map[string]any{
+			"input_tokens": res.Usage.InputTokens, "output_tokens": res.Usage.OutputTokens,
+			"tokens": res.Usage.Tokens, "cost": res.Usage.Cost,
+		},
+		"steps":  res.Steps,
+		"visits": visits,
 	}
 }
 

@@ -322,6 +322,7 @@ func (r *Report) check() {
 			}
 		}
 	}
+	r.checkUsage()
 	if !e.ConditionErrors {
 		for _, row := range r.Steps {
 			for _, ce := range row.ConditionErrors {
@@ -526,6 +527,7 @@ func (s *script) take(ctx context.Context, agent string, m *bus.Message) {
 	r := queue[0]
 	s.replies[agent] = queue[1:]
 	out, err := outcomeOf(r)
+	out.Usage = r.Usage
 	s.report(ctx, t, r.Delay, out, err)
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/batonhq/baton/internal/suggest"
 	"github.com/batonhq/baton/internal/yamlerr"
+	"github.com/batonhq/baton/registry"
 )
 
 // Scenario is one scripted run of a workflow: every agent's replies and what
@@ -57,6 +58,9 @@ type Reply struct {
 	Handoff   *Handoff // the agent hands the step to another agent (a dynamic hand-off)
 	Select    string   // the user selects this agent to take over the step
 	Delay     time.Duration
+	// Usage is what the run used: the agent reports it with its outcome
+	// (a failure or a rejection too).
+	Usage     registry.Usage
 	Line, Col int
 
 	triggerAt, toAt Pos // the trigger's value; the handoff's to or select's value
@@ -91,9 +95,24 @@ type Expect struct {
 
 	property *vm.Program
 
+	// Usage is the instance's usage totals the run must end with; nil is
+	// not checked.
+	Usage *ExpectUsage
+
 	outcomeAt           Pos
 	statesAt, handoffAt []Pos
 }
+
+// ExpectUsage is `expect.usage`: the instance's total tokens (input and
+// output) and cost; a nil field is not checked.
+type ExpectUsage struct {
+	Tokens *int64
+	Cost   *float64 // equal within CostTolerance
+}
+
+// CostTolerance is how far the total cost may be from expect.usage.cost:
+// sums of decimal costs are not exact in binary.
+const CostTolerance = 1e-9
 
 // Error is a problem in a scenario file, with its position.
 type Error struct {
@@ -340,6 +359,9 @@ func (p *parser) reply(n *yaml.Node, agent string) Reply {
 	if v := f["delay"]; v != nil {
 		r.Delay = p.delay(v)
 	}
+	if v := f["usage"]; v != nil {
+		r.Usage = p.usage(v, agent)
+	}
 	return r
 }
 
@@ -444,6 +466,9 @@ func (p *parser) expect(n *yaml.Node, e *Expect) {
 			}
 			e.property = prog
 		}
+	}
+	if v := f["usage"]; v != nil {
+		e.Usage = p.expectUsage(v)
 	}
 }
 

@@ -93,11 +93,13 @@ func TestSchema_PropertiesEqualTheLoadersKeyTables(t *testing.T) {
 		"rule":     {wf, []any{"$defs", "rule"}},
 	}
 	scenarioSections := map[string]section{
-		"scenario": {sc, nil},
-		"reply":    {sc, []any{"$defs", "reply"}},
-		"handoff":  {sc, []any{"$defs", "handoff"}},
-		"signal":   {sc, []any{"$defs", "signal"}},
-		"expect":   {sc, []any{"$defs", "expect"}},
+		"scenario":     {sc, nil},
+		"reply":        {sc, []any{"$defs", "reply"}},
+		"handoff":      {sc, []any{"$defs", "handoff"}},
+		"signal":       {sc, []any{"$defs", "signal"}},
+		"expect":       {sc, []any{"$defs", "expect"}},
+		"usage":        {sc, []any{"$defs", "usage"}},
+		"expect_usage": {sc, []any{"$defs", "expect_usage"}},
 	}
 	check := func(tables map[string]struct{ required, all []string }, sections map[string]section) {
 		for name, tab := range tables {
@@ -289,7 +291,7 @@ func TestSchema_PatternsAreECMA262(t *testing.T) {
 // FuzzSchema_AcceptsWhatTheLoaderAccepts: whatever the workflow loader
 // accepts, the schema must accept too.
 func FuzzSchema_AcceptsWhatTheLoaderAccepts(f *testing.F) {
-	for _, pattern := range []string{"../rules/testdata/valid/*.yaml", "../rules/testdata/invalid/lint_*.yaml", "../examples/*/workflow*.yaml"} {
+	for _, pattern := range []string{"../rules/testdata/valid/*.yaml", "../rules/testdata/invalid/lint_*.yaml", "../examples/*/workflow*.yaml", "../scenario/testdata/budget/*.yaml"} {
 		files, _ := filepath.Glob(pattern)
 		for _, file := range files {
 			if src, err := os.ReadFile(file); err == nil {
@@ -315,7 +317,7 @@ func FuzzSchema_AcceptsWhatTheLoaderAccepts(f *testing.F) {
 // FuzzSchema_AcceptsWhatTheScenarioLoaderAccepts: whatever the scenario
 // loader accepts, the scenario schema must accept too.
 func FuzzSchema_AcceptsWhatTheScenarioLoaderAccepts(f *testing.F) {
-	for _, pattern := range []string{"testdata/edge_scenario.yaml", "../examples/*/scenarios/*.yaml", "../scenario/testdata/invalid/*.yaml"} {
+	for _, pattern := range []string{"testdata/edge_scenario.yaml", "../examples/*/scenarios/*.yaml", "../scenario/testdata/invalid/*.yaml", "../scenario/testdata/budget/scenarios/*.yaml"} {
 		files, _ := filepath.Glob(pattern)
 		for _, file := range files {
 			if src, err := os.ReadFile(file); err == nil {

@@ -89,12 +89,18 @@ func normalReport(r wire.Report) wire.Report {
 		h.Payload = nil
 		r.Handoff = &h
 	}
+	if r.Progress != nil && len(r.Progress.Data) == 0 {
+		p := *r.Progress
+		p.Data = nil
+		r.Progress = &p
+	}
 	return r
 }
 
 // FuzzDecodeReport decodes arbitrary bytes as a report: DecodeReport must
-// never panic, must refuse with a *FieldError, and a report it returns must
-// read back equal from its JSON and from ReportOf(Outcome()).
+// never panic, must refuse with a *FieldError, must refuse bad usage and
+// progress beside an outcome, and a report it returns must read back equal
+// from its JSON and from ReportOf(Outcome()).
 func FuzzDecodeReport(f *testing.F) {
 	// More seeds, among them the inputs of fixed bugs, are in
 	// testdata/fuzz/FuzzDecodeReport.
@@ -108,6 +114,16 @@ func FuzzDecodeReport(f *testing.F) {
 		`{` + id + `,"heartbeat":true}`,
 		`{"instance_id":"i","step":"3","agent":"a","trigger":"t"}`,
 		`{"INSTANCE_ID":"i","Step":1,"agent":"a","trigger":"\ud800"}`,
+		`{` + id + `,"trigger":"done","usage":{"input_tokens":1200,"output_tokens":350,"cost":0.0123,"model":"m-1"}}`,
+		`{` + id + `,"error":{"message":"x"},"usage":{"cost":1e-300}}`,
+		`{` + id + `,"reject":"busy","usage":{}}`,
+		`{` + id + `,"trigger":"done","usage":{"input_tokens":-1}}`,
+		`{` + id + `,"trigger":"done","usage":{"cost":1e400}}`,
+		`{` + id + `,"trigger":"done","usage":{"output_tokens":9223372036854775807}}`,
+		`{` + id + `,"progress":{"message":"searching","delta":"par","data":{"k":[1]}}}`,
+		`{` + id + `,"progress":{}}`,
+		`{` + id + `,"progress":{"message":"m"},"trigger":"done"}`,
+		`{` + id + `,"progress":{"message":"m"},"usage":{"cost":1}}`,
 		`null`, `[]`, `{`, "\xff",
 	} {
 		f.Add([]byte(seed))
@@ -127,6 +143,12 @@ func FuzzDecodeReport(f *testing.F) {
 		if r.Heartbeat && r.Result != nil {
 			t.Fatalf("got a heartbeat with result %v, want it refused", r.Result)
 		}
+		if r.Usage.Validate() != nil {
+			t.Fatalf("got usage %+v, want negative or non-finite usage refused", r.Usage)
+		}
+		if r.Progress != nil && (r.Trigger != "" || r.Error != nil || r.Reject != nil || r.Handoff != nil || r.Heartbeat) {
+			t.Fatalf("got progress beside an outcome in %s, want it refused", asJSON(r))
+		}
 		enc, err := json.Marshal(r)
 		if err != nil {
 			t.Fatalf("got %v encoding a decoded report, want success", err)
@@ -138,7 +160,7 @@ func FuzzDecodeReport(f *testing.F) {
 		if want := normalReport(r); !reflect.DeepEqual(again, want) {
 			t.Fatalf("got %s after a JSON round trip, want %s", asJSON(again), asJSON(want))
 		}
-		if r.Heartbeat {
+		if r.Heartbeat || r.Progress != nil {
 			return
 		}
 		out, runErr := r.Outcome()

@@ -15,19 +15,22 @@ import (
 // MaxReport is the largest report, in bytes, DecodeReport reads.
 const MaxReport = 1 << 20
 
-// Report is what an agent sends when a run ends (or, with Heartbeat, while
-// it works). Exactly one of Trigger, Error, Reject and Handoff is set,
-// unless Heartbeat is.
+// Report is what an agent sends when a run ends (or, with Heartbeat or
+// Progress, while it works). Exactly one of Trigger, Error, Reject and
+// Handoff is set, unless Heartbeat or Progress is. Usage, what the run
+// used, goes with the report that ends the run.
 type Report struct {
-	InstanceID string         `json:"instance_id"`
-	Step       int            `json:"step"`
-	Agent      string         `json:"agent"`
-	Trigger    string         `json:"trigger,omitempty"`
-	Result     map[string]any `json:"result,omitempty"`
-	Error      *Failure       `json:"error,omitempty"`
-	Reject     *string        `json:"reject,omitempty"`
-	Handoff    *Handoff       `json:"handoff,omitempty"`
-	Heartbeat  bool           `json:"heartbeat,omitempty"`
+	InstanceID string             `json:"instance_id"`
+	Step       int                `json:"step"`
+	Agent      string             `json:"agent"`
+	Trigger    string             `json:"trigger,omitempty"`
+	Result     map[string]any     `json:"result,omitempty"`
+	Error      *Failure           `json:"error,omitempty"`
+	Reject     *string            `json:"reject,omitempty"`
+	Handoff    *Handoff           `json:"handoff,omitempty"`
+	Heartbeat  bool               `json:"heartbeat,omitempty"`
+	Usage      registry.Usage     `json:"usage,omitzero"`
+	Progress   *registry.Progress `json:"progress,omitempty"`
 }
 
 // Failure is a failed run: its message, whether a retry may help, and its
@@ -57,8 +60,8 @@ type Answer struct {
 
 // DecodeReport reads one report from JSON. Unknown fields, a missing
 // identity, none or more than one of trigger, error, reject and handoff,
-// invalid UTF-8 or more than MaxReport bytes are a *FieldError naming the
-// field.
+// progress beside any of them, negative or non-numeric usage, invalid
+// UTF-8 or more than MaxReport bytes are a *FieldError naming the field.
 func DecodeReport(data []byte) (Report, error) {
 	if len(data) > MaxReport {
 		return Report{}, fieldError("report", "is larger than "+strconv.Itoa(MaxReport)+" bytes")
@@ -99,6 +102,8 @@ func jsonType(kind string) string {
 		return "an object"
 	case "bool":
 		return "a boolean"
+	case "float64", "float32":
+		return "a finite number"
 	}
 	return "a " + kind
 }
@@ -119,13 +124,26 @@ func (r *Report) Validate() error {
 			n++
 		}
 	}
+	if err := r.Usage.Validate(); err != nil {
+		var ue *registry.UsageError
+		if errors.As(err, &ue) {
+			return fieldError("usage."+ue.Field, ue.Reason)
+		}
+		return fieldError("usage", err.Error())
+	}
 	switch {
+	case r.Progress != nil && (n > 0 || r.Result != nil || r.Heartbeat):
+		return fieldError("progress", "must come without trigger, result, error, reject, handoff or heartbeat: progress does not end the run")
+	case (r.Progress != nil || r.Heartbeat) && !r.Usage.IsZero():
+		return fieldError("usage", "goes with the report that ends the run, not with progress or a heartbeat")
+	case r.Progress != nil:
+		return nil
 	case r.Heartbeat && (n > 0 || r.Result != nil):
 		return fieldError("heartbeat", "must come alone, without trigger, result, error, reject or handoff")
 	case r.Heartbeat:
 		return nil
 	case n == 0:
-		return fieldError("report", "needs one of trigger, error, reject, handoff or heartbeat")
+		return fieldError("report", "needs one of trigger, error, reject, handoff, heartbeat or progress")
 	case n > 1:
 		return fieldError("report", "has more than one of trigger, error, reject and handoff")
 	case r.Error != nil && r.Error.Message == "":
@@ -140,7 +158,8 @@ func (r *Report) Validate() error {
 
 // Outcome turns the report into what the engine takes from a Go handler:
 // the outcome, or the error that failed the run (a rejection, a permanent
-// failure, a failure of some kind).
+// failure, a failure of some kind); the outcome carries the run's usage
+// in every case, since a failed run's usage counts too.
 func (r *Report) Outcome() (registry.Outcome, error) {
 	switch {
 	case r.Error != nil:
@@ -151,17 +170,17 @@ func (r *Report) Outcome() (registry.Outcome, error) {
 		if !r.Error.Retryable {
 			err = registry.Permanent(err)
 		}
-		return registry.Outcome{}, err
+		return registry.Outcome{Usage: r.Usage}, err
 	case r.Reject != nil:
-		return registry.Outcome{}, registry.Reject(*r.Reject)
+		return registry.Outcome{Usage: r.Usage}, registry.Reject(*r.Reject)
 	case r.Handoff != nil:
 		h := r.Handoff
-		return registry.Outcome{Result: r.Result, Handoff: &registry.Delegation{
+		return registry.Outcome{Result: r.Result, Usage: r.Usage, Handoff: &registry.Delegation{
 			To: h.To, Reason: h.Reason, Explanation: h.Explanation, Task: h.Task,
 			Payload: h.Payload, ReturnControl: h.ReturnControl,
 		}}, nil
 	}
-	return registry.Outcome{Trigger: r.Trigger, Result: r.Result}, nil
+	return registry.Outcome{Trigger: r.Trigger, Result: r.Result, Usage: r.Usage}, nil
 }
 
 // reportedError is an agent's failure as it reported it.
@@ -172,7 +191,7 @@ func (e *reportedError) Error() string { return e.msg }
 // ReportOf is the report of a run of t that ended with out, or with runErr
 // when that is not nil: the inverse of Report.Outcome.
 func ReportOf(t *registry.Task, out registry.Outcome, runErr error) Report {
-	r := Report{InstanceID: t.InstanceID, Step: t.Step, Agent: t.Agent}
+	r := Report{InstanceID: t.InstanceID, Step: t.Step, Agent: t.Agent, Usage: out.Usage}
 	var reject *registry.RejectError
 	switch {
 	case errors.As(runErr, &reject):

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
 )
 
 // base has nanoseconds that a store keeping microseconds or milliseconds
@@ -24,10 +25,12 @@ func fullSnapshot(id string, step int) record.Snapshot {
 		State:    "REVIEWING",
 		Outcome:  "FAILED",
 		Error:    "engine: instance failed in state REVIEWING: boom",
-		Step:     step,
-		Attempt:  2,
-		Visits:   map[string]int{"VALIDATING": 1, "REVIEWING": step},
-		Input:    map[string]any{"order_id": "1", "amount": 50, "items": []any{"a", 2, 3.5, nil}},
+		// Not what a failed instance holds, but every field must round-trip.
+		CancelReason: "the customer withdrew",
+		Step:         step,
+		Attempt:      2,
+		Visits:       map[string]int{"VALIDATING": 1, "REVIEWING": step},
+		Input:        map[string]any{"order_id": "1", "amount": 50, "items": []any{"a", 2, 3.5, nil}},
 		Context: map[string]any{
 			"order_id": "1",
 			"nested":   map[string]any{"deep": map[string]any{"ok": true, "none": nil, "list": []any{}}},
@@ -35,6 +38,14 @@ func fullSnapshot(id string, step int) record.Snapshot {
 		Created: base,
 		Updated: base.Add(time.Duration(step)*time.Millisecond + 7),
 		Commits: step,
+		Usage: registry.Ledger{
+			Totals: registry.Totals{InputTokens: 1200, OutputTokens: 345, Tokens: 1545, Cost: 0.0123456789},
+			Agents: registry.AgentTotals{
+				{Agent: "customer", Totals: registry.Totals{InputTokens: 200, OutputTokens: 45, Tokens: 245, Cost: 0.0023456789}},
+				{Agent: "seller", Totals: registry.Totals{InputTokens: 1000, OutputTokens: 300, Tokens: 1300, Cost: 0.01}},
+			},
+			Visit: registry.Totals{InputTokens: 200, OutputTokens: 45, Tokens: 245, Cost: 0.0023456789},
+		},
 	}
 }
 
@@ -70,6 +81,7 @@ func fullEntry(seq, step int) record.Entry {
 		Detail:    "détail ✓ \"quoted\" <b>&</b>\nsecond line\ttab \u2028",
 		Delay:     1500*time.Millisecond + 1,
 		Index:     3,
+		Usage:     registry.Usage{InputTokens: 1 << 40, OutputTokens: 7, Cost: 1e-9, Model: "model-ü 1"},
 	}
 }
 
