@@ -12,6 +12,7 @@ import (
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/sse"
+	"github.com/batonhq/baton/registry"
 )
 
 // Event is one engine event as the API streams it. Fields an event does
@@ -43,6 +44,10 @@ type Event struct {
 	Reason          string    `json:"reason,omitempty"`
 	MessageID       string    `json:"message_id,omitempty"`
 	Error           string    `json:"error,omitempty"`
+	// Usage is what the run used (agent_reported), when its agent said.
+	Usage *registry.Usage `json:"usage,omitempty"`
+	// Progress is what a run under way said (agent_progress).
+	Progress *registry.Progress `json:"progress,omitempty"`
 }
 
 // Finished reports whether the event ends its instance.
@@ -63,6 +68,11 @@ func eventOf(ev engine.Event) Event {
 	if ev.Err != nil {
 		out.Error = ev.Err.Error()
 	}
+	if !ev.Usage.IsZero() {
+		u := ev.Usage
+		out.Usage = &u
+	}
+	out.Progress = ev.Progress
 	return out
 }
 

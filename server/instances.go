@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -31,10 +32,13 @@ type Instance struct {
 	Error *string `json:"error"`
 	// CancelReason is the reason given with the cancel of a cancelled
 	// instance.
-	CancelReason string         `json:"cancel_reason,omitempty"`
-	Context      map[string]any `json:"context"`
-	Created      time.Time      `json:"created"`
-	Updated      time.Time      `json:"updated"`
+	CancelReason string `json:"cancel_reason,omitempty"`
+	// Usage is what the instance's runs used: the totals, and each
+	// agent's (all zero when no run reported usage).
+	Usage   Usage          `json:"usage"`
+	Context map[string]any `json:"context"`
+	Created time.Time      `json:"created"`
+	Updated time.Time      `json:"updated"`
 }
 
 // Summary is what a start answers.
@@ -85,7 +89,8 @@ func instanceOf(s record.Snapshot) Instance {
 	}
 	in := Instance{
 		ID: s.ID, Workflow: s.Workflow, Version: s.Version, Status: statusOf(s.Status), State: s.State,
-		Step: s.Step, Outcome: s.Outcome, CancelReason: s.CancelReason, Context: ctx, Created: s.Created.UTC(), Updated: s.Updated.UTC(),
+		Step: s.Step, Outcome: s.Outcome, CancelReason: s.CancelReason, Usage: usageOf(s.Usage), Context: ctx,
+		Created: s.Created.UTC(), Updated: s.Updated.UTC(),
 	}
 	// A store written before cancels kept no error of their own may hold
 	// the cancel's text as the error: a cancel is no failure either way.
@@ -504,4 +509,19 @@ func asJSON(m map[string]any) any {
 		return m
 	}
 	return v
+}
+
+// Usage is an instance's usage as the API shows it: the totals
+// (input_tokens, output_tokens, tokens, cost) and each agent's.
+type Usage struct {
+	registry.Totals
+	Agents map[string]registry.Totals `json:"agents"`
+}
+
+func usageOf(l registry.Ledger) Usage {
+	u := Usage{Totals: l.Totals, Agents: make(map[string]registry.Totals, len(l.Agents))}
+	for _, a := range l.Agents {
+		u.Agents[a.Agent] = a.Totals
+	}
+	return u
 }

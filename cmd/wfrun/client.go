@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -157,18 +158,22 @@ func printYAML(w io.Writer, v any) error {
 
 // instance is an instance as the API answers it.
 type instance struct {
-	ID       string         `json:"id"`
-	Workflow string         `json:"workflow"`
-	Version  int            `json:"version"`
-	Status   string         `json:"status"`
-	State    string         `json:"state,omitempty"`
-	Step     int            `json:"step"`
-	Outcome  string         `json:"outcome"`
-	Error    string         `json:"error"`
-	Cancel   string         `json:"cancel_reason,omitempty"`
-	Context  map[string]any `json:"context,omitempty"`
-	Created  time.Time      `json:"created"`
-	Updated  time.Time      `json:"updated"`
+	ID       string `json:"id"`
+	Workflow string `json:"workflow"`
+	Version  int    `json:"version"`
+	Status   string `json:"status"`
+	State    string `json:"state,omitempty"`
+	Step     int    `json:"step"`
+	Outcome  string `json:"outcome"`
+	Error    string `json:"error"`
+	Cancel   string `json:"cancel_reason,omitempty"`
+	Usage    struct {
+		Tokens int64   `json:"tokens"`
+		Cost   float64 `json:"cost"`
+	} `json:"usage"`
+	Context map[string]any `json:"context,omitempty"`
+	Created time.Time      `json:"created"`
+	Updated time.Time      `json:"updated"`
 }
 
 func (i instance) finished() bool {
@@ -335,6 +340,9 @@ func (c *client) printInstance(w io.Writer, i instance) error {
 		}
 		if i.Cancel != "" {
 			rows = append(rows, [2]string{"reason", i.Cancel})
+		}
+		if i.Usage.Tokens != 0 || i.Usage.Cost != 0 {
+			rows = append(rows, [2]string{"usage", fmt.Sprintf("%d tokens, cost %s", i.Usage.Tokens, strconv.FormatFloat(i.Usage.Cost, 'f', -1, 64))})
 		}
 		rows = append(rows, [][2]string{
 			{"context", string(ctx)}, {"created", i.Created.Format(time.RFC3339)}, {"updated", i.Updated.Format(time.RFC3339)},

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -179,6 +180,21 @@ func (c *client) printEvent(w io.Writer, ev event) error {
 	}
 	if ev.Outcome != "" {
 		line += " outcome " + ev.Outcome
+	}
+	if u := ev.Usage; u != nil {
+		line += fmt.Sprintf(" (%d+%d tokens", u.InputTokens, u.OutputTokens)
+		if u.Cost != 0 {
+			line += ", cost " + strconv.FormatFloat(u.Cost, 'f', -1, 64)
+		}
+		line += ")"
+	}
+	if p := ev.Progress; p != nil {
+		if p.Message != "" {
+			line += ": " + p.Message
+		}
+		if p.Delta != "" {
+			line += " " + strconv.Quote(p.Delta)
+		}
 	}
 	if ev.Error != "" {
 		line += ": " + ev.Error
