@@ -3,13 +3,13 @@ package engine_test
 import (
 	"context"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/batonhq/baton/engine/engineprom"
+	"github.com/batonhq/baton/internal/cputime"
 	"github.com/batonhq/baton/internal/refundagents"
 
 	"github.com/batonhq/baton/bus"
@@ -89,12 +89,8 @@ func benchRefundWith(b *testing.B, handlers map[string]registry.Handler, opts ..
 	reportSteps(b, 4*b.N, start, cpu0)
 }
 
-// cpuTime is the process's CPU time so far (user and system), from getrusage.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+// cpuTime is the process's CPU time so far (user and system).
+func cpuTime() time.Duration { return cputime.Process() }
 
 // reportSteps reports steps per second of wall time and the process's CPU
 // time per step (every goroutine's work, the garbage collector's included).

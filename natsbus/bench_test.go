@@ -3,7 +3,6 @@ package natsbus_test
 import (
 	"context"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/clustertest"
+	"github.com/batonhq/baton/internal/cputime"
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/natsstore"
@@ -78,11 +78,11 @@ func BenchmarkNATSTransport(b *testing.B) {
 
 // cpuTime is the process's user plus system CPU time so far.
 func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
+	t := cputime.Process()
+	if t == 0 {
+		b.Fatal("the system does not tell the process's CPU time")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return t
 }
 
 // BenchmarkNATSRefund runs whole refund instances (4 steps each) with every

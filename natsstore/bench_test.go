@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/cputime"
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsserver"
 	"github.com/batonhq/baton/natsstore"
@@ -134,10 +134,4 @@ func BenchmarkNATSRefund(b *testing.B) {
 }
 
 // cpuTime is the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return cputime.Process() }
