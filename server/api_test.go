@@ -280,7 +280,8 @@ func TestServer_DeadLetters_PagedNewestFirst(t *testing.T) {
 	st, err := boltstore.Open(filepath.Join(data, server.StoreFile))
 	require.NoError(t, err)
 	for k := range 5 {
-		require.NoError(t, st.AddDeadLetter(context.Background(), record.DeadLetter{MessageID: "m" + string(rune('0'+k)), Reason: "ttl_expired", At: time.Now()}))
+		require.NoError(t, st.AddDeadLetter(context.Background(), record.DeadLetter{MessageID: "m" + string(rune('0'+k)), Reason: "ttl_expired", At: time.Now(),
+			Instance: []string{"i-a", "i-b"}[k%2], Step: k + 1}))
 	}
 	require.NoError(t, st.Close())
 	s, err := server.New(context.Background(), server.Config{
@@ -307,6 +308,16 @@ func TestServer_DeadLetters_PagedNewestFirst(t *testing.T) {
 	code, body := f.do("GET", "/v1/dead-letters?cursor=x", nil)
 	assert.Equal(t, 400, code)
 	assert.Equal(t, "cursor", errorOf(t, body)["field"])
+
+	// ?instance= keeps the dead letters of one instance's work.
+	code, page := f.do("GET", "/v1/dead-letters?instance=i-b", nil)
+	require.Equal(t, 200, code)
+	var steps []float64
+	for _, d := range page["dead_letters"].([]any) {
+		assert.Equal(t, "i-b", d.(map[string]any)["instance"])
+		steps = append(steps, d.(map[string]any)["step"].(float64))
+	}
+	assert.Equal(t, []float64{4, 2}, steps)
 }
 
 func TestServer_Tokens(t *testing.T) {

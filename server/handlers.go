@@ -208,7 +208,7 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
 		}
 		before = n
 	}
-	out, next, e := s.deadLetterPage(r.Context(), "", before, limit)
+	out, next, e := s.deadLetterPage(r.Context(), deadLetterQuery{instance: q.Get("instance"), before: before, limit: limit})
 	if e != nil {
 		writeError(w, e)
 		return
@@ -219,14 +219,22 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
 // deadLetterPage is one page of the stored dead letters (of one reason,
 // when reason is not empty), newest first, before the sequence number
 // before (0: from the newest), and the cursor of the next page.
-func (s *Server) deadLetterPage(ctx context.Context, reason string, before, limit int) ([]record.DeadLetter, *string, *apiError) {
+// deadLetterQuery selects dead letters: by reason, by instance (the ones
+// holding its work), before a sequence number; limit to a page.
+type deadLetterQuery struct {
+	reason, instance string
+	before, limit    int
+}
+
+func (s *Server) deadLetterPage(ctx context.Context, q deadLetterQuery) ([]record.DeadLetter, *string, *apiError) {
+	reason, before, limit := q.reason, q.before, q.limit
 	all, err := s.store.DeadLetters(ctx)
 	if err != nil {
 		return nil, nil, unavailable("the store did not answer: " + err.Error())
 	}
 	out := make([]record.DeadLetter, 0, min(limit+1, len(all)))
 	for _, d := range slices.Backward(all) {
-		if (before > 0 && d.Seq >= before) || (reason != "" && d.Reason != reason) {
+		if (before > 0 && d.Seq >= before) || (reason != "" && d.Reason != reason) || (q.instance != "" && d.Instance != q.instance) {
 			continue
 		}
 		out = append(out, d)

@@ -102,7 +102,7 @@ func (v viewBackend) DeadLetters(ctx context.Context, f webview.DeadLetterFilter
 		}
 		before = n
 	}
-	out, next, e := v.s.deadLetterPage(ctx, f.Reason, before, max(f.Limit, 1))
+	out, next, e := v.s.deadLetterPage(ctx, deadLetterQuery{reason: f.Reason, before: before, limit: max(f.Limit, 1)})
 	if e != nil {
 		return webview.DeadLetterPage{}, viewError(e)
 	}
