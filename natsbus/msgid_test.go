@@ -5,11 +5,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/natsbus"
+	"github.com/batonhq/baton/wire"
 )
 
 // The work of an instance with a long id goes out under a short
@@ -57,5 +59,38 @@ func TestTransport_SendWork_LongKeysHaveShortMessageIDs(t *testing.T) {
 	slices.Sort(keys)
 	if keys[0] != id+":1" || keys[1] != id+":2" {
 		t.Errorf("got keys of %d and %d bytes, want the whole keys", len(keys[0]), len(keys[1]))
+	}
+}
+
+// The work tells its agent the ack wait, in seconds, so that a plain client
+// knows when to send in-progress acks without reading the consumer's
+// configuration; with a backoff schedule, the first delivery's wait.
+func TestTransport_SendWork_TheWorkCarriesItsAckWait(t *testing.T) {
+	ns := startServer(t, false)
+	for _, tt := range []struct {
+		name   string
+		change func(*natsbus.Config)
+		want   float64
+	}{
+		{"ack wait", func(c *natsbus.Config) { c.AckWait = 1500 * time.Millisecond }, 1.5},
+		{"backoff schedule", func(c *natsbus.Config) { c.Backoff = []time.Duration{2 * time.Second, 5 * time.Second} }, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTransport(t, ns, tt.change)
+			agent := "wait-" + strings.ReplaceAll(tt.name, " ", "-")
+			if err := tr.OpenMailbox(agent, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.SendWork(t.Context(), work(agent, bus.PriorityNormal, agent+":1")); err != nil {
+				t.Fatal(err)
+			}
+			msgs, err := tr.TakeWork(t.Context(), agent, 1)
+			if err != nil || len(msgs) != 1 {
+				t.Fatalf("TakeWork: %v, %d messages", err, len(msgs))
+			}
+			if got := msgs[0].Metadata[wire.KeyAckWait]; got != tt.want {
+				t.Errorf("got metadata.ack_wait %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

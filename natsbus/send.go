@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/wire"
 )
 
 // errCodeStoreFailed is JetStream's error code for a write the stream
@@ -72,6 +73,7 @@ func (t *Transport) send(ctx context.Context, m *bus.Message, offer bool) error 
 		return err
 	}
 	fill(m)
+	t.stampAckWait(m)
 	mb, err := t.box(ctx, m.To)
 	var unknown *bus.UnknownAgentError
 	if errors.As(err, &unknown) {
@@ -183,6 +185,21 @@ func fill(m *bus.Message) {
 	if m.TTL == 0 {
 		m.TTL = bus.DefaultTTL
 	}
+}
+
+// stampAckWait tells the agent, in the work's metadata, how long it may
+// hold the work before it is delivered again (the first delivery's wait
+// when the ack wait is a backoff schedule): a plain client need not read
+// the consumer's configuration to know when to send in-progress acks.
+func (t *Transport) stampAckWait(m *bus.Message) {
+	wait := t.cfg.AckWait
+	if len(t.cfg.Backoff) > 0 {
+		wait = t.cfg.Backoff[0]
+	}
+	if m.Metadata == nil {
+		m.Metadata = map[string]any{}
+	}
+	m.Metadata[wire.KeyAckWait] = wait.Seconds()
 }
 
 // Room returns how many more messages agent's work stream takes now (its

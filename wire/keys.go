@@ -35,6 +35,10 @@ const (
 	KeyDeadline       = "deadline"
 	KeyHeartbeat      = "heartbeat"
 	KeyTraceparent    = "traceparent"
+	// KeyAckWait is set by a transport with acks (NATS): seconds the agent
+	// may hold the work before it is delivered again, unless it sends
+	// in-progress acks.
+	KeyAckWait = "ack_wait"
 )
 
 // Engine is the from_agent of the work the engine dispatches itself (the
