@@ -62,7 +62,7 @@ func TestExplore_FindsEveryPlantedGap(t *testing.T) {
 // on the seed only, not on the number of workers.
 func TestExplore_SameSeedSameRuns(t *testing.T) {
 	ctx := context.Background()
-	w := load(t, "../examples/document-review/workflow.yaml")
+	w := load(t, "testdata/corpus/nested/workflow.yaml") // a gap, and a child workflow
 	var reports []string
 	var files [][]byte
 	for _, workers := range []int{1, 3} {
