@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Callable, Mapping, Optional
 
 from ._errors import WorkError
+from ._types import Answer
 from ._usage import progress_of
 
 ACTION_RUN = "run"
@@ -81,7 +82,7 @@ class Work:
     ttl: Optional[float]
     timestamp: Optional[datetime]
     _defer: Optional[Callable[[], None]]
-    _progress: Optional[Callable[[dict[str, Any]], Any]]
+    _progress: Optional[Callable[[dict[str, Any]], Answer]]
 
     @property
     def notice(self) -> bool:
@@ -102,7 +103,7 @@ class Work:
 
     def progress(
         self, message: Optional[str] = None, delta: Optional[str] = None, data: Optional[Mapping[str, Any]] = None,
-    ) -> Any:
+    ) -> Answer:
         """Tells the server how the run is going, without ending it: a
         ``message`` for the person watching, ``delta`` the next piece of a
         streamed answer, ``data`` anything else (a JSON object).
