@@ -73,7 +73,42 @@ export interface ReportHandoff {
   return_control?: boolean;
 }
 
-/** A report, as JSON: the run's identity and exactly one of trigger (with result), error, reject, handoff, or heartbeat. */
+/**
+ * What a run used, as a handler says it: every member optional. Token
+ * counts are integers >= 0; cost a finite number >= 0, in the unit the
+ * workflow's budgets use; model the model that answered.
+ */
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cost?: number;
+  model?: string;
+}
+
+/** What a run used, as a report (and an agent_reported event) carries it: the members that are set. */
+export interface ReportUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cost?: number;
+  model?: string;
+}
+
+/**
+ * What a run says while it works: a message for the person watching, the
+ * next piece of a streamed answer (watchers append the deltas), data of its
+ * own. Every member optional.
+ */
+export interface Progress {
+  message?: string;
+  delta?: string;
+  data?: Record<string, unknown>;
+}
+
+/**
+ * A report, as JSON: the run's identity and exactly one of trigger (with
+ * result), error, reject, handoff, heartbeat or progress; a report that
+ * ends the run may carry its usage.
+ */
 export interface Report {
   instance_id: string;
   step: number;
@@ -84,6 +119,8 @@ export interface Report {
   reject?: string;
   handoff?: ReportHandoff;
   heartbeat?: boolean;
+  usage?: ReportUsage;
+  progress?: Progress;
 }
 
 /** The engine's answer to a report. */
@@ -103,10 +140,10 @@ export interface Handoff {
   returnControl?: boolean;
 }
 
-/** What a handler returns: a trigger with its result, or a hand-off. */
+/** What a handler returns: a trigger with its result, or a hand-off; with what the run used. */
 export type Outcome =
-  | { trigger: string; result?: Record<string, unknown> }
-  | { handoff: Handoff; result?: Record<string, unknown> };
+  | { trigger: string; result?: Record<string, unknown>; usage?: Usage }
+  | { handoff: Handoff; result?: Record<string, unknown>; usage?: Usage };
 
 export interface HandlerContext {
   /** Aborted when the run's deadline passes, or when a drain's grace period is over. */
@@ -117,6 +154,14 @@ export interface HandlerContext {
   deliveryCount: number;
   /** Sends an in-progress ack now (the worker also sends them on its own, at a third of the ack wait). */
   heartbeat(): void;
+  /**
+   * Tells the engine how the run is going, without ending it: a progress
+   * report on the report subject. Resolves to the engine's answer (ok, or
+   * code stale once the run is over); counts as a heartbeat. Rejects with a
+   * FieldError for progress the engine would refuse (nothing is sent), and
+   * when no answer comes within reportTimeout.
+   */
+  progress(progress: Progress): Promise<Answer>;
 }
 
 /**
@@ -182,17 +227,19 @@ export declare class FieldError extends Error {
   readonly reason: string;
 }
 
-/** Thrown by a handler to refuse the work. */
+/** Thrown by a handler to refuse the work, with what the run used. */
 export declare class Reject extends Error {
-  constructor(reason: string);
+  constructor(reason: string, options?: { usage?: Usage });
   readonly reason: string;
+  readonly usage?: Usage;
 }
 
-/** Thrown by a handler for a failed run of some kind; retryable unless `retryable: false`. */
+/** Thrown by a handler for a failed run of some kind; retryable unless `retryable: false`; with what the run used. */
 export declare class AgentError extends Error {
-  constructor(message: string, options?: { retryable?: boolean; kind?: string; cause?: unknown });
+  constructor(message: string, options?: { retryable?: boolean; kind?: string; cause?: unknown; usage?: Usage });
   readonly retryable: boolean;
   readonly kind: string;
+  readonly usage?: Usage;
 }
 
 /** The from_agent of the engine's own dispatches. */
@@ -209,11 +256,13 @@ export declare const LEVELS: readonly ['critical', 'high', 'normal', 'low'];
 
 /** Reads the work a HANDOFF message carries (its JSON, or the parsed object); throws a FieldError naming the field. */
 export declare function decodeWork(message: string | Uint8Array | object): Work;
-export declare function reportOutcome(work: WorkIdentity, trigger: string, result?: Record<string, unknown>): Report;
-export declare function reportError(work: WorkIdentity, message: string, options?: { retryable?: boolean; kind?: string }): Report;
-export declare function reportReject(work: WorkIdentity, reason: string): Report;
-export declare function reportHandoff(work: WorkIdentity, handoff: Handoff, result?: Record<string, unknown>): Report;
+export declare function reportOutcome(work: WorkIdentity, trigger: string, result?: Record<string, unknown>, usage?: Usage): Report;
+export declare function reportError(work: WorkIdentity, message: string, options?: { retryable?: boolean; kind?: string; usage?: Usage }): Report;
+export declare function reportReject(work: WorkIdentity, reason: string, usage?: Usage): Report;
+export declare function reportHandoff(work: WorkIdentity, handoff: Handoff, result?: Record<string, unknown>, usage?: Usage): Report;
 export declare function reportHeartbeat(work: WorkIdentity): Report;
+/** A progress report: the run goes on, and says how. */
+export declare function reportProgress(work: WorkIdentity, progress?: Progress): Report;
 /** Checks a report as the engine does; returns it or throws a FieldError. */
 export declare function validateReport<R extends object>(report: R): R;
 export declare function decodeAnswer(answer: string | Uint8Array | object): Answer;
@@ -236,6 +285,19 @@ export interface Summary {
   status: string;
 }
 
+/** Usage totals: tokens is input_tokens + output_tokens. */
+export interface Totals {
+  input_tokens: number;
+  output_tokens: number;
+  tokens: number;
+  cost: number;
+}
+
+/** What an instance's runs used (its child workflows' included), and each agent's; all zero when no run said. */
+export interface InstanceUsage extends Totals {
+  agents: Record<string, Totals>;
+}
+
 /** An instance: status is running, waiting, completed, failed or cancelled. */
 export interface Instance extends Summary {
   state: string;
@@ -246,6 +308,8 @@ export interface Instance extends Summary {
   error: string | null;
   /** The reason given with the cancel of a cancelled instance. */
   cancel_reason?: string;
+  /** What its runs used. */
+  usage: InstanceUsage;
   context: Record<string, any>;
   created: string;
   updated: string;
@@ -269,6 +333,14 @@ export interface Event {
   state?: string;
   agent?: string;
   time?: string;
+  /** What the run used (agent_reported), when its agent said. */
+  usage?: ReportUsage;
+  /** What a run under way said (agent_progress). */
+  progress?: Progress;
+  /** The limit or budget hit (limit_hit), with the count and the maximum. */
+  limit?: string;
+  count?: number;
+  max?: number;
   [member: string]: unknown;
 }
 

@@ -213,8 +213,9 @@ func newHarness(t *testing.T, nc *nats.Conn) *harness {
 // control answers one request of the node tests:
 //
 //	sdktest.start   {input, expect}   -> {id}
-//	sdktest.wait    {id}              -> {status, state, outcome, steps, context, error}
+//	sdktest.wait    {id}              -> {status, state, outcome, steps, context, usage, error}
 //	sdktest.history {id}              -> {history: [entries]}
+//	sdktest.progress {id}             -> {progress: [{step, agent, progress}]}
 //	sdktest.dead    {}                -> {dead: [dead letters]}
 //	sdktest.spans   {id}              -> {trace_id, runs: {step: span_id}}
 func (h *harness) control(m *nats.Msg) {
@@ -261,7 +262,7 @@ func (h *harness) control(m *nats.Msg) {
 			errText = res.Err.Error()
 		}
 		reply(map[string]any{"status": string(res.Status), "state": res.State, "outcome": res.Outcome,
-			"steps": res.Steps, "context": res.Context, "error": errText})
+			"steps": res.Steps, "context": res.Context, "usage": res.Usage, "error": errText})
 	case "sdktest.history":
 		inst, err := h.eng.Instance(req.ID)
 		if err != nil {
@@ -274,6 +275,22 @@ func (h *harness) control(m *nats.Msg) {
 			return
 		}
 		reply(map[string]any{"history": hist})
+	case "sdktest.progress":
+		inst, err := h.eng.Instance(req.ID)
+		if err != nil {
+			fail(err)
+			return
+		}
+		type runProgress struct {
+			Step     int               `json:"step"`
+			Agent    string            `json:"agent"`
+			Progress registry.Progress `json:"progress"`
+		}
+		out := []runProgress{}
+		for _, p := range inst.Progress() {
+			out = append(out, runProgress{Step: p.Step, Agent: p.Agent, Progress: p.Progress})
+		}
+		reply(map[string]any{"progress": out})
 	case "sdktest.dead":
 		h.mu.Lock()
 		dead := append([]deadLetter{}, h.dead...)

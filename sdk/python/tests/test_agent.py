@@ -17,6 +17,7 @@ import time
 import unittest
 import urllib.error
 import urllib.request
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
@@ -44,6 +45,9 @@ rules:
   - {{id: failed, from: worker, trigger: [error, timeout], next: FAILED, context: {{kind: error.kind, message: error.message}}}}
   - {{id: rejected, from: worker, trigger: rejected, next: REJECTED, context: {{message: error.message}}}}
 """
+
+
+USED = baton.Usage(input_tokens=1200, output_tokens=350, cost=0.0123, model="large-2")
 
 
 class Agents:
@@ -78,6 +82,20 @@ class Agents:
         if mode == "handoff":
             return baton.Handoff(to="helper", reason="clarification", explanation="helper knows",
                                  task="help out", payload={"x": 1})
+        if mode == "usage":
+            return baton.Outcome("done", {"echo": "used"}, usage=USED)
+        if mode == "fail_usage":
+            raise baton.Fail("rate_limited", "slow down", retryable=False, usage={"input_tokens": 10, "cost": 0.5})
+        if mode == "defer_usage":
+            work.defer()
+            return baton.Outcome("done", {"echo": "later"}, usage=USED)
+        if mode == "bad_usage":
+            return baton.Outcome("done", usage=baton.Usage(cost=-1.0))
+        if mode in ("progress", "progress_deferred"):
+            if mode == "progress_deferred":
+                work.defer()
+            answer = work.progress("checking the order", delta="The order ", data={"lines": 3})
+            return baton.Outcome("done", {"echo": answer})
         if mode == "defer":
             entered, release = self.events(work.instance_id)
             work.defer()
@@ -224,6 +242,53 @@ class Outcomes(unittest.TestCase):
         self.assertEqual((got["outcome"], got["context"], got["step"]), ("DONE", {"echo": "later"}, 1))
         with self.assertRaises(RuntimeError):
             baton.Work.decode(work_body()).defer()
+
+
+class UsageAndProgress(unittest.TestCase):
+    def test_usage_on_an_outcome_is_in_the_instance_totals_and_its_event(self) -> None:
+        for mode in ("usage", "defer_usage"):
+            with self.subTest(mode=mode):
+                id = f"{mode}-{uuid.uuid4().hex[:8]}"
+                with CLIENT.events(instance=id) as events:
+                    CLIENT.start("pyagent", {"mode": mode}, id=id)
+                    reported = next(ev for ev in events if ev["type"] in ("agent_reported", *baton.FINISHED))
+                self.assertEqual(reported["type"], "agent_reported")
+                got = CLIENT.wait(id, timeout=120)
+                self.assertEqual(got["outcome"], "DONE")
+                totals = {"input_tokens": 1200, "output_tokens": 350, "tokens": 1550, "cost": 0.0123}
+                self.assertEqual(got["usage"], {**totals, "agents": {"worker": totals}})
+                self.assertEqual(CLIENT.get(id)["usage"], got["usage"])
+                self.assertEqual(reported["usage"], {"input_tokens": 1200, "output_tokens": 350, "cost": 0.0123, "model": "large-2"})
+
+    def test_a_failed_runs_usage_counts(self) -> None:
+        got = run("fail_usage")
+        self.assertEqual(got["outcome"], "FAILED")
+        self.assertEqual((got["usage"]["input_tokens"], got["usage"]["tokens"], got["usage"]["cost"]), (10, 10, 0.5))
+
+    def test_bad_usage_in_a_handler_fails_the_run_as_an_invalid_result(self) -> None:
+        quiet = logging.getLogger("baton")
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)  # the handler's exception is logged as a warning
+        try:
+            got = run("bad_usage")
+        finally:
+            quiet.setLevel(level)
+        self.assertEqual((got["outcome"], got["context"]["kind"], got["step"]), ("FAILED", "invalid_result", 1))
+        self.assertIn("usage.cost must not be negative", got["context"]["message"])
+        self.assertEqual(got["usage"]["tokens"], 0)
+
+    def test_progress_reaches_the_event_stream_deferred_or_not(self) -> None:
+        for mode in ("progress", "progress_deferred"):
+            with self.subTest(mode=mode):
+                id = f"{mode}-{uuid.uuid4().hex[:8]}"
+                with CLIENT.events(instance=id) as events:
+                    CLIENT.start("pyagent", {"mode": mode}, id=id)
+                    ev = next(ev for ev in events if ev["type"] in ("agent_progress", *baton.FINISHED))
+                self.assertEqual(ev["type"], "agent_progress")
+                self.assertEqual((ev["agent"], ev["step"], ev["state"]), ("worker", 1, "WORKING"))
+                self.assertEqual(ev["progress"], {"message": "checking the order", "delta": "The order ", "data": {"lines": 3}})
+                got = CLIENT.wait(id, timeout=120)
+                self.assertEqual((got["outcome"], got["context"]), ("DONE", {"echo": {"ok": True}}))
 
 
 class BadCalls(unittest.TestCase):
@@ -380,6 +445,73 @@ class Unit(unittest.TestCase):
         ):
             with self.subTest(want=want):
                 self.assertEqual(baton.report_of(w, value, error), {**base, **want})
+
+    def test_usage_goes_with_every_ending(self) -> None:
+        w = baton.Work.decode(work_body())
+        used = {"input_tokens": 5, "output_tokens": 2, "cost": 0.25, "model": "m"}
+        u = baton.Usage(**used)
+        for value, error in (
+            (baton.Outcome("ok", usage=u), None),
+            (baton.Handoff("rag", usage=used), None),
+            (None, baton.Fail("rate_limited", "slow", usage=u)),
+            (None, baton.Reject("busy", usage=used)),
+        ):
+            with self.subTest(value=value, error=error):
+                self.assertEqual(baton.report_of(w, value, error)["usage"], used)
+        self.assertNotIn("usage", baton.report_of(w, baton.Outcome("ok", usage=baton.Usage())))
+        self.assertEqual(baton.report_of(w, baton.Outcome("ok", usage={"cost": 1}))["usage"], {"cost": 1})
+
+    def test_bad_usage_is_refused_before_it_is_sent(self) -> None:
+        for args, field in (
+            ({"input_tokens": -1}, "usage.input_tokens"),
+            ({"output_tokens": 1.5}, "usage.output_tokens"),
+            ({"output_tokens": True}, "usage.output_tokens"),
+            ({"input_tokens": 2**63}, "usage.input_tokens"),
+            ({"cost": -0.01}, "usage.cost"),
+            ({"cost": float("nan")}, "usage.cost"),
+            ({"cost": float("inf")}, "usage.cost"),
+            ({"cost": "0.1"}, "usage.cost"),
+            ({"model": 4}, "usage.model"),
+        ):
+            with self.subTest(args=args):
+                for make in (lambda: baton.Usage(**args), lambda: baton.Outcome("ok", usage=args),
+                             lambda: baton.Fail("k", "m", usage=args), lambda: baton.Reject("r", usage=args),
+                             lambda: baton.Handoff("rag", usage=args)):
+                    with self.assertRaises(baton.UsageError) as cm:
+                        make()
+                    self.assertEqual(cm.exception.field, field)
+                    self.assertIsInstance(cm.exception, ValueError)
+        with self.assertRaises(baton.UsageError) as cm:
+            baton.Outcome("ok", usage={"tokens": 3})
+        self.assertEqual(cm.exception.field, "usage.tokens")
+        with self.assertRaises(baton.UsageError) as cm:
+            baton.Outcome("ok", usage=3)  # type: ignore[arg-type]
+        self.assertEqual(cm.exception.field, "usage")
+
+    def test_progress_is_checked_and_needs_an_agent_server(self) -> None:
+        w = baton.Work.decode(work_body())
+        with self.assertRaises(RuntimeError):
+            w.progress("hello")
+        sent: list[dict[str, Any]] = []
+        w._progress = lambda r: sent.append(r) or {"ok": True}
+        self.assertEqual(w.progress("hello", delta="a", data={"n": 1}), {"ok": True})
+        self.assertEqual(w.progress(), {"ok": True})
+        self.assertEqual(sent, [
+            {"instance_id": "by-hand", "step": 1, "agent": "worker", "progress": {"message": "hello", "delta": "a", "data": {"n": 1}}},
+            {"instance_id": "by-hand", "step": 1, "agent": "worker", "progress": {}},
+        ])
+        for kwargs, field in (
+            ({"message": 1}, "progress.message"),
+            ({"delta": b"x"}, "progress.delta"),
+            ({"data": [1]}, "progress.data"),
+            ({"data": {"x": float("nan")}}, "progress.data"),
+            ({"data": {"x": object()}}, "progress.data"),
+        ):
+            with self.subTest(kwargs=kwargs):
+                with self.assertRaises(baton.ReportError) as cm:
+                    w.progress(**kwargs)
+                self.assertEqual(cm.exception.field, field)
+        self.assertEqual(len(sent), 2, "a refused progress is not sent")
 
     def test_times_as_go_writes_them(self) -> None:
         w = baton.Work.decode(work_body())

@@ -19,30 +19,37 @@ export class FieldError extends Error {
  * Thrown by a handler to refuse the work: the worker reports `reject` with
  * the reason and terminates the message, which the engine dead-letters
  * `rejected`. The state's `rejected` rules decide what happens next.
+ * `usage` is what the run used deciding so.
  */
 export class Reject extends Error {
-  /** @param {string} reason */
-  constructor(reason) {
+  /**
+   * @param {string} reason
+   * @param {{usage?: import('../index.js').Usage}} [options]
+   */
+  constructor(reason, options = {}) {
     super(reason);
     this.name = 'Reject';
     this.reason = String(reason);
+    this.usage = options.usage;
   }
 }
 
 /**
  * Thrown by a handler for a failed run with a kind, and whether a retry may
  * help (retryable unless `retryable: false`). Any other thrown value is a
- * retryable failure of kind `error`.
+ * retryable failure of kind `error`. `usage` is what the failed run used:
+ * it counts as any run's does.
  */
 export class AgentError extends Error {
   /**
    * @param {string} message
-   * @param {{retryable?: boolean, kind?: string, cause?: unknown}} [options]
+   * @param {{retryable?: boolean, kind?: string, cause?: unknown, usage?: import('../index.js').Usage}} [options]
    */
   constructor(message, options = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AgentError';
     this.retryable = options.retryable !== false;
     this.kind = options.kind ?? 'error';
+    this.usage = options.usage;
   }
 }

@@ -2,7 +2,8 @@ export { AgentError, FieldError, Reject } from './errors.js';
 export { ENGINE, decodeWork } from './work.js';
 export {
   CODE_INVALID, CODE_STALE, CODE_UNKNOWN_INSTANCE, MAX_REPORT,
-  decodeAnswer, reportError, reportHandoff, reportHeartbeat, reportOutcome, reportReject, validateReport,
+  decodeAnswer, reportError, reportHandoff, reportHeartbeat, reportOutcome, reportProgress, reportReject,
+  validateReport,
 } from './report.js';
 export { sign, verifySignature } from './signature.js';
 export {

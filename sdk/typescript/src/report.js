@@ -12,7 +12,13 @@ export const CODE_UNKNOWN_INSTANCE = 'unknown_instance';
 /** The largest report, in bytes, the engine reads. */
 export const MAX_REPORT = 1 << 20;
 
-const REPORT_KEYS = new Set(['instance_id', 'step', 'agent', 'trigger', 'result', 'error', 'reject', 'handoff', 'heartbeat']);
+const REPORT_KEYS = new Set(['instance_id', 'step', 'agent', 'trigger', 'result', 'error', 'reject', 'handoff', 'heartbeat', 'usage', 'progress']);
+const USAGE_KEYS = new Set(['input_tokens', 'output_tokens', 'cost', 'model']);
+const PROGRESS_KEYS = new Set(['message', 'delta', 'data']);
+/** The usage members of a handler's outcome, and their names in a report. */
+const USAGE_NAMES = Object.freeze({ inputTokens: 'input_tokens', outputTokens: 'output_tokens', cost: 'cost', model: 'model' });
+/** The largest token count the engine holds (an int64). */
+const MAX_TOKENS = 2 ** 63;
 const ERROR_KEYS = new Set(['message', 'retryable', 'kind']);
 const HANDOFF_KEYS = new Set(['to', 'reason', 'explanation', 'task', 'payload', 'return_control']);
 
@@ -25,16 +31,50 @@ function identity(work) {
 }
 
 /**
- * The report of a run that ended with `trigger` (and its result).
+ * The report's usage member of what a handler says its run used
+ * (`{inputTokens, outputTokens, cost, model}`): the members that are set,
+ * under their report names; undefined when none is. validateReport checks
+ * the values.
+ * @param {import('../index.js').Usage | undefined | null} usage
+ * @returns {import('../index.js').ReportUsage | undefined}
+ */
+export function usageOf(usage) {
+  if (usage === undefined || usage === null) return undefined;
+  if (!isObject(usage)) throw new FieldError('usage', 'must be an object');
+  /** @type {Record<string, unknown>} */
+  const out = {};
+  for (const [k, v] of Object.entries(usage)) {
+    const name = /** @type {Record<string, string>} */ (USAGE_NAMES)[k];
+    if (name === undefined) throw new FieldError(`usage.${k}`, `is unknown (use ${Object.keys(USAGE_NAMES).join(', ')})`);
+    // Zero is what the engine reads for a member left out.
+    if (v !== undefined && v !== null && v !== 0 && v !== '') out[name] = v;
+  }
+  return Object.keys(out).length === 0 ? undefined : /** @type {import('../index.js').ReportUsage} */ (out);
+}
+
+/**
+ * The report of a run that ended with `trigger` (and its result), with
+ * what the run used.
  * @param {import('../index.js').WorkIdentity} work
  * @param {string} trigger
  * @param {Record<string, unknown>} [result]
+ * @param {import('../index.js').Usage} [usage]
  * @returns {import('../index.js').Report}
  */
-export function reportOutcome(work, trigger, result) {
+export function reportOutcome(work, trigger, result, usage) {
   /** @type {import('../index.js').Report} */
   const r = { ...identity(work), trigger };
   if (result !== undefined && result !== null) r.result = result;
+  return withUsage(r, usage);
+}
+
+/**
+ * @param {import('../index.js').Report} r
+ * @param {import('../index.js').Usage | undefined} usage
+ */
+function withUsage(r, usage) {
+  const u = usageOf(usage);
+  if (u !== undefined) r.usage = u;
   return validateReport(r);
 }
 
@@ -43,24 +83,25 @@ export function reportOutcome(work, trigger, result) {
  * names the failure for the workflow's rules (`rate_limited`, say).
  * @param {import('../index.js').WorkIdentity} work
  * @param {string} message
- * @param {{retryable?: boolean, kind?: string}} [options]
+ * @param {{retryable?: boolean, kind?: string, usage?: import('../index.js').Usage}} [options]
  * @returns {import('../index.js').Report}
  */
 export function reportError(work, message, options = {}) {
   /** @type {import('../index.js').ReportError} */
   const error = { message, retryable: options.retryable !== false };
   if (options.kind !== undefined && options.kind !== '' && options.kind !== 'error') error.kind = options.kind;
-  return validateReport({ ...identity(work), error });
+  return withUsage({ ...identity(work), error }, options.usage);
 }
 
 /**
  * The report of a refused run.
  * @param {import('../index.js').WorkIdentity} work
  * @param {string} reason
+ * @param {import('../index.js').Usage} [usage]
  * @returns {import('../index.js').Report}
  */
-export function reportReject(work, reason) {
-  return validateReport({ ...identity(work), reject: String(reason) });
+export function reportReject(work, reason, usage) {
+  return withUsage({ ...identity(work), reject: String(reason) }, usage);
 }
 
 /**
@@ -69,9 +110,10 @@ export function reportReject(work, reason) {
  * @param {import('../index.js').WorkIdentity} work
  * @param {import('../index.js').Handoff} handoff
  * @param {Record<string, unknown>} [result]
+ * @param {import('../index.js').Usage} [usage]
  * @returns {import('../index.js').Report}
  */
-export function reportHandoff(work, handoff, result) {
+export function reportHandoff(work, handoff, result, usage) {
   if (!isObject(handoff)) throw new FieldError('handoff', 'must be an object');
   /** @type {import('../index.js').ReportHandoff} */
   const h = { to: handoff.to };
@@ -83,7 +125,7 @@ export function reportHandoff(work, handoff, result) {
   /** @type {import('../index.js').Report} */
   const r = { ...identity(work), handoff: h };
   if (result !== undefined && result !== null) r.result = result;
-  return validateReport(r);
+  return withUsage(r, usage);
 }
 
 /**
@@ -93,6 +135,28 @@ export function reportHandoff(work, handoff, result) {
  */
 export function reportHeartbeat(work) {
   return validateReport({ ...identity(work), heartbeat: true });
+}
+
+/**
+ * A progress report: the run goes on, and says how (`message`), the next
+ * piece of its streamed answer (`delta`), data of its own (`data`).
+ * @param {import('../index.js').WorkIdentity} work
+ * @param {import('../index.js').Progress} [progress]
+ * @returns {import('../index.js').Report}
+ */
+export function reportProgress(work, progress = {}) {
+  if (!isObject(progress)) throw new FieldError('progress', 'must be an object');
+  /** @type {import('../index.js').Progress} */
+  const p = {};
+  for (const k of /** @type {const} */ (['message', 'delta', 'data'])) {
+    const v = progress[k];
+    // The engine leaves empty members out; so does this.
+    if (v !== undefined && v !== null && v !== '') p[k] = /** @type {any} */ (v);
+  }
+  for (const k of Object.keys(progress)) {
+    if (!PROGRESS_KEYS.has(k)) throw new FieldError(`progress.${k}`, 'is unknown');
+  }
+  return validateReport({ ...identity(work), progress: p });
 }
 
 /**
@@ -106,8 +170,13 @@ export function reportHeartbeat(work) {
 export function reportOf(work, end) {
   if (end.threw) {
     const e = /** @type {any} */ (end.thrown);
-    if (e instanceof Reject) return reportReject(work, e.reason);
-    if (e instanceof AgentError) return reportError(work, messageOf(e), { retryable: e.retryable, kind: e.kind });
+    try {
+      if (e instanceof Reject) return reportReject(work, e.reason, e.usage);
+      if (e instanceof AgentError) return reportError(work, messageOf(e), { retryable: e.retryable, kind: e.kind, usage: e.usage });
+    } catch (err) {
+      // Usage the engine would refuse: the run failed as an invalid result.
+      return reportError(work, `handler threw with invalid usage: ${messageOf(err)}`, { retryable: false, kind: 'invalid_result' });
+    }
     if (isObject(e)) {
       return reportError(work, messageOf(e), {
         retryable: e.retryable !== false,
@@ -121,8 +190,8 @@ export function reportOf(work, end) {
     return reportError(work, 'handler returned no outcome (want {trigger, result} or {handoff, result})', { retryable: false, kind: 'invalid_result' });
   }
   try {
-    if (out.handoff !== undefined) return reportHandoff(work, out.handoff, out.result);
-    return reportOutcome(work, out.trigger, out.result);
+    if (out.handoff !== undefined) return reportHandoff(work, out.handoff, out.result, out.usage);
+    return reportOutcome(work, out.trigger, out.result, out.usage);
   } catch (err) {
     return reportError(work, `handler returned an invalid outcome: ${messageOf(err)}`, { retryable: false, kind: 'invalid_result' });
   }
@@ -136,9 +205,10 @@ function messageOf(e) {
 
 /**
  * Checks a report as the engine does: its identity, exactly one of
- * trigger, error, reject and handoff (or heartbeat alone), the types of its
- * fields and no unknown field. Returns the report; throws a FieldError
- * naming the field.
+ * trigger, error, reject and handoff (or heartbeat or progress alone), its
+ * usage (token counts integers >= 0, a cost a finite number >= 0; only on
+ * a report that ends the run), the types of its fields and no unknown
+ * field. Returns the report; throws a FieldError naming the field.
  * @template {object} R
  * @param {R} report
  * @returns {R}
@@ -156,7 +226,7 @@ export function validateReport(report) {
   if (r.step !== undefined && r.step !== null && (typeof r.step !== 'number' || !Number.isInteger(r.step))) {
     throw new FieldError('step', 'must be an integer');
   }
-  for (const k of ['result', 'error', 'handoff']) {
+  for (const k of ['result', 'error', 'handoff', 'usage', 'progress']) {
     if (r[k] !== undefined && r[k] !== null && !isObject(r[k])) throw new FieldError(k, 'must be an object');
   }
   if (isObject(r.error)) {
@@ -173,6 +243,28 @@ export function validateReport(report) {
       throw new FieldError('handoff.payload', 'must be an object');
     }
   }
+  if (isObject(r.usage)) {
+    known(r.usage, USAGE_KEYS, 'usage.');
+    for (const k of ['input_tokens', 'output_tokens']) {
+      const v = r.usage[k];
+      if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) >= MAX_TOKENS)) {
+        throw new FieldError(`usage.${k}`, 'must be an integer');
+      }
+    }
+    // JSON has no NaN or Infinity: JSON.stringify would send them as null.
+    if (r.usage.cost !== undefined && r.usage.cost !== null && (typeof r.usage.cost !== 'number' || !Number.isFinite(r.usage.cost))) {
+      throw new FieldError('usage.cost', 'must be a finite number');
+    }
+    typed(r.usage, 'model', 'string', 'usage.');
+  }
+  if (isObject(r.progress)) {
+    known(r.progress, PROGRESS_KEYS, 'progress.');
+    typed(r.progress, 'message', 'string', 'progress.');
+    typed(r.progress, 'delta', 'string', 'progress.');
+    if (r.progress.data !== undefined && r.progress.data !== null && !isObject(r.progress.data)) {
+      throw new FieldError('progress.data', 'must be an object');
+    }
+  }
   if (!r.instance_id) throw new FieldError('instance_id', 'is required');
   if (!(r.step >= 1)) throw new FieldError('step', 'must be 1 or more');
   if (!r.agent) throw new FieldError('agent', 'is required');
@@ -180,11 +272,23 @@ export function validateReport(report) {
   const set = (v) => v !== undefined && v !== null;
   const n = [!!r.trigger, set(r.error), set(r.reject), set(r.handoff)].filter(Boolean).length;
   const hasResult = set(r.result);
+  const u = isObject(r.usage) ? r.usage : {};
+  if (u.input_tokens < 0) throw new FieldError('usage.input_tokens', 'must not be negative');
+  if (u.output_tokens < 0) throw new FieldError('usage.output_tokens', 'must not be negative');
+  if (u.cost < 0) throw new FieldError('usage.cost', 'must not be negative');
+  const hasUsage = !!(u.input_tokens || u.output_tokens || u.cost || u.model);
+  if (set(r.progress) && (n > 0 || hasResult || r.heartbeat)) {
+    throw new FieldError('progress', 'must come without trigger, result, error, reject, handoff or heartbeat: progress does not end the run');
+  }
+  if ((set(r.progress) || r.heartbeat) && hasUsage) {
+    throw new FieldError('usage', 'goes with the report that ends the run, not with progress or a heartbeat');
+  }
+  if (set(r.progress)) return report;
   if (r.heartbeat && (n > 0 || hasResult)) {
     throw new FieldError('heartbeat', 'must come alone, without trigger, result, error, reject or handoff');
   }
   if (r.heartbeat) return report;
-  if (n === 0) throw new FieldError('report', 'needs one of trigger, error, reject, handoff or heartbeat');
+  if (n === 0) throw new FieldError('report', 'needs one of trigger, error, reject, handoff, heartbeat or progress');
   if (n > 1) throw new FieldError('report', 'has more than one of trigger, error, reject and handoff');
   if (set(r.error) && !r.error.message) throw new FieldError('error.message', 'is required');
   if (set(r.handoff) && !r.handoff.to) throw new FieldError('handoff.to', 'is required');

@@ -5,7 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { connect, createInbox, headers as natsHeaders } from 'nats';
 
-import { decodeAnswer, reportHeartbeat, reportOf, reportOutcome, CODE_STALE, CODE_UNKNOWN_INSTANCE } from './report.js';
+import {
+  decodeAnswer, reportHeartbeat, reportOf, reportOutcome, reportProgress, CODE_STALE, CODE_UNKNOWN_INSTANCE,
+} from './report.js';
 import { decodeWork, expiresAt, isObject } from './work.js';
 import {
   DEAD_PREFIX, LEVELS, REPORTS_SUBJECT, nextSubject, parseAckSubject, token, workStream,
@@ -559,7 +561,11 @@ export class Worker {
       else if (left < 2 ** 31) deadlineTimer = setTimeout(over, left);
     }
     /** @type {import('../index.js').HandlerContext} */
-    const ctx = { signal, traceparent: work.traceparent, deliveryCount: d.delivered, heartbeat: () => this.#publish(d.reply, WPI) };
+    const ctx = {
+      signal, traceparent: work.traceparent, deliveryCount: d.delivered,
+      heartbeat: () => this.#publish(d.reply, WPI),
+      progress: (p) => this.#progress(work, p),
+    };
     /** @type {Promise<{outcome?: unknown, thrown?: unknown, threw: boolean}>} */
     const handled = (async () => {
       try {
@@ -577,6 +583,18 @@ export class Worker {
       clearInterval(tick);
       clearTimeout(deadlineTimer);
     }
+  }
+
+  /**
+   * Sends a run's progress on the report subject and returns the engine's
+   * answer. It is sent once: progress that comes late is worth nothing.
+   * @param {import('../index.js').Work} work
+   * @param {import('../index.js').Progress | undefined} progress
+   * @returns {Promise<import('../index.js').Answer>}
+   */
+  async #progress(work, progress) {
+    const report = reportProgress(work, progress);
+    return decodeAnswer(await this.#request(REPORTS_SUBJECT, JSON.stringify(report), this.#cfg.reportTimeout));
   }
 
   /**

@@ -17,7 +17,7 @@ import { after, before, describe, test } from 'node:test';
 import {
   Client, FINISHED, FinishedError, InvalidRequestError, NoActiveRunError, NotWaitingError,
   TransportError, UnauthorizedError, UnknownInstanceError, UnknownVersionError, UnknownWorkflowError,
-  WaitTimeout, decodeWork, reportOutcome,
+  WaitTimeout, decodeWork, reportOutcome, reportProgress,
 } from '../src/index.js';
 
 const wfrun = process.env.BATON_WFRUN;
@@ -36,7 +36,10 @@ function hold(id) {
   return held.get(id);
 }
 
-/** The HTTP agents: worker (modes done, wait, hold) and helper. */
+/** The answers to the progress the worker sends in mode usage, by instance. */
+const progressAnswers = new Map();
+
+/** The HTTP agents: worker (modes done, wait, hold, usage) and helper. */
 function agentServer() {
   return createServer(async (req, res) => {
     const chunks = [];
@@ -47,6 +50,11 @@ function agentServer() {
       report = reportOutcome(work, 'done', { by: 'helper' });
     } else if (work.input.mode === 'wait') {
       report = reportOutcome(work, 'wait');
+    } else if (work.input.mode === 'usage') {
+      // Progress goes through the API while the call is open; the usage
+      // goes in the 200 answer.
+      progressAnswers.set(work.instanceId, await client.report(reportProgress(work, { message: 'checking', delta: 'The order ' })));
+      report = reportOutcome(work, 'done', { by: 'worker' }, { inputTokens: 1200, outputTokens: 350, cost: 0.125, model: 'large-2' });
     } else {
       if (work.input.mode === 'hold') {
         const h = hold(work.instanceId);
@@ -206,6 +214,23 @@ describe('instances', opts, () => {
     assert.deepEqual(await client.get(id), got);
     const kinds = (await client.history(id)).map((e) => e.kind);
     assert.deepEqual([kinds[0], kinds.at(-1)], ['started', 'completed']);
+  });
+
+  test('an HTTP agent\'s usage and progress: the instance\'s usage, and the events that carry them', async () => {
+    const id = newId();
+    const stream = await client.events({ instance: id });
+    await client.start('nodeclient', { input: { mode: 'usage' }, id });
+    const events = await collect(stream, id);
+    stream.close();
+    assert.deepEqual(progressAnswers.get(id), { ok: true });
+    const progress = events.find((e) => e.type === 'agent_progress');
+    assert.deepEqual([progress?.agent, progress?.progress], ['worker', { message: 'checking', delta: 'The order ' }], JSON.stringify(events));
+    const reported = events.find((e) => e.type === 'agent_reported');
+    assert.deepEqual(reported?.usage, { input_tokens: 1200, output_tokens: 350, cost: 0.125, model: 'large-2' });
+    const totals = { input_tokens: 1200, output_tokens: 350, tokens: 1550, cost: 0.125 };
+    assert.deepEqual((await client.get(id)).usage, { ...totals, agents: { worker: totals } });
+    const late = await client.report(reportProgress({ instanceId: id, step: 1, agent: 'worker' }, { message: 'too late' }));
+    assert.equal(late.code, 'stale');
   });
 
   test('list pages newest first', async () => {

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 
 import {
   AgentError, FieldError, Reject, decodeAnswer, decodeWork, reportError, reportHandoff, reportHeartbeat,
-  reportOutcome, reportReject, sign, token, validateReport, verifySignature,
+  reportOutcome, reportProgress, reportReject, sign, token, validateReport, verifySignature,
 } from '../src/index.js';
 import { parseAckSubject } from '../src/names.js';
 import { reportOf } from '../src/report.js';
@@ -95,6 +95,65 @@ describe('report builders', () => {
     assert.throws(() => reportOutcome({ ...work, step: 0 }, 't'), { field: 'step' });
     assert.throws(() => reportOutcome({ ...work, instanceId: '' }, 't'), { field: 'instance_id' });
     assert.throws(() => reportOutcome(work, 't', /** @type {any} */ ([1])), { field: 'result' });
+  });
+});
+
+describe('usage and progress', () => {
+  const used = { inputTokens: 1200, outputTokens: 350, cost: 0.0123, model: 'large-2' };
+  const wire = { input_tokens: 1200, output_tokens: 350, cost: 0.0123, model: 'large-2' };
+
+  test('usage goes with every report that ends the run, under its report names', () => {
+    assert.deepEqual(reportOutcome(work, 'done', undefined, used), { instance_id: 'i', step: 3, agent: 'a', trigger: 'done', usage: wire });
+    assert.deepEqual(reportError(work, 'no', { usage: { cost: 0.5 } }).usage, { cost: 0.5 });
+    assert.deepEqual(reportReject(work, 'busy', { inputTokens: 10 }).usage, { input_tokens: 10 });
+    assert.deepEqual(reportHandoff(work, { to: 'b' }, undefined, { outputTokens: 1 }).usage, { output_tokens: 1 });
+    assert.equal('usage' in reportOutcome(work, 'done', {}, { inputTokens: 0, model: '' }), false, 'zero usage is left out');
+    assert.deepEqual(reportOf(work, { outcome: { trigger: 'ok', usage: used }, threw: false }).usage, wire);
+    assert.deepEqual(reportOf(work, { outcome: { handoff: { to: 'b' }, usage: used }, threw: false }).usage, wire);
+    assert.deepEqual(reportOf(work, { thrown: new Reject('busy', { usage: used }), threw: true }).usage, wire);
+    assert.deepEqual(reportOf(work, { thrown: new AgentError('declined', { retryable: false, usage: used }), threw: true }),
+      { instance_id: 'i', step: 3, agent: 'a', error: { message: 'declined', retryable: false }, usage: wire });
+  });
+
+  test('bad usage is refused before it is sent, naming the report field', () => {
+    for (const [usage, field] of [
+      [{ inputTokens: -1 }, 'usage.input_tokens'],
+      [{ outputTokens: 1.5 }, 'usage.output_tokens'],
+      [{ inputTokens: 2 ** 64 }, 'usage.input_tokens'],
+      [{ cost: -0.01 }, 'usage.cost'],
+      [{ cost: NaN }, 'usage.cost'],
+      [{ cost: Infinity }, 'usage.cost'],
+      [{ cost: '0.1' }, 'usage.cost'],
+      [{ model: 4 }, 'usage.model'],
+      [{ tokens: 3 }, 'usage.tokens'],
+      [[1], 'usage'],
+    ]) {
+      assert.throws(() => reportOutcome(work, 'done', undefined, /** @type {any} */ (usage)), (err) => err instanceof FieldError && err.field === field, JSON.stringify(usage));
+      for (const end of [{ outcome: { trigger: 'ok', usage }, threw: false }, { thrown: new AgentError('x', { usage }), threw: true }, { thrown: new Reject('x', { usage }), threw: true }]) {
+        const e = reportOf(work, end).error;
+        assert.equal(e.kind, 'invalid_result', JSON.stringify(usage));
+        assert.equal(e.retryable, false);
+        assert.match(e.message, new RegExp(field.replace('.', '\\.')));
+        assert.equal(reportOf(work, end).usage, undefined);
+      }
+    }
+  });
+
+  test('progress is a report of its own, checked as the engine checks it', () => {
+    assert.deepEqual(reportProgress(work, { message: 'checking', delta: 'The order ', data: { lines: 3 } }),
+      { instance_id: 'i', step: 3, agent: 'a', progress: { message: 'checking', delta: 'The order ', data: { lines: 3 } } });
+    assert.deepEqual(reportProgress(work), { instance_id: 'i', step: 3, agent: 'a', progress: {} });
+    assert.deepEqual(reportProgress(work, { message: '' }).progress, {});
+    for (const [p, field] of [
+      ['working', 'progress'],
+      [{ message: 1 }, 'progress.message'],
+      [{ delta: true }, 'progress.delta'],
+      [{ data: [1] }, 'progress.data'],
+      [{ mood: 'good' }, 'progress.mood'],
+    ]) {
+      assert.throws(() => reportProgress(work, /** @type {any} */ (p)), (err) => err instanceof FieldError && err.field === field, JSON.stringify(p));
+    }
+    assert.throws(() => reportProgress({ ...work, agent: '' }, {}), { field: 'agent' });
   });
 });
 

@@ -46,3 +46,32 @@ async function follow(): Promise<Instance> {
   return client.wait(id, { timeout: 60_000 });
 }
 void follow;
+
+// Usage on outcomes and failures, progress while a run works, and the
+// client's usage, cancel reason and progress events.
+import { reportProgress, type Event, type InstanceUsage, type Progress, type Usage } from '@batonhq/agent';
+
+const used: Usage = { inputTokens: 1200, outputTokens: 350, cost: 0.0123, model: 'large-2' };
+const writer: Handler = async (work, ctx) => {
+  const answer = await ctx.progress({ message: 'drafting', delta: 'Dear customer, ', data: { words: 3 } });
+  if (!answer.ok) throw new AgentError('the run is over', { retryable: false, usage: used });
+  if (work.context.refuse) throw new Reject('not mine', { usage: { cost: 0.001 } });
+  return { trigger: 'drafted', result: { text: 'Dear customer, ...' }, usage: used };
+};
+void writer;
+const p: Progress = { message: 'checking' };
+void reportProgress({ instanceId: 'i', step: 1, agent: 'a' }, p);
+
+async function spent(client: Client, id: string): Promise<number> {
+  const inst = await client.get(id);
+  const usage: InstanceUsage = inst.usage;
+  const reason: string | undefined = inst.cancel_reason;
+  void reason;
+  for await (const ev of await client.events({ instance: id })) {
+    const e: Event = ev;
+    if (e.type === 'agent_progress' && e.progress?.message) break;
+    if (e.type === 'agent_reported' && e.usage?.cost !== undefined) break;
+  }
+  return usage.cost + (usage.agents['writer']?.tokens ?? 0);
+}
+void spent;

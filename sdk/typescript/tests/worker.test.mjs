@@ -196,6 +196,45 @@ describe('Worker', needsEngine, () => {
     assert.equal(calls, 0);
   });
 
+  test('usage on outcomes counts in the instance\'s usage, and progress is answered ok while the run works', async (t) => {
+    const runs = [];
+    await worker(t, {
+      reporter: async (work, ctx) => {
+        const answer = await ctx.progress({ message: `checking, attempt ${work.attempt}`, delta: 'The order ', data: { lines: 3 } });
+        // The engine keeps the latest progress of the run under way.
+        const { progress } = await control(nc, 'progress', { id: work.instanceId });
+        runs.push({ step: work.step, attempt: work.attempt, answer, progress, ctx });
+        if (work.attempt === 1) {
+          // A failed run's usage counts too.
+          throw new AgentError('flaked', { usage: { inputTokens: 100, cost: 0.25, model: 'small' } });
+        }
+        return { trigger: 'done', result: {}, usage: { inputTokens: 1200, outputTokens: 350, cost: 0.125, model: 'large-2' } };
+      },
+    });
+    const id = await start(nc, { scenario: 'report' }, 'DONE');
+    const res = await wait(nc, id);
+    assert.equal(res.outcome, 'DONE');
+    const totals = { input_tokens: 1300, output_tokens: 350, tokens: 1650, cost: 0.375 };
+    assert.deepEqual(
+      { input_tokens: res.usage.input_tokens, output_tokens: res.usage.output_tokens, tokens: res.usage.tokens, cost: res.usage.cost },
+      totals, JSON.stringify(res.usage));
+    assert.deepEqual(res.usage.agents, { reporter: totals });
+    assert.equal(res.context.spent, 0.375);
+    assert.equal(runs.length, 2);
+    for (const r of runs) {
+      assert.deepEqual(r.answer, { ok: true });
+      assert.deepEqual(r.progress, [{ step: r.step, agent: 'reporter', progress: { message: `checking, attempt ${r.attempt}`, delta: 'The order ', data: { lines: 3 } } }]);
+    }
+    const { history } = await control(nc, 'history', { id });
+    const used = history.filter((e) => e.kind === 'agent_run' && e.agent === 'reporter').map((e) => e.usage);
+    assert.deepEqual(used, [{ input_tokens: 100, cost: 0.25, model: 'small' }, { input_tokens: 1200, output_tokens: 350, cost: 0.125, model: 'large-2' }]);
+    // Progress for a run that is over changes nothing.
+    const late = await runs[1].ctx.progress({ message: 'too late' });
+    assert.equal(late.ok, false);
+    assert.equal(late.code, 'stale');
+    await assert.rejects(runs[1].ctx.progress(/** @type {any} */ ({ data: [1] })), { name: 'FieldError', field: 'progress.data' });
+  });
+
   test('a drain past its grace aborts the handler\'s signal and gives its work back', async (t) => {
     const started = deferred();
     // A handler that never ends, whatever its signal says.

@@ -12,6 +12,9 @@ the HTTP agent protocol, each at ``http://HOST:PORT/<agent>``::
 
     baton.serve({"sorter": sorter}, port=9000, secret="s3cret")
 
+A handler reports what its run used with ``usage=baton.Usage(...)`` on its
+outcome, and says how it is going with ``work.progress(message, delta=...)``.
+
 ``Client`` starts, follows and steers instances through the HTTP API of
 ``wfrun serve``::
 
@@ -28,16 +31,17 @@ from ._client import DEFAULT_SERVER, FINISHED, Client, EventStream
 from ._errors import (
     APIError, BatonError, ConflictError, FinishedError, ForbiddenError, IdTakenError,
     InvalidRequestError, MethodNotAllowedError, NoActiveRunError, NotFoundError,
-    NotWaitingError, RefusedError, TooLargeError, TransportError, UnauthorizedError,
+    NotWaitingError, RefusedError, ReportError, TooLargeError, TransportError, UnauthorizedError,
     UnavailableError, UnknownInstanceError, UnknownVersionError, UnknownWorkflowError,
-    UnsupportedMediaTypeError, WaitTimeout, WorkError,
+    UnsupportedMediaTypeError, UsageError, WaitTimeout, WorkError,
 )
 from ._outcome import Fail, Handoff, Outcome, Reject, Result, report_of
 from ._signature import SIGNATURE_HEADER, sign, verify
 from ._types import (
-    Answer, DeadLetter, DeadLetterPage, Event, Graph, Instance, InstancePage, Summary,
-    VersionInfo, WorkflowInfo,
+    Answer, DeadLetter, DeadLetterPage, Event, Graph, Instance, InstancePage, InstanceUsage,
+    Progress, RunUsage, Summary, Totals, VersionInfo, WorkflowInfo,
 )
+from ._usage import Usage
 from ._work import ACTION_NOTICE, ACTION_RUN, ENGINE, Work
 
 __version__ = "0.1.0"
@@ -46,10 +50,11 @@ __all__ = [
     "ACTION_NOTICE", "ACTION_RUN", "APIError", "AgentServer", "Answer", "BatonError", "Client",
     "ConflictError", "DEFAULT_SERVER", "DeadLetter", "DeadLetterPage", "ENGINE", "Event",
     "EventStream", "FINISHED", "Fail", "FinishedError", "ForbiddenError", "Graph", "Handler",
-    "Handoff", "IdTakenError", "Instance", "InstancePage", "InvalidRequestError", "MAX_BODY",
-    "MethodNotAllowedError", "NoActiveRunError", "NotFoundError", "NotWaitingError", "Outcome",
-    "RefusedError", "Reject", "Result", "SIGNATURE_HEADER", "Summary", "TooLargeError",
-    "TransportError", "UnauthorizedError", "UnavailableError", "UnknownInstanceError",
-    "UnknownVersionError", "UnknownWorkflowError", "UnsupportedMediaTypeError", "VersionInfo",
+    "Handoff", "IdTakenError", "Instance", "InstancePage", "InstanceUsage", "InvalidRequestError",
+    "MAX_BODY", "MethodNotAllowedError", "NoActiveRunError", "NotFoundError", "NotWaitingError",
+    "Outcome", "Progress", "RefusedError", "Reject", "ReportError", "Result", "RunUsage",
+    "SIGNATURE_HEADER", "Summary", "TooLargeError", "Totals", "TransportError",
+    "UnauthorizedError", "UnavailableError", "UnknownInstanceError", "UnknownVersionError",
+    "UnknownWorkflowError", "UnsupportedMediaTypeError", "Usage", "UsageError", "VersionInfo",
     "WaitTimeout", "Work", "WorkError", "WorkflowInfo", "report_of", "serve", "sign", "verify",
 ]

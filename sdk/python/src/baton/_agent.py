@@ -17,6 +17,7 @@ from ._client import Client
 from ._errors import APIError, TransportError, UnavailableError, WorkError
 from ._outcome import Fail, Reject, Result, report_of
 from ._signature import SIGNATURE_HEADER, verify
+from ._types import Answer
 from ._work import Work
 
 MAX_BODY = 1 << 20
@@ -56,7 +57,8 @@ class AgentServer:
     valid ``Baton-Signature`` (401 otherwise; checked in constant time). At
     most ``concurrency`` handlers run at once; further calls wait for one to
     finish. ``server`` and ``token`` (default ``$BATON_SERVER`` and
-    ``$BATON_TOKEN``) are where deferred runs report. ``on_notice`` is called
+    ``$BATON_TOKEN``) are where deferred runs report, and where
+    ``work.progress()`` sends progress. ``on_notice`` is called
     with each final notice. ``port`` 0 picks a free port (see ``port``).
 
     ``serve_forever`` serves until ``shutdown``; ``start`` serves on a thread
@@ -176,6 +178,12 @@ class AgentServer:
         if deferred:
             self._send_report(work, body)
 
+    def _send_progress(self, report: dict[str, Any]) -> Answer:
+        """Sends a run's progress report once: progress that comes late is
+        worth nothing, so it is not sent again.
+        """
+        return self._client_for_reports().report(report)
+
     def _send_report(self, work: Work, body: bytes) -> None:
         """Reports a deferred run to the server, again while it cannot answer."""
         report = json.loads(body)
@@ -290,6 +298,7 @@ def _handler_class(srv: AgentServer) -> type[BaseHTTPRequestHandler]:
                 return
             call = _Call()
             work._defer = call.defer
+            work._progress = srv._send_progress
             try:
                 srv._pool.submit(srv._run, fn, work, call)
             except RuntimeError:  # the pool is shut down: the server is closing

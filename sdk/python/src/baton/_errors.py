@@ -29,6 +29,26 @@ class WorkError(BatonError, ValueError):
         self.reason = reason
 
 
+class ReportError(BatonError, ValueError):
+    """A report the engine would refuse, caught before it is sent: ``field``
+    names what is wrong (``usage.cost``, ``progress.data``) as the engine
+    would, and ``reason`` says how.
+    """
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"baton: {field} {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class UsageError(ReportError):
+    """Usage the engine would refuse: a negative or non-integer token count,
+    a cost that is negative or not a finite number, a model that is not a
+    string, or a member it does not know. ``baton.Usage`` raises it when it
+    is made, so that bad usage never leaves the agent.
+    """
+
+
 class APIError(BatonError):
     """An error answer of the HTTP API: ``{"error": {"code", "message", "field"}}``.
 

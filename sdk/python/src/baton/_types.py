@@ -19,11 +19,54 @@ class Summary(TypedDict):
     status: str
 
 
+class Totals(TypedDict):
+    """Usage totals: ``tokens`` is ``input_tokens`` + ``output_tokens``;
+    ``cost`` is in the unit the workflow's budgets use.
+    """
+
+    input_tokens: int
+    output_tokens: int
+    tokens: int
+    cost: float
+
+
+class InstanceUsage(Totals):
+    """What an instance's runs used: the totals (its child workflows'
+    included), and each agent's under ``agents``; all zero when no run
+    reported usage.
+    """
+
+    agents: dict[str, Totals]
+
+
+class RunUsage(TypedDict, total=False):
+    """What one run reported it used (an ``agent_reported`` event's ``usage``):
+    the members it gave.
+    """
+
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    model: str
+
+
+class Progress(TypedDict, total=False):
+    """What a run said while it worked (an ``agent_progress`` event's
+    ``progress``): a ``message``, the next ``delta`` of a streamed answer,
+    ``data`` of the agent's own; the members it gave.
+    """
+
+    message: str
+    delta: str
+    data: dict[str, Any]
+
+
 class Instance(TypedDict, total=False):
     """An instance: ``status`` is ``running``, ``waiting``, ``completed``,
     ``failed`` or ``cancelled``; ``outcome`` the terminal state of a
     completed one; ``error`` why one failed (``None`` otherwise); ``cancel_reason``
-    the reason given with the cancel of a cancelled one; times in RFC 3339.
+    the reason given with the cancel of a cancelled one; ``usage`` what its
+    runs used; times in RFC 3339.
     """
 
     id: str
@@ -35,6 +78,7 @@ class Instance(TypedDict, total=False):
     outcome: str
     error: Optional[str]
     cancel_reason: str
+    usage: InstanceUsage
     context: dict[str, Any]
     created: str
     updated: str
@@ -62,8 +106,11 @@ class Answer(TypedDict, total=False):
 class Event(TypedDict, total=False):
     """One engine event of ``GET /v1/events``. ``type`` says which
     (``instance_started``, ``run_started``, ``agent_reported``,
-    ``state_changed``, ``completed``, ``failed``, ``cancelled``...); the
-    other members are set when the event has them.
+    ``agent_progress``, ``state_changed``, ``limit_hit``, ``completed``,
+    ``failed``, ``cancelled``...); the other members are set when the event
+    has them: ``usage`` on an ``agent_reported`` event whose run reported
+    usage, ``progress`` on an ``agent_progress`` event, ``limit``, ``count``
+    and ``max`` on a ``limit_hit``.
     """
 
     id: int
@@ -79,6 +126,12 @@ class Event(TypedDict, total=False):
     rule: str
     outcome: str
     error: str
+    reason: str
+    limit: str
+    count: int
+    max: int
+    usage: RunUsage
+    progress: Progress
     data: str
 
 

@@ -8,6 +8,8 @@ from datetime import datetime
 from typing import Any, Callable, Mapping, Optional
 
 from ._errors import WorkError
+from ._types import Answer
+from ._usage import progress_of
 
 ACTION_RUN = "run"
 """The action of work to do: the agent reports how it ended."""
@@ -33,7 +35,8 @@ class Work:
     ``timestamp``. ``raw`` is the whole message as decoded JSON.
 
     Inside an agent served by ``baton.serve``, ``defer()`` answers the
-    engine's call at once (202) while the handler runs on.
+    engine's call at once (202) while the handler runs on, and
+    ``progress()`` tells the server how the run is going.
     """
 
     __slots__ = (
@@ -42,7 +45,7 @@ class Work:
         "index", "has_item", "workflow", "version", "instance_id", "step", "attempt",
         "state", "handoff_id", "idempotency_key", "deadline", "heartbeat", "ack_wait",
         "traceparent", "message_id", "conversation_id", "from_agent", "agent", "priority",
-        "ttl", "timestamp", "_defer",
+        "ttl", "timestamp", "_defer", "_progress",
     )
 
     raw: dict[str, Any]
@@ -79,6 +82,7 @@ class Work:
     ttl: Optional[float]
     timestamp: Optional[datetime]
     _defer: Optional[Callable[[], None]]
+    _progress: Optional[Callable[[dict[str, Any]], Answer]]
 
     @property
     def notice(self) -> bool:
@@ -96,6 +100,28 @@ class Work:
         if self._defer is None:
             raise RuntimeError("baton: work.defer() works only inside an agent served by baton.serve")
         self._defer()
+
+    def progress(
+        self, message: Optional[str] = None, delta: Optional[str] = None, data: Optional[Mapping[str, Any]] = None,
+    ) -> Answer:
+        """Tells the server how the run is going, without ending it: a
+        ``message`` for the person watching, ``delta`` the next piece of a
+        streamed answer, ``data`` anything else (a JSON object).
+
+        It posts a progress report to the server's ``POST /v1/reports``
+        (the agent server's ``server`` and ``token``) and returns the
+        engine's answer: ``{"ok": True}``, or ``ok`` false with ``code``
+        ``stale`` once the run is over. It counts as a heartbeat. Call it
+        from the handler while it runs, deferred or not. A member the engine
+        would refuse raises ``ReportError``; a server that cannot be reached
+        raises ``TransportError`` (progress is best effort: catch
+        ``baton.BatonError`` to go on without it). Outside an agent server
+        it raises ``RuntimeError``.
+        """
+        if self._progress is None:
+            raise RuntimeError("baton: work.progress() works only inside an agent served by baton.serve")
+        p = progress_of(message, delta, data)
+        return self._progress({"instance_id": self.instance_id, "step": self.step, "agent": self.agent, "progress": p})
 
     def __repr__(self) -> str:
         return f"Work(agent={self.agent!r}, instance_id={self.instance_id!r}, step={self.step})"
@@ -125,6 +151,7 @@ class Work:
         w = cls.__new__(cls)
         w.raw = msg
         w._defer = None
+        w._progress = None
         w.action = _str(c, "content.", "action")
         if w.action not in (ACTION_RUN, ACTION_NOTICE):
             raise WorkError("content.action", 'must be "run" or "notice"')
