@@ -188,6 +188,22 @@ func (n *Node) ready(p int) bool {
 	return ok && n.store.Owns(p)
 }
 
+// Settling returns how many of the partitions the node leases are not
+// ready yet: not fenced or not resumed (being tried, or tried again after
+// a failure). A node that has just joined takes its share a partition at a
+// time; a caller that wants all of it waits until this is 0.
+func (n *Node) Settling() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	k := 0
+	for _, l := range n.owned {
+		if !l.ready {
+			k++
+		}
+	}
+	return k
+}
+
 // Partitions returns the partitions the node owns, sorted.
 func (n *Node) Partitions() []int {
 	n.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -303,4 +304,28 @@ func TestNode_CloseWhileTheWatchEnds(t *testing.T) {
 		m := join(t, srv, fmt.Sprintf("n%d", k))
 		require.NoError(t, m.node.Close())
 	}
+}
+
+// A node takes its share a partition at a time; Settling counts the ones it
+// leased that are not ready yet, so that a server can wait for all of them
+// before it takes requests.
+func TestNode_SettlingCountsLeasedPartitionsNotReady(t *testing.T) {
+	srv := startServer(t)
+	var resumes atomic.Int32
+	block := make(chan struct{})
+	a := join(t, srv, "a", func(c *natscluster.Config) {
+		acquire := c.OnAcquire
+		c.OnAcquire = func(ctx context.Context, ps []int) error {
+			if resumes.Add(1) == 1 {
+				<-block // the first resume hangs until the test lets it go
+			}
+			return acquire(ctx, ps)
+		}
+	})
+	waitFor(t, "a node with a resume under way", func() bool { return resumes.Load() == 1 })
+	if n := a.node.Settling(); n == 0 {
+		t.Errorf("got %d partitions settling while a resume hangs, want some", n)
+	}
+	close(block)
+	waitFor(t, "every partition ready", func() bool { return a.node.Settling() == 0 && len(a.node.Partitions()) == testPartitions })
 }

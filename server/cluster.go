@@ -247,15 +247,17 @@ func (s *Server) joinCluster(ctx context.Context) error {
 }
 
 // awaitPartitions waits, before the server takes requests, until it owns
-// partitions: on a new cluster no server owns any for the first moments,
-// and requests forwarded to no owner would answer 503. It gives up after
-// a few lease times (the others may hold every partition a while longer:
-// requests are forwarded to them meanwhile).
+// partitions and every one it leased is ready (fenced and resumed, which
+// goes a partition at a time): on a new cluster no server owns any for the
+// first moments, and requests for a partition leased but not ready find no
+// owner and answer 503. It gives up after a few lease times (the others
+// may hold every partition a while longer: requests are forwarded to them
+// meanwhile).
 func (s *Server) awaitPartitions(ctx context.Context, node *natscluster.Node) {
 	limit := time.Now().Add(max(3*node.LeaseTTL(), 30*time.Second))
-	for len(node.Partitions()) == 0 {
+	for len(node.Partitions()) == 0 || node.Settling() > 0 {
 		if time.Now().After(limit) || ctx.Err() != nil {
-			s.log.Warn("server: serving before owning any partition: the other servers hold them all for now")
+			s.log.Warn("server: serving before its partitions are ready: the other servers hold them for now, or fencing them takes longer")
 			return
 		}
 		select {
