@@ -580,6 +580,7 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	}
 	i.note(ran)
 	i.runEnded(r, &ran, runErr)
+	r.spanUsage(out.Usage)
 	r.endSpan(out.Trigger, ran.ErrorKind, runErr)
 	if i.fanOutOverBudget(ctx, r) {
 		return

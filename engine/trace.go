@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -19,6 +20,10 @@ import (
 // span is made: a Go handler's context carries the span context of the
 // caller of Start, if it had one, and external work carries a traceparent
 // in the caller's trace, or one derived from the instance (wire.Traceparent).
+//
+// A run whose agent reported usage has gen_ai.usage.input_tokens,
+// gen_ai.usage.output_tokens, gen_ai.response.model (when named) and
+// baton.usage.cost (when not zero) on its span.
 //
 // Attribute names are plain strings: the GenAI semantic conventions are
 // still moving.
@@ -45,6 +50,10 @@ const (
 	attrFrom         = attribute.Key("baton.from")
 	attrDelay        = attribute.Key("baton.delay")
 	attrLimit        = attribute.Key("baton.limit")
+	attrInputTokens  = attribute.Key("gen_ai.usage.input_tokens")
+	attrOutputTokens = attribute.Key("gen_ai.usage.output_tokens")
+	attrModel        = attribute.Key("gen_ai.response.model")
+	attrCost         = attribute.Key("baton.usage.cost")
 )
 
 // startTrace begins the instance's trace: its span when the engine traces,
@@ -132,6 +141,22 @@ func (r *run) endSpan(trigger, kind string, err error) {
 		s.SetStatus(codes.Error, err.Error())
 	}
 	s.End()
+}
+
+// spanUsage puts what run r used on its span, when its agent reported
+// usage: the tokens (both, zero included, as the gen-ai conventions read
+// them), the model and the cost when given.
+func (r *run) spanUsage(u registry.Usage) {
+	if r.span == nil || u.IsZero() {
+		return
+	}
+	r.span.SetAttributes(attrInputTokens.Int64(u.InputTokens), attrOutputTokens.Int64(u.OutputTokens))
+	if u.Model != "" {
+		r.span.SetAttributes(attrModel.String(u.Model))
+	}
+	if u.Cost > 0 {
+		r.span.SetAttributes(attrCost.Float64(u.Cost))
+	}
 }
 
 // handlerContext is the context a Go handler of run r runs with: the

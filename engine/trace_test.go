@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -311,5 +312,44 @@ func TestEngine_Resume_IsCountedToldAndTraced(t *testing.T) {
 	}
 	if m.Metadata[wire.KeyTraceparent] != traceparentOf(runs[0].SpanContext) || runs[0].Parent.SpanID() != flow[0].SpanContext.SpanID() {
 		t.Errorf("got traceparent %v, want the resumed run's span %s", m.Metadata[wire.KeyTraceparent], traceparentOf(runs[0].SpanContext))
+	}
+}
+
+// A run that reported usage has it on its span, a failed run's included;
+// a run that reported none has no usage attributes.
+func TestEngine_Trace_RunSpansCarryUsage(t *testing.T) {
+	tp, exp := tracing(t)
+	used := func(u registry.Usage, trigger string, err error) reply {
+		return func(context.Context, *clock.Sim, *registry.Task) (registry.Outcome, error) {
+			return registry.Outcome{Trigger: trigger, Usage: u}, err
+		}
+	}
+	r := newSimRun(t, "retry.yaml", map[string][]reply{"worker": {
+		fail("no usage"),
+		used(registry.Usage{InputTokens: 100}, "", errors.New("overloaded")),
+		used(registry.Usage{InputTokens: 1000, OutputTokens: 250, Cost: 0.5, Model: "big-1"}, "done", nil),
+	}}, engine.WithTracerProvider(tp))
+	r.finish(nil)
+	runs := spansNamed(exp, "invoke_agent worker")
+	if len(runs) != 3 {
+		t.Fatalf("got %d worker spans, want 3", len(runs))
+	}
+	usageOf := func(s tracetest.SpanStub) []string {
+		var out []string
+		for _, a := range attrs(s.Attributes) {
+			if strings.HasPrefix(a, "gen_ai.usage.") || strings.HasPrefix(a, "gen_ai.response.") || strings.HasPrefix(a, "baton.usage.") {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	for k, want := range [][]string{
+		nil,
+		{"gen_ai.usage.input_tokens=100", "gen_ai.usage.output_tokens=0"},
+		{"baton.usage.cost=0.5", "gen_ai.response.model=big-1", "gen_ai.usage.input_tokens=1000", "gen_ai.usage.output_tokens=250"},
+	} {
+		if got := usageOf(runs[k]); !slices.Equal(got, want) {
+			t.Errorf("attempt %d: got usage attributes %q, want %q", k+1, got, want)
+		}
 	}
 }

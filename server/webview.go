@@ -3,10 +3,15 @@ package server
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 
+	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/webview"
 )
@@ -22,13 +27,55 @@ func (s *Server) view() http.Handler {
 	if len(s.tokens) > 0 {
 		opts = append(opts, webview.WithTokenCheck(s.validToken))
 	}
-	return webview.New(viewBackend{s}, opts...)
+	v := viewBackend{s: s, progress: &viewProgress{log: webview.NewProgressLog()}}
+	// The log follows every instance, watched or not, so that a page opened
+	// during a long answer shows what streamed before it.
+	_, _, _ = s.hub.watch(progressEvent, v.progress.observe)
+	return webview.New(v, opts...)
 }
 
 // viewBackend is the server as the web view's backend.
-type viewBackend struct{ s *Server }
+type viewBackend struct {
+	s        *Server
+	progress *viewProgress
+}
 
 var _ webview.Backend = viewBackend{}
+
+// viewProgress is the progress of the runs under way, fed by the hub's
+// events, every instance's (this server's and, in a cluster, the others').
+type viewProgress struct {
+	mu   sync.Mutex
+	last uint64 // the id of the last event taken
+	log  *webview.ProgressLog
+}
+
+// progressEvent reports whether ev changes the progress the view shows.
+func progressEvent(ev Event) bool {
+	switch engine.EventType(ev.Type) {
+	case engine.EventAgentProgress, engine.EventAgentReported, engine.EventStateChanged,
+		engine.EventCompleted, engine.EventFailed, engine.EventCancelled:
+		return true
+	}
+	return false
+}
+
+// observe takes ev into the log once. The hub hands an event to its
+// watchers in no set order: each page's watcher calls observe before it
+// tells its page, so that the page reads the log with ev in it; the ids,
+// handed out in order, let the later calls for the same event pass.
+func (p *viewProgress) observe(ev Event) {
+	if !progressEvent(ev) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ev.ID <= p.last {
+		return
+	}
+	p.last = ev.ID
+	p.log.Observe(engine.Event{Type: engine.EventType(ev.Type), InstanceID: ev.Instance, Step: ev.Step, Agent: ev.Agent, State: ev.State, Progress: ev.Progress})
+}
 
 // viewError turns an API error into the view's: 404 is ErrNotFound, 400
 // and 409 are refusals shown on the page, others are failures.
@@ -48,6 +95,10 @@ func (v viewBackend) viewInstance(in Instance, hash string) webview.Instance {
 	out := webview.Instance{
 		ID: in.ID, Workflow: in.Workflow, Version: in.Version, Hash: hash, Status: in.Status, State: in.State,
 		Step: in.Step, Outcome: in.Outcome, CancelReason: in.CancelReason, Context: in.Context, Created: in.Created, Updated: in.Updated,
+		Usage: registry.Ledger{Totals: in.Usage.Totals},
+	}
+	for _, agent := range slices.Sorted(maps.Keys(in.Usage.Agents)) {
+		out.Usage.Agents = append(out.Usage.Agents, registry.AgentTotal{Agent: agent, Totals: in.Usage.Agents[agent]})
 	}
 	if in.Error != nil {
 		out.Error = *in.Error
@@ -78,7 +129,11 @@ func (v viewBackend) Instance(ctx context.Context, id string) (webview.Instance,
 	if e != nil {
 		return webview.Instance{}, viewError(e)
 	}
-	return v.viewInstance(v.s.instance(snap), snap.Hash), nil
+	out := v.viewInstance(v.s.instance(snap), snap.Hash)
+	if !out.Finished() {
+		out.Progress = v.progress.log.Of(id)
+	}
+	return out, nil
 }
 
 func (v viewBackend) History(ctx context.Context, id string) ([]record.Entry, error) {
@@ -151,7 +206,10 @@ func (v viewBackend) Watch(instance string, changed func()) (func(), <-chan stru
 	if e != nil {
 		return nil, nil, e
 	}
-	stop, done, ok := v.s.hub.watch(func(ev Event) bool { return instance == "" || ev.Instance == instance }, func(Event) { changed() })
+	stop, done, ok := v.s.hub.watch(func(ev Event) bool { return instance == "" || ev.Instance == instance }, func(ev Event) {
+		v.progress.observe(ev)
+		changed()
+	})
 	if !ok {
 		release()
 		return nil, nil, errors.New("the server is shutting down")

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -70,6 +71,12 @@ type Instance struct {
 	Context      map[string]any
 	Created      time.Time
 	Updated      time.Time
+	// Usage is what the instance's runs used, as their agents reported:
+	// the totals and each agent's (Visit is not shown).
+	Usage registry.Ledger
+	// Progress is what the runs under way have said, by step; a backend
+	// fills it for Instance (a ProgressLog keeps it), not for lists.
+	Progress []RunProgress
 }
 
 // Finished reports whether the instance has ended.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/batonhq/baton/internal/browsertest"
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
 )
 
 // browser is a headless chromium tab (package internal/browsertest).
@@ -45,6 +46,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("SignalFromThePageMovesTheInstanceOn", func(t *testing.T) { signalFromThePageMovesTheInstanceOn(b.In(t), f.in(t)) })
 	t.Run("HostileResultIsShownAsText", func(t *testing.T) { hostileResultIsShownAsText(b.In(t), f.in(t)) })
 	t.Run("InstancePageFollowsItsInstance", func(t *testing.T) { instancePageFollowsItsInstance(b.In(t), f.in(t)) })
+	t.Run("InstancePageStreamsProgressThenShowsUsage", func(t *testing.T) { instancePageStreamsProgressThenShowsUsage(b.In(t), f.in(t)) })
 	t.Run("Screenshots", func(t *testing.T) { takeScreenshots(b.In(t)) })
 }
 
@@ -169,6 +171,31 @@ func instancePageFollowsItsInstance(b *browser, f *fixture) {
 	b.Do(chromedp.Poll[chromedp.Void](`document.getElementById("state").textContent === "APPROVAL"`))
 	assert.True(t, eval[bool](b, `document.getElementById("entry-2").open`), "the opened details closed")
 	assert.Contains(t, eval[string](b, `document.body.textContent`), "a user handed the step from writer to boss")
+}
+
+// A long model call shows its message and its streamed text as they
+// come, then the usage of its report.
+func instancePageStreamsProgressThenShowsUsage(b *browser, f *fixture) {
+	t := b.T
+	ctx := context.Background()
+	id := f.start("", map[string]any{"mode": "stream"})
+	b.Do(chromedp.Navigate(f.base+"instances/"+id), chromedp.WaitVisible(`#state`), live())
+	require.Equal(t, 0, eval[int](b, `document.querySelectorAll("#progress").length`))
+
+	require.NoError(t, f.eng.Progress(ctx, id, 1, "writer", registry.Progress{Message: "searching flights"}))
+	b.Do(chromedp.Poll[chromedp.Void](`document.querySelector("#progress-1 .progress-message")?.textContent === "searching flights"`, chromedp.WithPollingInterval(20*time.Millisecond)))
+	for _, delta := range []string{"Three flights ", "leave before noon", "."} {
+		require.NoError(t, f.eng.Progress(ctx, id, 1, "writer", registry.Progress{Delta: delta}))
+	}
+	b.Do(chromedp.Poll[chromedp.Void](`document.querySelector("#progress-1 .progress-text")?.textContent === "Three flights leave before noon."`, chromedp.WithPollingInterval(20*time.Millisecond)))
+	assert.Equal(t, "searching flights", eval[string](b, `document.querySelector("#progress-1 .progress-message").textContent`), "the message stays")
+
+	f.answer <- registry.Outcome{Trigger: "written", Result: map[string]any{"text": "Three flights"}, Usage: registry.Usage{InputTokens: 900, OutputTokens: 120, Cost: 0.02, Model: "small"}}
+	b.Do(chromedp.Poll[chromedp.Void](`document.getElementById("usage") !== null && document.getElementById("progress") === null`, chromedp.WithPollingInterval(20*time.Millisecond)))
+	usage := eval[string](b, `document.getElementById("usage").textContent`)
+	assert.Contains(t, usage, "900 tokens in, 120 out, cost 0.02")
+	assert.Contains(t, usage, "writer: 900 in, 120 out, cost 0.02")
+	assert.Equal(t, "APPROVAL", eval[string](b, `document.getElementById("state").textContent`))
 }
 
 func hostileResultIsShownAsText(b *browser, f *fixture) {

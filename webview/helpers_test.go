@@ -21,7 +21,9 @@ import (
 
 // deskFlow: the writer writes (its result is the input's text), then the
 // instance waits for a person's signal. Input mode "hold" keeps the writer
-// at work until the test ends, so that its step can be handed to the boss.
+// at work until the test ends, so that its step can be handed to the boss;
+// mode "stream" keeps it at work until the test sends its outcome on
+// fixture.answer.
 const deskFlow = `workflow: desk
 version: 2
 description: A request written, then approved by a person
@@ -49,6 +51,8 @@ type fixture struct {
 	local *webview.Local
 	http  *httptest.Server
 	base  string
+	// answer ends a writer's run in mode "stream" with the outcome sent.
+	answer chan<- registry.Outcome
 }
 
 func newFixture(t testing.TB, opts ...webview.Option) *fixture {
@@ -56,7 +60,17 @@ func newFixture(t testing.TB, opts ...webview.Option) *fixture {
 	w, err := rules.Parse("desk.yaml", []byte(deskFlow))
 	require.NoError(t, err)
 	release := make(chan struct{})
+	answer := make(chan registry.Outcome)
 	writer := registry.HandlerFunc(func(ctx context.Context, task *registry.Task) (registry.Outcome, error) {
+		if task.Input["mode"] == "stream" {
+			select {
+			case out := <-answer:
+				return out, nil
+			case <-release:
+			case <-ctx.Done():
+			}
+			return registry.Outcome{}, ctx.Err()
+		}
 		if task.Input["mode"] == "hold" {
 			select {
 			case <-release:
@@ -84,7 +98,7 @@ func newFixture(t testing.TB, opts ...webview.Option) *fixture {
 	mux := http.NewServeMux()
 	mux.Handle("/ui/", webview.New(local, opts...))
 	hs := httptest.NewServer(mux)
-	f := &fixture{t: t, eng: eng, store: store, local: local, http: hs, base: hs.URL + "/ui/"}
+	f := &fixture{t: t, eng: eng, store: store, local: local, http: hs, base: hs.URL + "/ui/", answer: answer}
 	t.Cleanup(func() {
 		close(release)
 		local.Close() // ends the event streams, so that the server can close

@@ -21,7 +21,8 @@ import (
 // its Observer to each engine (engine.WithObserver), then Add the engines.
 // Close ends the view's event streams; call it before closing the engines.
 type Local struct {
-	store record.Store
+	store    record.Store
+	progress *ProgressLog
 
 	mu       sync.Mutex
 	engines  map[string]*engine.Engine // by workflow hash
@@ -39,7 +40,7 @@ var _ Backend = (*Local)(nil)
 
 // NewLocal builds a Local on store, the store the engines write to.
 func NewLocal(store record.Store) *Local {
-	return &Local{store: store, engines: map[string]*engine.Engine{}, watchers: map[*watcher]struct{}{}, done: make(chan struct{})}
+	return &Local{store: store, progress: NewProgressLog(), engines: map[string]*engine.Engine{}, watchers: map[*watcher]struct{}{}, done: make(chan struct{})}
 }
 
 // Add makes the engines' workflows and instances visible and actionable.
@@ -51,9 +52,11 @@ func (l *Local) Add(engines ...*engine.Engine) {
 	}
 }
 
-// Observer is the engine observer that feeds the view's live updates.
+// Observer is the engine observer that feeds the view's live updates and
+// keeps the progress of the runs under way (see ProgressLog).
 func (l *Local) Observer() engine.Observer {
 	return func(ev engine.Event) {
+		l.progress.Observe(ev) // before the pages are told, so that they show it
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		for w := range l.watchers {
@@ -104,6 +107,7 @@ func (l *Local) instanceOf(s record.Snapshot) Instance {
 	in := Instance{
 		ID: s.ID, Workflow: s.Workflow, Version: s.Version, Hash: s.Hash, Status: string(s.Status), State: s.State,
 		Step: s.Step, Outcome: s.Outcome, Error: s.Error, Context: s.Context, Created: s.Created.UTC(), Updated: s.Updated.UTC(),
+		Usage: s.Usage,
 	}
 	switch s.Status {
 	case record.StatusCanceled:
@@ -150,7 +154,11 @@ func (l *Local) Instance(ctx context.Context, id string) (Instance, error) {
 	if err != nil {
 		return Instance{}, err
 	}
-	return l.instanceOf(s), nil
+	in := l.instanceOf(s)
+	if !in.Finished() {
+		in.Progress = l.progress.Of(id)
+	}
+	return in, nil
 }
 
 // History implements Backend.

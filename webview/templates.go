@@ -3,7 +3,9 @@ package webview
 import (
 	"encoding/json"
 	"html/template"
+	"math"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -24,6 +26,7 @@ func parsePages() map[string]*template.Template {
 		"clipMiddle": clipMiddle,
 		"short":      func(h string) string { return clip(h, 12) },
 		"join":       strings.Join,
+		"cost":       formatCost,
 	}
 	pages := make(map[string]*template.Template, len(pageNames))
 	for _, name := range pageNames {
@@ -59,6 +62,12 @@ func clipMiddle(s string, n int) string {
 	head := n / 3
 	tail := n - head - 1
 	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+// formatCost shows a cost without the float noise that adding up many
+// runs' costs leaves (0.30000000000000004): six decimals at most.
+func formatCost(c float64) string {
+	return strconv.FormatFloat(math.Round(c*1e6)/1e6, 'f', -1, 64)
 }
 
 // prettyJSON is v as indented JSON, for a <pre> (html/template escapes it).

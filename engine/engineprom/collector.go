@@ -2,6 +2,7 @@ package engineprom
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -65,6 +66,8 @@ type Collector struct {
 	retries    *prometheus.CounterVec
 	limits     *prometheus.CounterVec
 	conditions *prometheus.CounterVec
+	tokens     *prometheus.CounterVec
+	cost       *prometheus.CounterVec
 	running    *prometheus.Desc
 
 	mu      sync.Mutex
@@ -107,6 +110,12 @@ func New(opts ...Option) *Collector {
 		conditions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: name("condition_errors_total"), Help: "Rule conditions that failed at run time (each counted as false).", ConstLabels: cfg.constLabels,
 		}, []string{"workflow", "state"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: name("tokens_total"), Help: "Tokens the runs' agents reported using, input (read) or output (written).", ConstLabels: cfg.constLabels,
+		}, []string{"workflow", "agent", "direction"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: name("cost_total"), Help: "Cost the runs' agents reported, in the unit the workflows budget in.", ConstLabels: cfg.constLabels,
+		}, []string{"workflow", "agent"}),
 		running: prometheus.NewDesc(name("instances_running"), "Instances started or resumed and not finished (waiting ones included), in the watched engines.", []string{"workflow"}, cfg.constLabels),
 		sources: map[*watch]struct{}{},
 	}
@@ -131,6 +140,7 @@ func (c *Collector) Observe(ev engine.Event) {
 		c.started.WithLabelValues(ev.Workflow, strconv.Itoa(ev.Version)).Inc()
 	case engine.EventAgentReported:
 		c.stepDur.WithLabelValues(ev.Workflow, ev.State, ev.Agent).Observe(ev.Duration.Seconds())
+		c.spent(ev)
 	case engine.EventRetryScheduled:
 		c.retries.WithLabelValues(ev.Workflow, ev.State, ev.Agent, ev.Kind).Inc()
 	case engine.EventLimitHit:
@@ -143,6 +153,22 @@ func (c *Collector) Observe(ev engine.Event) {
 		c.end(ev, "failed", ev.Kind)
 	case engine.EventCancelled:
 		c.end(ev, "cancelled", "cancelled")
+	}
+}
+
+// spent counts a run's usage. The engine refuses negative or non-finite
+// usage, so Add cannot panic; the checks keep a hand-made event from
+// making a series appear that no run fed.
+func (c *Collector) spent(ev engine.Event) {
+	u := ev.Usage
+	if u.InputTokens > 0 {
+		c.tokens.WithLabelValues(ev.Workflow, ev.Agent, "input").Add(float64(u.InputTokens))
+	}
+	if u.OutputTokens > 0 {
+		c.tokens.WithLabelValues(ev.Workflow, ev.Agent, "output").Add(float64(u.OutputTokens))
+	}
+	if u.Cost > 0 && !math.IsInf(u.Cost, 1) {
+		c.cost.WithLabelValues(ev.Workflow, ev.Agent).Add(u.Cost)
 	}
 }
 
@@ -191,5 +217,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *Collector) vecs() []prometheus.Collector {
-	return []prometheus.Collector{c.started, c.finished, c.instDur, c.stepDur, c.retries, c.limits, c.conditions}
+	return []prometheus.Collector{c.started, c.finished, c.instDur, c.stepDur, c.retries, c.limits, c.conditions, c.tokens, c.cost}
 }

@@ -1,6 +1,7 @@
 // Package engineprom exposes the engine's figures to Prometheus: instances
 // started, finished and running, how long instances and steps take,
-// retries, limit hits and condition errors. It stays out of the engine's
+// retries, limit hits, condition errors, and the tokens and cost the runs'
+// agents reported. It stays out of the engine's
 // core: the collector is fed by the engine's events (Observe is an
 // engine.Observer) and reads the running instances of the engines it
 // watches on every scrape.
@@ -15,7 +16,7 @@
 //	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 //
 // Labels are few and bounded by the workflow files: workflow, version,
-// state, agent, status, outcome, kind, limit. Instance ids are never a
+// state, agent, status, outcome, kind, limit, direction. Instance ids are never a
 // label. Durations are histograms in seconds. One collector serves any
 // number of engines (one per workflow version, say); the bus's own figures
 // are package busprom's.
