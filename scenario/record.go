@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -344,6 +345,15 @@ func (b *builder) value(v any) any {
 		return out
 	case string:
 		return b.ids.Replace(t)
+	case json.Number:
+		// A history read with UseNumber: YAML would write it as a string.
+		if n, err := t.Int64(); err == nil {
+			return n
+		}
+		if f, err := t.Float64(); err == nil {
+			return f
+		}
+		return t.String()
 	default:
 		return v
 	}
