@@ -24,14 +24,27 @@ type recordSource interface {
 
 func scenarioCmd() *cobra.Command {
 	var (
-		store, workflow, out string
-		api                  = &client{http: &http.Client{}}
+		workflow, out string
+		stored        = &storeFlags{}
+		api           = &client{http: &http.Client{}}
 	)
 	cmd := &cobra.Command{
 		Use:   "scenario ID (--server URL | --store FILE) [--workflow FILE] [--out FILE]",
 		Short: "Turn a recorded instance into a scenario that replays it (stdout without --out)",
 		Args:  cobra.ExactArgs(1),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			switch {
+			case len(args) > 0:
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			case stored.file != "":
+				return completeInstances(stored)(cmd, args, toComplete)
+			case api.base != "":
+				return api.completeServerInstances(cmd, args, toComplete)
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			store := stored.file
 			var src recordSource
 			switch {
 			case store == "" && api.base == "":
@@ -79,7 +92,7 @@ func scenarioCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&api.base, "server", "", "read the instance from this server's API")
 	f.StringVar(&api.token, "token", os.Getenv("BATON_TOKEN"), "with --server, an API token (env BATON_TOKEN)")
-	f.StringVar(&store, "store", "", "read the instance from this store file (bbolt)")
+	f.StringVar(&stored.file, "store", "", "read the instance from this store file (bbolt)")
 	f.StringVar(&workflow, "workflow", "", "the workflow file the scenario names (default <workflow>.yaml)")
 	f.StringVar(&out, "out", "", "write the scenario to this file instead of stdout")
 	return cmd

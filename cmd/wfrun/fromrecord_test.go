@@ -35,6 +35,10 @@ func TestScenario_StoreRoundTripsEveryExample(t *testing.T) {
 			stdout, stderr, code := wfrun(t, "run", path, "--store", store)
 			require.Equal(t, 0, code, stdout+stderr)
 			id := rootInstance(t, store)
+			if strings.HasSuffix(path, "approval/scenarios/approved.yaml") {
+				stdout, _, _ := wfrun(t, "__complete", "scenario", "--store", store, "")
+				assert.Contains(t, stdout, id+"\tapproval SENT completed", "completion offers the stored ids")
+			}
 
 			orig := loadYAML(t, path)
 			workflow := filepath.Join(filepath.Dir(path), orig["workflow"].(string))
@@ -173,6 +177,9 @@ func TestScenario_ServerRoundTrip(t *testing.T) {
 	stdout, _, code = wfrun(t, "scenario", "d-1", "--server", hs.URL)
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, "workflow: desk.yaml")
+
+	stdout, _, _ = wfrun(t, "__complete", "scenario", "--server", hs.URL, "d-")
+	assert.Contains(t, stdout, "d-1\tdesk completed")
 
 	_, stderr, code = wfrun(t, "scenario", "nope", "--server", hs.URL)
 	assert.Equal(t, 1, code)
