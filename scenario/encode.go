@@ -52,19 +52,27 @@ type (
 		Delay  string         `yaml:"delay,omitempty"`
 	}
 	expectYAML struct {
-		Status   string         `yaml:"status"`
-		Outcome  string         `yaml:"outcome,omitempty"`
-		States   []string       `yaml:"states,flow,omitempty"`
-		Handoffs []string       `yaml:"handoffs,flow"`
-		Error    string         `yaml:"error,omitempty"`
-		Context  map[string]any `yaml:"context,omitempty"`
+		Status          string           `yaml:"status"`
+		Outcome         string           `yaml:"outcome,omitempty"`
+		States          *[]string        `yaml:"states,flow,omitempty"` // nil is not checked, empty is
+		Handoffs        *[]string        `yaml:"handoffs,flow,omitempty"`
+		Error           string           `yaml:"error,omitempty"`
+		Context         map[string]any   `yaml:"context,omitempty"`
+		Steps           *int             `yaml:"steps,omitempty"`
+		ConditionErrors bool             `yaml:"condition_errors,omitempty"`
+		Property        string           `yaml:"property,omitempty"`
+		Usage           *expectUsageYAML `yaml:"usage,omitempty"`
+	}
+	expectUsageYAML struct {
+		Tokens *int64   `yaml:"tokens,omitempty"`
+		Cost   *float64 `yaml:"cost,omitempty"`
 	}
 )
 
 // Marshal writes s as a scenario file that Parse reads back: its name,
 // Workflow as it is (a path relative to the folder the file goes in), its
-// input, replies, signals and expectations (status, outcome, states,
-// hand-offs, error, context). Map keys are sorted: the same scenario is
+// input, replies, signals and expectations. Numbers are written as JSON
+// has them (a float 1.0 reads back as the integer 1). Map keys are sorted: the same scenario is
 // always the same text.
 func Marshal(s *Scenario) ([]byte, error) {
 	f := fileYAML{Scenario: s.Name, Workflow: s.Workflow, Input: s.Input, Agents: map[string][]replyYAML{}}
@@ -77,7 +85,19 @@ func Marshal(s *Scenario) ([]byte, error) {
 		f.Signals = append(f.Signals, signalYAML{Signal: sig.Name, Data: sig.Data, Delay: duration(sig.Delay)})
 	}
 	e := s.Expect
-	f.Expect = expectYAML{Status: e.Status, Outcome: e.Outcome, States: e.States, Handoffs: e.Handoffs, Error: e.Error, Context: e.Context}
+	f.Expect = expectYAML{
+		Status: e.Status, Outcome: e.Outcome, Error: e.Error, Context: e.Context,
+		Steps: e.Steps, ConditionErrors: e.ConditionErrors, Property: e.Property,
+	}
+	if e.States != nil {
+		f.Expect.States = &e.States
+	}
+	if e.Handoffs != nil {
+		f.Expect.Handoffs = &e.Handoffs
+	}
+	if e.Usage != nil {
+		f.Expect.Usage = &expectUsageYAML{Tokens: e.Usage.Tokens, Cost: e.Usage.Cost}
+	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)

@@ -68,6 +68,10 @@ func FromHistory(root Recording, children ...Recording) (*Scenario, error) {
 		States: states, Handoffs: handoffs,
 		Context: b.object(snap.Context),
 	}
+	for _, en := range root.History {
+		// The recorded run had them: its replay has them too.
+		s.Expect.ConditionErrors = s.Expect.ConditionErrors || en.Kind == record.KindCondition
+	}
 	if s.Expect.Handoffs == nil {
 		s.Expect.Handoffs = []string{}
 	}

@@ -2,9 +2,11 @@ package scenario_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -91,4 +93,36 @@ func TestFromHistory_RefusesUnfinished(t *testing.T) {
 		_, err := scenario.FromHistory(scenario.Recording{Snapshot: record.Snapshot{ID: "i-1", Status: st}})
 		assert.True(t, errors.Is(err, scenario.ErrNotFinished), "%s: got %v", st, err)
 	}
+}
+
+// TestFromHistory_Recorded checks what FromHistory makes of entries the
+// examples do not produce.
+func TestFromHistory_Recorded(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	root := scenario.Recording{
+		Snapshot: record.Snapshot{
+			ID: "i-7", Workflow: "w", Version: 2, Status: record.StatusFailed,
+			Error:   "engine: instance i-7 failed in state A: rules: no rule matched",
+			Context: map[string]any{"seen": "i-7/KYC/1", "n": json.Number("3")},
+		},
+		History: []record.Entry{
+			{Seq: 1, Time: at, Kind: record.KindStarted, State: "A", Result: map[string]any{"amount": json.Number("2.5")}},
+			{Seq: 2, Time: at, Kind: record.KindDispatch, Step: 1, Attempt: 1, State: "A", Agent: "a"},
+			{Seq: 3, Time: at.Add(1500 * time.Millisecond), Kind: record.KindAgentRun, Step: 1, Attempt: 1, State: "A", Agent: "a", Trigger: "done"},
+			{Seq: 4, Time: at.Add(1500 * time.Millisecond), Kind: record.KindOutcome, Step: 1, State: "A", Agent: "a", Trigger: "done"},
+			{Seq: 5, Time: at.Add(1500 * time.Millisecond), Kind: record.KindCondition, Step: 1, State: "A", Rule: "r", Condition: "result.x > 1", Error: "no x"},
+			{Seq: 6, Time: at.Add(1500 * time.Millisecond), Kind: record.KindFailed, Step: 1, State: "A"},
+		},
+	}
+	sc, err := scenario.FromHistory(root)
+	require.NoError(t, err)
+	replayID := "00000000-0000-4000-8000-000000000001"
+	assert.Equal(t, "failed", sc.Expect.Status)
+	assert.Equal(t, "engine: instance "+replayID+" failed in state A: rules: no rule matched", sc.Expect.Error, "the replay's id")
+	assert.Equal(t, map[string]any{"seen": replayID + "/KYC/1", "n": int64(3)}, sc.Expect.Context)
+	assert.Equal(t, map[string]any{"amount": 2.5}, sc.Input)
+	assert.True(t, sc.Expect.ConditionErrors, "the recorded run's condition errors are expected")
+	require.Len(t, sc.Agents["a"], 1)
+	assert.Equal(t, "done", sc.Agents["a"][0].Trigger)
+	assert.Equal(t, 1500*time.Millisecond, sc.Agents["a"][0].Delay)
 }
