@@ -21,7 +21,7 @@ type (
 		Expect   expectYAML             `yaml:"expect"`
 	}
 	replyYAML struct {
-		Trigger   string         `yaml:"trigger,omitempty"`
+		Trigger   *string        `yaml:"trigger,omitempty"` // "" too, for an agent that reported no trigger
 		Select    string         `yaml:"select,omitempty"`
 		Handoff   *handoffYAML   `yaml:"handoff,omitempty"`
 		Reject    string         `yaml:"reject,omitempty"`
@@ -111,7 +111,10 @@ func Marshal(s *Scenario) ([]byte, error) {
 }
 
 func replyOf(r Reply) replyYAML {
-	y := replyYAML{Trigger: r.Trigger, Select: r.Select, Reject: r.Reject, Error: r.Error, Kind: r.Kind, Result: r.Result, Delay: duration(r.Delay)}
+	y := replyYAML{Select: r.Select, Reject: r.Reject, Error: r.Error, Kind: r.Kind, Result: r.Result, Delay: duration(r.Delay)}
+	if r.Trigger != "" || (r.Select == "" && r.Handoff == nil && r.Reject == "" && r.Error == "") {
+		y.Trigger = &r.Trigger
+	}
 	if r.Error != "" && !r.Retryable {
 		no := false
 		y.Retryable = &no

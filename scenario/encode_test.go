@@ -68,3 +68,15 @@ func TestMarshal_ReadsBackEveryExample(t *testing.T) {
 		})
 	}
 }
+
+// TestMarshal_EmptyTrigger: an agent that reported no trigger is scripted
+// with `trigger: ""`, so that its replay reports none either.
+func TestMarshal_EmptyTrigger(t *testing.T) {
+	s := &scenario.Scenario{Name: "n", Workflow: "w.yaml", Agents: map[string][]scenario.Reply{"a": {{Retryable: true}}}, Expect: scenario.Expect{Status: "completed"}}
+	src, err := scenario.Marshal(s)
+	require.NoError(t, err)
+	assert.Contains(t, string(src), `trigger: ""`)
+	got, err := scenario.Parse("f.yaml", src)
+	require.NoError(t, err, "%s", src)
+	assert.Equal(t, "", got.Agents["a"][0].Trigger)
+}

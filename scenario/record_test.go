@@ -126,3 +126,25 @@ func TestFromHistory_Recorded(t *testing.T) {
 	assert.Equal(t, "done", sc.Agents["a"][0].Trigger)
 	assert.Equal(t, 1500*time.Millisecond, sc.Agents["a"][0].Delay)
 }
+
+// FuzzFromHistory: any history, however odd, gives a scenario that Marshal
+// writes and Parse reads back, or an error; never a panic.
+func FuzzFromHistory(f *testing.F) {
+	f.Add([]byte(`[{"seq":1,"kind":"started","state":"A","result":{"x":1}},{"seq":2,"kind":"dispatch","step":1,"agent":"a"},{"seq":3,"kind":"agent_run","step":1,"agent":"a"}]`))
+	f.Add([]byte(`[{"kind":"handoff","step":2,"agent":"b","from":"a","to":"b"},{"kind":"agent_run","step":2,"agent":"b","to":"c","detail":"hand-off (x"},{"kind":"handoff","step":3,"from":"b","to":"c"},{"kind":"returned","step":3}]`))
+	f.Add([]byte(`[{"kind":"dispatch","step":1,"agent":"a"},{"kind":"agent_run","step":1,"agent":"a","error":"t","error_kind":"timeout"},{"kind":"late_reply","step":1,"error":"x"},{"kind":"waiting"},{"kind":"signal","trigger":"go"},{"kind":"selected","step":1,"to":"z"},{"kind":"child","detail":"c"}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var history []record.Entry
+		if json.Unmarshal(data, &history) != nil {
+			return
+		}
+		root := scenario.Recording{Snapshot: record.Snapshot{ID: "i", Status: record.StatusCompleted}, History: history}
+		child := scenario.Recording{Snapshot: record.Snapshot{ID: "c", Status: record.StatusCompleted}, History: history}
+		sc, err := scenario.FromHistory(root, child)
+		require.NoError(t, err)
+		sc.Workflow = "w.yaml"
+		src, err := scenario.Marshal(sc)
+		require.NoError(t, err)
+		_, _ = scenario.Parse("f.yaml", src)
+	})
+}
