@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/batonhq/baton/boltstore"
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/scenario"
 )
 
@@ -71,6 +73,9 @@ func scenarioCmd() *cobra.Command {
 			}
 			if sc.Workflow, err = workflowRef(root.Snapshot.Workflow, workflow, out); err != nil {
 				return &checkError{err: err}
+			}
+			if workflow != "" {
+				versionNote(cmd.ErrOrStderr(), root.Snapshot, workflow)
 			}
 			text, err := scenario.Marshal(sc)
 			if err != nil {
@@ -195,4 +200,19 @@ func (a apiSource) History(ctx context.Context, id string) ([]record.Entry, erro
 		return nil, err
 	}
 	return h, nil
+}
+
+// versionNote tells, on stderr, when the workflow file is not the one the
+// instance ran on: the scenario then shows where the file decides
+// otherwise, which may be the point, or a wrong file.
+func versionNote(w io.Writer, snap record.Snapshot, file string) {
+	wf, err := rules.LoadBeside(file)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "note: %s does not load: wfrun test will say why\n", file)
+	case wf.Name != snap.Workflow:
+		fmt.Fprintf(w, "note: %s is workflow %s; instance %s ran workflow %s\n", file, wf.Name, snap.ID, snap.Workflow)
+	case wf.Version != snap.Version:
+		fmt.Fprintf(w, "note: %s is version %d of %s; instance %s ran on version %d: wfrun test shows where they decide otherwise\n", file, wf.Version, wf.Name, snap.ID, snap.Version)
+	}
 }

@@ -36,6 +36,10 @@ func TestScenario_StoreRoundTripsEveryExample(t *testing.T) {
 			require.Equal(t, 0, code, stdout+stderr)
 			id := rootInstance(t, store)
 			if strings.HasSuffix(path, "approval/scenarios/approved.yaml") {
+				_, stderr, code := wfrun(t, "scenario", id, "--store", store, "--workflow", "../../examples/refund/workflow.yaml")
+				assert.Equal(t, 0, code)
+				assert.Contains(t, stderr, "note: ../../examples/refund/workflow.yaml is workflow refund; instance "+id+" ran workflow approval")
+
 				stdout, _, _ := wfrun(t, "__complete", "scenario", "--store", store, "")
 				assert.Contains(t, stdout, id+"\tapproval SENT completed", "completion offers the stored ids")
 			}
