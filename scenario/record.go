@@ -33,7 +33,8 @@ const unanswered = "no reply recorded"
 // dynamic hand-off or the user's selection, its usage, and its delay (from
 // the work's sending to the reply, on the history's clock); the signals it
 // accepted, each with its delay from the start of the wait; and what it
-// must end with (status, outcome, states, hand-offs, context, error).
+// must end with (status, outcome, states, hand-offs, context, error, and
+// the usage totals when its runs reported usage).
 //
 // children holds the instances its workflow states started, and theirs
 // (the ids the `child` entries name): their runs and signals are scripted
@@ -67,6 +68,10 @@ func FromHistory(root Recording, children ...Recording) (*Scenario, error) {
 		Status: string(snap.Status), Outcome: snap.Outcome,
 		States: states, Handoffs: handoffs,
 		Context: b.object(snap.Context),
+	}
+	if t := snap.Usage.Totals; t.Tokens != 0 || t.Cost != 0 {
+		tokens, cost := t.Tokens, t.Cost
+		s.Expect.Usage = &ExpectUsage{Tokens: &tokens, Cost: &cost}
 	}
 	for _, en := range root.History {
 		// The recorded run had them: its replay has them too.

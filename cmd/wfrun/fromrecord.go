@@ -13,6 +13,7 @@ import (
 
 	"github.com/batonhq/baton/boltstore"
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/scenario"
 )
@@ -161,15 +162,16 @@ type apiSource struct{ c *client }
 
 // apiInstance is what the API's instance answer holds of a snapshot.
 type apiInstance struct {
-	ID       string         `json:"id"`
-	Workflow string         `json:"workflow"`
-	Version  int            `json:"version"`
-	Status   string         `json:"status"`
-	State    string         `json:"state"`
-	Step     int            `json:"step"`
-	Outcome  string         `json:"outcome"`
-	Error    *string        `json:"error"`
-	Context  map[string]any `json:"context"`
+	ID       string          `json:"id"`
+	Workflow string          `json:"workflow"`
+	Version  int             `json:"version"`
+	Status   string          `json:"status"`
+	State    string          `json:"state"`
+	Step     int             `json:"step"`
+	Outcome  string          `json:"outcome"`
+	Error    *string         `json:"error"`
+	Context  map[string]any  `json:"context"`
+	Usage    registry.Totals `json:"usage"`
 }
 
 // Instance reads the instance's snapshot: the API's statuses spell a
@@ -187,6 +189,7 @@ func (a apiSource) Instance(ctx context.Context, id string) (record.Snapshot, er
 		status = record.StatusRunning
 	}
 	snap := record.Snapshot{ID: in.ID, Workflow: in.Workflow, Version: in.Version, Status: status, State: in.State, Step: in.Step, Outcome: in.Outcome, Context: in.Context}
+	snap.Usage.Totals = in.Usage
 	if in.Error != nil {
 		snap.Error = *in.Error
 	}

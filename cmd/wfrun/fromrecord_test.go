@@ -172,6 +172,7 @@ func TestScenario_ServerRoundTrip(t *testing.T) {
 	assert.Contains(t, text, "workflow: ../desk.yaml")
 	assert.Contains(t, text, "kind: rate_limited")
 	assert.Contains(t, text, "model: large-2")
+	assert.Contains(t, text, "usage:\n    tokens: 155\n    cost: 0.0125", "expect.usage")
 	assert.Contains(t, text, "signal: approved")
 	assert.Contains(t, text, "states: [DRAFTING, APPROVAL, SENDING, SENT]")
 	stdout, stderr, code := wfrun(t, "test", out)
