@@ -10,4 +10,8 @@
 // scenario produce byte-identical histories. An agent with no reply left, a
 // reply left unconsumed, and every expectation that does not hold are listed
 // in [Report.Failures].
+//
+// The other way round, [FromHistory] turns an instance that ran (its snapshot
+// and history, and its children's) into the scenario that replays it, and
+// [Marshal] writes a scenario as a file: a live run becomes a test.
 package scenario

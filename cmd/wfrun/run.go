@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(validateCmd(), checkCmd(), exploreCmd(), graphCmd(), runCmd(), testCmd(), inspectCmd(), replayCmd(), schemaCmd(), pruneCmd(), versionCmd())
+	root.AddCommand(validateCmd(), checkCmd(), exploreCmd(), graphCmd(), runCmd(), testCmd(), inspectCmd(), replayCmd(), scenarioCmd(), schemaCmd(), pruneCmd(), versionCmd())
 	root.AddCommand(serverCommands()...)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\n%s", err, c.UsageString())
