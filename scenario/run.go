@@ -50,6 +50,8 @@ type Row struct {
 	Rule    string `json:"rule,omitempty"`
 	Next    string `json:"next,omitempty"`
 	Handoff string `json:"handoff,omitempty"`
+	// Usage is what the run used, as its agent reported it.
+	Usage registry.Usage `json:"usage,omitzero"`
 	// ConditionErrors lists the conditions that failed at run time while
 	// the step's outcome was matched (each counted as false), as
 	// "rule ID: `condition`: error".
@@ -206,7 +208,7 @@ func Trace(history []record.Entry) (steps []Row, states, handoffs []string) {
 			}
 		case record.KindAgentRun:
 			cur = run(en.Step)
-			cur.State, cur.Agent = en.State, en.Agent
+			cur.State, cur.Agent, cur.Usage = en.State, en.Agent, en.Usage
 			switch {
 			case en.Error != "":
 				cur.Trigger = "error: " + en.Error

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/batonhq/baton/boltstore"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/scenario"
 )
@@ -195,13 +197,24 @@ func writeTable(out io.Writer, rep *scenario.Report, pal palette) {
 func writeRows(out io.Writer, rows []scenario.Row) {
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tSTATE\tAGENT\tTRIGGER\tRULE\tNEXT\tHANDOFF")
+	// A usage column only when some run reported usage: most workflows'
+	// agents report none.
+	usage := slices.ContainsFunc(rows, func(r scenario.Row) bool { return !r.Usage.IsZero() })
+	head := "STEP\tSTATE\tAGENT\tTRIGGER\tRULE\tNEXT\tHANDOFF"
+	if usage {
+		head += "\tUSAGE"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rows {
 		step := fmt.Sprint(r.Step)
 		if len(r.ConditionErrors) > 0 {
 			step += " !"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", step, r.State, r.Agent, dash(r.Trigger), dash(r.Rule), dash(r.Next), dash(r.Handoff))
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", step, r.State, r.Agent, dash(r.Trigger), dash(r.Rule), dash(r.Next), dash(r.Handoff))
+		if usage {
+			line += "\t" + usageCell(r.Usage)
+		}
+		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
 	// The failures go under their rows, outside the table's columns.
@@ -213,6 +226,19 @@ func writeRows(out io.Writer, rows []scenario.Row) {
 			fmt.Fprintf(out, "      ! condition error (counted as false): %s\n", ce)
 		}
 	}
+}
+
+// usageCell is a run's usage in the step table: input+output tokens and
+// the cost when there is one.
+func usageCell(u registry.Usage) string {
+	if u.IsZero() {
+		return "-"
+	}
+	cell := fmt.Sprintf("%d+%d tokens", u.InputTokens, u.OutputTokens)
+	if u.Cost != 0 {
+		cell += ", cost " + strconv.FormatFloat(u.Cost, 'f', -1, 64)
+	}
+	return cell
 }
 
 func dash(s string) string {

@@ -24,3 +24,15 @@ func TestPrintEvent_ProgressAndUsage(t *testing.T) {
 	assert.Contains(t, got, `agent_progress  writer: drafting "Dear customer,"`)
 	assert.Contains(t, got, "agent_reported  writer trigger drafted (1200+300 tokens, cost 0.25)")
 }
+
+// The step table has a usage column when some run reported usage, and none
+// otherwise.
+func TestRun_StepTableUsageColumn(t *testing.T) {
+	out, errOut, code := wfrun(t, "run", "../../scenario/testdata/budget/scenarios/cost_fails.yaml")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "HANDOFF         USAGE")
+	assert.Contains(t, out, "0+0 tokens, cost 0.25")
+	out, errOut, code = wfrun(t, "run", "../../examples/refund/scenarios/approved.yaml")
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, "USAGE")
+}
