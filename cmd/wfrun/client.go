@@ -16,6 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/batonhq/baton/server"
 )
 
 // client talks to a Baton server's API.
@@ -158,22 +160,19 @@ func printYAML(w io.Writer, v any) error {
 
 // instance is an instance as the API answers it.
 type instance struct {
-	ID       string `json:"id"`
-	Workflow string `json:"workflow"`
-	Version  int    `json:"version"`
-	Status   string `json:"status"`
-	State    string `json:"state,omitempty"`
-	Step     int    `json:"step"`
-	Outcome  string `json:"outcome"`
-	Error    string `json:"error"`
-	Cancel   string `json:"cancel_reason,omitempty"`
-	Usage    struct {
-		Tokens int64   `json:"tokens"`
-		Cost   float64 `json:"cost"`
-	} `json:"usage"`
-	Context map[string]any `json:"context,omitempty"`
-	Created time.Time      `json:"created"`
-	Updated time.Time      `json:"updated"`
+	ID       string         `json:"id"`
+	Workflow string         `json:"workflow"`
+	Version  int            `json:"version"`
+	Status   string         `json:"status"`
+	State    string         `json:"state,omitempty"`
+	Step     int            `json:"step"`
+	Outcome  string         `json:"outcome"`
+	Error    string         `json:"error"`
+	Cancel   string         `json:"cancel_reason,omitempty"`
+	Usage    server.Usage   `json:"usage"`
+	Context  map[string]any `json:"context,omitempty"`
+	Created  time.Time      `json:"created"`
+	Updated  time.Time      `json:"updated"`
 }
 
 func (i instance) finished() bool {
