@@ -2,11 +2,12 @@ package registry
 
 import (
 	"errors"
-	"github.com/batonhq/baton/internal/suggest"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/batonhq/baton/internal/suggest"
 )
 
 // Registry holds the agents of a workflow. Look-ups are lock-free and safe

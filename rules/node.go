@@ -2,7 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"github.com/batonhq/baton/internal/suggest"
 	"math"
 	"slices"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/batonhq/baton/internal/suggest"
 )
 
 // Bounds that keep hostile input (alias bombs, self-referencing anchors)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/batonhq/baton/check"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/check"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/httpagent"
 	"github.com/batonhq/baton/registry"

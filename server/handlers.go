@@ -2,15 +2,16 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/batonhq/baton/check"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/batonhq/baton/check"
 	"github.com/batonhq/baton/fsm"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/wire"
@@ -26,6 +27,13 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 	}
 	rep, e := decodeReport(data)
 	if e != nil {
+		if id, ok := reportIdentity(data); ok {
+			// A report of a run that says something it may not (bad usage,
+			// progress beside an outcome, two outcomes) is answered as the
+			// engine answers any report it refuses, and changes nothing.
+			writeJSON(w, http.StatusOK, wire.Answer{Code: wire.CodeInvalid, Message: fmt.Sprintf("report for %s step %d: %s: %s", id.InstanceID, id.Step, e.Field, e.Message)})
+			return
+		}
 		writeError(w, e)
 		return
 	}
@@ -81,6 +89,26 @@ func decodeReport(data []byte) (wire.Report, *apiError) {
 		return rep, badField(fe.Field, fe.Reason)
 	}
 	return rep, &apiError{Status: http.StatusBadRequest, Code: "invalid_json", Message: err.Error()}
+}
+
+// reportIdentity reads the identity of a body that is not a valid report:
+// ok when it is a JSON object naming an instance, a step and an agent, so
+// that it is a report, if one the engine cannot take.
+func reportIdentity(data []byte) (id struct {
+	InstanceID string `json:"instance_id"`
+	Step       int    `json:"step"`
+	Agent      string `json:"agent"`
+}, ok bool) {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(data, &raw) != nil {
+		return id, false
+	}
+	for key, dst := range map[string]any{"instance_id": &id.InstanceID, "step": &id.Step, "agent": &id.Agent} {
+		if json.Unmarshal(raw[key], dst) != nil {
+			return id, false
+		}
+	}
+	return id, id.InstanceID != "" && id.Step >= 1 && id.Agent != ""
 }
 
 // WorkflowInfo is a hosted workflow and its versions.

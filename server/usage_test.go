@@ -33,11 +33,13 @@ func TestServer_ProgressAndUsage(t *testing.T) {
 		assert.NotEqual(t, "agent_progress", e["kind"], "progress is never in the history")
 	}
 
-	// Bad usage is refused naming the field, and changes nothing.
+	// Bad usage is answered invalid, naming the field, and changes nothing.
 	code, body = f.do("POST", "/v1/reports", map[string]any{"instance_id": id, "step": 1, "agent": "writer", "trigger": "drafted",
 		"usage": map[string]any{"input_tokens": -1}})
-	require.Equal(t, 400, code, "%v", body)
-	assert.Equal(t, "usage.input_tokens", errorOf(t, body)["field"])
+	require.Equal(t, 200, code, "%v", body)
+	assert.Equal(t, "invalid", body["code"])
+	assert.Contains(t, body["message"], "usage.input_tokens")
+	assert.Equal(t, "running", f.waitStatus(id, "running")["status"], "the refused report changed nothing")
 
 	// The run's report with usage: counted on the instance and its agent.
 	code, body = f.do("POST", "/v1/reports", map[string]any{"instance_id": id, "step": 1, "agent": "writer", "trigger": "drafted",

@@ -3,7 +3,6 @@ package webview
 import (
 	"encoding/json"
 	"errors"
-	"github.com/batonhq/baton/check"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -15,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/check"
 	"github.com/batonhq/baton/fsm"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
