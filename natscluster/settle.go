@@ -133,13 +133,28 @@ func (n *Node) later(p int, msg string, err error) {
 
 // armSettle sets t to fire when the first held partition whose fence or
 // resume failed is due to be tried again, and stops it when there is none.
-// (A partition not tried yet is tried at the next balance.)
+// A partition not tried yet (settle stopped at its budget, a heartbeat of
+// fencing, before it) is due at once: a node taking its share goes on
+// round after round instead of a round per heartbeat, while the loop still
+// serves the bucket's updates and heartbeats between rounds.
 func (n *Node) armSettle(t *time.Timer) {
+	if n.cutOff() {
+		t.Stop() // settle does nothing while cut off: the next heartbeat arms it again
+		return
+	}
 	var first time.Time
+	now := time.Now()
 	n.mu.Lock()
 	for _, l := range n.owned {
-		if !l.ready && !l.next.IsZero() && (first.IsZero() || l.next.Before(first)) {
-			first = l.next
+		if l.ready {
+			continue
+		}
+		next := l.next
+		if next.IsZero() {
+			next = now
+		}
+		if first.IsZero() || next.Before(first) {
+			first = next
 		}
 	}
 	n.mu.Unlock()
