@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonhq/baton/internal/sse"
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/rules"
 )
 
 // progressSlots is how many agent_progress events an instance's stream
@@ -67,7 +68,7 @@ func (s *Server) instanceEvents(w http.ResponseWriter, r *http.Request, id, wf s
 	if st.Send(func(w io.Writer) { fmt.Fprint(w, ": baton events\n\n") }) != nil {
 		return
 	}
-	c := &instanceCursor{id: id, workflow: wf}
+	c := &instanceCursor{id: id, workflow: wf, flows: s.cat}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {
@@ -123,6 +124,7 @@ func (s *Server) instanceEvents(w http.ResponseWriter, r *http.Request, id, wf s
 // once.
 type instanceCursor struct {
 	id, workflow string
+	flows        *catalog
 	snap         record.Snapshot
 	past         *pastEvents
 	seq          int          // the last entry read
@@ -142,7 +144,11 @@ func (c *instanceCursor) read(ctx context.Context, store record.Store) ([]Event,
 		if err != nil {
 			return nil, false, err
 		}
-		c.snap, c.past = snap, newPastEvents(snap)
+		var wf *rules.Workflow
+		if f, ok := c.flows.flow(snap.Hash); ok {
+			wf = f.wf
+		}
+		c.snap, c.past = snap, newPastEvents(snap, wf)
 	}
 	entries, err := store.History(ctx, c.id)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/rules"
 )
 
 // pastEvents turns an instance's history into the events the engine told
@@ -15,6 +16,7 @@ import (
 // recorded (agent_progress, agent_changed, dead_lettered) are not in it.
 type pastEvents struct {
 	snap    record.Snapshot
+	wf      *rules.Workflow      // the instance's version, when the server has it
 	agents  map[string]string    // each state's agent, as the history named it
 	sent    map[runKey]time.Time // when each run's work was sent, for its duration
 	rule    string               // the last rule fired: the rule of the run it starts
@@ -29,8 +31,22 @@ type runKey struct {
 	index int
 }
 
-func newPastEvents(snap record.Snapshot) *pastEvents {
-	return &pastEvents{snap: snap, agents: map[string]string{}, sent: map[runKey]time.Time{}, created: snap.Created}
+func newPastEvents(snap record.Snapshot, wf *rules.Workflow) *pastEvents {
+	return &pastEvents{snap: snap, wf: wf, agents: map[string]string{}, sent: map[runKey]time.Time{}, created: snap.Created}
+}
+
+// agentOf is the agent owning state, which the engine's events name when
+// they are about no agent of their own.
+func (p *pastEvents) agentOf(state string) string {
+	if p.wf == nil {
+		return p.agents[state]
+	}
+	for _, st := range p.wf.States {
+		if st.Name == state {
+			return st.Agent
+		}
+	}
+	return ""
 }
 
 // add appends to out the events en stands for.
@@ -45,7 +61,7 @@ func (p *pastEvents) add(out []Event, en record.Entry) []Event {
 		State: en.State, Agent: en.Agent, Time: en.Time.UTC(), Error: en.Error,
 	}
 	if ev.Agent == "" {
-		ev.Agent = p.agents[en.State]
+		ev.Agent = p.agentOf(en.State)
 	}
 	switch en.Kind {
 	case record.KindStarted:
@@ -63,7 +79,7 @@ func (p *pastEvents) add(out []Event, en record.Entry) []Event {
 		return append(out, ev)
 	case record.KindHandoff:
 		p.sent[runKey{en.Step, en.Agent, en.Index}] = en.Time
-		ev.Agent = p.agents[en.State]
+		ev.Agent = p.agentOf(en.State)
 		ev.Type, ev.From, ev.To, ev.Rule = "agent_handoff", en.From, en.To, en.Rule
 		run := ev
 		run.Type, run.Agent, run.From, run.To, run.Attempt, run.Reason = "run_started", en.Agent, en.From, "", max(en.Attempt, 1), en.Reason
@@ -72,7 +88,7 @@ func (p *pastEvents) add(out []Event, en record.Entry) []Event {
 		if en.Detail == "not delivered" {
 			return out
 		}
-		ev.Agent = p.agents[en.State]
+		ev.Agent = p.agentOf(en.State)
 		ev.Type, ev.From, ev.To, ev.Rule = "agent_handoff", en.From, en.To, en.Rule
 		return append(out, ev)
 	case record.KindAgentRun:
@@ -107,7 +123,7 @@ func (p *pastEvents) add(out []Event, en record.Entry) []Event {
 	case record.KindTransition:
 		p.rule = ""
 		ev.Type, ev.From, ev.To, ev.Rule, ev.State = "state_changed", en.State, en.Next, en.Rule, en.Next
-		ev.Agent = p.agents[en.Next]
+		ev.Agent = p.agentOf(en.Next)
 		return append(out, ev)
 	case record.KindSignal:
 		ev.Type, ev.Signal, ev.Agent = "signal_received", en.Trigger, ""
