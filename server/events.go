@@ -200,7 +200,7 @@ func (h *hub) watch(filter func(Event) bool, notify func(Event)) (stop func(), d
 // is kept. Call it under the lock.
 func (h *hub) oldest() uint64 { return h.next - uint64(h.size) }
 
-// dropped reports whether s was dropped for falling behind, and the oldest
+// droppedAt reports whether s was dropped for falling behind, and the oldest
 // event the hub still keeps.
 func (h *hub) droppedAt(s *subscriber) (bool, uint64) {
 	h.mu.Lock()
