@@ -48,6 +48,9 @@ type Event struct {
 	Usage *registry.Usage `json:"usage,omitempty"`
 	// Progress is what a run under way said (agent_progress).
 	Progress *registry.Progress `json:"progress,omitempty"`
+	// First is, on a gap event, the oldest event the server can still
+	// give: the events after the gap's id and before First are lost.
+	First uint64 `json:"first,omitempty"`
 }
 
 // Finished reports whether the event ends its instance.
@@ -91,20 +94,30 @@ type hub struct {
 // subscriber is a stream's channel, or a watcher's notify function (called
 // under the hub's lock: it must not block). The channel carries pointers,
 // shared by every stream and never changed: a buffer of whole events would
-// make each idle stream hold about 100 KB.
+// make each idle stream hold megabytes.
 type subscriber struct {
 	ch     chan *Event
 	notify func(Event)
 	filter func(Event) bool
+	// dropped is set, under the hub's lock, when the hub closed ch because
+	// the stream fell a whole buffer behind.
+	dropped bool
 }
+
+// subscriberSlots is how many events a stream may fall behind the engines
+// before it is dropped: at a thousand instances a second (several
+// thousand events) a stream that writes in batches stays well within it,
+// and an idle stream holds 32 KB of pointers.
+const subscriberSlots = 4096
 
 func newHub(size int) *hub {
 	return &hub{ring: make([]Event, size), next: 1, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
 }
 
 // publish numbers ev and hands it to the subscribers whose filter takes it.
-// A subscriber too slow to keep up is dropped: its stream ends, and the
-// client resumes with Last-Event-ID.
+// It never waits for a stream: a subscriber too slow to keep up is dropped
+// (its stream sends a gap event and ends, and the client resumes with
+// Last-Event-ID).
 func (h *hub) publish(ev Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -136,6 +149,7 @@ func (h *hub) publish(ev Event) {
 		select {
 		case s.ch <- shared:
 		default:
+			s.dropped = true
 			close(s.ch)
 			delete(h.subs, s)
 		}
@@ -143,7 +157,9 @@ func (h *hub) publish(ev Event) {
 }
 
 // subscribe returns the kept events after id that filter takes (none when
-// replay is false) and a subscriber for the ones to come.
+// replay is false), preceded by a gap event when events after id are no
+// longer kept (or id is not one this hub gave: the server restarted), and
+// a subscriber for the ones to come.
 func (h *hub) subscribe(after uint64, replay bool, filter func(Event) bool) ([]Event, *subscriber, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -151,6 +167,9 @@ func (h *hub) subscribe(after uint64, replay bool, filter func(Event) bool) ([]E
 		return nil, nil, false
 	}
 	var backlog []Event
+	if first := h.oldest(); replay && (after+1 < first || after >= h.next) {
+		backlog = append(backlog, Event{ID: first - 1, Type: "gap", First: first, Reason: "expired", Time: time.Now().UTC()})
+	}
 	if replay {
 		for k := range h.size {
 			ev := h.ring[(h.start+k)%len(h.ring)]
@@ -159,7 +178,7 @@ func (h *hub) subscribe(after uint64, replay bool, filter func(Event) bool) ([]E
 			}
 		}
 	}
-	s := &subscriber{ch: make(chan *Event, 256), filter: filter}
+	s := &subscriber{ch: make(chan *Event, subscriberSlots), filter: filter}
 	h.subs[s] = struct{}{}
 	return backlog, s, true
 }
@@ -175,6 +194,18 @@ func (h *hub) watch(filter func(Event) bool, notify func(Event)) (stop func(), d
 	s := &subscriber{notify: notify, filter: filter}
 	h.subs[s] = struct{}{}
 	return func() { h.unsubscribe(s) }, h.done, true
+}
+
+// oldest is the id of the oldest kept event, or of the next one when none
+// is kept. Call it under the lock.
+func (h *hub) oldest() uint64 { return h.next - uint64(h.size) }
+
+// droppedAt reports whether s was dropped for falling behind, and the oldest
+// event the hub still keeps.
+func (h *hub) droppedAt(s *subscriber) (bool, uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return s.dropped, h.oldest()
 }
 
 func (h *hub) unsubscribe(s *subscriber) {
@@ -226,6 +257,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
+	if inst != "" {
+		s.instanceEvents(w, r, inst, wf, after)
+		return
+	}
 	release, e := s.takeStream()
 	if e != nil {
 		writeError(w, e)
@@ -257,6 +292,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}) != nil {
 		return
 	}
+	if len(backlog) > 0 {
+		after = backlog[len(backlog)-1].ID
+	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {
@@ -264,9 +302,28 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case ev, open := <-sub.ch:
 			if !open {
+				s.dropped(st, sub, after)
 				return
 			}
-			err = st.Send(func(w io.Writer) { writeEvent(w, *ev) })
+			// Whatever else is waiting goes out in the same write and
+			// flush: a stream keeps up by writing more at once.
+			err = st.Send(func(w io.Writer) {
+				writeEvent(w, *ev)
+				after = ev.ID
+				for range subscriberSlots {
+					select {
+					case ev, open := <-sub.ch:
+						if !open {
+							return
+						}
+						writeEvent(w, *ev)
+						after = ev.ID
+						continue
+					default:
+					}
+					return
+				}
+			})
 		case <-tick.C:
 			err = st.Send(func(w io.Writer) { fmt.Fprint(w, ": keep-alive\n\n") })
 		case <-r.Context().Done():
@@ -278,6 +335,19 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return // the client is gone or stopped reading
 		}
 	}
+}
+
+// dropped ends a stream the hub closed: one dropped for falling behind
+// gets a gap event, its id the last event it was sent, so that the client
+// knows to resume from there.
+func (s *Server) dropped(st *sse.Stream, sub *subscriber, last uint64) {
+	dropped, first := s.hub.droppedAt(sub)
+	if !dropped {
+		return // the server is closing
+	}
+	_ = st.Send(func(w io.Writer) {
+		writeEvent(w, Event{ID: last, Type: "gap", First: max(first, last+1), Reason: "slow", Time: time.Now().UTC()})
+	})
 }
 
 func writeEvent(w io.Writer, ev Event) {

@@ -130,6 +130,9 @@ func (c *client) readEvents(r io.Reader, id string, w io.Writer, last *uint64) (
 		if ev.Instance != id {
 			continue
 		}
+		if ev.Type == "end" { // the stream's own: the instance is finished
+			return true, nil
+		}
 		if err := c.printEvent(w, ev); err != nil {
 			return false, err
 		}
