@@ -1,6 +1,10 @@
 package check
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/batonhq/baton/internal/graph"
+)
 
 // worstCase bounds the agent runs of an instance. Within a strongly
 // connected part of the graph every state may be entered up to its
@@ -91,52 +95,28 @@ func (c *checker) selfLoop(name string) bool {
 }
 
 // components returns the strongly connected components of the reachable
-// graph (Tarjan), each in file order, and the component of each state.
+// graph, each in file order, and the component of each state.
 func (c *checker) components() ([][]string, map[string]int) {
 	order := map[string]int{}
+	var roots []string
 	for i, s := range c.w.States {
 		order[s.Name] = i
+		if c.reached[s.Name] {
+			roots = append(roots, s.Name)
+		}
 	}
-	index, low := map[string]int{}, map[string]int{}
-	onStack := map[string]bool{}
-	var stack []string
-	var comps [][]string
+	comps := graph.Components(roots, func(v string) []string {
+		out := make([]string, len(c.succ[v]))
+		for k, e := range c.succ[v] {
+			out[k] = e.to
+		}
+		return out
+	})
 	compOf := map[string]int{}
-	next := 0
-	var visit func(v string)
-	visit = func(v string) {
-		index[v], low[v] = next, next
-		next++
-		stack = append(stack, v)
-		onStack[v] = true
-		for _, e := range c.succ[v] {
-			u := e.to
-			if _, seen := index[u]; !seen {
-				visit(u)
-				low[v] = min(low[v], low[u])
-			} else if onStack[u] {
-				low[v] = min(low[v], index[u])
-			}
-		}
-		if low[v] == index[v] {
-			var comp []string
-			for {
-				u := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				onStack[u] = false
-				compOf[u] = len(comps)
-				comp = append(comp, u)
-				if u == v {
-					break
-				}
-			}
-			slices.SortFunc(comp, func(a, b string) int { return order[a] - order[b] })
-			comps = append(comps, comp)
-		}
-	}
-	for _, s := range c.w.States {
-		if _, seen := index[s.Name]; !seen && c.reached[s.Name] {
-			visit(s.Name)
+	for k, comp := range comps {
+		slices.SortFunc(comp, func(a, b string) int { return order[a] - order[b] })
+		for _, u := range comp {
+			compOf[u] = k
 		}
 	}
 	return comps, compOf

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/batonhq/baton/internal/graph"
 )
 
 // lint returns the lint warnings for a workflow that loaded without
@@ -229,44 +231,13 @@ func sccs(states []*State, succ map[string][]string) [][]string {
 		}
 		return len(states)
 	}
-	index, low := map[string]int{}, map[string]int{}
-	onStack := map[string]bool{}
-	var stack []string
-	var out [][]string
-	next := 0
-	var visit func(v string)
-	visit = func(v string) {
-		index[v], low[v] = next, next
-		next++
-		stack = append(stack, v)
-		onStack[v] = true
-		for _, u := range succ[v] {
-			if _, seen := index[u]; !seen {
-				visit(u)
-				low[v] = min(low[v], low[u])
-			} else if onStack[u] {
-				low[v] = min(low[v], index[u])
-			}
-		}
-		if low[v] == index[v] {
-			var comp []string
-			for {
-				u := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				onStack[u] = false
-				comp = append(comp, u)
-				if u == v {
-					break
-				}
-			}
-			slices.SortStableFunc(comp, func(a, b string) int { return rank(a) - rank(b) })
-			out = append(out, comp)
-		}
+	roots := make([]string, len(states))
+	for k, s := range states {
+		roots[k] = s.Name
 	}
-	for _, s := range states {
-		if _, seen := index[s.Name]; !seen {
-			visit(s.Name)
-		}
+	out := graph.Components(roots, func(v string) []string { return succ[v] })
+	for _, comp := range out {
+		slices.SortStableFunc(comp, func(a, b string) int { return rank(a) - rank(b) })
 	}
 	slices.SortStableFunc(out, func(a, b []string) int { return rank(a[0]) - rank(b[0]) })
 	return out
