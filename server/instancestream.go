@@ -71,17 +71,33 @@ func (s *Server) instanceEvents(w http.ResponseWriter, r *http.Request, id, wf s
 	c := &instanceCursor{id: id, workflow: wf, flows: s.cat}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
+	lastID := after // the id of the last event sent
 	for {
 		evs, finished, err := c.read(r.Context(), s.store)
 		if err != nil {
 			return // the store did not answer: the client resumes
 		}
-		var sent []Event
+		var fresh []Event
 		for _, ev := range evs {
 			if ev.ID > after {
-				sent = append(sent, ev)
+				fresh = append(fresh, ev)
 			}
 		}
+		// Progress heard before this read goes out with the events read,
+		// in time order: a run's progress comes before its report, even
+		// when both were committed before the stream woke.
+		var heard []Event
+		for drained := false; !drained; {
+			select {
+			case ev := <-progress:
+				if wf == "" || ev.Workflow == wf {
+					heard = append(heard, ev)
+				}
+			default:
+				drained = true
+			}
+		}
+		sent := mergeByTime(fresh, heard, &lastID)
 		if len(sent) > 0 || finished {
 			err := st.Send(func(w io.Writer) {
 				for _, ev := range sent {
@@ -104,7 +120,7 @@ func (s *Server) instanceEvents(w http.ResponseWriter, r *http.Request, id, wf s
 				if wf != "" && ev.Workflow != wf {
 					continue
 				}
-				ev.ID = c.n
+				ev.ID = lastID
 				err = st.Send(func(w io.Writer) { writeEvent(w, ev) })
 			case <-tick.C:
 				err = st.Send(func(w io.Writer) { fmt.Fprint(w, ": keep-alive\n\n") })
@@ -118,6 +134,35 @@ func (s *Server) instanceEvents(w http.ResponseWriter, r *http.Request, id, wf s
 			}
 		}
 	}
+}
+
+// mergeByTime merges the events read from the history (numbered) with the
+// progress heard (not recorded, so unnumbered), in time order; a progress
+// event takes the id of the event before it, so that a client resuming
+// from it misses none of the recorded ones. last is the id sent last, and
+// is moved on.
+func mergeByTime(recorded, progress []Event, last *uint64) []Event {
+	if len(progress) == 0 {
+		if n := len(recorded); n > 0 {
+			*last = recorded[n-1].ID
+		}
+		return recorded
+	}
+	out := make([]Event, 0, len(recorded)+len(progress))
+	i, j := 0, 0
+	for i < len(recorded) || j < len(progress) {
+		if j < len(progress) && (i == len(recorded) || progress[j].Time.Before(recorded[i].Time)) {
+			ev := progress[j]
+			ev.ID = *last
+			out = append(out, ev)
+			j++
+			continue
+		}
+		*last = recorded[i].ID
+		out = append(out, recorded[i])
+		i++
+	}
+	return out
 }
 
 // instanceCursor reads an instance's events from its history, each entry

@@ -181,9 +181,13 @@ class Instances(unittest.TestCase):
         self.assertEqual((ans["ok"], ans["code"]), (False, "stale"))
         ans = CLIENT.report({"instance_id": "nobody-" + id, "step": 1, "agent": "worker", "trigger": "done"})
         self.assertEqual(ans["code"], "unknown_instance")
+        # A report of a run that says nothing is refused by the engine...
+        ans = CLIENT.report({"instance_id": id, "step": 1, "agent": "worker"})
+        self.assertEqual((ans["ok"], ans["code"]), (False, "invalid"))
+        # ... a body that names no run is no report at all.
         with self.assertRaises(baton.InvalidRequestError) as cm:
-            CLIENT.report({"instance_id": id, "step": 1, "agent": "worker"})
-        self.assertEqual(cm.exception.field, "report")
+            CLIENT.report({"trigger": "done"})
+        self.assertEqual(cm.exception.field, "instance_id")
 
 
 class Errors(unittest.TestCase):
