@@ -8,9 +8,12 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/jspeers"
+	"github.com/batonhq/baton/internal/proctest"
 	"github.com/batonhq/baton/mcpagent"
 	"github.com/batonhq/baton/registry"
 )
@@ -351,5 +354,89 @@ func TestNew_RefusesBadConfig(t *testing.T) {
 				t.Fatalf("got %v, want a ConfigError on %s", err, c.field)
 			}
 		})
+	}
+}
+
+func TestAgent_ListsToolsOncePerSession(t *testing.T) {
+	cfg := stdioConfig(t, "process")
+	cfg.Arguments = inputArgs
+	a := newAgent(t, cfg)
+	for range 3 {
+		out, err := a.Handle(context.Background(), task(nil))
+		if err != nil {
+			t.Fatalf("Handle: %v", err)
+		}
+		if out.Result["lists"] != 1.0 {
+			t.Fatalf("tools/list requests: got %v, want 1", out.Result["lists"])
+		}
+	}
+	_, err := a.Handle(context.Background(), task(map[string]any{"exit": true}))
+	wantKind(t, err, mcpagent.KindTransport, true)
+	out, err := a.Handle(context.Background(), task(nil))
+	if err != nil || out.Result["lists"] != 1.0 {
+		t.Fatalf("the restarted server: got %v, %v; want one tools/list request", out.Result, err)
+	}
+}
+
+func TestAgent_Stdio_RestartsAServerKilledWhileIdle(t *testing.T) {
+	cfg := stdioConfig(t, "process")
+	cfg.Arguments = inputArgs
+	a := newAgent(t, cfg)
+	first := pidOf(t, a)
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The agent may not have seen the death yet: the next run then fails
+	// with kind transport, and the one after starts the server again.
+	for attempt := 1; ; attempt++ {
+		out, err := a.Handle(context.Background(), task(nil))
+		if err == nil {
+			if pid, _ := out.Result["pid"].(float64); int(pid) == first || pid == 0 {
+				t.Fatalf("pid: got %v, want a new process", out.Result["pid"])
+			}
+			return
+		}
+		wantKind(t, err, mcpagent.KindTransport, true)
+		if attempt == 2 {
+			t.Fatalf("run %d after the kill: %v", attempt, err)
+		}
+	}
+}
+
+func TestAgent_HTTP_ReconnectsToARestartedServer(t *testing.T) {
+	node := jspeers.Node(t)
+	addr := proctest.FreeAddr(t)
+	peer := proctest.Start(t, nil, "listening", node, jspeers.Script(peerScript), "--http", addr)
+	a := newAgent(t, mcpagent.Config{URL: "http://" + addr + "/mcp", Tool: "process", Arguments: inputArgs})
+	first := pidOf(t, a)
+	if err := peer.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ { // the port is free once the process is gone
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if i == 5000 {
+			t.Fatal("the killed server still listens")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	proctest.Start(t, nil, "listening", node, jspeers.Script(peerScript), "--http", addr)
+	// The first run may still use the old session, which the new server
+	// does not know: kind transport, and the next run opens a new one.
+	for attempt := 1; ; attempt++ {
+		out, err := a.Handle(context.Background(), task(nil))
+		if err == nil {
+			if pid, _ := out.Result["pid"].(float64); int(pid) == first {
+				t.Fatalf("pid: got %d, want the new server", first)
+			}
+			return
+		}
+		wantKind(t, err, mcpagent.KindTransport, true)
+		if attempt == 2 {
+			t.Fatalf("run %d after the restart: %v", attempt, err)
+		}
 	}
 }

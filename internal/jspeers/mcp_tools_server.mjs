@@ -15,6 +15,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const open = { type: 'object' };
+let lists = 0; // tools/list requests answered, for the tests of the client's cache
 
 const tools = [
   {
@@ -35,7 +36,7 @@ const tools = [
   { name: 'echo', description: 'Answers its arguments as structured content.', inputSchema: open },
   {
     name: 'process',
-    description: 'Answers the process id; exit: true exits in the middle of the call, hang: true never answers, garbage: true writes a line that is not JSON on stdout first.',
+    description: 'Answers the process id and how many tools/list requests it answered; exit: true exits in the middle of the call, hang: true never answers, garbage: true writes a line that is not JSON on stdout first.',
     inputSchema: open,
   },
 ];
@@ -64,14 +65,17 @@ function call(name, args) {
       if (args.exit) process.exit(3);
       if (args.hang) return new Promise(() => {});
       if (args.garbage) process.stdout.write('this is not JSON\n');
-      return { content: [], structuredContent: { pid: process.pid } };
+      return { content: [], structuredContent: { pid: process.pid, lists } };
   }
   throw new Error(`unknown tool ${name}`);
 }
 
 function newServer() {
   const server = new Server({ name: 'baton-test-tools', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    lists++;
+    return { tools };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (req) => call(req.params.name, req.params.arguments ?? {}));
   return server;
 }
