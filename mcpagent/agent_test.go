@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ import (
 func inputArgs(t *registry.Task) (map[string]any, error) { return t.Input, nil }
 
 func TestAgent_Handle_MapsEachAnswer(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		tool   string
 		input  map[string]any
@@ -65,6 +68,7 @@ func TestAgent_Handle_MapsEachAnswer(t *testing.T) {
 }
 
 func TestAgent_Handle_IsErrorIsAToolError(t *testing.T) {
+	t.Parallel()
 	transports(t, "fail", func(t *testing.T, cfg mcpagent.Config) {
 		a := newAgent(t, cfg)
 		_, err := a.Handle(context.Background(), task(nil))
@@ -77,6 +81,7 @@ func TestAgent_Handle_IsErrorIsAToolError(t *testing.T) {
 }
 
 func TestAgent_Handle_ArgumentsTheSchemaRefusesAreNotSent(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		input map[string]any
@@ -107,6 +112,7 @@ func TestAgent_Handle_ArgumentsTheSchemaRefusesAreNotSent(t *testing.T) {
 }
 
 func TestAgent_Handle_ArgumentsThatFailOrAreNotJSON(t *testing.T) {
+	t.Parallel()
 	cfg := stdioConfig(t, "echo")
 	cfg.Arguments = func(*registry.Task) (map[string]any, error) { return nil, errors.New("input.question is missing") }
 	a := newAgent(t, cfg)
@@ -122,6 +128,7 @@ func TestAgent_Handle_ArgumentsThatFailOrAreNotJSON(t *testing.T) {
 }
 
 func TestAgent_Handle_DefaultArgumentsAreTheEnvironment(t *testing.T) {
+	t.Parallel()
 	a := newAgent(t, stdioConfig(t, "echo"))
 	tk := task(map[string]any{"q": "a"})
 	tk.PreviousResult = map[string]any{"n": 1}
@@ -137,6 +144,7 @@ func TestAgent_Handle_DefaultArgumentsAreTheEnvironment(t *testing.T) {
 }
 
 func TestAgent_Handle_UnknownToolIsPermanent(t *testing.T) {
+	t.Parallel()
 	transports(t, "serch", func(t *testing.T, cfg mcpagent.Config) {
 		a := newAgent(t, cfg)
 		_, err := a.Handle(context.Background(), task(nil))
@@ -149,6 +157,7 @@ func TestAgent_Handle_UnknownToolIsPermanent(t *testing.T) {
 }
 
 func TestAgent_Stdio_RestartsAServerThatExitedMidCall(t *testing.T) {
+	t.Parallel()
 	cfg := stdioConfig(t, "process")
 	cfg.Arguments = inputArgs
 	a := newAgent(t, cfg)
@@ -170,6 +179,7 @@ func TestAgent_Stdio_RestartsAServerThatExitedMidCall(t *testing.T) {
 }
 
 func TestAgent_Stdio_NonJSONOnStdoutFailsTheCallAndRestarts(t *testing.T) {
+	t.Parallel()
 	cfg := stdioConfig(t, "process")
 	cfg.Arguments = inputArgs
 	a := newAgent(t, cfg)
@@ -182,6 +192,7 @@ func TestAgent_Stdio_NonJSONOnStdoutFailsTheCallAndRestarts(t *testing.T) {
 }
 
 func TestAgent_Stdio_CloseStopsTheServer(t *testing.T) {
+	t.Parallel()
 	cfg := stdioConfig(t, "process")
 	cfg.Arguments = inputArgs
 	a := newAgent(t, cfg)
@@ -201,6 +212,7 @@ func TestAgent_Stdio_CloseStopsTheServer(t *testing.T) {
 }
 
 func TestAgent_Stdio_ConcurrentRunsShareOneServer(t *testing.T) {
+	t.Parallel()
 	cfg := stdioConfig(t, "process")
 	cfg.Arguments = inputArgs
 	a := newAgent(t, cfg)
@@ -227,6 +239,7 @@ func TestAgent_Stdio_ConcurrentRunsShareOneServer(t *testing.T) {
 }
 
 func TestAgent_Handle_IsBoundedByTheContext(t *testing.T) {
+	t.Parallel()
 	transports(t, "process", func(t *testing.T, cfg mcpagent.Config) {
 		cfg.Arguments = inputArgs
 		a := newAgent(t, cfg)
@@ -245,6 +258,7 @@ func TestAgent_Handle_IsBoundedByTheContext(t *testing.T) {
 }
 
 func TestAgent_Close_FailsTheRunUnderWay(t *testing.T) {
+	t.Parallel()
 	cfg := stdioConfig(t, "process")
 	cfg.Arguments = inputArgs
 	a := newAgent(t, cfg)
@@ -266,6 +280,7 @@ func TestAgent_Close_FailsTheRunUnderWay(t *testing.T) {
 }
 
 func TestAgent_HTTP_SendsTheToken(t *testing.T) {
+	t.Parallel()
 	url := httpPeer(t, "MCP_TOKEN=s3cret")
 	a := newAgent(t, mcpagent.Config{URL: url, Tool: "text", Token: "s3cret"})
 	if _, err := a.Handle(context.Background(), task(nil)); err != nil {
@@ -280,6 +295,7 @@ func TestAgent_HTTP_SendsTheToken(t *testing.T) {
 }
 
 func TestAgent_HTTP_ServerExitedMidCall(t *testing.T) {
+	t.Parallel()
 	cfg := mcpagent.Config{URL: httpPeer(t), Tool: "process", Arguments: inputArgs}
 	a := newAgent(t, cfg)
 	pidOf(t, a)
@@ -290,6 +306,7 @@ func TestAgent_HTTP_ServerExitedMidCall(t *testing.T) {
 }
 
 func TestAgent_HTTP_NonJSONAnswers(t *testing.T) {
+	t.Parallel()
 	cases := map[string]http.HandlerFunc{
 		"html": func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
@@ -326,6 +343,7 @@ func serve(t *testing.T, h http.Handler) string {
 }
 
 func TestAgent_Stdio_CommandThatCannotStart(t *testing.T) {
+	t.Parallel()
 	a := newAgent(t, mcpagent.Config{Command: []string{"./no-such-server"}, Dir: t.TempDir(), Tool: "x"})
 	_, err := a.Handle(context.Background(), task(nil))
 	wantKind(t, err, mcpagent.KindTransport, true)
@@ -358,6 +376,7 @@ func TestNew_RefusesBadConfig(t *testing.T) {
 }
 
 func TestAgent_ListsToolsOncePerSession(t *testing.T) {
+	t.Parallel()
 	cfg := stdioConfig(t, "process")
 	cfg.Arguments = inputArgs
 	a := newAgent(t, cfg)
@@ -379,6 +398,7 @@ func TestAgent_ListsToolsOncePerSession(t *testing.T) {
 }
 
 func TestAgent_Stdio_RestartsAServerKilledWhileIdle(t *testing.T) {
+	t.Parallel()
 	cfg := stdioConfig(t, "process")
 	cfg.Arguments = inputArgs
 	a := newAgent(t, cfg)
@@ -438,5 +458,41 @@ func TestAgent_HTTP_ReconnectsToARestartedServer(t *testing.T) {
 		if attempt == 2 {
 			t.Fatalf("run %d after the restart: %v", attempt, err)
 		}
+	}
+}
+
+func TestAgent_SessionOutlivesTheFirstRunsContext(t *testing.T) {
+	t.Parallel()
+	transports(t, "process", func(t *testing.T, cfg mcpagent.Config) {
+		cfg.Arguments = inputArgs
+		a := newAgent(t, cfg)
+		ctx, cancel := context.WithCancel(context.Background())
+		out, err := a.Handle(ctx, task(nil))
+		cancel()
+		if err != nil {
+			t.Fatalf("Handle: %v", err)
+		}
+		if again := pidOf(t, a); float64(again) != out.Result["pid"] {
+			t.Fatalf("pid: got %d, want the first run's %v", again, out.Result["pid"])
+		}
+		out, err = a.Handle(context.Background(), task(nil))
+		if err != nil || out.Result["lists"] != 1.0 {
+			t.Fatalf("got %v, %v; want the session the first run opened", out.Result, err)
+		}
+	})
+}
+
+func TestAgent_Stdio_ProgramRelativeToDir(t *testing.T) {
+	t.Parallel()
+	node := jspeers.Node(t)
+	dir := t.TempDir()
+	script := "#!/bin/sh\nexec '" + node + "' '" + jspeers.Script(peerScript) + "'\n"
+	if err := os.WriteFile(filepath.Join(dir, "server.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := newAgent(t, mcpagent.Config{Command: []string{"./server.sh"}, Dir: dir, Tool: "text"})
+	out, err := a.Handle(context.Background(), task(nil))
+	if err != nil || out.Result["text"] != "plain words" {
+		t.Fatalf("got %v, %v; want the server's answer", out.Result, err)
 	}
 }
