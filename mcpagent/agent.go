@@ -183,7 +183,7 @@ func (a *Agent) arguments(t *registry.Task) (map[string]any, error) {
 		if errors.As(err, &ae) {
 			return nil, err
 		}
-		return nil, &ArgumentsError{Tool: a.cfg.Tool, Reason: err.Error()}
+		return nil, &ArgumentsError{Tool: a.cfg.Tool, Reason: err.Error(), Err: err}
 	}
 	return args, nil
 }

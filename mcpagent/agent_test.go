@@ -114,11 +114,12 @@ func TestAgent_Handle_ArgumentsTheSchemaRefusesAreNotSent(t *testing.T) {
 func TestAgent_Handle_ArgumentsThatFailOrAreNotJSON(t *testing.T) {
 	t.Parallel()
 	cfg := stdioConfig(t, "echo")
-	cfg.Arguments = func(*registry.Task) (map[string]any, error) { return nil, errors.New("input.question is missing") }
+	missing := errors.New("input.question is missing")
+	cfg.Arguments = func(*registry.Task) (map[string]any, error) { return nil, missing }
 	a := newAgent(t, cfg)
 	_, err := a.Handle(context.Background(), task(nil))
 	wantKind(t, err, mcpagent.KindInvalidArguments, false)
-	if !strings.Contains(err.Error(), "input.question is missing") {
+	if !errors.Is(err, missing) || !errors.Is(err, mcpagent.ErrInvalidArguments) || !strings.Contains(err.Error(), "input.question is missing") {
 		t.Errorf("got %v, want the expression's error", err)
 	}
 	cfg.Arguments = func(*registry.Task) (map[string]any, error) { return map[string]any{"c": make(chan int)}, nil }

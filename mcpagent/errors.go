@@ -81,11 +81,13 @@ func (e *UnknownToolError) Unwrap() error { return ErrUnknownTool }
 
 // ArgumentsError reports arguments that could not be built or that the
 // tool's input schema refuses. Field is the JSON pointer of the first value
-// refused ("" for the whole object).
+// refused ("" for the whole object); Err is the error of Config.Arguments
+// when it failed.
 type ArgumentsError struct {
 	Tool   string
 	Field  string
 	Reason string
+	Err    error
 }
 
 // Error names the tool, the field and the reason.
@@ -96,8 +98,13 @@ func (e *ArgumentsError) Error() string {
 	return fmt.Sprintf("mcpagent: arguments of %q at %s: %s", e.Tool, e.Field, e.Reason)
 }
 
-// Unwrap returns ErrInvalidArguments.
-func (e *ArgumentsError) Unwrap() error { return ErrInvalidArguments }
+// Unwrap returns ErrInvalidArguments and Err when it is set.
+func (e *ArgumentsError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrInvalidArguments}
+	}
+	return []error{ErrInvalidArguments, e.Err}
+}
 
 // ToolError is a tool that answered isError, or a call the server answered
 // with a JSON-RPC error (Code is then its code, else 0). Message is the
