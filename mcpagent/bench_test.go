@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/batonhq/baton/mcpagent"
 	"github.com/batonhq/baton/registry"
 )
@@ -37,5 +39,24 @@ func BenchmarkMCPAgent(b *testing.B) {
 	b.Run("stdio", func(b *testing.B) {
 		b.Setenv(goServerEnv, "stdio")
 		run(b, mcpagent.Config{Command: []string{os.Args[0]}})
+	})
+	// The SDK's own call over the same HTTP, for the agent's share of the
+	// figures above (building and checking arguments, mapping the answer).
+	b.Run("http-sdk-only", func(b *testing.B) {
+		ctx := context.Background()
+		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: goHTTPServer(b), DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		params := &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "tides", "limit": 3}}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := cs.CallTool(ctx, params); err != nil {
+				b.Fatal(err)
+			}
+		}
 	})
 }
