@@ -3,6 +3,7 @@ package mcpagent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/batonhq/baton/internal/jspeers"
 	"github.com/batonhq/baton/internal/proctest"
@@ -496,4 +500,39 @@ func TestAgent_Stdio_ProgramRelativeToDir(t *testing.T) {
 	if err != nil || out.Result["text"] != "plain words" {
 		t.Fatalf("got %v, %v; want the server's answer", out.Result, err)
 	}
+}
+
+func TestAgent_Handle_JSONRPCErrorAnswers(t *testing.T) {
+	t.Parallel()
+	transports(t, "throw", func(t *testing.T, cfg mcpagent.Config) {
+		cfg.Arguments = inputArgs
+		a := newAgent(t, cfg)
+		_, err := a.Handle(context.Background(), task(map[string]any{"message": "the index is locked"}))
+		wantKind(t, err, mcpagent.KindToolError, true)
+		var te *mcpagent.ToolError
+		if !errors.As(err, &te) || te.Code != -32603 || !strings.Contains(te.Message, "the index is locked") {
+			t.Fatalf("got %v, want a ToolError with code -32603 and the tool's message", err)
+		}
+		_, err = a.Handle(context.Background(), task(map[string]any{"code": -32602, "message": "limit too high"}))
+		wantKind(t, err, mcpagent.KindInvalidArguments, false)
+	})
+}
+
+func TestAgent_Stdio_LogsTheServersStderr(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zap.InfoLevel)
+	cfg := stdioConfig(t, "process")
+	cfg.Logger = zap.New(core)
+	a := newAgent(t, cfg)
+	pid := pidOf(t, a)
+	if err := a.Close(); err != nil { // the line was written before the server answered; Close waits for the copy
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("mcp tools server %d on stdio", pid)
+	for _, e := range logs.FilterMessage("mcpagent: server stderr").All() {
+		if e.ContextMap()["line"] == want {
+			return
+		}
+	}
+	t.Fatalf("log: got %v, want the line %q", logs.All(), want)
 }

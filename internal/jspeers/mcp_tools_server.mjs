@@ -34,6 +34,7 @@ const tools = [
   { name: 'fail', description: 'Answers isError.', inputSchema: open },
   { name: 'usage', description: 'Answers with usage in _meta.', inputSchema: open },
   { name: 'echo', description: 'Answers its arguments as structured content.', inputSchema: open },
+  { name: 'throw', description: 'Answers a JSON-RPC error, with the code given.', inputSchema: open },
   {
     name: 'process',
     description: 'Answers the process id and how many tools/list requests it answered; exit: true exits in the middle of the call, hang: true never answers, garbage: true writes a line that is not JSON on stdout first.',
@@ -61,6 +62,11 @@ function call(name, args) {
       };
     case 'echo':
       return { content: [], structuredContent: args };
+    case 'throw': {
+      const e = new Error(args.message ?? 'the tool threw');
+      if (args.code) e.code = args.code;
+      throw e;
+    }
     case 'process':
       if (args.exit) process.exit(3);
       if (args.hang) return new Promise(() => {});
@@ -82,6 +88,7 @@ function newServer() {
 
 const at = process.argv.indexOf('--http');
 if (at < 0) {
+  console.error(`mcp tools server ${process.pid} on stdio`); // for the tests of the client's log
   await newServer().connect(new StdioServerTransport());
 } else {
   const [host, port] = process.argv[at + 1].split(':');
