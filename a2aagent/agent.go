@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -433,7 +434,19 @@ func usageOf(meta map[string]any) registry.Usage {
 	if json.Unmarshal(b, &u) != nil {
 		return registry.Usage{}
 	}
-	return registry.Usage{InputTokens: int64(u.InputTokens), OutputTokens: int64(u.OutputTokens), Cost: u.Cost, Model: u.Model}
+	return registry.Usage{InputTokens: tokens(u.InputTokens), OutputTokens: tokens(u.OutputTokens), Cost: u.Cost, Model: u.Model}
+}
+
+// tokens converts a count that may be past what an int64 holds (the
+// conversion of such a float is not defined).
+func tokens(f float64) int64 {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
 }
 
 // classify gives a run's error its kind, and marks those retrying cannot

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fake is an A2A agent written in Go for what the JavaScript peer cannot
 // be made to do: answer with HTTP errors, garbage, stale states.
 type fake struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *httptest.Server
 	card  func(w http.ResponseWriter, r *http.Request)
 	rpc   func(w http.ResponseWriter, method string, id json.RawMessage, params json.RawMessage)
@@ -33,7 +33,7 @@ type fake struct {
 	cards atomic.Int64
 }
 
-func newFake(t *testing.T) *fake {
+func newFake(t testing.TB) *fake {
 	f := &fake{t: t}
 	f.card = func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]any{
