@@ -189,7 +189,9 @@ func (a *Agent) handle(ctx context.Context, t *registry.Task) (registry.Outcome,
 		data["item"], data["index"] = nil, nil
 	}
 	params := ep.Dialect.sendParams(t.IdempotencyKey, t.InstanceID, prev.TaskID, t.Description, data)
-	res, err := a.call(ctx, ep, ep.Dialect.send(), params)
+	sendCtx, stop := a.outlive(ctx)
+	res, err := a.call(sendCtx, ep, ep.Dialect.send(), params)
+	stop()
 	if err != nil {
 		return registry.Outcome{}, err
 	}
@@ -215,6 +217,26 @@ func (a *Agent) handle(ctx context.Context, t *registry.Task) (registry.Outcome,
 		a.forget(t.InstanceID)
 	}
 	return out, err
+}
+
+// outlive returns a context that ends the cancel timeout after ctx does.
+// A send under way when the run ends still reads its answer, so that the
+// task it started is cancelled rather than left running at the agent.
+func (a *Agent) outlive(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(a.cancelTimeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-c.Done():
+		}
+	})
+	return c, func() {
+		stop()
+		cancel()
+	}
 }
 
 func orEmpty(m map[string]any) map[string]any {

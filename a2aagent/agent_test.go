@@ -432,3 +432,38 @@ func TestNew_RefusesBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// A run that ends while its message is on its way still reads the answer,
+// and cancels the task the message started.
+func TestAgent_RunEndedDuringTheSendCancelsTheTask(t *testing.T) {
+	f := newFake(t)
+	ctx, end := context.WithCancel(context.Background())
+	defer end()
+	cancelled := make(chan string, 1)
+	f.rpc = func(w http.ResponseWriter, method string, id, params json.RawMessage) {
+		switch method {
+		case "SendMessage":
+			end() // the run ends before the answer goes out
+			result(w, id, map[string]any{"task": taskJSON("t1", "TASK_STATE_SUBMITTED", nil)})
+		case "CancelTask":
+			var p struct{ ID string }
+			_ = json.Unmarshal(params, &p)
+			cancelled <- p.ID
+			result(w, id, taskJSON(p.ID, "TASK_STATE_CANCELED", nil))
+		default:
+			result(w, id, taskJSON("t1", "TASK_STATE_WORKING", nil))
+		}
+	}
+	a := newAgent(t, f.srv.URL, a2aagent.Config{})
+	if _, err := a.Handle(ctx, work("i", 1, "")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the context's error", err)
+	}
+	select {
+	case id := <-cancelled:
+		if id != "t1" {
+			t.Fatalf("got CancelTask of %q, want t1", id)
+		}
+	default:
+		t.Fatal("the task was not cancelled")
+	}
+}
