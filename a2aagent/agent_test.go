@@ -467,3 +467,55 @@ func TestAgent_RunEndedDuringTheSendCancelsTheTask(t *testing.T) {
 		t.Fatal("the task was not cancelled")
 	}
 }
+
+// The stream's events, not polling, settle the run: with polling an hour
+// apart, only an event can end it in time.
+func TestAgent_StreamEventSettlesTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		name, version, send, subscribe, working, event string
+	}{
+		{"1.0", "1.0", "SendMessage", "SubscribeToTask",
+			`{"task":{"id":"t1","status":{"state":"TASK_STATE_WORKING"}}}`,
+			`{"statusUpdate":{"taskId":"t1","status":{"state":"TASK_STATE_COMPLETED"}}}`},
+		{"0.3", "0.3", "message/send", "tasks/resubscribe",
+			`{"kind":"task","id":"t1","status":{"state":"working"}}`,
+			`{"kind":"status-update","taskId":"t1","status":{"state":"completed"},"final":true}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t)
+			stop := make(chan struct{})
+			t.Cleanup(func() { close(stop) }) // before the server closes
+			f.card = func(w http.ResponseWriter, _ *http.Request) {
+				writeJSON(w, 200, map[string]any{
+					"supportedInterfaces": []any{map[string]any{"url": f.srv.URL + "/rpc", "protocolBinding": "JSONRPC", "protocolVersion": tc.version}},
+					"capabilities":        map[string]any{"streaming": true},
+				})
+			}
+			f.rpc = func(w http.ResponseWriter, method string, id, _ json.RawMessage) {
+				switch method {
+				case tc.send:
+					result(w, id, json.RawMessage(tc.working))
+				case tc.subscribe:
+					w.Header().Set("Content-Type", "text/event-stream")
+					for _, ev := range []string{tc.working, `{"artifactUpdate":{"taskId":"t1","artifact":{"parts":[]}}}`, tc.event} {
+						_, _ = io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"+string(id)+",\"result\":"+ev+"}\n\n")
+						http.NewResponseController(w).Flush()
+					}
+					<-stop // the stream stays open: the event must do
+				default:
+					result(w, id, json.RawMessage(`{"id":"t1","status":{"state":"completed"},"artifacts":[{"parts":[{"data":{"ok":true}}]}]}`))
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			a := newAgent(t, f.srv.URL, a2aagent.Config{PollInterval: time.Hour})
+			out, err := a.Handle(ctx, work("i", 1, ""))
+			if err != nil || out.Result["ok"] != true {
+				t.Fatalf("got %v %v, want the completed task", out.Result, err)
+			}
+			if got := strings.Join(f.called(), ","); got != tc.send+","+tc.subscribe+","+map[string]string{"1.0": "GetTask", "0.3": "tasks/get"}[tc.version] {
+				t.Fatalf("got calls %s, want send, subscribe, get", got)
+			}
+		})
+	}
+}
