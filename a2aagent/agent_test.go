@@ -519,3 +519,21 @@ func TestAgent_StreamEventSettlesTheRun(t *testing.T) {
 		})
 	}
 }
+
+// A run that has ended sends nothing, even when the card is at hand.
+func TestAgent_EndedRunSendsNothing(t *testing.T) {
+	f := newFake(t)
+	f.rpc = results(map[string]any{"message": map[string]any{"parts": []any{map[string]any{"text": "hi"}}}})
+	a := newAgent(t, f.srv.URL, a2aagent.Config{})
+	if _, err := a.Handle(context.Background(), work("i", 1, "")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := a.Handle(ctx, work("i", 2, "")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the context's error", err)
+	}
+	if got := f.called(); len(got) != 1 {
+		t.Fatalf("got calls %v, want only the first run's send", got)
+	}
+}
