@@ -106,7 +106,7 @@ func storeStatus(status string) record.Status {
 	return record.Status(status)
 }
 
-// Instance is the snapshot as the front doors show it: a running instance
+// instance is the snapshot as the front doors show it: a running instance
 // whose state is a wait state is waiting.
 func (o *Ops) instance(snap record.Snapshot) Instance {
 	in := instanceOf(snap)

@@ -96,6 +96,7 @@ type Ops struct {
 	router    Router
 	startWait time.Duration
 	draining  func() bool
+	events    *Hub // nil: no subscriptions
 }
 
 // Option configures an Ops.

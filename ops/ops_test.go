@@ -2,8 +2,12 @@ package ops_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,6 +47,16 @@ type fixture struct {
 	store *engine.MemStore
 	eng   *engine.Engine
 	ops   *ops.Ops
+	mu    sync.Mutex
+	// observe, when set (under mu), hears the engine's events.
+	observe func(engine.Event)
+}
+
+// onEvent makes fn hear the engine's events.
+func (f *fixture) onEvent(fn func(engine.Event)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.observe = fn
 }
 
 func newFixture(t *testing.T, opts ...ops.Option) *fixture {
@@ -63,13 +77,21 @@ func newFixture(t *testing.T, opts ...ops.Option) *fixture {
 	reg, err := engine.NewRegistry(w, map[string]registry.Handler{"writer": writer, "boss": writer})
 	require.NoError(t, err)
 	store := engine.NewMemStore()
-	eng, err := engine.New(w, reg, engine.WithStore(store))
+	f := &fixture{t: t, store: store}
+	eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithObserver(func(ev engine.Event) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.observe != nil {
+			f.observe(ev)
+		}
+	}))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		close(release)
 		_ = eng.Close()
 	})
-	return &fixture{t: t, store: store, eng: eng, ops: ops.New(store, ops.NewEngines(eng), opts...)}
+	f.eng, f.ops = eng, ops.New(store, ops.NewEngines(eng), opts...)
+	return f
 }
 
 // waitState polls the store until the instance is in state (bounded).
@@ -370,4 +392,16 @@ func TestOps_Router_GetsTheOperationsOnInstances(t *testing.T) {
 	assert.Equal(t, ops.Op{Kind: ops.OpSignal, ID: "x", Name: "approve"}, r.got[1])
 	_, err = f.store.Instance(ctx, "mine-1")
 	assert.ErrorIs(t, err, record.ErrUnknownInstance, "a routed start runs nothing here")
+}
+
+// The instance's JSON is the HTTP API's: the hash stays out, a missing
+// error is null.
+func TestInstance_JSON(t *testing.T) {
+	data, err := json.Marshal(ops.Instance{ID: "a", Hash: "h", Context: map[string]any{}})
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(data, &got))
+	keys := slices.Sorted(maps.Keys(got))
+	assert.Equal(t, []string{"context", "created", "error", "id", "outcome", "state", "status", "step", "updated", "usage", "version", "workflow"}, keys)
+	assert.Nil(t, got["error"])
 }

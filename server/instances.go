@@ -85,7 +85,7 @@ func (r opsRouter) Route(ctx context.Context, op ops.Op) (ops.Result, bool) {
 // newOps is the operations layer of the server.
 func (s *Server) newOps() *ops.Ops {
 	return ops.New(s.store, opsCatalog{s.cat}, ops.WithRouter(opsRouter{s}), ops.WithStartWait(s.cfg.StartWait),
-		ops.WithDraining(s.stopping.Load))
+		ops.WithDraining(s.stopping.Load), ops.WithEvents(s.hub.Hub))
 }
 
 // startRequest is the body of a start.
