@@ -41,7 +41,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		// The engine running the instance may be another server's.
 		ans, err := s.clu.node.Report(r.Context(), &rep)
 		if err == nil && ans.Code == wire.CodeUnknownInstance {
-			if snap, e := s.snapshot(r.Context(), rep.InstanceID); e == nil && !snap.Status.Finished() {
+			if in, err := s.ops.Get(r.Context(), rep.InstanceID); err == nil && !in.Finished() {
 				err = errors.New(ans.Message) // it exists: its engine is moving
 			}
 		}
@@ -186,12 +186,17 @@ func (s *Server) pickFlow(name string, q url.Values) (*flow, *apiError) {
 		}
 		version = n
 	}
-	if len(s.cat.versions(name)) == 0 {
-		return nil, notFound("unknown_workflow", "name", fmt.Sprintf("no workflow %q on this server", name))
+	picked, err := s.ops.Pick(name, version)
+	if err != nil {
+		e := apiErrorOf(err)
+		if e.Code == ops.CodeUnknownWorkflow {
+			e.Field = "name" // the path's
+		}
+		return nil, e
 	}
-	f, ok := s.cat.pick(name, version)
+	f, ok := s.cat.flow(picked.Workflow.Hash)
 	if !ok {
-		return nil, notFound("unknown_version", "version", fmt.Sprintf("workflow %s has no version %d on this server", name, version))
+		return nil, unavailable("workflow " + name + " was reloaded: ask again")
 	}
 	return f, nil
 }

@@ -6,7 +6,6 @@ import (
 	"net/url"
 
 	"github.com/batonhq/baton/ops"
-	"github.com/batonhq/baton/record"
 )
 
 // Instance is an instance as the API shows it.
@@ -150,18 +149,6 @@ func (s *Server) startInstance(ctx context.Context, name string, req startReques
 	}
 	sum, created, err := s.ops.Start(ctx, in)
 	return sum, created, apiErrorOf(err)
-}
-
-// snapshot reads the instance id: 404 when unknown.
-func (s *Server) snapshot(ctx context.Context, id string) (record.Snapshot, *apiError) {
-	snap, err := s.store.Instance(ctx, id)
-	if err != nil {
-		if _, e := s.ops.Get(ctx, id); e != nil {
-			return snap, apiErrorOf(e)
-		}
-		return snap, unavailable("the store did not answer: " + err.Error())
-	}
-	return snap, nil
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
