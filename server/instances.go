@@ -81,6 +81,10 @@ func (r opsRouter) Route(ctx context.Context, op ops.Op) (ops.Result, bool) {
 	return res, true
 }
 
+// Ops is the server's operations layer: the one the HTTP API and the web
+// view call, for any other front door mounted beside them.
+func (s *Server) Ops() *ops.Ops { return s.ops }
+
 // newOps is the operations layer of the server.
 func (s *Server) newOps() *ops.Ops {
 	return ops.New(s.store, opsCatalog{s.cat}, ops.WithRouter(opsRouter{s}), ops.WithStartWait(s.cfg.StartWait),
