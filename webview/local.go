@@ -2,7 +2,6 @@ package webview
 
 import (
 	"errors"
-	"sync"
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/ops"
@@ -12,29 +11,26 @@ import (
 // Local is a Backend on a Go program's own engines and their store: pass
 // its Observer to each engine (engine.WithObserver), then Add the engines.
 // Close ends the view's event streams; call it before closing the engines.
+// Its operations layer (Ops) also serves the program's other front doors,
+// events included.
 type Local struct {
 	OpsBackend
 	engines *ops.Engines
-
-	mu       sync.Mutex
-	watchers map[*watcher]struct{}
-	closed   bool
-	done     chan struct{}
-}
-
-type watcher struct {
-	instance string
-	changed  func()
+	events  *ops.Hub
 }
 
 var _ Backend = (*Local)(nil)
 
+// localEvents is how many recent events a Local keeps for a subscriber
+// that resumes after an event id.
+const localEvents = 256
+
 // NewLocal builds a Local on store, the store the engines write to.
 func NewLocal(store record.Store) *Local {
-	engines := ops.NewEngines()
+	engines, events := ops.NewEngines(), ops.NewHub(localEvents)
 	return &Local{
-		OpsBackend: OpsBackend{Ops: ops.New(store, engines), Progress: NewProgressLog()},
-		engines:    engines, watchers: map[*watcher]struct{}{}, done: make(chan struct{}),
+		OpsBackend: OpsBackend{Ops: ops.New(store, engines, ops.WithEvents(events)), Progress: NewProgressLog()},
+		engines:    engines, events: events,
 	}
 }
 
@@ -48,39 +44,18 @@ func (l *Local) Add(engines ...*engine.Engine) {
 func (l *Local) Observer() engine.Observer {
 	return func(ev engine.Event) {
 		l.Progress.Observe(ev) // before the pages are told, so that they show it
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		for w := range l.watchers {
-			if w.instance == "" || w.instance == ev.InstanceID {
-				w.changed()
-			}
-		}
+		l.events.Publish(ops.EventOf(ev))
 	}
 }
 
 // Close ends the view's event streams. Safe to call twice.
-func (l *Local) Close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.closed {
-		l.closed = true
-		clear(l.watchers)
-		close(l.done)
-	}
-}
+func (l *Local) Close() { l.events.Close() }
 
 // Watch implements Backend.
 func (l *Local) Watch(instance string, changed func()) (func(), <-chan struct{}, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+	stop, done, err := l.Ops.Watch(func(ev ops.Event) bool { return instance == "" || ev.Instance == instance }, func(ops.Event) { changed() })
+	if err != nil {
 		return nil, nil, errors.New("webview: the view is closed")
 	}
-	w := &watcher{instance: instance, changed: changed}
-	l.watchers[w] = struct{}{}
-	return func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		delete(l.watchers, w)
-	}, l.done, nil
+	return stop, done, nil
 }
