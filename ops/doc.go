@@ -11,7 +11,11 @@
 // errors.Is, and whose Code and Field say more; ops never speaks of HTTP
 // statuses.
 //
-// An Ops finds the engine of a workflow version through a Catalog, and,
-// on several processes sharing instances (a cluster of servers), sends an
-// operation on an instance to the process that runs it through a Router.
+// An Ops finds the engine of a workflow version through a Catalog (a
+// server's, or Engines for a Go program's own engines), and, on several
+// processes sharing instances (a cluster of servers), sends an operation
+// on an instance to the process that runs it through a Router. The
+// engines' events reach the front doors through one Hub: the process
+// publishes each engine event (EventOf) and the front doors Subscribe or
+// Watch.
 package ops
