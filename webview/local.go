@@ -2,6 +2,7 @@ package webview
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/ops"
@@ -11,26 +12,29 @@ import (
 // Local is a Backend on a Go program's own engines and their store: pass
 // its Observer to each engine (engine.WithObserver), then Add the engines.
 // Close ends the view's event streams; call it before closing the engines.
-// Its operations layer (Ops) also serves the program's other front doors,
-// events included.
 type Local struct {
 	OpsBackend
 	engines *ops.Engines
-	events  *ops.Hub
+
+	mu       sync.Mutex
+	watchers map[*watcher]struct{}
+	closed   bool
+	done     chan struct{}
+}
+
+type watcher struct {
+	instance string
+	changed  func()
 }
 
 var _ Backend = (*Local)(nil)
 
-// localEvents is how many recent events a Local keeps for a subscriber
-// that resumes after an event id.
-const localEvents = 256
-
 // NewLocal builds a Local on store, the store the engines write to.
 func NewLocal(store record.Store) *Local {
-	engines, events := ops.NewEngines(), ops.NewHub(localEvents)
+	engines := ops.NewEngines()
 	return &Local{
-		OpsBackend: OpsBackend{Ops: ops.New(store, engines, ops.WithEvents(events)), Progress: NewProgressLog()},
-		engines:    engines, events: events,
+		OpsBackend: OpsBackend{Ops: ops.New(store, engines), Progress: NewProgressLog()},
+		engines:    engines, watchers: map[*watcher]struct{}{}, done: make(chan struct{}),
 	}
 }
 
@@ -44,18 +48,39 @@ func (l *Local) Add(engines ...*engine.Engine) {
 func (l *Local) Observer() engine.Observer {
 	return func(ev engine.Event) {
 		l.Progress.Observe(ev) // before the pages are told, so that they show it
-		l.events.Publish(ops.EventOf(ev))
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for w := range l.watchers {
+			if w.instance == "" || w.instance == ev.InstanceID {
+				w.changed()
+			}
+		}
 	}
 }
 
 // Close ends the view's event streams. Safe to call twice.
-func (l *Local) Close() { l.events.Close() }
+func (l *Local) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		l.closed = true
+		clear(l.watchers)
+		close(l.done)
+	}
+}
 
 // Watch implements Backend.
 func (l *Local) Watch(instance string, changed func()) (func(), <-chan struct{}, error) {
-	stop, done, err := l.Ops.Watch(func(ev ops.Event) bool { return instance == "" || ev.Instance == instance }, func(ops.Event) { changed() })
-	if err != nil {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
 		return nil, nil, errors.New("webview: the view is closed")
 	}
-	return stop, done, nil
+	w := &watcher{instance: instance, changed: changed}
+	l.watchers[w] = struct{}{}
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.watchers, w)
+	}, l.done, nil
 }
