@@ -50,21 +50,30 @@ type catalog struct {
 // loadDir loads every workflow file of dir; it reports every file that
 // does not load, and versions claimed by two files.
 func loadDir(dir string) ([]*rules.Workflow, error) {
+	out, errs, err := readDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		return nil, &WorkflowError{Dir: dir, Err: errors.Join(errs...)}
+	}
+	if len(out) == 0 {
+		return nil, ErrNoWorkflows
+	}
+	return out, nil
+}
+
+// readDir loads the workflow files of dir (*.yaml, *.yml), in name order:
+// the workflows that load, and why each other file does not (its
+// positioned errors, or a version another file claims first). err is a
+// directory that cannot be read.
+func readDir(dir string) (out []*rules.Workflow, errs []error, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, &ConfigError{Field: "workflows", Reason: "cannot be read: " + err.Error()}
+		return nil, nil, &ConfigError{Field: "workflows", Reason: "cannot be read: " + err.Error()}
 	}
-	var (
-		out  []*rules.Workflow
-		errs []error
-		seen = map[string]string{} // name@version -> file
-	)
-	for _, e := range entries {
-		ext := strings.ToLower(filepath.Ext(e.Name()))
-		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
+	seen := map[string]string{} // name@version -> file
+	for _, path := range workflowFiles(dir, entries) {
 		w, err := rules.Load(path)
 		if err != nil {
 			errs = append(errs, err)
@@ -85,13 +94,21 @@ func loadDir(dir string) ([]*rules.Workflow, error) {
 		seen[key] = path
 		out = append(out, w)
 	}
-	if len(errs) > 0 {
-		return nil, &WorkflowError{Dir: dir, Err: errors.Join(errs...)}
+	return out, errs, nil
+}
+
+// workflowFiles are the paths of the workflow files among a directory's
+// entries, in name order.
+func workflowFiles(dir string, entries []os.DirEntry) []string {
+	var out []string
+	for _, e := range entries {
+		ext := strings.ToLower(filepath.Ext(e.Name()))
+		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		out = append(out, filepath.Join(dir, e.Name()))
 	}
-	if len(out) == 0 {
-		return nil, ErrNoWorkflows
-	}
-	return out, nil
+	return out
 }
 
 // handlers are the Go handlers of w's agents: an HTTP agent for each agent
@@ -209,7 +226,13 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 	}
 	f := &flow{wf: w, eng: eng, current: current, report: sync.OnceValue(func() *check.Report { return check.Check(w) })}
 	c.byHash[w.Hash] = f
-	fs := append(c.byName[w.Name], f)
+	c.byName[w.Name] = sortFlows(append(c.byName[w.Name], f))
+	return f, nil
+}
+
+// sortFlows orders the versions of a workflow: current first, then by
+// version, newest first.
+func sortFlows(fs []*flow) []*flow {
 	slices.SortStableFunc(fs, func(a, b *flow) int {
 		if a.current != b.current {
 			if a.current {
@@ -219,8 +242,43 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 		}
 		return b.wf.Version - a.wf.Version
 	})
-	c.byName[w.Name] = fs
-	return f, nil
+	return fs
+}
+
+// mark makes the version with source hash current or not. The flow is
+// replaced, never changed in place: requests may be reading the one they
+// were given.
+func (c *catalog) mark(hash string, current bool) (changed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.byHash[hash]
+	if !ok || f.current == current {
+		return false
+	}
+	nf := *f
+	nf.current = current
+	c.byHash[hash] = &nf
+	fs := slices.Clone(c.byName[f.wf.Name])
+	for i := range fs {
+		if fs[i] == f {
+			fs[i] = &nf
+		}
+	}
+	c.byName[f.wf.Name] = sortFlows(fs)
+	return true
+}
+
+// currentOf lists the hashes of the current versions read from file.
+func (c *catalog) currentOf(file string) []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for h, f := range c.byHash {
+		if f.current && f.wf.File == file {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // load returns the engine of the version with source hash, building it

@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"net"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -46,6 +49,12 @@ func serveCmd() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return err // usage
 			}
+			// SIGHUP reloads the workflows at once, without waiting for
+			// the server to notice the changed files.
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			cfg.ReloadOn = hup
 			if err := server.Run(cmd.Context(), cfg); err != nil {
 				return &checkError{err: err}
 			}
