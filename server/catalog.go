@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,6 +43,11 @@ type catalog struct {
 	waits   *reportWaits
 	observe func(*rules.Workflow) engine.Observer
 
+	// fam lets every engine start children on the current version of
+	// their workflow, and run the children of the others: one engine per
+	// version, never one beside another of the same version.
+	fam *engine.Family
+
 	mu     sync.RWMutex
 	byHash map[string]*flow
 	byName map[string][]*flow // current first, then by version, newest first
@@ -50,7 +56,7 @@ type catalog struct {
 // loadDir loads every workflow file of dir; it reports every file that
 // does not load, and versions claimed by two files.
 func loadDir(dir string) ([]*rules.Workflow, error) {
-	out, errs, err := readDir(dir)
+	out, errs, err := readDir(dir, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -65,25 +71,21 @@ func loadDir(dir string) ([]*rules.Workflow, error) {
 
 // readDir loads the workflow files of dir (*.yaml, *.yml), in name order:
 // the workflows that load, and why each other file does not (its
-// positioned errors, or a version another file claims first). err is a
-// directory that cannot be read.
-func readDir(dir string) (out []*rules.Workflow, errs []error, err error) {
+// positioned errors, or a version another file claims first). A workflow
+// state is linked to the newest version of its child among the files, or
+// else to the one hosted (hosted may be nil). err is a directory that
+// cannot be read.
+func readDir(dir string, hosted func(name string) (*rules.Workflow, bool)) (out []*rules.Workflow, errs []error, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, &ConfigError{Field: "workflows", Reason: "cannot be read: " + err.Error()}
 	}
 	seen := map[string]string{} // name@version -> file
+	newest := map[string]*rules.Workflow{}
 	for _, path := range workflowFiles(dir, entries) {
 		w, err := rules.Load(path)
 		if err != nil {
 			errs = append(errs, err)
-			continue
-		}
-		if i := slices.IndexFunc(w.States, (*rules.State).Calls); i >= 0 {
-			// A child workflow's engine would run beside the server's own
-			// engine of that workflow, each resuming the other's instances.
-			errs = append(errs, fmt.Errorf("%s: state %s calls workflow %q: the server does not host workflows that call other workflows yet (run them with wfrun run and wfrun test, or in Go with rules.LoadSet)",
-				path, w.States[i].Name, w.States[i].Child.Workflow))
 			continue
 		}
 		key := fmt.Sprintf("%s@%d", w.Name, w.Version)
@@ -92,9 +94,29 @@ func readDir(dir string) (out []*rules.Workflow, errs []error, err error) {
 			continue
 		}
 		seen[key] = path
+		if n, ok := newest[w.Name]; !ok || w.Version > n.Version {
+			newest[w.Name] = w
+		}
 		out = append(out, w)
 	}
-	return out, errs, nil
+	lookup := func(name string) (*rules.Workflow, bool) {
+		if w, ok := newest[name]; ok {
+			return w, true
+		}
+		if hosted != nil {
+			return hosted(name)
+		}
+		return nil, false
+	}
+	linked := out[:0]
+	for _, w := range out {
+		if err := rules.Link(w, lookup); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		linked = append(linked, w)
+	}
+	return linked, errs, nil
 }
 
 // workflowFiles are the paths of the workflow files among a directory's
@@ -162,6 +184,12 @@ func (k keepDeadLetters) OnDeadLetter(f func(bus.DeadLetter)) func() {
 // every other version the store has instances of.
 func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr engine.Transport, cfg Config, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
 	c := &catalog{store: store, tr: tr, cfg: cfg, waits: waits, observe: observe, byHash: map[string]*flow{}, byName: map[string][]*flow{}}
+	c.fam = engine.NewFamily(func(name string) *engine.Engine {
+		if f, ok := c.pick(name, 0); ok {
+			return f.eng
+		}
+		return nil
+	})
 	fail := func(err error) (*catalog, error) {
 		c.close()
 		return nil, err
@@ -212,6 +240,7 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 		engine.WithStore(c.store),
 		engine.WithTransport(keepDeadLetters{Transport: c.tr, keep: first}),
 		engine.WithLogger(c.cfg.Logger),
+		engine.WithFamily(c.fam),
 		engine.WithObserver(c.observe(w)),
 		engine.WithTracerProvider(c.cfg.TracerProvider))
 	if err != nil {
@@ -291,6 +320,9 @@ func (c *catalog) load(ctx context.Context, hash string) (f *flow, added bool, e
 	if err != nil {
 		return nil, false, err
 	}
+	// Its children start on the versions current here: the link only
+	// serves its check report, so a child no longer hosted is no error.
+	_ = rules.Link(w, c.hosted)
 	if f, err = c.add(w, false); err != nil || f == nil {
 		f, _ = c.flow(hash) // built meanwhile
 		return f, false, err
@@ -306,7 +338,8 @@ func (c *catalog) flow(hash string) (*flow, bool) {
 	return f, ok
 }
 
-// flows lists every engine.
+// flows lists every engine, those of called workflows before those of
+// their callers: resumed in that order, a parent finds its child running.
 func (c *catalog) flows() []*flow {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -314,7 +347,34 @@ func (c *catalog) flows() []*flow {
 	for _, f := range c.byHash {
 		out = append(out, f)
 	}
+	slices.SortFunc(out, func(a, b *flow) int {
+		return cmp.Or(depth(a.wf, 0)-depth(b.wf, 0), strings.Compare(a.wf.Name, b.wf.Name), a.wf.Version-b.wf.Version, strings.Compare(a.wf.Hash, b.wf.Hash))
+	})
 	return out
+}
+
+// depth is how deep w's workflow states nest children: 0 when it calls
+// none. Cycles are refused by the loader; the bound guards the rest.
+func depth(w *rules.Workflow, level int) int {
+	d := 0
+	for _, st := range w.States {
+		if !st.Calls() {
+			continue
+		}
+		d = max(d, 1)
+		if t := st.Child.Target; t != nil && level < engine.MaxNesting {
+			d = max(d, 1+depth(t, level+1))
+		}
+	}
+	return d
+}
+
+// hosted is the workflow new instances of name start on.
+func (c *catalog) hosted(name string) (*rules.Workflow, bool) {
+	if f, ok := c.pick(name, 0); ok {
+		return f.wf, true
+	}
+	return nil, false
 }
 
 // versions lists the engines of workflow name: current first, then by

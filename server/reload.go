@@ -47,7 +47,7 @@ func (s *Server) Reload() error {
 	if s.rl.closed || s.stopping.Load() {
 		return ErrStopping
 	}
-	ws, errs, err := readDir(s.cfg.WorkflowsDir)
+	ws, errs, err := readDir(s.cfg.WorkflowsDir, s.cat.hosted)
 	if err != nil {
 		s.log.Error("server: workflows not reloaded", zap.Error(err))
 		return err
