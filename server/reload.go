@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -23,7 +24,7 @@ const DefaultWatchEvery = time.Second
 type reloader struct {
 	mu     sync.Mutex // one reload at a time; Close takes it to end them
 	closed bool
-	stop   chan struct{}
+	cancel context.CancelFunc // ends the watching goroutine and its reload
 	wg     sync.WaitGroup
 
 	subMu sync.Mutex
@@ -40,8 +41,9 @@ type reloader struct {
 // was until the server restarts, so that an editor replacing a file does
 // not withdraw the workflow for a moment. The server calls it when the
 // directory changes and on Config.ReloadOn; the subscribers of
-// OnWorkflowsChanged are told when a current version changed.
-func (s *Server) Reload() error {
+// OnWorkflowsChanged are told when a current version changed. A reload
+// that ctx ends keeps the files it had loaded by then.
+func (s *Server) Reload(ctx context.Context) error {
 	s.rl.mu.Lock()
 	defer s.rl.mu.Unlock()
 	if s.rl.closed || s.stopping.Load() {
@@ -53,7 +55,15 @@ func (s *Server) Reload() error {
 		return err
 	}
 	changed := false
+	defer func() {
+		if changed {
+			s.workflowsChanged()
+		}
+	}()
 	for _, w := range ws {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		f, err := s.cat.add(w, true)
 		switch {
 		case err != nil:
@@ -77,9 +87,6 @@ func (s *Server) Reload() error {
 	}
 	for _, err := range errs {
 		s.log.Error("server: workflow file not loaded: the version it held stays current", zap.Error(err))
-	}
-	if changed {
-		s.workflowsChanged()
 	}
 	if len(errs) > 0 {
 		return &WorkflowError{Dir: s.cfg.WorkflowsDir, Err: errors.Join(errs...)}
@@ -128,7 +135,8 @@ func (s *Server) workflowsChanged() {
 // of the directory changes (looked at every Config.WatchEvery) and at each
 // signal of Config.ReloadOn.
 func (s *Server) startWatch() {
-	s.rl.stop = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	s.rl.cancel = cancel
 	s.rl.wg.Go(func() {
 		var tick <-chan time.Time
 		if s.cfg.WatchEvery > 0 {
@@ -141,32 +149,30 @@ func (s *Server) startWatch() {
 		last := ""
 		for {
 			select {
-			case <-s.rl.stop:
+			case <-ctx.Done():
 				return
 			case <-s.cfg.ReloadOn:
 				s.log.Info("server: reloading the workflows on signal")
-				_ = s.Reload()
+				_ = s.Reload(ctx)
 			case <-tick:
 				if fp := fingerprint(s.cfg.WorkflowsDir); fp != last {
 					last = fp
-					_ = s.Reload()
+					_ = s.Reload(ctx)
 				}
 			}
 		}
 	})
 }
 
-// stopWatch waits for a reload under way, stops the watching goroutine and
-// waits for it. Safe when none runs, and twice.
+// stopWatch ends the watching goroutine and a reload under way, and waits
+// for them; later reloads are refused. Safe when none runs, and twice.
 func (s *Server) stopWatch() {
+	if s.rl.cancel != nil {
+		s.rl.cancel()
+	}
 	s.rl.mu.Lock()
-	already := s.rl.closed
 	s.rl.closed = true
 	s.rl.mu.Unlock()
-	if already || s.rl.stop == nil {
-		return
-	}
-	close(s.rl.stop)
 	s.rl.wg.Wait()
 }
 

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -113,7 +114,7 @@ func TestServer_Reload_AddChangeBreakWhileInstancesRun(t *testing.T) {
 	assert.EqualValues(t, 1, r.start("on-v1")["version"])
 
 	r.write("review.yaml", reviewV2)
-	require.NoError(t, r.srv.Reload())
+	require.NoError(t, r.srv.Reload(context.Background()))
 	assert.EqualValues(t, 1, r.changes.Load())
 	vs := r.versions()
 	require.Len(t, vs, 2)
@@ -125,7 +126,7 @@ func TestServer_Reload_AddChangeBreakWhileInstancesRun(t *testing.T) {
 
 	// The same version number with another source: told apart by hash.
 	r.write("review.yaml", reviewV2b)
-	require.NoError(t, r.srv.Reload())
+	require.NoError(t, r.srv.Reload(context.Background()))
 	assert.EqualValues(t, 2, r.changes.Load())
 	vs = r.versions()
 	require.Len(t, vs, 3)
@@ -137,7 +138,7 @@ func TestServer_Reload_AddChangeBreakWhileInstancesRun(t *testing.T) {
 	r.start("on-v2b")
 
 	r.write("review.yaml", reviewBroken)
-	err := r.srv.Reload()
+	err := r.srv.Reload(context.Background())
 	var we *server.WorkflowError
 	require.ErrorAs(t, err, &we)
 	assert.Regexp(t, regexp.MustCompile(`review\.yaml:\d+:\d+: .*DRAFTNG`), err.Error(), "the error is positioned")
@@ -147,12 +148,12 @@ func TestServer_Reload_AddChangeBreakWhileInstancesRun(t *testing.T) {
 
 	r.write("review.yaml", reviewV2b) // repaired: the version it was
 	r.write("echo.yaml", echoFlow)
-	require.NoError(t, r.srv.Reload())
+	require.NoError(t, r.srv.Reload(context.Background()))
 	assert.EqualValues(t, 3, r.changes.Load())
 	assert.Equal(t, vs, r.versions())
 	code, _ := r.do("GET", "/v1/workflows/echo", nil)
 	assert.Equal(t, 200, code)
-	require.NoError(t, r.srv.Reload())
+	require.NoError(t, r.srv.Reload(context.Background()))
 	assert.EqualValues(t, 3, r.changes.Load(), "a reload that finds nothing new tells nothing")
 
 	for id, want := range map[string][2]any{
@@ -166,7 +167,7 @@ func TestServer_Reload_AddChangeBreakWhileInstancesRun(t *testing.T) {
 
 	// Back to the first source: that version is current again.
 	r.write("review.yaml", reviewFlow)
-	require.NoError(t, r.srv.Reload())
+	require.NoError(t, r.srv.Reload(context.Background()))
 	vs = r.versions()
 	require.Len(t, vs, 3)
 	assert.EqualValues(t, 1, vs[0]["version"])
@@ -213,5 +214,5 @@ func TestServer_Reload_OnSignal(t *testing.T) {
 func TestServer_Reload_AfterClose(t *testing.T) {
 	r := newReloadFixture(t)
 	r.srv.Close()
-	assert.True(t, errors.Is(r.srv.Reload(), server.ErrStopping))
+	assert.True(t, errors.Is(r.srv.Reload(context.Background()), server.ErrStopping))
 }

@@ -104,7 +104,7 @@ func TestServer_SubWorkflow_OneServer(t *testing.T) {
 	// A new version of the child's workflow: new children start on it,
 	// with no restart.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "check.yaml"), []byte(strings.Replace(checkFlow, "workflow: check\n", "workflow: check\nversion: 2\n", 1)), 0o600))
-	require.NoError(t, f.srv.Reload())
+	require.NoError(t, f.srv.Reload(context.Background()))
 	code, body = f.do("POST", "/v1/workflows/order/instances", map[string]any{"id": "o-2"})
 	require.Equal(t, 201, code, "%v", body)
 	f.waitExists(url.PathEscape("o-2/CHECK/1"))

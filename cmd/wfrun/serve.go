@@ -24,7 +24,13 @@ func serveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve --workflows DIR [--data DIR] [--nats URL [--name NAME] [--replicas N] | --nats-listen ADDR] [--http ADDR] [--token-file FILE] [--retain DURATION]",
 		Short: "Host the workflows of a directory behind the HTTP API until SIGTERM or Ctrl-C",
-		Args:  cobra.NoArgs,
+		Long: `Host the workflows of a directory behind the HTTP API until SIGTERM or Ctrl-C.
+
+The server watches the directory: a new or changed workflow file becomes its
+workflow's current version for new instances within two seconds (SIGHUP reloads
+at once); a file that does not load is logged and changes nothing. Instances
+finish on the version they started on.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.WorkflowsDir == "" {
 				return fmt.Errorf("serve needs --workflows DIR")

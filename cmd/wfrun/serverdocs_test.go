@@ -119,7 +119,8 @@ func newDocsShell(t *testing.T, dir string, env []string, ports map[string]strin
 			sh.running[k].stop()
 		}
 		_ = sh.stdin.Close()
-		for range sh.lines { //nolint:revive // drained until bash exits
+		for range sh.lines {
+			// Drained until bash exits.
 		}
 		<-read
 		_ = sh.bash.Wait()
