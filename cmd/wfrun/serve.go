@@ -61,6 +61,9 @@ finish on the version they started on.`,
 			signal.Notify(hup, syscall.SIGHUP)
 			defer signal.Stop(hup)
 			cfg.ReloadOn = hup
+			if cfg.WatchEvery == 0 {
+				cfg.WatchEvery = -1 // the server's own default would look every second
+			}
 			if err := server.Run(cmd.Context(), cfg); err != nil {
 				return &checkError{err: err}
 			}
@@ -81,6 +84,7 @@ finish on the version they started on.`,
 	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a kept-alive connection waits for its next request")
 	f.IntVar(&cfg.MaxStreams, "max-streams", server.DefaultMaxStreams, "the most event streams open at once (503 beyond)")
 	f.StringVar(&cfg.TokenFile, "token-file", "", "a file of API tokens, one per line (required off loopback)")
+	f.DurationVar(&cfg.WatchEvery, "watch-every", server.DefaultWatchEvery, "how often to look for changed workflow files; 0: never (SIGHUP only)")
 	f.DurationVar(&cfg.Retain, "retain", 0, "prune finished instances last updated longer ago than this (720h), as the server starts and then periodically; 0 keeps them all")
 	return cmd
 }
