@@ -264,3 +264,32 @@ func TestServer_SubWorkflow_ServerKilledMidChild(t *testing.T) {
 		}
 	}
 }
+
+// A server stopped while a child waits, and started again on its data:
+// the parent waits for its child again, and ends on the child's outcome.
+func TestServer_SubWorkflow_RestartMidChild(t *testing.T) {
+	dir := workflowsDir(t, "", map[string]string{"order.yaml": orderFlow, "check.yaml": checkFlow})
+	data := t.TempDir()
+	open := func() *fixture {
+		s, err := server.New(context.Background(), server.Config{
+			WorkflowsDir: dir, DataDir: data, NATSListen: anyPort, WatchEvery: -1, Handlers: orderHandlers("one"),
+		})
+		require.NoError(t, err)
+		return &fixture{t: t, srv: s, http: newHTTP(t, s)}
+	}
+	f := open()
+	code, body := f.do("POST", "/v1/workflows/order/instances", map[string]any{"id": "o-1"})
+	require.Equal(t, 201, code, "%v", body)
+	child := url.PathEscape("o-1/CHECK/1")
+	f.waitExists(child)
+	f.waitStatus(child, "waiting")
+	f.srv.Close()
+
+	f = open()
+	defer f.srv.Close()
+	code, body = f.do("POST", "/v1/instances/"+child+"/signals/approved", map[string]any{"data": map[string]any{"by": "bo"}})
+	require.Equal(t, 202, code, "%v", body)
+	got := f.waitStatus("o-1", "completed")
+	assert.Equal(t, "SHIPPED", got["outcome"])
+	assert.Equal(t, "bo", got["context"].(map[string]any)["checked_by"])
+}
