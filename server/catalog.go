@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,15 +74,17 @@ func loadDir(dir string) ([]*rules.Workflow, error) {
 // the workflows that load, and why each other file does not (its
 // positioned errors, or a version another file claims first). A workflow
 // state is linked to the newest version of its child among the files, or
-// else to the one hosted (hosted may be nil). err is a directory that
-// cannot be read.
-func readDir(dir string, hosted func(name string) (*rules.Workflow, bool)) (out []*rules.Workflow, errs []error, err error) {
+// else to the one hosted (hosting is nil as the server starts). A changed
+// child that no longer fits an unchanged caller hosted now (a terminal
+// state its rules name is gone, say) is refused rather than the caller,
+// so that the caller's next instances do not call what it cannot take.
+// err is a directory that cannot be read.
+func readDir(dir string, hosting *catalog) (out []*rules.Workflow, errs []error, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, &ConfigError{Field: "workflows", Reason: "cannot be read: " + err.Error()}
 	}
 	seen := map[string]string{} // name@version -> file
-	newest := map[string]*rules.Workflow{}
 	for _, path := range workflowFiles(dir, entries) {
 		w, err := rules.Load(path)
 		if err != nil {
@@ -94,29 +97,68 @@ func readDir(dir string, hosted func(name string) (*rules.Workflow, bool)) (out 
 			continue
 		}
 		seen[key] = path
+		out = append(out, w)
+	}
+	// Each round drops at least one workflow, until every one links.
+	for {
+		refused := link(out, hosting)
+		if len(refused) == 0 {
+			return out, errs, nil
+		}
+		out = slices.DeleteFunc(out, func(w *rules.Workflow) bool { return refused[w] != nil })
+		for _, w := range slices.SortedFunc(maps.Keys(refused), func(a, b *rules.Workflow) int { return strings.Compare(a.File, b.File) }) {
+			errs = append(errs, refused[w])
+		}
+	}
+}
+
+// link links the workflow states of ws to their children (the newest
+// version of each among ws, or else the one hosted) and returns the
+// workflows refused, with why.
+func link(ws []*rules.Workflow, hosting *catalog) map[*rules.Workflow]error {
+	newest := map[string]*rules.Workflow{}
+	for _, w := range ws {
 		if n, ok := newest[w.Name]; !ok || w.Version > n.Version {
 			newest[w.Name] = w
 		}
-		out = append(out, w)
 	}
 	lookup := func(name string) (*rules.Workflow, bool) {
 		if w, ok := newest[name]; ok {
 			return w, true
 		}
-		if hosted != nil {
-			return hosted(name)
+		if hosting != nil {
+			return hosting.hosted(name)
 		}
 		return nil, false
 	}
-	linked := out[:0]
-	for _, w := range out {
-		if err := rules.Link(w, lookup); err != nil {
-			errs = append(errs, err)
+	refused := map[*rules.Workflow]error{}
+	for _, w := range ws {
+		err := rules.Link(w, lookup)
+		if err == nil {
 			continue
 		}
-		linked = append(linked, w)
+		blamed := false
+		if hosting != nil && hosting.isCurrent(w.Hash) {
+			for _, st := range w.States {
+				if t, ok := newest[childName(st)]; ok && !hosting.isCurrent(t.Hash) {
+					refused[t] = fmt.Errorf("%s: workflow %s no longer fits its caller %s, which stays as it is:\n%w", t.File, t.Name, w.Name, err)
+					blamed = true
+				}
+			}
+		}
+		if !blamed {
+			refused[w] = err
+		}
 	}
-	return linked, errs, nil
+	return refused
+}
+
+// childName is the workflow a workflow state calls; "" for other states.
+func childName(st *rules.State) string {
+	if !st.Calls() {
+		return ""
+	}
+	return st.Child.Workflow
 }
 
 // workflowFiles are the paths of the workflow files among a directory's
@@ -367,6 +409,12 @@ func depth(w *rules.Workflow, level int) int {
 		}
 	}
 	return d
+}
+
+// isCurrent reports whether the version with source hash is current.
+func (c *catalog) isCurrent(hash string) bool {
+	f, ok := c.flow(hash)
+	return ok && f.current
 }
 
 // hosted is the workflow new instances of name start on.

@@ -49,7 +49,7 @@ func (s *Server) Reload(ctx context.Context) error {
 	if s.rl.closed || s.stopping.Load() {
 		return ErrStopping
 	}
-	ws, errs, err := readDir(s.cfg.WorkflowsDir, s.cat.hosted)
+	ws, errs, err := readDir(s.cfg.WorkflowsDir, s.cat)
 	if err != nil {
 		s.log.Error("server: workflows not reloaded", zap.Error(err))
 		return err

@@ -110,6 +110,18 @@ func TestServer_SubWorkflow_OneServer(t *testing.T) {
 	f.waitExists(url.PathEscape("o-2/CHECK/1"))
 	assert.EqualValues(t, 2, f.waitStatus(url.PathEscape("o-2/CHECK/1"), "waiting")["version"])
 
+	// A version of the child its caller cannot take (the caller's rules
+	// name APPROVED) is refused: the version before it stays current.
+	v3 := strings.ReplaceAll(strings.Replace(checkFlow, "workflow: check\n", "workflow: check\nversion: 3\n", 1), "APPROVED", "ACCEPTED")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "check.yaml"), []byte(v3), 0o600))
+	err := f.srv.Reload(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "check.yaml: workflow check no longer fits its caller order")
+	assert.Contains(t, err.Error(), `never ends in "APPROVED"`)
+	code, body = f.do("GET", "/v1/workflows/check", nil)
+	require.Equal(t, 200, code)
+	assert.EqualValues(t, 2, body["version"], "the current version of check")
+
 	// The child's workflow is hosted on its own too.
 	code, body = f.do("POST", "/v1/workflows/check/instances", map[string]any{"id": "c-1", "input": map[string]any{"amount": 5}})
 	require.Equal(t, 201, code, "%v", body)
