@@ -10,6 +10,7 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/conf"
 	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 	"go.yaml.in/yaml/v3"
 
@@ -57,6 +58,9 @@ func (l *loader) compileTaskExpr(n *yaml.Node, kind exprKind, label string) *Exp
 		l.errorf(n, "empty %s expression", label)
 		return nil
 	}
+	if l.w.Input != nil && !l.checkTaskTyped(n, kind, label) {
+		return nil
+	}
 	cfg := l.taskConfig(kind)
 	*l.patch.patched = false
 	prog, err := safeCompile(src, cfg)
@@ -75,6 +79,62 @@ func (l *loader) compileTaskExpr(n *yaml.Node, kind exprKind, label string) *Exp
 	return &Expr{Source: src, Pos: posOf(n), prog: prog, vms: l.vms, budgeted: *l.patch.patched}
 }
 
+// checkTaskTyped type-checks the expression held by n against the
+// workflow's input declaration, as rules' expressions are (see
+// typecheck.go), and reports the first type error inside the expression.
+func (l *loader) checkTaskTyped(n *yaml.Node, kind exprKind, label string) bool {
+	key := kind + typedTaskKinds
+	c := l.taskConfigs[key]
+	if c == nil {
+		m := types.Map{}
+		t := reflect.TypeFor[TaskEnv]()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if name := f.Tag.Get("expr"); name != "" && name != "-" {
+				m[name] = types.TypeOf(reflect.Zero(f.Type).Interface())
+			}
+		}
+		m["input"] = schemaType(l.w.Input)
+		c = newExprConfig(m, kindValue)
+		expectKind(c, kind)
+		c.Check()
+		if l.taskConfigs == nil {
+			l.taskConfigs = map[exprKind]*conf.Config{}
+		}
+		l.taskConfigs[key] = c
+	}
+	_, err := safeCheck(n.Value, c)
+	if err == nil {
+		return true
+	}
+	off, msg := 0, err.Error()
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		off, msg = fe.From, fe.Message
+	}
+	if m := unknownDeclared.FindStringSubmatch(msg); m != nil && memberRoot(n.Value, off) == "input" {
+		msg = fmt.Sprintf("input has no field %s: its declaration lists %s%s", m[1], fieldList(l.w.Input), didYouMean(m[1], l.w.Input.names()))
+	} else if m := unknownName.FindStringSubmatch(msg); m != nil {
+		msg += " (" + label + " reads input, context, previous_result, item and index)" + didYouMean(m[1], taskEnvNames)
+	}
+	l.errorAt(l.src.exprPos(n, off), "%s: %s", label, typeWords.Replace(msg))
+	return false
+}
+
+// typedTaskKinds sets apart, in loader.taskConfigs, the checking
+// configurations with the declared input from the compiling ones.
+const typedTaskKinds exprKind = 100
+
+// expectKind makes c expect what an expression of kind produces.
+func expectKind(c *conf.Config, kind exprKind) {
+	switch kind {
+	case kindTask:
+		expr.AsKind(reflect.String)(c)
+	case kindArguments:
+		expr.AsKind(reflect.Map)(c)
+	}
+}
+
 // taskConfig returns the compiler configuration of TaskEnv expressions of
 // kind, built once per load.
 func (l *loader) taskConfig(kind exprKind) *conf.Config {
@@ -82,12 +142,7 @@ func (l *loader) taskConfig(kind exprKind) *conf.Config {
 		return c
 	}
 	c := newExprConfig(TaskEnv{}, kindValue)
-	switch kind {
-	case kindTask:
-		expr.AsKind(reflect.String)(c)
-	case kindArguments:
-		expr.AsKind(reflect.Map)(c)
-	}
+	expectKind(c, kind)
 	if l.patch == nil {
 		l.patch = &budgetPatch{patched: new(bool)}
 	}
