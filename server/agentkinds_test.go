@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/batonhq/baton/internal/llmtest"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/server"
 )
 
@@ -106,4 +108,23 @@ func get(t *testing.T, url string) string {
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return string(data)
+}
+
+// A workflow whose LLM agent names a variable that is not set does not
+// load, and the error names the variable; an LLM agent given a Go handler
+// too is refused.
+func TestServer_LLMAgentConfiguration(t *testing.T) {
+	t.Setenv("BATON_TEST_MODEL_URL", "http://127.0.0.1:1/v1")
+	_, err := server.New(context.Background(), server.Config{WorkflowsDir: "testdata/llm", DataDir: t.TempDir(), NATSListen: anyPort})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "key_env BATON_TEST_MODEL_KEY is not set")
+
+	t.Setenv("BATON_TEST_MODEL_KEY", modelKey)
+	_, err = server.New(context.Background(), server.Config{WorkflowsDir: "testdata/llm", DataDir: t.TempDir(), NATSListen: anyPort,
+		Handlers: map[string]registry.Handler{"triage": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
+			return registry.Outcome{}, nil
+		})}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "agent triage has an llm key and a Go handler")
+	assert.NotContains(t, err.Error(), modelKey)
 }
