@@ -21,6 +21,10 @@ import (
 // DefaultBaseURL is where calls go when Config.BaseURL is empty.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
+// MaxBody is the largest answer, in bytes, read from the model's API; a
+// longer one is a transport failure.
+const MaxBody = 8 << 20
+
 // DefaultTimeout bounds a call whose run has no deadline of its own.
 const DefaultTimeout = 2 * time.Minute
 
@@ -85,9 +89,12 @@ func New(cfg Config) (*Agent, error) {
 		// The URL is not quoted: a base URL may carry credentials.
 		return nil, &ConfigError{Field: "base URL", Reason: "must be an http or https URL"}
 	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{}
+	client := &http.Client{}
+	if cfg.Client != nil {
+		c := *cfg.Client
+		client = &c
 	}
+	client.Transport = limitBodies{next: client.Transport}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -111,7 +118,7 @@ func New(cfg Config) (*Agent, error) {
 	a.chat = openai.NewChatCompletionService(
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithAPIKey(cfg.Key),
-		option.WithHTTPClient(cfg.Client),
+		option.WithHTTPClient(client),
 		option.WithMaxRetries(0), // the state's retry policy retries
 	)
 	a.format = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{

@@ -251,3 +251,13 @@ func TestDefaultPrompt(t *testing.T) {
 		t.Errorf("got %q, %v", got, err)
 	}
 }
+
+func TestAgent_Handle_HugeAnswerIsATransportFailure(t *testing.T) {
+	huge := `{"choices": [{"message": {"role": "assistant", "content": "` + strings.Repeat("x", llmagent.MaxBody) + `"}}]}`
+	a, _, logs := setup(t, func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Body: huge} })
+	_, err := a.Handle(context.Background(), task())
+	if registry.KindOf(err) != llmagent.KindTransport || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("got %v, want a transport failure for the size", err)
+	}
+	leaks(t, err, logs)
+}
