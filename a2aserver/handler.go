@@ -69,7 +69,9 @@ func WithMaxWait(d time.Duration) Option { return func(h *Handler) { h.maxWait =
 
 // WithMaxStreams caps the streams open at once (default
 // DefaultMaxStreams).
-func WithMaxStreams(n int) Option { return func(h *Handler) { h.streams = make(chan struct{}, max(n, 1)) } }
+func WithMaxStreams(n int) Option {
+	return func(h *Handler) { h.streams = make(chan struct{}, max(n, 1)) }
+}
 
 // New is the A2A front door over o.
 func New(o *ops.Ops, opts ...Option) *Handler {
