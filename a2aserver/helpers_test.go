@@ -95,6 +95,17 @@ rules:
   - {id: went, from: ASK, trigger: go, next: DONE}
   - {id: expired, from: ASK, trigger: timeout, next: DONE}
 `,
+	// finish works until the test opens its finish gate, then completes.
+	"finish.yaml": `workflow: finish
+initial: WORKING
+agents:
+  finisher: {}
+states:
+  WORKING: {agent: finisher}
+  DONE: {terminal: true}
+rules:
+  - {id: done, from: finisher, trigger: done, next: DONE}
+`,
 }
 
 // fixture is a server serving flows, its API on a loopback httptest
@@ -104,6 +115,8 @@ type fixture struct {
 	srv  *server.Server
 	http *httptest.Server
 	gate chan struct{}
+	// finish is the gate of the finish workflow.
+	finish chan struct{}
 }
 
 // newFixture builds a server; token, when set, is its one token.
@@ -113,7 +126,7 @@ func newFixture(t testing.TB, token string) *fixture {
 	for name, src := range flows {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o600))
 	}
-	f := &fixture{t: t, gate: make(chan struct{})}
+	f := &fixture{t: t, gate: make(chan struct{}), finish: make(chan struct{})}
 	cfg := server.Config{WorkflowsDir: dir, DataDir: t.TempDir(), NATS: server.NoNATS, Handlers: map[string]registry.Handler{
 		"fast": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
 			return registry.Outcome{Trigger: "done", Result: map[string]any{"by": "fast"}, Usage: registry.Usage{InputTokens: 3, OutputTokens: 2, Cost: 0.25}}, nil
@@ -124,6 +137,14 @@ func newFixture(t testing.TB, token string) *fixture {
 		}),
 		"breaker": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
 			return registry.Outcome{}, registry.Permanent(errors.New("the ledger is closed"))
+		}),
+		"finisher": registry.HandlerFunc(func(ctx context.Context, _ *registry.Task) (registry.Outcome, error) {
+			select {
+			case <-f.finish:
+				return registry.Outcome{Trigger: "done", Result: map[string]any{"by": "finisher"}}, nil
+			case <-ctx.Done():
+				return registry.Outcome{}, ctx.Err()
+			}
 		}),
 		"gate": registry.HandlerFunc(func(ctx context.Context, _ *registry.Task) (registry.Outcome, error) {
 			select {
@@ -176,6 +197,12 @@ func (f *fixture) post(path string, body []byte, header ...string) (int, rpcAnsw
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(f.t, err)
 	var a rpcAnswer
+	if resp.StatusCode == http.StatusUnauthorized {
+		// The server's token check answers as /v1 does, before any
+		// JSON-RPC.
+		require.Contains(f.t, string(data), `"unauthorized"`)
+		return resp.StatusCode, a
+	}
 	require.NoError(f.t, json.Unmarshal(data, &a), "%s", data)
 	return resp.StatusCode, a
 }
