@@ -91,6 +91,13 @@ func TestHandler_Send_StartsAndWaitsUntilCompleted(t *testing.T) {
 			require.Nil(t, again.Error)
 			assert.Equal(t, task["id"], taskOf(t, d.v03, again.Result)["id"])
 
+			// The same messageId with other input is a mistake the client
+			// hears of.
+			other := f.call("quick", d.send, map[string]any{"message": message(d.v03, "m-"+d.name, "", map[string]any{"amount": 6}, "")})
+			require.NotNil(t, other.Error)
+			assert.Equal(t, a2aserver.CodeInvalidParams, other.Error.Code)
+			assert.Equal(t, "message.messageId", other.Error.Data["field"])
+
 			got := f.call("quick", d.get, map[string]any{"id": task["id"]})
 			require.Nil(t, got.Error)
 			assert.Equal(t, d.done, stateOf(got.Result))
