@@ -79,3 +79,37 @@ func TestHandler_Send_WithoutEventsAnswersAtOnce(t *testing.T) {
 	task := sendSlow(t, hs, "m-1")
 	assert.Equal(t, "TASK_STATE_WORKING", stateOf(task))
 }
+
+// rpc posts one request to hs's slow agent and reads the answer.
+func rpc(t *testing.T, hs *httptest.Server, method string, params any) rpcAnswer {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	require.NoError(t, err)
+	resp, err := http.Post(hs.URL+"/a2a/slow", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var a rpcAnswer
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+	return a
+}
+
+// A streaming send beyond the cap on streams is refused before it starts
+// anything: the client may send it again later.
+func TestHandler_Stream_BeyondTheCapStartsNothing(t *testing.T) {
+	hs := embedded(t, ops.NewHub(64), a2aserver.WithMaxStreams(1), a2aserver.WithMaxWait(5*time.Millisecond))
+	task := sendSlow(t, hs, "m-1") // works until the test ends
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": map[string]any{"id": task["id"]}})
+	require.NoError(t, err)
+	resp, err := http.Post(hs.URL+"/a2a/slow", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type")) // the one stream, open
+
+	a := rpc(t, hs, "SendStreamingMessage", map[string]any{"message": message(false, "m-2", "", map[string]any{}, "")})
+	require.NotNil(t, a.Error)
+	assert.Equal(t, a2aserver.CodeInternal, a.Error.Code)
+	assert.Equal(t, true, a.Error.Data["retry"])
+	a = rpc(t, hs, "GetTask", map[string]any{"id": a2aserver.StartID("slow", "m-2")})
+	require.NotNil(t, a.Error, "the refused stream started task %v", a.Result)
+	assert.Equal(t, a2aserver.CodeTaskNotFound, a.Error.Code)
+}

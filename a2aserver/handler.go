@@ -154,6 +154,12 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 			writeRPC(w, http.StatusOK, req.ID, nil, e)
 			return
 		}
+		release, e := h.takeStream()
+		if e != nil {
+			writeRPC(w, http.StatusOK, req.ID, nil, e)
+			return
+		}
+		defer release()
 		h.stream(w, r, req, v.in.ID, nil)
 	}
 }
@@ -178,6 +184,15 @@ func (h *Handler) serveSend(w http.ResponseWriter, r *http.Request, workflow str
 	if e != nil {
 		writeRPC(w, http.StatusOK, req.ID, nil, e)
 		return
+	}
+	if req.Op == opStream {
+		// A stream refused for the cap must start nothing.
+		release, e := h.takeStream()
+		if e != nil {
+			writeRPC(w, http.StatusOK, req.ID, nil, e)
+			return
+		}
+		defer release()
 	}
 	ctx := r.Context()
 	id := p.Message.TaskID

@@ -9,24 +9,28 @@ import (
 	"github.com/batonhq/baton/ops"
 )
 
-// stream answers a streaming send or a subscribe: server-sent events, each
-// a JSON-RPC answer to the request: the task first, then a status update
-// at each change of its status (an artifact update before a completed
-// one), until it is finished or waits for input. wch, when not nil, is a
-// watch begun before the send.
+// takeStream reserves a slot for a stream, before anything is started for
+// it; release frees it.
+func (h *Handler) takeStream() (release func(), e *Error) {
+	select {
+	case h.streams <- struct{}{}:
+		return func() { <-h.streams }, nil
+	default:
+		e := rpcError(CodeInternal, "the server has its most streams open already: try again later")
+		e.Data = map[string]any{"retry": true}
+		return nil, e
+	}
+}
+
+// stream answers a streaming send or a subscribe, its slot taken:
+// server-sent events, each a JSON-RPC answer to the request: the task
+// first, then a status update at each change of its status (an artifact
+// update before a completed one), until it is finished or waits for
+// input. wch, when not nil, is a watch begun before the send.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req request, id string, wch *watcher) {
 	if wch == nil {
 		wch = h.watch(id)
 		defer wch.stop()
-	}
-	select {
-	case h.streams <- struct{}{}:
-		defer func() { <-h.streams }()
-	default:
-		e := rpcError(CodeInternal, "the server has its most streams open already: try again later")
-		e.Data = map[string]any{"retry": true}
-		writeRPC(w, http.StatusOK, req.ID, nil, e)
-		return
 	}
 	ctx := r.Context()
 	v, e := h.view(ctx, id)
