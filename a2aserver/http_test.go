@@ -58,3 +58,19 @@ func TestHandler_HTTP_RefusesWhatIsNoJSONRPCRequest(t *testing.T) {
 		})
 	}
 }
+
+// An invalid request whose id could be read is answered to that id.
+func TestHandler_Errors_AnswerToTheRequestsID(t *testing.T) {
+	f := newFixture(t, "")
+	for _, body := range []string{
+		`{"jsonrpc": 5, "id": "abc", "method": "GetTask"}`,
+		`{"jsonrpc": "2.0", "id": "abc", "method": ["GetTask"]}`,
+		`{"jsonrpc": "2.0", "id": "abc", "method": "GetTask", "params": "x"}`,
+		`{"jsonrpc": "2.0", "id": "abc", "method": "NoSuchMethod"}`,
+	} {
+		code, a := f.post("/a2a/quick", []byte(body))
+		assert.Equal(t, 200, code)
+		require.NotNil(t, a.Error, body)
+		assert.JSONEq(t, `"abc"`, string(a.ID), body)
+	}
+}

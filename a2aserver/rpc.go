@@ -55,14 +55,6 @@ type request struct {
 	Params json.RawMessage // an object, or nil
 }
 
-// envelope is a JSON-RPC request as sent.
-type envelope struct {
-	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-}
-
 // nullID is the id of an answer to a request whose id could not be read.
 var nullID = json.RawMessage("null")
 
@@ -76,31 +68,28 @@ func decodeRequest(data []byte) (request, *Error) {
 	if !json.Valid(data) {
 		return req, rpcError(CodeParseError, "parse error: the body is not valid JSON")
 	}
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	var env map[string]json.RawMessage
+	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &env) != nil {
 		return req, rpcError(CodeInvalidRequest, "invalid request: the body must be one JSON-RPC request object (batches are not served)")
 	}
-	var env envelope
-	if err := json.Unmarshal(trimmed, &env); err != nil {
-		return req, rpcError(CodeInvalidRequest, "invalid request: "+err.Error())
-	}
-	if !validID(env.ID) {
+	if !validID(env["id"]) {
 		return req, rpcError(CodeInvalidRequest, "invalid request: id must be a string or a number (notifications are not served)")
 	}
-	req.ID = env.ID
-	switch {
-	case env.JSONRPC == nil || *env.JSONRPC != "2.0":
+	req.ID = env["id"]
+	var version, method string
+	if json.Unmarshal(env["jsonrpc"], &version) != nil || version != "2.0" {
 		return req, rpcError(CodeInvalidRequest, `invalid request: jsonrpc must be "2.0"`)
-	case env.Method == nil || *env.Method == "":
+	}
+	if json.Unmarshal(env["method"], &method) != nil || method == "" {
 		return req, rpcError(CodeInvalidRequest, "invalid request: method must be a non-empty string")
 	}
-	req.Method = *env.Method
-	m, ok := methods[req.Method]
+	req.Method = method
+	m, ok := methods[method]
 	if !ok {
-		return req, rpcError(CodeMethodNotFound, "method not found: "+quote(req.Method))
+		return req, rpcError(CodeMethodNotFound, "method not found: "+quote(method))
 	}
 	req.Op, req.D = m.op, m.d
-	if p := bytes.TrimSpace(env.Params); len(p) > 0 && !bytes.Equal(p, []byte("null")) {
+	if p := bytes.TrimSpace(env["params"]); len(p) > 0 && !bytes.Equal(p, []byte("null")) {
 		if p[0] != '{' {
 			return req, invalidParams("params", "invalid params: params must be an object")
 		}
