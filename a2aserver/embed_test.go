@@ -21,14 +21,20 @@ import (
 
 // embedded serves the slow workflow of a Go program's own engine, its
 // events on hub when hub is not nil.
-func embedded(t *testing.T, hub *ops.Hub, opts ...a2aserver.Option) *httptest.Server {
+func embedded(t testing.TB, hub *ops.Hub, opts ...a2aserver.Option) *httptest.Server {
 	t.Helper()
-	w, err := rules.Parse("slow.yaml", []byte(flows["slow.yaml"]))
-	require.NoError(t, err)
-	reg, err := engine.NewRegistry(w, map[string]registry.Handler{"sloth": registry.HandlerFunc(func(ctx context.Context, _ *registry.Task) (registry.Outcome, error) {
+	return embeddedFlow(t, "slow.yaml", map[string]registry.Handler{"sloth": registry.HandlerFunc(func(ctx context.Context, _ *registry.Task) (registry.Outcome, error) {
 		<-ctx.Done()
 		return registry.Outcome{}, ctx.Err()
-	})})
+	})}, hub, opts...)
+}
+
+// embeddedFlow serves one of flows on an engine of its own, on a MemStore.
+func embeddedFlow(t testing.TB, file string, handlers map[string]registry.Handler, hub *ops.Hub, opts ...a2aserver.Option) *httptest.Server {
+	t.Helper()
+	w, err := rules.Parse(file, []byte(flows[file]))
+	require.NoError(t, err)
+	reg, err := engine.NewRegistry(w, handlers)
 	require.NoError(t, err)
 	store := engine.NewMemStore()
 	engOpts := []engine.Option{engine.WithStore(store)}
