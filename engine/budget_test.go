@@ -555,3 +555,83 @@ func TestEngine_Budgets_ChildRunsCountAsTheyEnd(t *testing.T) {
 		})
 	}
 }
+
+// childBudgetSet loads testdata/childbudget.
+func childBudgetSet(t *testing.T) *rules.Workflow {
+	t.Helper()
+	set, err := rules.LoadSet(filepath.Join("testdata", "childbudget"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := set.Workflow("research")
+	return w
+}
+
+// After a restart the parent leaves its child the same room: the child's
+// runs before the restart and after it count against the parent's budget
+// together, and the run that crosses it stops the child and the parent.
+func TestEngine_Budgets_ChildRunsCountAfterARestart(t *testing.T) {
+	for _, name := range storeNames {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			store := openStore(t, name)
+			sim := clock.NewSim(epoch)
+			build := func() *engine.Engine {
+				eng, err := engine.New(childBudgetSet(t), nil, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = eng.Close() })
+				return eng
+			}
+			first := build()
+			inst, err := first.Start(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			child := inst.ID() + "/RESEARCH/1"
+			think := func(eng *engine.Engine, step int) {
+				t.Helper()
+				if err := sim.RunReady(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := eng.Report(ctx, child, step, registry.Outcome{Trigger: "again", Usage: cost(0.25)}, nil); err != nil {
+					t.Fatalf("report of the child's step %d: %v", step, err)
+				}
+				if err := sim.RunReady(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for step := 1; step <= 3; step++ {
+				think(first, step)
+			}
+			_ = first.Close()
+
+			second := build()
+			rep, err := second.Resume(ctx)
+			if err != nil || len(rep.Failed) > 0 || !slices.Contains(rep.Resumed, child) {
+				t.Fatalf("Resume: got %+v, %v; want the parent and its child resumed", rep, err)
+			}
+			think(second, 4) // 1.0: not over
+			again, err := second.Instance(inst.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := again.Result(); res.State != "RESEARCH" {
+				t.Fatalf("after a cost of 1: got state %s, want RESEARCH still", res.State)
+			}
+			think(second, 5) // 1.25: over
+			res := again.Result()
+			if res.State != "SUMMARY" || res.Usage.Cost != 1.25 {
+				t.Fatalf("got state %s, cost %v; want SUMMARY (on_limit) at 1.25", res.State, res.Usage.Cost)
+			}
+			c, err := second.Instance(child)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Result().Status; got != engine.StatusCanceled {
+				t.Errorf("child: got %s, want canceled", got)
+			}
+		})
+	}
+}
