@@ -129,7 +129,9 @@ func (i *instance) fanOutOverBudget(ctx context.Context, r *run) bool {
 	}
 	hit := i.overBudget()
 	if hit == nil {
-		if r, ok := i.room(); ok && r.over(i.usage.Totals) {
+		if left, ok := i.room(); ok && left.over(i.usage.Totals) {
+			// Over what its parent left it: stopped as a run of one
+			// state would be (outOfRoom), the state's others abandoned.
 			i.abandonWork(ctx)
 			return i.outOfRoom()
 		}

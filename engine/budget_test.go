@@ -419,7 +419,7 @@ rules:
 func newChildBudgetRun(t *testing.T, agents map[string][]reply, edits ...string) *simRun {
 	t.Helper()
 	dir := t.TempDir()
-	for _, f := range []string{"research.yaml", "middle.yaml", "loop.yaml"} {
+	for _, f := range []string{"research.yaml", "middle.yaml", "loop.yaml", "each.yaml"} {
 		src, err := os.ReadFile(filepath.Join("testdata", "childbudget", f))
 		if err != nil {
 			t.Fatal(err)
@@ -445,7 +445,7 @@ func newChildBudgetRun(t *testing.T, agents map[string][]reply, edits ...string)
 	sim := clock.NewSim(epoch)
 	sc := &script{t: t, sim: sim, replies: map[string][]reply{}}
 	reg := registry.New()
-	for _, name := range []string{"research", "middle", "loop"} {
+	for _, name := range []string{"research", "middle", "loop", "each"} {
 		wf, ok := set.Workflow(name)
 		if !ok {
 			continue
@@ -482,6 +482,8 @@ func TestEngine_Budgets_ChildRunsCountAsTheyEnd(t *testing.T) {
 		agents    map[string][]reply
 		wantErr   string // "" when the parent must complete in STOPPED
 		wantLimit string // max_cost when empty
+		runs      int    // the runs of the child's agent that crosses (the thinker's 5 when 0)
+		cost      float64
 	}{
 		{
 			name:   "on_limit",
@@ -504,6 +506,16 @@ func TestEngine_Budgets_ChildRunsCountAsTheyEnd(t *testing.T) {
 			agents: map[string][]reply{"thinker": repeat(20, used("again", cost(0.25))), "closer": {ok("done", nil)}},
 		},
 		{
+			// A foreach state's item in the child crosses the parent's
+			// budget: the items not yet run never run.
+			name: "a foreach item", edits: []string{"RESEARCH: {workflow: loop", "RESEARCH: {workflow: each"},
+			agents: map[string][]reply{
+				"splitter": {ok("split", map[string]any{"docs": []any{1, 2, 3, 4, 5}})},
+				"reviewer": repeat(3, used("reviewed", cost(0.5))), "closer": {ok("done", nil)},
+			},
+			runs: 3, cost: 1.5,
+		},
+		{
 			name: "tokens", wantLimit: "max_tokens", edits: []string{"limits: {max_cost: 1, on_limit: SUMMARY}", "limits: {max_tokens: 1000, on_limit: SUMMARY}"},
 			agents: map[string][]reply{"thinker": repeat(20, used("again", registry.Usage{InputTokens: 200, OutputTokens: 50, Cost: 0.25})), "closer": {ok("done", nil)}},
 		},
@@ -519,11 +531,15 @@ func TestEngine_Budgets_ChildRunsCountAsTheyEnd(t *testing.T) {
 			} else if res.Status != engine.StatusFailed || res.Err == nil || res.Err.Error() != tt.wantErr {
 				t.Fatalf("got %s (%v), want failed with %q", res.Status, res.Err, tt.wantErr)
 			}
-			if got := len(r.script.runsOf("thinker")); got != 5 {
-				t.Errorf("got %d runs of the child's thinker, want 5: the fifth crosses the budget", got)
+			agent, runs, want := "thinker", 5, 1.25
+			if tt.runs > 0 {
+				agent, runs, want = "reviewer", tt.runs, tt.cost
 			}
-			if res.Usage.Cost != 1.25 || res.Usage.Agents.Of("thinker").Cost != 1.25 {
-				t.Errorf("got the parent's usage %+v, want cost 1.25, all the thinker's", res.Usage)
+			if got := len(r.script.runsOf(agent)); got != runs {
+				t.Errorf("got %d runs of the child's %s, want %d: the last crosses the budget", got, agent, runs)
+			}
+			if res.Usage.Cost != want || res.Usage.Agents.Of(agent).Cost != want {
+				t.Errorf("got the parent's usage %+v, want cost %v, all the %s's", res.Usage, want, agent)
 			}
 			for _, id := range []string{"p-1/RESEARCH/1", "p-1/RESEARCH/1/INNER/1"} {
 				child, err := r.eng.Instance(id)
@@ -542,8 +558,8 @@ func TestEngine_Budgets_ChildRunsCountAsTheyEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 			hits := entries(h, engine.KindLimitHit)
-			if len(hits) != 1 || hits[0].Usage.Cost != 1.25 || hits[0].State != "RESEARCH" {
-				t.Fatalf("got limit_hit entries %+v, want one in RESEARCH carrying the child's cost 1.25", hits)
+			if len(hits) != 1 || hits[0].Usage.Cost != want || hits[0].State != "RESEARCH" {
+				t.Fatalf("got limit_hit entries %+v, want one in RESEARCH carrying the child's cost %v", hits, want)
 			}
 			if want := cmp.Or(tt.wantLimit, "max_cost"); hits[0].Limit != want {
 				t.Errorf("got limit %s, want %s", hits[0].Limit, want)
