@@ -7,234 +7,61 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/sse"
-	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/ops"
 )
 
 // Event is one engine event as the API streams it. Fields an event does
 // not set are left out.
-type Event struct {
-	ID              uint64    `json:"id"`
-	Type            string    `json:"type"`
-	Instance        string    `json:"instance"`
-	Workflow        string    `json:"workflow"`
-	Version         int       `json:"version"`
-	Step            int       `json:"step"`
-	State           string    `json:"state,omitempty"`
-	Agent           string    `json:"agent,omitempty"`
-	Time            time.Time `json:"time"`
-	From            string    `json:"from,omitempty"`
-	To              string    `json:"to,omitempty"`
-	Rule            string    `json:"rule,omitempty"`
-	Trigger         string    `json:"trigger,omitempty"`
-	Condition       string    `json:"condition,omitempty"`
-	Attempt         int       `json:"attempt,omitempty"`
-	Kind            string    `json:"kind,omitempty"`
-	DelaySeconds    float64   `json:"delay_seconds,omitempty"`
-	DurationSeconds float64   `json:"duration_seconds,omitempty"`
-	Limit           string    `json:"limit,omitempty"`
-	Count           int       `json:"count,omitempty"`
-	Max             int       `json:"max,omitempty"`
-	Signal          string    `json:"signal,omitempty"`
-	Outcome         string    `json:"outcome,omitempty"`
-	Reason          string    `json:"reason,omitempty"`
-	MessageID       string    `json:"message_id,omitempty"`
-	Error           string    `json:"error,omitempty"`
-	// Usage is what the run used (agent_reported), when its agent said.
-	Usage *registry.Usage `json:"usage,omitempty"`
-	// Progress is what a run under way said (agent_progress).
-	Progress *registry.Progress `json:"progress,omitempty"`
-	// First is, on a gap event, the oldest event the server can still
-	// give: the events after the gap's id and before First are lost.
-	First uint64 `json:"first,omitempty"`
-}
-
-// Finished reports whether the event ends its instance.
-func (e Event) Finished() bool {
-	return e.Type == "completed" || e.Type == "failed" || e.Type == "cancelled"
-}
+type Event = ops.Event
 
 // eventOf turns an engine event into the API's.
-func eventOf(ev engine.Event) Event {
-	out := Event{
-		Type: string(ev.Type), Instance: ev.InstanceID, Workflow: ev.Workflow, Version: ev.Version,
-		Step: ev.Step, State: ev.State, Agent: ev.Agent, Time: ev.Time.UTC(), From: ev.From, To: ev.To,
-		Rule: ev.Rule, Trigger: ev.Trigger, Condition: ev.Condition, Attempt: ev.Attempt, Kind: ev.Kind,
-		DelaySeconds: ev.Delay.Seconds(), DurationSeconds: ev.Duration.Seconds(), Limit: ev.Limit,
-		Count: ev.Count, Max: ev.Max, Signal: ev.Signal, Outcome: ev.Outcome, Reason: ev.Reason,
-		MessageID: ev.MessageID,
-	}
-	if ev.Err != nil {
-		out.Error = ev.Err.Error()
-	}
-	if !ev.Usage.IsZero() {
-		u := ev.Usage
-		out.Usage = &u
-	}
-	out.Progress = ev.Progress
-	return out
-}
+func eventOf(ev engine.Event) Event { return ops.EventOf(ev) }
 
-// hub keeps a ring of recent events and hands new ones to subscribers.
+// hub keeps a ring of recent events and hands new ones to subscribers: the
+// operations layer's, under the names the server's streams use.
 type hub struct {
-	mu     sync.Mutex
-	ring   []Event
-	start  int // index of the oldest event in ring
-	size   int
-	next   uint64
-	subs   map[*subscriber]struct{}
-	closed bool
-	done   chan struct{}
+	*ops.Hub
+	done <-chan struct{}
 }
 
-// subscriber is a stream's channel, or a watcher's notify function (called
-// under the hub's lock: it must not block). The channel carries pointers,
-// shared by every stream and never changed: a buffer of whole events would
-// make each idle stream hold megabytes.
+// subscriber is a stream's subscription.
 type subscriber struct {
-	ch     chan *Event
-	notify func(Event)
-	filter func(Event) bool
-	// dropped is set, under the hub's lock, when the hub closed ch because
-	// the stream fell a whole buffer behind.
-	dropped bool
+	*ops.Subscription
+	ch <-chan *Event
 }
 
 // subscriberSlots is how many events a stream may fall behind the engines
-// before it is dropped: at a thousand instances a second (several
-// thousand events) a stream that writes in batches stays well within it,
-// and an idle stream holds 32 KB of pointers.
-const subscriberSlots = 4096
+// before it is dropped.
+const subscriberSlots = ops.SubscriberSlots
 
 func newHub(size int) *hub {
-	return &hub{ring: make([]Event, size), next: 1, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
+	h := ops.NewHub(size)
+	return &hub{Hub: h, done: h.Done()}
 }
 
-// publish numbers ev and hands it to the subscribers whose filter takes it.
-// It never waits for a stream: a subscriber too slow to keep up is dropped
-// (its stream sends a gap event and ends, and the client resumes with
-// Last-Event-ID).
-func (h *hub) publish(ev Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return
-	}
-	ev.ID = h.next
-	h.next++
-	if h.size < len(h.ring) {
-		h.ring[(h.start+h.size)%len(h.ring)] = ev
-		h.size++
-	} else {
-		h.ring[h.start] = ev
-		h.start = (h.start + 1) % len(h.ring)
-	}
-	var shared *Event // one copy for every stream, made when one wants it
-	for s := range h.subs {
-		if !s.filter(ev) {
-			continue
-		}
-		if s.notify != nil {
-			s.notify(ev)
-			continue
-		}
-		if shared == nil {
-			shared = new(Event)
-			*shared = ev
-		}
-		select {
-		case s.ch <- shared:
-		default:
-			s.dropped = true
-			close(s.ch)
-			delete(h.subs, s)
-		}
-	}
-}
+func (h *hub) publish(ev Event) { h.Publish(ev) }
 
-// subscribe returns the kept events after id that filter takes (none when
-// replay is false), preceded by a gap event when events after id are no
-// longer kept (or id is not one this hub gave: the server restarted), and
-// a subscriber for the ones to come.
 func (h *hub) subscribe(after uint64, replay bool, filter func(Event) bool) ([]Event, *subscriber, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
+	backlog, sub, ok := h.Subscribe(after, replay, filter)
+	if !ok {
 		return nil, nil, false
 	}
-	var backlog []Event
-	if first := h.oldest(); replay && (after+1 < first || after >= h.next) {
-		backlog = append(backlog, Event{ID: first - 1, Type: "gap", First: first, Reason: "expired", Time: time.Now().UTC()})
-	}
-	if replay {
-		for k := range h.size {
-			ev := h.ring[(h.start+k)%len(h.ring)]
-			if ev.ID > after && filter(ev) {
-				backlog = append(backlog, ev)
-			}
-		}
-	}
-	s := &subscriber{ch: make(chan *Event, subscriberSlots), filter: filter}
-	h.subs[s] = struct{}{}
-	return backlog, s, true
+	return backlog, &subscriber{Subscription: sub, ch: sub.C()}, true
 }
 
-// watch calls notify with every event filter takes, until the returned
-// stop; done is closed when the hub closes.
 func (h *hub) watch(filter func(Event) bool, notify func(Event)) (stop func(), done <-chan struct{}, ok bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return nil, nil, false
-	}
-	s := &subscriber{notify: notify, filter: filter}
-	h.subs[s] = struct{}{}
-	return func() { h.unsubscribe(s) }, h.done, true
+	return h.Watch(filter, notify)
 }
 
-// oldest is the id of the oldest kept event, or of the next one when none
-// is kept. Call it under the lock.
-func (h *hub) oldest() uint64 { return h.next - uint64(h.size) }
+func (h *hub) droppedAt(s *subscriber) (bool, uint64) { return s.Dropped() }
 
-// droppedAt reports whether s was dropped for falling behind, and the oldest
-// event the hub still keeps.
-func (h *hub) droppedAt(s *subscriber) (bool, uint64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return s.dropped, h.oldest()
-}
+func (h *hub) unsubscribe(s *subscriber) { s.Close() }
 
-func (h *hub) unsubscribe(s *subscriber) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if _, ok := h.subs[s]; ok {
-		delete(h.subs, s)
-		if s.ch != nil {
-			close(s.ch)
-		}
-	}
-}
-
-// close ends every stream.
-func (h *hub) close() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return
-	}
-	h.closed = true
-	for s := range h.subs {
-		if s.ch != nil {
-			close(s.ch)
-		}
-		delete(h.subs, s)
-	}
-	close(h.done)
-}
+func (h *hub) close() { h.Close() }
 
 // keepAlive is how often an idle stream gets a comment line, so that
 // proxies do not close it.

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/batonhq/baton/check"
 	"github.com/batonhq/baton/fsm"
+	"github.com/batonhq/baton/ops"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/wire"
 )
@@ -41,7 +41,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		// The engine running the instance may be another server's.
 		ans, err := s.clu.node.Report(r.Context(), &rep)
 		if err == nil && ans.Code == wire.CodeUnknownInstance {
-			if snap, e := s.snapshot(r.Context(), rep.InstanceID); e == nil && !snap.Status.Finished() {
+			if in, err := s.ops.Get(r.Context(), rep.InstanceID); err == nil && !in.Finished() {
 				err = errors.New(ans.Message) // it exists: its engine is moving
 			}
 		}
@@ -129,15 +129,18 @@ type VersionInfo struct {
 
 func (s *Server) workflows(w http.ResponseWriter, r *http.Request) {
 	out := []WorkflowInfo{}
-	for _, name := range s.cat.names() {
-		fs := s.cat.versions(name)
-		info := WorkflowInfo{Name: name, Description: fs[0].wf.Description}
-		for _, f := range fs {
-			info.Versions = append(info.Versions, VersionInfo{Version: f.wf.Version, Hash: f.wf.Hash, File: f.wf.File, Current: f.current})
-		}
-		out = append(out, info)
+	for _, wf := range s.ops.Workflows() {
+		out = append(out, WorkflowInfo{Name: wf.Name, Description: wf.Description, Versions: versionInfos(wf.Versions)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"workflows": out})
+}
+
+func versionInfos(fs []ops.Flow) []VersionInfo {
+	out := make([]VersionInfo, len(fs))
+	for k, f := range fs {
+		out[k] = VersionInfo{Version: f.Workflow.Version, Hash: f.Workflow.Hash, File: f.Workflow.File, Current: f.Current}
+	}
+	return out
 }
 
 // WorkflowDetail is one version of a workflow, with what wfrun check
@@ -183,12 +186,17 @@ func (s *Server) pickFlow(name string, q url.Values) (*flow, *apiError) {
 		}
 		version = n
 	}
-	if len(s.cat.versions(name)) == 0 {
-		return nil, notFound("unknown_workflow", "name", fmt.Sprintf("no workflow %q on this server", name))
+	picked, err := s.ops.Pick(name, version)
+	if err != nil {
+		e := apiErrorOf(err)
+		if e.Code == ops.CodeUnknownWorkflow {
+			e.Field = "name" // the path's
+		}
+		return nil, e
 	}
-	f, ok := s.cat.pick(name, version)
+	f, ok := s.cat.flow(picked.Workflow.Hash)
 	if !ok {
-		return nil, notFound("unknown_version", "version", fmt.Sprintf("workflow %s has no version %d on this server", name, version))
+		return nil, unavailable("workflow " + name + " was reloaded: ask again")
 	}
 	return f, nil
 }
@@ -227,56 +235,12 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	before := 0
-	if c := q.Get("cursor"); c != "" {
-		n, err := strconv.Atoi(c)
-		if err != nil || n < 1 {
-			writeError(w, badField("cursor", "is not a cursor this server gave"))
-			return
-		}
-		before = n
-	}
-	out, next, e := s.deadLetterPage(r.Context(), deadLetterQuery{instance: q.Get("instance"), before: before, limit: limit})
-	if e != nil {
-		writeError(w, e)
+	page, err := s.ops.DeadLetters(r.Context(), ops.DeadLetterQuery{Instance: q.Get("instance"), Cursor: q.Get("cursor"), Limit: limit})
+	if err != nil {
+		writeError(w, apiErrorOf(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": out, "next": next})
-}
-
-// deadLetterPage is one page of the stored dead letters (of one reason,
-// when reason is not empty), newest first, before the sequence number
-// before (0: from the newest), and the cursor of the next page.
-// deadLetterQuery selects dead letters: by reason, by instance (the ones
-// holding its work), before a sequence number; limit to a page.
-type deadLetterQuery struct {
-	reason, instance string
-	before, limit    int
-}
-
-func (s *Server) deadLetterPage(ctx context.Context, q deadLetterQuery) ([]record.DeadLetter, *string, *apiError) {
-	reason, before, limit := q.reason, q.before, q.limit
-	all, err := s.store.DeadLetters(ctx)
-	if err != nil {
-		return nil, nil, unavailable("the store did not answer: " + err.Error())
-	}
-	out := make([]record.DeadLetter, 0, min(limit+1, len(all)))
-	for _, d := range slices.Backward(all) {
-		if (before > 0 && d.Seq >= before) || (reason != "" && d.Reason != reason) || (q.instance != "" && d.Instance != q.instance) {
-			continue
-		}
-		out = append(out, d)
-		if len(out) > limit {
-			break
-		}
-	}
-	var next *string
-	if len(out) > limit {
-		out = out[:limit]
-		c := strconv.Itoa(out[limit-1].Seq)
-		next = &c
-	}
-	return out, next, nil
+	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": page.DeadLetters, "next": nextOf(page.Next)})
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

@@ -2,103 +2,93 @@ package server
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
-	"reflect"
-	"strconv"
-	"strings"
-	"time"
 
-	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/handoff"
-	"github.com/batonhq/baton/record"
-	"github.com/batonhq/baton/registry"
-	"github.com/batonhq/baton/wire"
+	"github.com/batonhq/baton/ops"
 )
 
 // Instance is an instance as the API shows it.
-type Instance struct {
-	ID       string `json:"id"`
-	Workflow string `json:"workflow"`
-	Version  int    `json:"version"`
-	Status   string `json:"status"`
-	State    string `json:"state"`
-	Step     int    `json:"step"`
-	Outcome  string `json:"outcome"`
-	// Error says why a failed instance failed; null for any other.
-	Error *string `json:"error"`
-	// CancelReason is the reason given with the cancel of a cancelled
-	// instance.
-	CancelReason string `json:"cancel_reason,omitempty"`
-	// Usage is what the instance's runs used: the totals, and each
-	// agent's (all zero when no run reported usage).
-	Usage   Usage          `json:"usage"`
-	Context map[string]any `json:"context"`
-	Created time.Time      `json:"created"`
-	Updated time.Time      `json:"updated"`
-}
+type Instance = ops.Instance
 
 // Summary is what a start answers.
-type Summary struct {
-	ID       string `json:"id"`
-	Workflow string `json:"workflow"`
-	Version  int    `json:"version"`
-	Status   string `json:"status"`
-}
+type Summary = ops.Summary
+
+// Usage is an instance's usage as the API shows it: the totals
+// (input_tokens, output_tokens, tokens, cost) and each agent's.
+type Usage = ops.Usage
 
 // Status values of the API. The engine spells a cancelled instance
 // "canceled"; the API says "cancelled".
 const (
-	StatusRunning   = "running"
-	StatusWaiting   = "waiting"
-	StatusCompleted = "completed"
-	StatusFailed    = "failed"
-	StatusCancelled = "cancelled"
+	StatusRunning   = ops.StatusRunning
+	StatusWaiting   = ops.StatusWaiting
+	StatusCompleted = ops.StatusCompleted
+	StatusFailed    = ops.StatusFailed
+	StatusCancelled = ops.StatusCancelled
 )
 
-var statuses = []string{StatusRunning, StatusWaiting, StatusCompleted, StatusFailed, StatusCancelled}
+// opsCatalog is the server's catalog as the operations layer reads it.
+type opsCatalog struct{ c *catalog }
 
-func statusOf(s record.Status) string {
-	if s == record.StatusCanceled {
-		return StatusCancelled
+func flowOf(f *flow) ops.Flow { return ops.Flow{Workflow: f.wf, Engine: f.eng, Current: f.current} }
+
+func (c opsCatalog) Flow(hash string) (ops.Flow, bool) {
+	f, ok := c.c.flow(hash)
+	if !ok {
+		return ops.Flow{}, false
 	}
-	return string(s)
+	return flowOf(f), true
 }
 
-// instance is the API's view of a snapshot: a running instance whose state
-// is a wait state is "waiting".
-func (s *Server) instance(snap record.Snapshot) Instance {
-	in := instanceOf(snap)
-	if in.Status == StatusRunning {
-		if f, ok := s.cat.flow(snap.Hash); ok {
-			if st, ok := f.wf.State(snap.State); ok && st.Waits() {
-				in.Status = StatusWaiting
-			}
-		}
+func (c opsCatalog) Versions(name string) []ops.Flow {
+	fs := c.c.versions(name)
+	out := make([]ops.Flow, len(fs))
+	for k, f := range fs {
+		out[k] = flowOf(f)
 	}
-	return in
+	return out
 }
 
-func instanceOf(s record.Snapshot) Instance {
-	ctx := s.Context
-	if ctx == nil {
-		ctx = map[string]any{}
+func (c opsCatalog) Names() []string { return c.c.names() }
+
+// opsRouter sends the operations on an instance another server of the
+// cluster owns to that server.
+type opsRouter struct{ s *Server }
+
+func (r opsRouter) NewID() string {
+	if r.s.clu == nil {
+		return ""
 	}
-	in := Instance{
-		ID: s.ID, Workflow: s.Workflow, Version: s.Version, Status: statusOf(s.Status), State: s.State,
-		Step: s.Step, Outcome: s.Outcome, CancelReason: s.CancelReason, Usage: usageOf(s.Usage), Context: ctx,
-		Created: s.Created.UTC(), Updated: s.Updated.UTC(),
+	return r.s.clu.node.NewID()
+}
+
+func (r opsRouter) Moves() bool { return r.s.clu != nil }
+
+func (r opsRouter) Route(ctx context.Context, op ops.Op) (ops.Result, bool) {
+	c := call{Op: string(op.Kind), ID: op.ID, Name: op.Name, Data: op.Data, Agent: op.Agent, Explanation: op.Explanation, Reason: op.Reason}
+	if op.Kind == ops.OpStart {
+		c.Workflow, c.Version, c.Input, c.Traceparent = op.Start.Workflow, op.Start.Version, op.Start.Input, op.Start.Traceparent
 	}
-	// A store written before cancels kept no error of their own may hold
-	// the cancel's text as the error: a cancel is no failure either way.
-	if s.Error != "" && s.Status != record.StatusCanceled {
-		e := s.Error
-		in.Error = &e
+	ans, forwarded := r.s.elsewhere(ctx, c)
+	if !forwarded {
+		return ops.Result{}, false
 	}
-	return in
+	res := ops.Result{Summary: ans.Summary, Created: ans.Created}
+	if e := ans.err(); e != nil {
+		res.Err = opsError(e)
+	}
+	return res, true
+}
+
+// Ops is the server's operations layer: the one the HTTP API and the web
+// view call, for any other front door mounted beside them.
+func (s *Server) Ops() *ops.Ops { return s.ops }
+
+// newOps is the operations layer of the server.
+func (s *Server) newOps() *ops.Ops {
+	return ops.New(s.store, opsCatalog{s.cat}, ops.WithRouter(opsRouter{s}), ops.WithStartWait(s.cfg.StartWait),
+		ops.WithDraining(s.stopping.Load), ops.WithEvents(s.hub.Hub))
 }
 
 // startRequest is the body of a start.
@@ -154,141 +144,33 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 // made it before. A client's traceparent makes the instance's trace a part
 // of its own.
 func (s *Server) startInstance(ctx context.Context, name string, req startRequest, traceparent string) (Summary, bool, *apiError) {
-	if len(s.cat.versions(name)) == 0 {
-		return Summary{}, false, notFound("unknown_workflow", "workflow", fmt.Sprintf("no workflow %q on this server", name))
+	in := ops.StartRequest{Workflow: name, Input: req.Input, Traceparent: traceparent}
+	if req.ID != nil {
+		in.ID = *req.ID
 	}
-	version := 0
 	if req.Version != nil {
-		version = *req.Version
+		in.Version = *req.Version
 	}
-	f, ok := s.cat.pick(name, version)
-	if !ok {
-		return Summary{}, false, notFound("unknown_version", "version", fmt.Sprintf("workflow %s has no version %d on this server", name, version))
-	}
-	if req.ID == nil && s.clu != nil {
-		// In a cluster the id decides the engine: one this server owns.
-		id := s.clu.node.NewID()
-		req.ID = &id
-	}
-	if req.ID != nil {
-		if ans, forwarded := s.elsewhere(ctx, call{Op: opStart, ID: *req.ID, Workflow: name, Version: version, Input: req.Input, Traceparent: traceparent}); forwarded {
-			return ans.Summary, ans.Created, ans.err()
-		}
-		if sum, found, e := s.existing(ctx, *req.ID, name, req.Input); e != nil || found {
-			return sum, false, e
-		}
-	}
-	if s.stopping.Load() {
-		return Summary{}, false, retryLater(unavailable("the server is shutting down: start the instance again on the next server"))
-	}
-	ctx, cancel := context.WithTimeout(wire.ContextWithTraceparent(ctx, traceparent), s.cfg.StartWait)
-	defer cancel()
-	var (
-		h   *engine.Instance
-		err error
-	)
-	if req.ID != nil {
-		h, err = f.eng.StartID(ctx, *req.ID, req.Input)
-	} else {
-		h, err = f.eng.Start(ctx, req.Input)
-	}
-	var (
-		inputErr *engine.InputError
-		idErr    *engine.IDError
-	)
-	switch {
-	case err == nil:
-	case errors.As(err, &inputErr):
-		return Summary{}, false, badField(inputErr.Field, inputErr.Reason)
-	case errors.As(err, &idErr):
-		return Summary{}, false, badField("id", idErr.Reason)
-	case errors.Is(err, engine.ErrDuplicateInstance):
-		// Another start with the same id won the race: answer as a retry.
-		if sum, found, e := s.existing(ctx, *req.ID, name, req.Input); found || e != nil {
-			return sum, false, e
-		}
-		if h, herr := f.eng.Instance(*req.ID); herr == nil {
-			return Summary{ID: h.ID(), Workflow: name, Version: f.wf.Version, Status: statusOf(h.Result().Status)}, false, nil
-		}
-		return Summary{}, false, conflict("id_taken", "instance id "+*req.ID+" is taken")
-	case errors.Is(err, engine.ErrOverloaded):
-		return Summary{}, false, retryLater(unavailable(err.Error()))
-	default:
-		return Summary{}, false, unavailable("the instance could not be started: " + err.Error())
-	}
-	return Summary{ID: h.ID(), Workflow: name, Version: f.wf.Version, Status: statusOf(h.Result().Status)}, true, nil
-}
-
-// existing is the instance a start with a chosen id already made: found
-// when the store has it; a 409 when it belongs to another workflow, or was
-// started with other input (a retry sends the same input: another input
-// under the same id is a mistake the client must hear of).
-func (s *Server) existing(ctx context.Context, id, workflow string, input map[string]any) (Summary, bool, *apiError) {
-	snap, err := s.store.Instance(ctx, id)
-	switch {
-	case errors.Is(err, record.ErrUnknownInstance):
-		return Summary{}, false, nil
-	case err != nil:
-		return Summary{}, false, unavailable("the store did not answer: " + err.Error())
-	case snap.Workflow != workflow:
-		return Summary{}, false, conflict("id_taken", fmt.Sprintf("instance id %s is taken by an instance of workflow %s", id, snap.Workflow))
-	case !sameInput(snap.Input, input):
-		e := conflict("conflict", fmt.Sprintf("instance %s was started with other input: a start with the same id must send the same input", id))
-		e.Field = "input"
-		return Summary{}, false, e
-	}
-	return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: statusOf(snap.Status)}, true, nil
-}
-
-// snapshot reads the instance id: 404 when unknown.
-func (s *Server) snapshot(ctx context.Context, id string) (record.Snapshot, *apiError) {
-	snap, err := s.store.Instance(ctx, id)
-	switch {
-	case errors.Is(err, record.ErrUnknownInstance):
-		return snap, notFound("unknown_instance", "id", "no instance "+strconv.Quote(id))
-	case err != nil:
-		return snap, unavailable("the store did not answer: " + err.Error())
-	}
-	return snap, nil
-}
-
-// target is the instance id and the flow (engine) of its version.
-func (s *Server) target(ctx context.Context, id string) (record.Snapshot, *flow, *apiError) {
-	snap, e := s.snapshot(ctx, id)
-	if e != nil {
-		return snap, nil, e
-	}
-	f, ok := s.cat.flow(snap.Hash)
-	if !ok {
-		return snap, nil, unavailable("no engine runs the version of instance " + snap.ID)
-	}
-	return snap, f, nil
+	sum, created, err := s.ops.Start(ctx, in)
+	return sum, created, apiErrorOf(err)
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
-	snap, e := s.snapshot(r.Context(), r.PathValue("id"))
-	if e != nil {
-		writeError(w, e)
+	in, err := s.ops.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, apiErrorOf(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, s.instance(snap))
+	writeJSON(w, http.StatusOK, in)
 }
 
 // history answers the instance's history as a JSON array of entries, the
 // form wfrun replay reads.
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
-	snap, e := s.snapshot(r.Context(), r.PathValue("id"))
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	entries, err := s.store.History(r.Context(), snap.ID)
+	entries, err := s.ops.History(r.Context(), r.PathValue("id"))
 	if err != nil {
-		writeError(w, unavailable("the store did not answer: "+err.Error()))
+		writeError(w, apiErrorOf(err))
 		return
-	}
-	if entries == nil {
-		entries = []record.Entry{}
 	}
 	writeJSON(w, http.StatusOK, entries)
 }
@@ -338,27 +220,8 @@ func (s *Server) signal(w http.ResponseWriter, r *http.Request) {
 // sendSignal sends the signal name to the instance id: a 409 when the
 // instance is not waiting for it (nothing changes).
 func (s *Server) sendSignal(ctx context.Context, id, name string, payload map[string]any) (Summary, *apiError) {
-	if ans, forwarded := s.elsewhere(ctx, call{Op: opSignal, ID: id, Name: name, Data: payload}); forwarded {
-		return ans.Summary, ans.err()
-	}
-	snap, f, e := s.target(ctx, id)
-	if e != nil {
-		return Summary{}, e
-	}
-	err := f.eng.Signal(ctx, snap.ID, name, payload)
-	var ie *engine.InputError
-	switch {
-	case err == nil:
-		return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: StatusRunning}, nil
-	case errors.As(err, &ie):
-		return Summary{}, badField("data"+strings.TrimPrefix(ie.Field, "data"), ie.Reason)
-	case errors.Is(err, engine.ErrUnknownInstance) && s.moving(snap):
-		return Summary{}, movingError(snap.ID)
-	case errors.Is(err, engine.ErrUnexpectedSignal), errors.Is(err, engine.ErrUnknownInstance):
-		return Summary{}, conflict("not_waiting", fmt.Sprintf("instance %s is not waiting for signal %q (it is %s in state %s)", snap.ID, name, s.instance(snap).Status, snap.State))
-	default:
-		return Summary{}, unavailable(err.Error())
-	}
+	sum, err := s.ops.Signal(ctx, id, name, payload)
+	return sum, apiErrorOf(err)
 }
 
 // selectRequest is the body of a user selection.
@@ -399,33 +262,8 @@ func (s *Server) selectAgent(w http.ResponseWriter, r *http.Request) {
 
 // selectInstance hands the current step of instance id to agent.
 func (s *Server) selectInstance(ctx context.Context, id, agent, explanation string) (Summary, *apiError) {
-	if ans, forwarded := s.elsewhere(ctx, call{Op: opSelect, ID: id, Agent: agent, Explanation: explanation}); forwarded {
-		return ans.Summary, ans.err()
-	}
-	snap, f, e := s.target(ctx, id)
-	if e != nil {
-		return Summary{}, e
-	}
-	if _, declared := f.wf.Agent(agent); !declared {
-		return Summary{}, badField("agent", fmt.Sprintf("names no agent of workflow %s: %q", f.wf.Name, agent))
-	}
-	h, err := f.eng.Instance(snap.ID)
-	if err == nil {
-		err = h.Select(ctx, agent, explanation)
-	}
-	var refusal *handoff.RefusalError
-	switch {
-	case err == nil:
-		return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: statusOf(h.Result().Status)}, nil
-	case errors.As(err, &refusal):
-		return Summary{}, conflict("refused", err.Error())
-	case errors.Is(err, engine.ErrUnknownInstance) && s.moving(snap):
-		return Summary{}, movingError(snap.ID)
-	case errors.Is(err, engine.ErrNoActiveRun), errors.Is(err, engine.ErrUnknownInstance):
-		return Summary{}, conflict("no_active_run", fmt.Sprintf("instance %s has no run under way to hand to %s", snap.ID, agent))
-	default:
-		return Summary{}, unavailable(err.Error())
-	}
+	sum, err := s.ops.Select(ctx, id, agent, explanation)
+	return sum, apiErrorOf(err)
 }
 
 // cancelRequest is the body of a cancel: the reason, in words (optional).
@@ -433,17 +271,11 @@ type cancelRequest struct {
 	Reason string `json:"reason"`
 }
 
-// maxCancelReason bounds the words a cancel keeps on the record.
-const maxCancelReason = 1024
-
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	data, e := readBody(w, r)
 	var req cancelRequest
 	if e == nil {
 		e = decode(data, &req)
-	}
-	if e == nil && len(req.Reason) > maxCancelReason {
-		e = badField("reason", fmt.Sprintf("must be at most %d bytes", maxCancelReason))
 	}
 	if e != nil {
 		writeError(w, e)
@@ -459,69 +291,6 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 
 // cancelInstance cancels instance id: a 409 when it has finished.
 func (s *Server) cancelInstance(ctx context.Context, id, reason string) (Summary, *apiError) {
-	if ans, forwarded := s.elsewhere(ctx, call{Op: opCancel, ID: id, Reason: reason}); forwarded {
-		return ans.Summary, ans.err()
-	}
-	snap, e := s.snapshot(ctx, id)
-	if e != nil {
-		return Summary{}, e
-	}
-	finished := conflict("finished", fmt.Sprintf("instance %s has already finished (%s)", snap.ID, statusOf(snap.Status)))
-	if snap.Status.Finished() {
-		return Summary{}, finished
-	}
-	f, ok := s.cat.flow(snap.Hash)
-	if !ok {
-		return Summary{}, unavailable("no engine runs the version of instance " + snap.ID)
-	}
-	h, err := f.eng.Instance(snap.ID)
-	if err == nil {
-		err = h.CancelWith(ctx, reason)
-	}
-	switch {
-	case err == nil:
-		return Summary{ID: snap.ID, Workflow: snap.Workflow, Version: snap.Version, Status: StatusCancelled}, nil
-	case errors.Is(err, engine.ErrUnknownInstance) && s.moving(snap):
-		return Summary{}, movingError(snap.ID)
-	case errors.Is(err, engine.ErrInstanceFinished), errors.Is(err, engine.ErrUnknownInstance):
-		return Summary{}, finished
-	default:
-		return Summary{}, unavailable(err.Error())
-	}
-}
-
-// sameInput reports whether two start inputs are the same JSON: numbers
-// compare by value whatever their Go type, and no input is an empty one.
-func sameInput(a, b map[string]any) bool {
-	return reflect.DeepEqual(asJSON(a), asJSON(b))
-}
-
-func asJSON(m map[string]any) any {
-	if len(m) == 0 {
-		return map[string]any{}
-	}
-	data, err := json.Marshal(m)
-	if err != nil {
-		return m
-	}
-	var v any
-	if json.Unmarshal(data, &v) != nil {
-		return m
-	}
-	return v
-}
-
-// Usage is an instance's usage as the API shows it: the totals
-// (input_tokens, output_tokens, tokens, cost) and each agent's.
-type Usage struct {
-	registry.Totals
-	Agents map[string]registry.Totals `json:"agents"`
-}
-
-func usageOf(l registry.Ledger) Usage {
-	u := Usage{Totals: l.Totals, Agents: make(map[string]registry.Totals, len(l.Agents))}
-	for _, a := range l.Agents {
-		u.Agents[a.Agent] = a.Totals
-	}
-	return u
+	sum, err := s.ops.Cancel(ctx, id, reason)
+	return sum, apiErrorOf(err)
 }

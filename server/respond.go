@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/batonhq/baton/ops"
 )
 
 // apiError is an error as the API answers it:
@@ -152,4 +154,56 @@ func jsonKind(kind string) string {
 		return "a list"
 	}
 	return "a " + kind
+}
+
+// statusOfKind is the HTTP status of each kind of the operations layer's
+// errors.
+var statusOfKind = []struct {
+	kind   error
+	status int
+}{
+	{ops.ErrInvalid, http.StatusBadRequest},
+	{ops.ErrNotFound, http.StatusNotFound},
+	{ops.ErrConflict, http.StatusConflict},
+	{ops.ErrTooLarge, http.StatusRequestEntityTooLarge},
+	{ops.ErrUnavailable, http.StatusServiceUnavailable},
+}
+
+// apiErrorOf is the API's answer to an error of the operations layer: the
+// one place its kinds become HTTP statuses. Any other error is a 503.
+func apiErrorOf(err error) *apiError {
+	if err == nil {
+		return nil
+	}
+	var oe *ops.Error
+	if !errors.As(err, &oe) {
+		return unavailable(err.Error())
+	}
+	e := &apiError{Status: http.StatusServiceUnavailable, Code: oe.Code, Message: oe.Message, Field: oe.Field, RetryAfter: oe.Retry}
+	for _, k := range statusOfKind {
+		if errors.Is(oe, k.kind) {
+			e.Status = k.status
+			break
+		}
+	}
+	if e.Code == "" {
+		e.Code = "unavailable"
+	}
+	return e
+}
+
+// opsError is an API error (another server's answer to a call) as the
+// operations layer's error.
+func opsError(e *apiError) error {
+	if e == nil {
+		return nil
+	}
+	out := &ops.Error{Kind: ops.ErrUnavailable, Code: e.Code, Field: e.Field, Message: e.Message, Retry: e.RetryAfter}
+	for _, k := range statusOfKind {
+		if k.status == e.Status {
+			out.Kind = k.kind
+			break
+		}
+	}
+	return out
 }

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/ops"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -26,6 +27,7 @@ type Server struct {
 	back     *backend
 	store    engine.Store
 	cat      *catalog
+	ops      *ops.Ops // the operations every front door calls
 	hub      *hub
 	streams  streamSlots
 	metrics  *metrics
@@ -76,6 +78,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.back.close(s.log)
 		return nil, err
 	}
+	s.ops = s.newOps()
 	for _, f := range s.cat.flows() {
 		s.metrics.engines.Watch(f.eng) // as long as the server: the catalog only grows
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/batonhq/baton/server"
+	"github.com/batonhq/baton/ops"
 )
 
 // client talks to a Baton server's API.
@@ -159,24 +159,14 @@ func printYAML(w io.Writer, v any) error {
 }
 
 // instance is an instance as the API answers it.
-type instance struct {
-	ID       string         `json:"id"`
-	Workflow string         `json:"workflow"`
-	Version  int            `json:"version"`
-	Status   string         `json:"status"`
-	State    string         `json:"state,omitempty"`
-	Step     int            `json:"step"`
-	Outcome  string         `json:"outcome"`
-	Error    string         `json:"error"`
-	Cancel   string         `json:"cancel_reason,omitempty"`
-	Usage    server.Usage   `json:"usage"`
-	Context  map[string]any `json:"context,omitempty"`
-	Created  time.Time      `json:"created"`
-	Updated  time.Time      `json:"updated"`
-}
+type instance = ops.Instance
 
-func (i instance) finished() bool {
-	return i.Status == "completed" || i.Status == "failed" || i.Status == "cancelled"
+// errorOf is a failed instance's error, "" for any other.
+func errorOf(i instance) string {
+	if i.Error == nil {
+		return ""
+	}
+	return *i.Error
 }
 
 // verdict is the exit of a command that waited for an instance: nil when
@@ -185,11 +175,11 @@ func verdict(i instance) error {
 	if i.Status == "completed" {
 		return nil
 	}
-	if i.Error != "" {
-		return failed("instance %s %s: %s", i.ID, i.Status, i.Error)
+	if e := errorOf(i); e != "" {
+		return failed("instance %s %s: %s", i.ID, i.Status, e)
 	}
-	if i.Cancel != "" {
-		return failed("instance %s %s: %s", i.ID, i.Status, i.Cancel)
+	if i.CancelReason != "" {
+		return failed("instance %s %s: %s", i.ID, i.Status, i.CancelReason)
 	}
 	return failed("instance %s %s", i.ID, i.Status)
 }
@@ -255,7 +245,7 @@ func startCmd() *cobra.Command {
 		if version > 0 {
 			body["version"] = version
 		}
-		var got instance
+		var got ops.Summary
 		if err := c.call(cmd.Context(), "POST", "/v1/workflows/"+url.PathEscape(args[0])+"/instances", body, &got); err != nil {
 			return err
 		}
@@ -335,10 +325,10 @@ func (c *client) printInstance(w io.Writer, i instance) error {
 		ctx, _ := json.Marshal(i.Context)
 		rows := [][2]string{
 			{"id", i.ID}, {"workflow", fmt.Sprintf("%s v%d", i.Workflow, i.Version)}, {"status", i.Status},
-			{"state", i.State}, {"step", fmt.Sprint(i.Step)}, {"outcome", dash(i.Outcome)}, {"error", dash(i.Error)},
+			{"state", i.State}, {"step", fmt.Sprint(i.Step)}, {"outcome", dash(i.Outcome)}, {"error", dash(errorOf(i))},
 		}
-		if i.Cancel != "" {
-			rows = append(rows, [2]string{"reason", i.Cancel})
+		if i.CancelReason != "" {
+			rows = append(rows, [2]string{"reason", i.CancelReason})
 		}
 		if i.Usage.Tokens != 0 || i.Usage.Cost != 0 {
 			rows = append(rows, [2]string{"usage", fmt.Sprintf("%d tokens, cost %s", i.Usage.Tokens, strconv.FormatFloat(i.Usage.Cost, 'f', -1, 64))})
@@ -386,7 +376,7 @@ func signalCmd() *cobra.Command {
 			}
 			body["data"] = v
 		}
-		var got instance
+		var got ops.Summary
 		if err := c.call(cmd.Context(), "POST", instancePath(args[0])+"/signals/"+url.PathEscape(args[1]), body, &got); err != nil {
 			return err
 		}
@@ -412,7 +402,7 @@ func cancelCmd() *cobra.Command {
 		if reason != "" {
 			body = map[string]string{"reason": reason}
 		}
-		var got instance
+		var got ops.Summary
 		if err := c.call(cmd.Context(), "POST", instancePath(args[0])+"/cancel", body, &got); err != nil {
 			return err
 		}

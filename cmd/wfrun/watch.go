@@ -38,8 +38,8 @@ func watchCmd() *cobra.Command {
 			if final.Outcome != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), " in %s", final.Outcome)
 			}
-			if final.Error != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), ": %s", final.Error)
+			if e := errorOf(final); e != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), ": %s", e)
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
 		}
@@ -76,7 +76,7 @@ func (c *client) follow(ctx context.Context, id string, w io.Writer) (instance, 
 				resp.Body.Close()
 				return instance{}, err
 			}
-			if i.finished() {
+			if i.Finished() {
 				resp.Body.Close()
 				return i, nil
 			}
