@@ -200,6 +200,7 @@ type message struct {
 	MessageID string `json:"messageId"`
 	TaskID    string `json:"taskId"`
 	ContextID string `json:"contextId"`
+	Data      string `json:"data"` // the data part, as JSON
 }
 
 func (s *setup) messages(t *testing.T) []message {
@@ -339,33 +340,32 @@ func TestResearch_ServerKilledMidRun(t *testing.T) {
 				}
 			}
 
-			// One message id per run: each instance's first message (no
-			// task yet) and its follow-up (on the task) arrive under one id
-			// each, however often they arrive.
+			// One message id per run. A run's message is the same message
+			// however often it is sent: the same instance (contextId) and the
+			// same data part (input, context, previous result). Two ids for
+			// one of them would be one run sent as two. (The clarified
+			// question of ask-1 is a new run, with the scope in its context;
+			// it starts a new task, as the server restarted while ask-1
+			// waited: the task id it was left on is kept in memory only.)
 			ids := map[string]map[string]bool{}
+			sent := 0
 			for _, m := range s.messages(t) {
-				run := m.ContextID + " first"
-				if m.TaskID != "" {
-					run = m.ContextID + " follow-up"
-				}
+				run := m.ContextID + " " + m.Data
 				if ids[run] == nil {
 					ids[run] = map[string]bool{}
 				}
 				ids[run][m.MessageID] = true
-			}
-			for id := range questions {
-				if len(ids[id+" first"]) != 1 {
-					t.Errorf("%s's first message arrived under the ids %v, want one", id, ids[id+" first"])
-				}
-			}
-			if len(ids["ask-1 follow-up"]) != 1 {
-				t.Errorf("ask-1's follow-up arrived under the ids %v, want one", ids["ask-1 follow-up"])
+				sent++
 			}
 			for run, set := range ids {
-				if len(set) > 1 {
-					t.Errorf("%s: under %d message ids %v", run, len(set), set)
+				if len(set) != 1 {
+					t.Errorf("one run under %d message ids %v: %s", len(set), set, run)
 				}
 			}
+			if len(ids) != len(questions)+1 {
+				t.Errorf("the researcher was sent %d runs, want %d (one per instance, and ask-1's clarified question)", len(ids), len(questions)+1)
+			}
+			t.Logf("the researcher was sent %d messages for %d runs", sent, len(ids))
 		})
 	}
 }

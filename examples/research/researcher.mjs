@@ -9,7 +9,7 @@
 // bearer token every call must carry.
 //
 // For the example's tests: GET /_test/messages lists every message it was
-// sent ({messageId, taskId, contextId}); a topic containing "hold research"
+// sent ({messageId, taskId, contextId, data: its data part as JSON}); a topic containing "hold research"
 // is held, working, until POST /_test/release; GET /_test/held lists the
 // tasks held.
 import express from 'express';
@@ -110,7 +110,10 @@ app.use((req, res, next) => {
 app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }));
 app.use('/rpc', express.json(), (req, _res, next) => {
   const m = req.body?.params?.message;
-  if (m) messages.push({ messageId: m.messageId ?? '', taskId: m.taskId ?? '', contextId: m.contextId ?? '' });
+  if (m) {
+    const part = (m.parts ?? []).find((p) => p.data !== undefined);
+    messages.push({ messageId: m.messageId ?? '', taskId: m.taskId ?? '', contextId: m.contextId ?? '', data: JSON.stringify(part?.data ?? null) });
+  }
   next();
 });
 app.use('/rpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
