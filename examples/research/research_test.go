@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -162,6 +163,9 @@ func (s *setup) start(t *testing.T, line, ready string, env ...string) *exec.Cmd
 func (s *setup) run(t *testing.T, line string) string {
 	t.Helper()
 	c := s.parse(t, line)
+	if _, err := exec.LookPath(c.name); err != nil && c.name == "curl" {
+		return post(t, c.args)
+	}
 	out, code := proctest.Output(t, append(s.env, c.env...), c.name, c.args...)
 	if code != 0 {
 		t.Fatalf("%s: exit %d\n%s", line, code, out)
@@ -212,6 +216,9 @@ func (s *setup) messages(t *testing.T) []message {
 
 func TestResearch_READMECommands(t *testing.T) {
 	s := newSetup(t)
+	// TestMain built these, and newSetup installed the modules.
+	s.parse(t, "go install ./cmd/wfrun ./examples/research/fakellm")
+	s.parse(t, "(cd examples/research && npm ci)")
 	s.start(t, "fakellm --addr 127.0.0.1:9300", "fakellm: listening")
 	s.start(t, "cd examples/research && RESEARCH_A2A_TOKEN=research-secret PORT=9301 node researcher.mjs", "researcher: listening")
 	s.start(t, "RESEARCH_LLM_URL=http://127.0.0.1:9300/v1 RESEARCH_LLM_KEY=offline RESEARCH_A2A_TOKEN=research-secret wfrun serve --workflows examples/research --data /tmp/research-data --nats none --http 127.0.0.1:8080", "wfrun: serving the HTTP API")
@@ -401,6 +408,38 @@ func lines(path string) int {
 		n++
 	}
 	return n
+}
+
+// post does what the README's curl line does, on a machine without curl:
+// POST -d's body to the URL with the -H header.
+func post(t *testing.T, args []string) string {
+	t.Helper()
+	var url, body, header string
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-s":
+		case "-X":
+			i++ // POST, as the body says
+		case "-H":
+			i++
+			header = args[i]
+		case "-d":
+			i++
+			body = args[i]
+		default:
+			url = args[i]
+		}
+	}
+	k, v, _ := strings.Cut(header, ": ")
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	must(t, err)
+	req.Header.Set(k, v)
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	must(t, err)
+	return string(out)
 }
 
 func getJSON(t *testing.T, url string, v any) {
