@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -313,6 +314,11 @@ func TestResearch_ServerKilledMidRun(t *testing.T) {
 
 			must(t, srv.Process.Kill())
 			waitGone(t, srv.Process.Pid)
+			// The stdio MCP server the killed engine started ends with it
+			// (its stdin closed), held call and all: no orphan is left.
+			for _, pid := range pids(t, gate+".calls") {
+				waitGone(t, pid)
+			}
 			// Only now may the held work end: the killed server saw none of it.
 			must(t, os.WriteFile(gate, nil, 0o600))
 			var released map[string]int
@@ -390,10 +396,34 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 	}
 }
 
-// waitGone waits until the killed process pid is gone (proctest reaps it).
+// waitGone waits until the process pid is gone: no more, or a zombie
+// (the server is reaped by proctest; a killed server's child by whoever
+// adopted it, which in a container may never reap it).
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	waitUntil(t, "end of the killed server", func() bool { return syscall.Kill(pid, 0) != nil })
+	waitUntil(t, fmt.Sprintf("end of process %d", pid), func() bool {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return syscall.Kill(pid, 0) != nil
+		}
+		// The state follows the command's name in parentheses.
+		_, after, _ := strings.Cut(string(stat), ") ")
+		return strings.HasPrefix(after, "Z")
+	})
+}
+
+// pids reads the process ids the held calls noted.
+func pids(t *testing.T, path string) []int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	must(t, err)
+	var ps []int
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		pid, err := strconv.Atoi(strings.Fields(l)[0])
+		must(t, err)
+		ps = append(ps, pid)
+	}
+	return ps
 }
 
 // lines counts the lines of a file (0 while it does not exist).
