@@ -261,6 +261,13 @@ func TestResearch_READMECommands(t *testing.T) {
 		t.Fatalf("q-1: %+v, want PUBLISHED approved by ana", in)
 	}
 
+	if out := s.run(t, `wfrun start research --id q-2 --input '{"question": "Can you book a table?"}' --wait`); !strings.Contains(out, "completed") {
+		t.Fatalf("wfrun start --wait: %s, want completed", out)
+	}
+	if in = s.get(t, "q-2"); in.Outcome != "DECLINED" || in.Step != 1 {
+		t.Fatalf("q-2: %+v, want DECLINED after the triage alone", in)
+	}
+
 	// The researcher was sent two messages: the question, then the scope
 	// on the same task (the conversation went on).
 	ms := s.messages(t)
