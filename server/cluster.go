@@ -344,6 +344,7 @@ func (s *Server) release(partitions []int) {
 	for _, f := range s.cat.flows() {
 		f.eng.Release(in)
 	}
+	s.live.forget(in)
 }
 
 // shareEvent sends an event of this server's engines to the others.

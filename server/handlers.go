@@ -61,8 +61,12 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 }
 
 // route hands a report to the engine of its instance's version; an error
-// means the store did not answer.
+// means the store did not answer. The engine of an instance this server
+// runs is known without reading the store.
 func (s *Server) route(ctx context.Context, rep *wire.Report) (wire.Answer, error) {
+	if f, ok := s.liveFlow(rep.InstanceID); ok {
+		return f.eng.HandleReport(ctx, rep), nil
+	}
 	snap, err := s.store.Instance(ctx, rep.InstanceID)
 	if errors.Is(err, record.ErrUnknownInstance) {
 		return wire.Answer{Code: wire.CodeUnknownInstance, Message: "no instance " + strconv.Quote(rep.InstanceID)}, nil

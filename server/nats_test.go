@@ -45,6 +45,9 @@ func runChild() (code int, ok bool) {
 	if spec := os.Getenv(orderChildEnv); spec != "" {
 		return runOrderServer(spec), true
 	}
+	if spec := os.Getenv(chain4ChildEnv); spec != "" {
+		return runChain4Child(spec), true
+	}
 	return 0, false
 }
 

@@ -33,6 +33,7 @@ type Server struct {
 	metrics  *metrics
 	waits    *reportWaits
 	clu      *cluster   // nil unless the server shares a NATS system
+	live     liveFlows  // the instances its engines run, for reports
 	keep     *retention // nil without Config.Retain
 	rl       reloader
 	handler  http.Handler
@@ -117,6 +118,7 @@ func (s *Server) NATSURL() string { return s.back.url }
 // event stream and the metrics.
 func (s *Server) observer(w *rules.Workflow) engine.Observer {
 	return func(ev engine.Event) {
+		s.live.observe(w.Hash, ev)
 		s.metrics.engines.Observe(ev)
 		out := eventOf(ev)
 		s.hub.publish(out)
