@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
+
+	"github.com/batonhq/baton/mcpserver"
 )
 
 // route is one operation of the API. The OpenAPI document lists exactly
@@ -64,6 +66,7 @@ func (s *Server) routes() http.Handler {
 		})
 	}
 	mux.Handle(ViewPath, s.view())
+	mux.Handle("/mcp", s.guard(s.mcpHandler()))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, ViewPath, http.StatusFound)
 	})
@@ -71,6 +74,15 @@ func (s *Server) routes() http.Handler {
 		writeError(w, notFound("not_found", "", "no route "+r.URL.Path))
 	})
 	return s.loopbackHost(mux)
+}
+
+// mcpHandler is the MCP front door over the operations layer: the
+// workflows as tools, on the streamable HTTP transport, with the body
+// limit of the API. Reloads call s.mcp.WorkflowsChanged.
+func (s *Server) mcpHandler() http.Handler {
+	s.mcp = mcpserver.New(mcpserver.NewLocal(s.ops), mcpserver.WithLogger(s.log), mcpserver.WithMaxBody(MaxBody))
+	s.mcp.WorkflowsChanged()
+	return s.mcp.Handler()
 }
 
 // authorize asks for a bearer token on every /v1 route when the server has
