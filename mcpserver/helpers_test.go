@@ -13,6 +13,7 @@ import (
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/mcpserver"
+	"github.com/batonhq/baton/mcpserver/mcptest"
 	"github.com/batonhq/baton/ops"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
@@ -20,24 +21,7 @@ import (
 
 // approvalFlow checks an expense (a Go handler answers at once), then
 // waits for a person to approve or reject it.
-const approvalFlow = `workflow: approval
-description: An expense, checked, then approved by a person.
-initial: CHECKING
-input:
-  amount: number
-  note: 'string?'
-agents:
-  checker: {}
-states:
-  CHECKING: {agent: checker}
-  APPROVAL: {wait: {signals: [approve, reject]}}
-  DONE: {terminal: true}
-  REJECTED: {terminal: true}
-rules:
-  - {id: checked, from: checker, trigger: checked, next: APPROVAL}
-  - {id: approve, from: APPROVAL, trigger: approve, next: DONE}
-  - {id: reject, from: APPROVAL, trigger: reject, next: REJECTED}
-`
+const approvalFlow = mcptest.ApprovalFlow
 
 // idFlow declares id and wait among its input: its start tool names its
 // own arguments baton_id and baton_wait.
@@ -98,10 +82,7 @@ func (f *fixture) add(src string) *engine.Engine {
 	f.t.Helper()
 	w, err := rules.Parse("flow.yaml", []byte(src))
 	require.NoError(f.t, err)
-	checker := registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
-		return registry.Outcome{Trigger: "checked"}, nil
-	})
-	reg, err := engine.NewRegistry(w, map[string]registry.Handler{"checker": checker})
+	reg, err := engine.NewRegistry(w, map[string]registry.Handler{"checker": mcptest.Checker})
 	require.NoError(f.t, err)
 	eng, err := engine.New(w, reg, engine.WithStore(f.store), engine.WithObserver(func(ev engine.Event) { f.hub.Publish(ops.EventOf(ev)) }))
 	require.NoError(f.t, err)
