@@ -29,7 +29,7 @@ func realServer(t *testing.T) (url, token string) {
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	require.NoError(t, os.WriteFile(tokens, []byte(token+"\n"), 0o600))
 	s, err := server.New(context.Background(), server.Config{
-		WorkflowsDir: dir, DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", TokenFile: tokens,
+		WorkflowsDir: dir, DataDir: t.TempDir(), NATS: server.NoNATS, TokenFile: tokens,
 		Handlers: map[string]registry.Handler{"checker": mcptest.Checker},
 	})
 	require.NoError(t, err)
