@@ -58,10 +58,27 @@ func New(back Backend, opts ...Option) *Server {
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
 		},
+		SupportedProtocolVersions: protocolVersions(),
 	})
 	s.addTools()
 	s.addResourceTemplates()
 	return s
+}
+
+// MinProtocolVersion is the oldest protocol version served: the first with
+// structured tool results and output schemas.
+const MinProtocolVersion = "2025-06-18"
+
+// protocolVersions are the SDK's versions from MinProtocolVersion on (the
+// versions are dates: they sort as strings).
+func protocolVersions() []string {
+	var out []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v >= MinProtocolVersion {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Handler serves the streamable HTTP transport. The caller adds the

@@ -233,3 +233,22 @@ func keys(m map[string]any) []string {
 	}
 	return out
 }
+
+func TestServer_Initialize_AnswersNoVersionBefore20250618(t *testing.T) {
+	f := newFixture(t, approvalFlow)
+	for _, tc := range []struct{ asked, want string }{
+		{"2025-06-18", "2025-06-18"},
+		{"2025-03-26", "2025-11-25"},
+		{"2024-11-05", "2025-11-25"},
+	} {
+		code, _, body := mcpPost(t, f.url, "", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+tc.asked+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		require.Equal(t, 200, code, "%s", body)
+		var answer struct {
+			Result struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal(sseData(body), &answer), "%s", body)
+		assert.Equal(t, tc.want, answer.Result.ProtocolVersion, "asked %s", tc.asked)
+	}
+}
