@@ -408,7 +408,7 @@ func (e *Engine) Instance(id string) (*Instance, error) {
 	}
 	snap, err := e.store.Instance(e.ctx, id)
 	if err == nil && snap.Workflow != e.wf.Name {
-		if m := e.fam.engine(snap.Workflow); m != nil && m != e {
+		if m := e.fam.of(snap); m != nil && m != e {
 			return m.Instance(id) // a child's instance
 		}
 	}
@@ -440,7 +440,7 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 		return f(i)
 	}
 	if snap, err := e.store.Instance(ctx, id); err == nil && snap.Workflow != e.wf.Name {
-		if m := e.fam.engine(snap.Workflow); m != nil && m != e {
+		if m := e.fam.of(snap); m != nil && m != e {
 			return m.with(ctx, id, f) // a finished child's late report
 		}
 	}
@@ -661,6 +661,9 @@ func (e *Engine) Close() error {
 			for _, m := range e.fam.members()[1:] {
 				_ = m.Close()
 			}
+		}
+		if e.fam != nil && e.fam.shared {
+			e.fam.leave(e)
 		}
 		e.closeTransport()
 	})

@@ -35,6 +35,7 @@ type Server struct {
 	waits    *reportWaits
 	clu      *cluster   // nil unless the server shares a NATS system
 	keep     *retention // nil without Config.Retain
+	rl       reloader
 	handler  http.Handler
 	mcp      *mcpserver.Server // the MCP front door
 	stopping atomic.Bool
@@ -82,7 +83,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.ops = s.newOps()
 	for _, f := range s.cat.flows() {
-		s.metrics.engines.Watch(f.eng) // as long as the server: the catalog only grows
+		s.metrics.engines.Watch(f.eng) // as long as the server: the catalog only grows (Reload adds)
 	}
 	if s.back.natsStore != nil {
 		// The instances are resumed partition by partition as the server
@@ -103,6 +104,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.handler = s.routes()
 	s.startRetention()
+	s.startWatch()
 	if s.back.url != "" && cfg.OnNATS != nil {
 		cfg.OnNATS(s.back.url)
 	}
@@ -155,6 +157,7 @@ func (s *Server) Drain(ctx context.Context) error {
 func (s *Server) Close() {
 	s.closeMu.Do(func() {
 		s.stopping.Store(true)
+		s.stopWatch()
 		s.stopRetention()
 		s.hub.close()
 		s.mcp.Close()
