@@ -23,7 +23,14 @@ import (
 // token, its API on a loopback HTTP server.
 func realServer(t *testing.T) (url, token string) {
 	t.Helper()
-	dir := t.TempDir()
+	url, token, _, _ = reloadable(t)
+	return url, token
+}
+
+// reloadable is realServer, with the server and its workflows directory.
+func reloadable(t *testing.T) (url, token string, srv *server.Server, dir string) {
+	t.Helper()
+	dir = t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "approval.yaml"), []byte(mcptest.ApprovalFlow), 0o600))
 	token = "mcp-test-token"
 	tokens := filepath.Join(t.TempDir(), "tokens")
@@ -38,7 +45,7 @@ func realServer(t *testing.T) (url, token string) {
 		s.Close()
 		hs.Close()
 	})
-	return hs.URL, token
+	return hs.URL, token, s, dir
 }
 
 // TestMCP_JSClient_AgainstServer drives /mcp of a real server with the
@@ -59,6 +66,19 @@ func TestMCP_JSClient_HearsToolListChanged(t *testing.T) {
 		f.add(idFlow)
 		f.mcp.WorkflowsChanged()
 	}, "--url", f.url, "--changes")
+	mcptest.Check(t, steps)
+	assert.Contains(t, steps["tools_after_change"]["names"], "start_ticket")
+}
+
+// TestMCP_JSClient_HearsAReload adds a workflow file to a real server's
+// directory and reloads: the official client, connected to /mcp, hears
+// notifications/tools/list_changed and lists the new start tool.
+func TestMCP_JSClient_HearsAReload(t *testing.T) {
+	url, token, srv, dir := reloadable(t)
+	steps := mcptest.Run(t, nil, func() {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "ticket.yaml"), []byte(idFlow), 0o600))
+		require.NoError(t, srv.Reload(context.Background()))
+	}, "--url", url+"/mcp", "--token", token, "--changes")
 	mcptest.Check(t, steps)
 	assert.Contains(t, steps["tools_after_change"]["names"], "start_ticket")
 }

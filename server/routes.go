@@ -78,10 +78,12 @@ func (s *Server) routes() http.Handler {
 
 // mcpHandler is the MCP front door over the operations layer: the
 // workflows as tools, on the streamable HTTP transport, with the body
-// limit of the API. Reloads call s.mcp.WorkflowsChanged.
+// limit of the API. Each reload that changes the workflows changes the
+// tools, and the connected clients hear of it.
 func (s *Server) mcpHandler() http.Handler {
 	s.mcp = mcpserver.New(mcpserver.NewLocal(s.ops), mcpserver.WithLogger(s.log), mcpserver.WithMaxBody(MaxBody))
 	s.mcp.WorkflowsChanged()
+	s.OnWorkflowsChanged(s.mcp.WorkflowsChanged)
 	return s.mcp.Handler()
 }
 
