@@ -114,6 +114,18 @@ func TestMCP_Server_TokenAndBodyLimit(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, code)
 	code, body = post(initialize, token)
 	assert.Equal(t, http.StatusOK, code, "%s", body)
+	// Behind a proxy on the same machine, the Host is the proxy's name:
+	// the token is what counts.
+	req, err := http.NewRequest("POST", url+"/mcp", strings.NewReader(initialize))
+	require.NoError(t, err)
+	req.Host = "baton.example.com"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "a request for another name, with the token")
 	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", server.MaxBody) + `"}}`
 	code, _ = post(big, token)
 	assert.Equal(t, http.StatusRequestEntityTooLarge, code)

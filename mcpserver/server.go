@@ -23,6 +23,7 @@ type Server struct {
 	name    string
 	version string
 	maxBody int64
+	anyHost bool
 	sdk     *mcp.Server
 
 	mu    sync.Mutex        // guards tools and wfs: one sync at a time
@@ -44,6 +45,14 @@ func WithImplementation(name, version string) Option {
 // WithMaxBody bounds a request's body on the HTTP transport (default
 // MaxBody).
 func WithMaxBody(n int64) Option { return func(s *Server) { s.maxBody = n } }
+
+// WithHostChecked leaves the Host header to the caller: by default the
+// HTTP transport refuses a request that reached a loopback address under
+// another name (DNS rebinding), which also refuses a proxy on the same
+// machine forwarding its own name. A server that checks the Host itself
+// (a Baton server without tokens answers loopback names only; with tokens
+// every request carries one) passes this option.
+func WithHostChecked() Option { return func(s *Server) { s.anyHost = true } }
 
 // New is a server over back. It lists no workflow until the first
 // WorkflowsChanged (or Sync).
@@ -85,7 +94,8 @@ func protocolVersions() []string {
 // authentication in front of it.
 func (s *Server) Handler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.sdk }, &mcp.StreamableHTTPOptions{
-		MaxRequestBodyBytes: s.maxBody,
+		MaxRequestBodyBytes:        s.maxBody,
+		DisableLocalhostProtection: s.anyHost,
 		// An idle session holds a little memory: a client that never says
 		// goodbye does not hold it forever.
 		SessionTimeout: 30 * time.Minute,

@@ -81,7 +81,7 @@ func (s *Server) routes() http.Handler {
 // limit of the API. Each reload that changes the workflows changes the
 // tools, and the connected clients hear of it.
 func (s *Server) mcpHandler() http.Handler {
-	s.mcp = mcpserver.New(mcpserver.NewLocal(s.ops), mcpserver.WithLogger(s.log), mcpserver.WithMaxBody(MaxBody))
+	s.mcp = mcpserver.New(mcpserver.NewLocal(s.ops), mcpserver.WithLogger(s.log), mcpserver.WithMaxBody(MaxBody), mcpserver.WithHostChecked())
 	s.mcp.WorkflowsChanged()
 	s.OnWorkflowsChanged(s.mcp.WorkflowsChanged)
 	return s.mcp.Handler()
