@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -335,6 +336,13 @@ func (e *Engine) startRefused(ctx context.Context, inst *instance) (*Instance, e
 		rerr = rep.Failed[inst.id]
 	}
 	v, ok := e.instances.Load(inst.id)
+	if rerr == nil && !ok && slices.Contains(rep.Resumed, inst.id) {
+		// Resumed, and already run to its end and gone from the engine:
+		// the instance is the finished one the store keeps.
+		if fin, ferr := e.Instance(inst.id); ferr == nil {
+			return fin, nil
+		}
+	}
 	if rerr != nil || !ok {
 		// Written, but the store failed again as it was read back: the
 		// engine continues the instance later, as after a refused commit.

@@ -115,6 +115,8 @@ func (t *Transport) send(ctx context.Context, m *bus.Message, offer bool) error 
 	}
 	if ack.Duplicate {
 		t.duplicates.Add(1)
+	} else {
+		t.sent.put(ack.Stream, ack.Sequence, data)
 	}
 	return nil
 }
