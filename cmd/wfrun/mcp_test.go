@@ -21,7 +21,15 @@ import (
 // its API on a loopback HTTP server.
 func mcpServer(t *testing.T) (url, token string) {
 	t.Helper()
-	dir := t.TempDir()
+	url, token, _, _ = reloadableServer(t)
+	return url, token
+}
+
+// reloadableServer is mcpServer, with the server and its workflows
+// directory.
+func reloadableServer(t *testing.T) (url, token string, srv *server.Server, dir string) {
+	t.Helper()
+	dir = t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "approval.yaml"), []byte(mcptest.ApprovalFlow), 0o600))
 	token = "stdio-token"
 	tokens := filepath.Join(t.TempDir(), "tokens")
@@ -36,17 +44,34 @@ func mcpServer(t *testing.T) (url, token string) {
 		s.Close()
 		hs.Close()
 	})
-	return hs.URL, token
+	return hs.URL, token, s, dir
 }
 
 // TestMCP_Stdio_JSClient drives `wfrun mcp` (a child process) over stdio
 // with the official JavaScript client: the same tools, answers and
-// refusals as /mcp, through the HTTP API of a real server.
+// refusals as /mcp, through the HTTP API of a real server; a workflow the
+// server reloads reaches the client as notifications/tools/list_changed.
 func TestMCP_Stdio_JSClient(t *testing.T) {
-	url, token := mcpServer(t)
-	steps := mcptest.Run(t, []string{childEnv + "=1"}, nil, "--stdio", os.Args[0], "mcp", "--server", url, "--token", token, "--refresh", "0")
+	url, token, srv, dir := reloadableServer(t)
+	steps := mcptest.Run(t, []string{childEnv + "=1"}, func() {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "ticket.yaml"), []byte(ticketFlow), 0o600))
+		require.NoError(t, srv.Reload(context.Background()))
+	}, "--changes", "--stdio", os.Args[0], "mcp", "--server", url, "--token", token, "--refresh", "50ms")
 	mcptest.Check(t, steps)
+	assert.Contains(t, steps["tools_after_change"]["names"], "start_ticket")
 }
+
+// ticketFlow is a second workflow, added while the client is connected.
+const ticketFlow = `workflow: ticket
+initial: CHECKING
+agents:
+  checker: {}
+states:
+  CHECKING: {agent: checker}
+  DONE: {terminal: true}
+rules:
+  - {id: checked, from: checker, trigger: checked, next: DONE}
+`
 
 // TestMCP_Stdio_ServerRefuses: wfrun mcp without the token says at once that it cannot
 // list the workflows, and exits 1.
