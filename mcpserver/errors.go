@@ -6,9 +6,6 @@ import (
 	"github.com/batonhq/baton/ops"
 )
 
-// ErrClosed is returned by Serve once the Server is closed.
-var ErrClosed = errors.New("mcpserver: closed")
-
 // ArgumentError is a tool's argument refused before any operation: the
 // result is an isError answer naming Field.
 type ArgumentError struct {

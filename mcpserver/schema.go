@@ -41,10 +41,10 @@ func startArgsOf(in *rules.Schema) startArgs {
 	return a
 }
 
-// InputSchema is the input schema of workflow wf's start tool: the fields
-// of its input declaration at the top level (the ones not optional
-// required), other fields allowed as the engine allows them, and the
-// instance's id and the wait.
+// InputSchema is the input schema of the start tool of a workflow whose
+// input declaration is in: its fields at the top level (the ones not
+// optional required), other fields allowed as the engine allows them, and
+// the start's own arguments, the instance's id and the wait.
 func InputSchema(in *rules.Schema) map[string]any {
 	props := map[string]any{}
 	required := []string{}

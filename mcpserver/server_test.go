@@ -3,12 +3,16 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/batonhq/baton/mcpserver"
+	"github.com/batonhq/baton/rules"
 )
 
 func TestServer_ListTools_SchemasFromTheInputDeclaration(t *testing.T) {
@@ -250,5 +254,32 @@ func TestServer_Initialize_AnswersNoVersionBefore20250618(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal(sseData(body), &answer), "%s", body)
 		assert.Equal(t, tc.want, answer.Result.ProtocolVersion, "asked %s", tc.asked)
+	}
+}
+
+func TestInputSchema_StartArgumentsNeverHideADeclaredField(t *testing.T) {
+	for _, tc := range []struct {
+		input    string
+		id, wait string // the start's own arguments; "" for none
+	}{
+		{"{amount: number}", "id", "wait"},
+		{"{id: string}", "baton_id", "wait"},
+		{"{wait: int}", "id", "baton_wait"},
+		{"{id: string, baton_id: string, wait: int, baton_wait: int}", "", ""},
+	} {
+		t.Run(tc.input, func(t *testing.T) {
+			w, err := rules.Parse("w.yaml", []byte("workflow: w\ninitial: A\ninput: "+tc.input+"\nagents:\n  a: {}\nstates:\n  A: {agent: a}\n  B: {terminal: true}\nrules:\n  - {id: r, from: a, trigger: done, next: B}\n"))
+			require.NoError(t, err)
+			props := mcpserver.InputSchema(w.Input)["properties"].(map[string]any)
+			for _, f := range w.Input.Fields {
+				assert.Equal(t, "declared as "+f.Declared(), props[f.Name].(map[string]any)["description"], f.Name)
+			}
+			for _, own := range []string{tc.id, tc.wait} {
+				if own != "" {
+					assert.NotContains(t, props[own].(map[string]any)["description"], "declared as", own)
+				}
+			}
+			assert.Len(t, props, len(w.Input.Fields)+len(slices.DeleteFunc([]string{tc.id, tc.wait}, func(s string) bool { return s == "" })))
+		})
 	}
 }
