@@ -215,7 +215,19 @@ func TestProcesses_ClusterServerKilled(t *testing.T) {
 	const n = 12
 	for k := range n {
 		id := fmt.Sprintf("order-%d", k)
-		out, code := proctest.Output(t, onA, filepath.Join(bin, "wfrun"), "start", "refund", "--id", id, "--input", fmt.Sprintf(`{"order_id":"%d","amount":50}`, k))
+		// While b joins, partitions move: a start the server cannot place
+		// yet answers 503, and a start is idempotent by id, so it is sent
+		// again (a bounded number of times).
+		var (
+			out  string
+			code int
+		)
+		for try := 0; try < 10; try++ {
+			out, code = proctest.Output(t, onA, filepath.Join(bin, "wfrun"), "start", "refund", "--id", id, "--input", fmt.Sprintf(`{"order_id":"%d","amount":50}`, k))
+			if code == 0 || !strings.Contains(out, "503 unavailable") {
+				break
+			}
+		}
 		if code != 0 {
 			t.Fatalf("start %s: exit %d\n%s", id, code, out)
 		}
