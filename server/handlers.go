@@ -158,6 +158,8 @@ type WorkflowDetail struct {
 	Current     bool          `json:"current"`
 	Versions    []VersionInfo `json:"versions"`
 	Check       *check.Report `json:"check"`
+	// Source is the version's YAML, as loaded.
+	Source string `json:"source"`
 }
 
 // workflow answers one version of a workflow (the current one unless
@@ -171,7 +173,7 @@ func (s *Server) workflow(w http.ResponseWriter, r *http.Request) {
 	}
 	out := WorkflowDetail{
 		Name: f.wf.Name, Description: f.wf.Description, Version: f.wf.Version, Hash: f.wf.Hash,
-		File: f.wf.File, Current: f.current, Check: f.report(),
+		File: f.wf.File, Current: f.current, Check: f.report(), Source: string(f.wf.Source),
 	}
 	for _, v := range s.cat.versions(name) {
 		out.Versions = append(out.Versions, VersionInfo{Version: v.wf.Version, Hash: v.wf.Hash, File: v.wf.File, Current: v.current})

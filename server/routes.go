@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton/a2aserver"
+	"github.com/batonhq/baton/mcpserver"
 )
 
 // route is one operation of the API. The OpenAPI document lists exactly
@@ -69,6 +70,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle(a2aserver.Prefix, s.guard(a2aserver.New(s.ops, a2aserver.WithTokens(len(s.tokens) > 0),
 		a2aserver.WithMaxBody(MaxBody), a2aserver.WithMaxStreams(s.cfg.MaxStreams))))
 	mux.Handle(ViewPath, s.view())
+	mux.Handle("/mcp", s.guard(s.mcpHandler()))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, ViewPath, http.StatusFound)
 	})
@@ -76,6 +78,17 @@ func (s *Server) routes() http.Handler {
 		writeError(w, notFound("not_found", "", "no route "+r.URL.Path))
 	})
 	return s.loopbackHost(mux)
+}
+
+// mcpHandler is the MCP front door over the operations layer: the
+// workflows as tools, on the streamable HTTP transport, with the body
+// limit of the API. Each reload that changes the workflows changes the
+// tools, and the connected clients hear of it.
+func (s *Server) mcpHandler() http.Handler {
+	s.mcp = mcpserver.New(mcpserver.NewLocal(s.ops), mcpserver.WithLogger(s.log), mcpserver.WithMaxBody(MaxBody), mcpserver.WithHostChecked())
+	s.mcp.WorkflowsChanged()
+	s.OnWorkflowsChanged(s.mcp.WorkflowsChanged)
+	return s.mcp.Handler()
 }
 
 // authorize asks for a bearer token on every /v1 route when the server has

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/mcpserver"
 	"github.com/batonhq/baton/ops"
 	"github.com/batonhq/baton/rules"
 )
@@ -37,6 +38,7 @@ type Server struct {
 	keep     *retention // nil without Config.Retain
 	rl       reloader
 	handler  http.Handler
+	mcp      *mcpserver.Server // the MCP front door
 	stopping atomic.Bool
 	closeMu  sync.Once
 }
@@ -160,6 +162,7 @@ func (s *Server) Close() {
 		s.stopWatch()
 		s.stopRetention()
 		s.hub.close()
+		s.mcp.Close()
 		s.waits.close()
 		s.back.stopReports(s.log)
 		s.leave() // hands the partitions over: the others resume them at once
@@ -196,6 +199,7 @@ func Run(ctx context.Context, cfg Config) error {
 	s.log.Info("server: shutting down: no new instances; waiting for the runs under way", zap.Duration("grace", s.cfg.GracePeriod))
 	s.stopping.Store(true)
 	s.hub.close() // streams end, so that Shutdown does not wait for them
+	s.mcp.Close() // and so do the MCP sessions' streams
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.GracePeriod)
 	defer cancel()
 	// The HTTP requests in flight and the handlers' runs end together,

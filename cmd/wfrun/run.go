@@ -67,6 +67,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetErr(stderr)
 	root.AddCommand(validateCmd(), checkCmd(), exploreCmd(), graphCmd(), runCmd(), testCmd(), inspectCmd(), replayCmd(), scenarioCmd(), schemaCmd(), pruneCmd(), versionCmd())
 	root.AddCommand(serverCommands()...)
+	root.AddCommand(mcpCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\n%s", err, c.UsageString())
 	})

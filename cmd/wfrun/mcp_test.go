@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/batonhq/baton/mcpserver/mcptest"
+	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/server"
+)
+
+// mcpServer is a Baton server serving mcptest.ApprovalFlow with a token,
+// its API on a loopback HTTP server.
+func mcpServer(t *testing.T) (url, token string) {
+	t.Helper()
+	url, token, _, _ = reloadableServer(t)
+	return url, token
+}
+
+// reloadableServer is mcpServer, with the server and its workflows
+// directory.
+func reloadableServer(t *testing.T) (url, token string, srv *server.Server, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "approval.yaml"), []byte(mcptest.ApprovalFlow), 0o600))
+	token = "stdio-token"
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(tokens, []byte(token+"\n"), 0o600))
+	s, err := server.New(context.Background(), server.Config{
+		WorkflowsDir: dir, DataDir: t.TempDir(), NATS: server.NoNATS, TokenFile: tokens,
+		Handlers: map[string]registry.Handler{"checker": mcptest.Checker},
+	})
+	require.NoError(t, err)
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		s.Close()
+		hs.Close()
+	})
+	return hs.URL, token, s, dir
+}
+
+// TestMCP_Stdio_JSClient drives `wfrun mcp` (a child process) over stdio
+// with the official JavaScript client: the same tools, answers and
+// refusals as /mcp, through the HTTP API of a real server; a workflow the
+// server reloads reaches the client as notifications/tools/list_changed.
+func TestMCP_Stdio_JSClient(t *testing.T) {
+	url, token, srv, dir := reloadableServer(t)
+	steps := mcptest.Run(t, []string{childEnv + "=1"}, func() {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "ticket.yaml"), []byte(ticketFlow), 0o600))
+		require.NoError(t, srv.Reload(context.Background()))
+	}, "--changes", "--stdio", os.Args[0], "mcp", "--server", url, "--token", token, "--refresh", "50ms")
+	mcptest.Check(t, steps)
+	assert.Contains(t, steps["tools_after_change"]["names"], "start_ticket")
+}
+
+// ticketFlow is a second workflow, added while the client is connected.
+const ticketFlow = `workflow: ticket
+initial: CHECKING
+agents:
+  checker: {}
+states:
+  CHECKING: {agent: checker}
+  DONE: {terminal: true}
+rules:
+  - {id: checked, from: checker, trigger: checked, next: DONE}
+`
+
+// TestMCP_Stdio_ServerRefuses: wfrun mcp without the token says at once that it cannot
+// list the workflows, and exits 1.
+func TestMCP_Stdio_ServerRefuses(t *testing.T) {
+	url, _ := mcpServer(t)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"mcp", "--server", url}, strings.NewReader(""), &stdout, &stderr)
+	require.Error(t, err)
+	assert.Equal(t, exitFailed, exitCode(err))
+	assert.Contains(t, err.Error(), "a bearer token is required")
+	assert.Empty(t, stdout.String())
+}
+
+// TestMCP_Stdio_ClientLeaves: wfrun mcp ends without error when its
+// client closes standard input.
+func TestMCP_Stdio_ClientLeaves(t *testing.T) {
+	url, token := mcpServer(t)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"mcp", "--server", url, "--token", token}, strings.NewReader(""), &stdout, &stderr)
+	require.NoError(t, err)
+}
