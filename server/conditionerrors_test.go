@@ -5,11 +5,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/batonhq/baton/internal/clustertest"
 	"github.com/batonhq/baton/server"
 )
 
@@ -61,5 +64,8 @@ func TestServer_Metrics_ConditionErrors(t *testing.T) {
 		got := f.waitStatus(body["id"].(string), "completed")
 		assert.Equal(t, "LOW", got["outcome"])
 	}
-	assert.Contains(t, scrape(), `baton_condition_errors_total{state="SCORING",workflow="cond"} 2`)
+	// The counter is told by the engine's observer, which may run a moment
+	// after the instance reads completed: ask until it shows (bounded).
+	const want = `baton_condition_errors_total{state="SCORING",workflow="cond"} 2`
+	clustertest.WaitFor(t, "the condition errors counted", time.Minute, func() bool { return strings.Contains(scrape(), want) })
 }
