@@ -154,7 +154,18 @@ func (o *Ops) Get(ctx context.Context, id string) (Instance, error) {
 	if err != nil {
 		return Instance{}, err
 	}
-	return o.instance(snap), nil
+	in := o.instance(snap)
+	f, ok := o.cat.Flow(snap.Hash)
+	if !ok {
+		return in, nil
+	}
+	if !in.Finished() {
+		if _, held := heldPending(&in, f, nil); !held {
+			in.Pending = o.storedPending(ctx, in.ID, f.Workflow)
+		}
+	}
+	o.markOnLimit(ctx, &in, f.Workflow)
+	return in, nil
 }
 
 // History returns instance id's history, the form wfrun replay reads
