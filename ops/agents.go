@@ -231,3 +231,25 @@ func flowWorkflows(f Flow) []*rules.Workflow {
 	}
 	return []*rules.Workflow{f.Workflow}
 }
+
+// NoConsumer returns the agents of in's pending runs that take their work
+// from NATS and have nobody taking it: no consumer pulled work, and the
+// agent sent no report, within LiveWindow, and no pull waits now. It
+// reads each such agent's queue once.
+func (o *Ops) NoConsumer(ctx context.Context, in Instance) ([]string, error) {
+	var out []string
+	now := time.Now()
+	for _, p := range in.Pending {
+		if p.Transport != TransportNATS || slices.Contains(out, p.Agent) {
+			continue
+		}
+		a := Agent{ID: p.Agent, Kind: TransportNATS}
+		if err := o.describe(ctx, &a, now); err != nil {
+			return nil, err
+		}
+		if !*a.Live {
+			out = append(out, p.Agent)
+		}
+	}
+	return out, nil
+}
