@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,17 +22,25 @@ const MaxNesting = 8
 // family is the engines of a workflow and of every workflow its workflow
 // states call, transitively: one engine per workflow name, sharing the
 // store, the clock and the transport. The root engine owns it; the others
-// are closed with the root.
+// are closed with the root. A shared family (a Family) has no root: its
+// engines are built, resumed and closed by whoever built them, and a
+// workflow state starts its child on the engine current names.
 type family struct {
 	mu      sync.Mutex
 	root    *Engine
-	engines map[string]*Engine // by workflow name, the root's included
+	engines map[string]*Engine // by workflow source hash, the root's included
 	order   []*Engine          // the root first, then in the order built
+	shared  bool
+	current func(name string) *Engine // a shared family's engine for new children
 }
 
 // linkChildren builds the engines of the workflows e's workflow states call,
-// with the options e was built with, on e's store and transport.
+// with the options e was built with, on e's store and transport. The
+// engines of a shared family are built by its owner.
 func (e *Engine) linkChildren(reg *registry.Registry, opts []Option) error {
+	if e.fam.shared {
+		return nil
+	}
 	for _, st := range e.wf.States {
 		if !st.Calls() {
 			continue
@@ -40,10 +49,7 @@ func (e *Engine) linkChildren(reg *registry.Registry, opts []Option) error {
 		if target == nil {
 			return fmt.Errorf("engine: state %s calls workflow %q, which was not loaded with it: load the workflows together with rules.LoadSet", st.Name, st.Child.Workflow)
 		}
-		e.fam.mu.Lock()
-		_, built := e.fam.engines[target.Name]
-		e.fam.mu.Unlock()
-		if built {
+		if e.fam.engine(target.Name) != nil {
 			continue
 		}
 		child := append(append([]Option{}, opts...), WithStore(e.store), WithTransport(e.tr), withFamily(e.fam))
@@ -54,23 +60,74 @@ func (e *Engine) linkChildren(reg *registry.Registry, opts []Option) error {
 	return nil
 }
 
-// join adds e to the family, under its workflow's name.
+// join adds e to the family, under its workflow's source hash.
 func (f *family) join(e *Engine) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.engines == nil {
 		f.engines = map[string]*Engine{}
-		f.root = e
+		if !f.shared {
+			f.root = e
+		}
 	}
-	f.engines[e.wf.Name] = e
+	if _, ok := f.engines[e.wf.Hash]; !ok {
+		f.engines[e.wf.Hash] = e
+	}
 	f.order = append(f.order, e)
 }
 
-// engine returns the engine of the workflow named name.
-func (f *family) engine(name string) *Engine {
+// leave takes a closed engine out of a shared family.
+func (f *family) leave(e *Engine) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.engines[name]
+	f.order = slices.DeleteFunc(f.order, func(m *Engine) bool { return m == e })
+	if f.engines[e.wf.Hash] == e {
+		delete(f.engines, e.wf.Hash)
+		for _, m := range f.order {
+			if m.wf.Hash == e.wf.Hash {
+				f.engines[m.wf.Hash] = m
+				break
+			}
+		}
+	}
+}
+
+// engine returns the engine that starts new children of the workflow named
+// name: the family's engine of that name, or what a shared family's owner
+// names.
+func (f *family) engine(name string) *Engine {
+	if f.shared {
+		if f.current == nil {
+			return nil
+		}
+		return f.current(name)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range f.order {
+		if e.wf.Name == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// version returns the engine of the workflow version with source hash.
+func (f *family) version(hash string) *Engine {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.engines[hash]
+}
+
+// of returns the engine of the instance snap, among the family.
+func (f *family) of(snap Snapshot) *Engine {
+	if m := f.version(snap.Hash); m != nil {
+		return m
+	}
+	if f.shared {
+		return nil
+	}
+	return f.engine(snap.Workflow)
 }
 
 // members returns the engines of the family, the root first.
@@ -142,8 +199,12 @@ func nesting(id string) int { return strings.Count(id, "/") / 2 }
 func (i *instance) startChild(ctx context.Context, d dispatch) {
 	st := i.state
 	i.run = nil
-	target := i.e.fam.engine(st.Child.Target.Name)
+	target := i.e.fam.engine(st.Child.Workflow)
 	id := childID(i.id, st.Name, i.visits[st.Name])
+	if target == nil {
+		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: fmt.Sprintf("child workflow %s is not run here", st.Child.Workflow), Kind: "child_failed"})
+		return
+	}
 	if nesting(id) > MaxNesting {
 		i.fail(fmt.Errorf("engine: state %s would nest workflow %s deeper than %d levels", st.Name, target.wf.Name, MaxNesting))
 		return
@@ -317,7 +378,17 @@ func (i *instance) resumeChild(ctx context.Context, history []Entry, outbox []Ou
 		}
 		i.settleLater(o.Key)
 	}
-	target := i.e.fam.engine(st.Child.Target.Name)
+	// The child started before the crash runs on its own version; one the
+	// crash kept from starting starts on the version new children take.
+	target := i.e.fam.engine(st.Child.Workflow)
+	if snap, err := i.e.store.Instance(ctx, started.Detail); err == nil {
+		if m := i.e.fam.of(snap); m != nil {
+			target = m
+		}
+	}
+	if target == nil {
+		return fmt.Errorf("%w %s: no engine runs its child workflow %s", ErrCannotResume, i.id, st.Child.Workflow)
+	}
 	c := &childRun{id: started.Detail, state: st, eng: target, since: started.Time}
 	i.run = nil
 	i.child = c

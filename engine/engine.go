@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -335,6 +336,13 @@ func (e *Engine) startRefused(ctx context.Context, inst *instance) (*Instance, e
 		rerr = rep.Failed[inst.id]
 	}
 	v, ok := e.instances.Load(inst.id)
+	if rerr == nil && !ok && slices.Contains(rep.Resumed, inst.id) {
+		// Resumed, and already run to its end and gone from the engine:
+		// the instance is the finished one the store keeps.
+		if fin, ferr := e.Instance(inst.id); ferr == nil {
+			return fin, nil
+		}
+	}
 	if rerr != nil || !ok {
 		// Written, but the store failed again as it was read back: the
 		// engine continues the instance later, as after a refused commit.
@@ -408,7 +416,7 @@ func (e *Engine) Instance(id string) (*Instance, error) {
 	}
 	snap, err := e.store.Instance(e.ctx, id)
 	if err == nil && snap.Workflow != e.wf.Name {
-		if m := e.fam.engine(snap.Workflow); m != nil && m != e {
+		if m := e.fam.of(snap); m != nil && m != e {
 			return m.Instance(id) // a child's instance
 		}
 	}
@@ -440,7 +448,7 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 		return f(i)
 	}
 	if snap, err := e.store.Instance(ctx, id); err == nil && snap.Workflow != e.wf.Name {
-		if m := e.fam.engine(snap.Workflow); m != nil && m != e {
+		if m := e.fam.of(snap); m != nil && m != e {
 			return m.with(ctx, id, f) // a finished child's late report
 		}
 	}
@@ -661,6 +669,9 @@ func (e *Engine) Close() error {
 			for _, m := range e.fam.members()[1:] {
 				_ = m.Close()
 			}
+		}
+		if e.fam != nil && e.fam.shared {
+			e.fam.leave(e)
 		}
 		e.closeTransport()
 	})

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +44,11 @@ type catalog struct {
 	waits   *reportWaits
 	observe func(*rules.Workflow) engine.Observer
 
+	// fam lets every engine start children on the current version of
+	// their workflow, and run the children of the others: one engine per
+	// version, never one beside another of the same version.
+	fam *engine.Family
+
 	mu     sync.RWMutex
 	byHash map[string]*flow
 	byName map[string][]*flow // current first, then by version, newest first
@@ -50,31 +57,38 @@ type catalog struct {
 // loadDir loads every workflow file of dir; it reports every file that
 // does not load, and versions claimed by two files.
 func loadDir(dir string) ([]*rules.Workflow, error) {
+	out, errs, err := readDir(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		return nil, &WorkflowError{Dir: dir, Err: errors.Join(errs...)}
+	}
+	if len(out) == 0 {
+		return nil, ErrNoWorkflows
+	}
+	return out, nil
+}
+
+// readDir loads the workflow files of dir (*.yaml, *.yml), in name order:
+// the workflows that load, and why each other file does not (its
+// positioned errors, or a version another file claims first). A workflow
+// state is linked to the newest version of its child among the files, or
+// else to the one hosted (hosting is nil as the server starts). A changed
+// child that no longer fits an unchanged caller hosted now (a terminal
+// state its rules name is gone, say) is refused rather than the caller,
+// so that the caller's next instances do not call what it cannot take.
+// err is a directory that cannot be read.
+func readDir(dir string, hosting *catalog) (out []*rules.Workflow, errs []error, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, &ConfigError{Field: "workflows", Reason: "cannot be read: " + err.Error()}
+		return nil, nil, &ConfigError{Field: "workflows", Reason: "cannot be read: " + err.Error()}
 	}
-	var (
-		out  []*rules.Workflow
-		errs []error
-		seen = map[string]string{} // name@version -> file
-	)
-	for _, e := range entries {
-		ext := strings.ToLower(filepath.Ext(e.Name()))
-		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
+	seen := map[string]string{} // name@version -> file
+	for _, path := range workflowFiles(dir, entries) {
 		w, err := rules.Load(path)
 		if err != nil {
 			errs = append(errs, err)
-			continue
-		}
-		if i := slices.IndexFunc(w.States, (*rules.State).Calls); i >= 0 {
-			// A child workflow's engine would run beside the server's own
-			// engine of that workflow, each resuming the other's instances.
-			errs = append(errs, fmt.Errorf("%s: state %s calls workflow %q: the server does not host workflows that call other workflows yet (run them with wfrun run and wfrun test, or in Go with rules.LoadSet)",
-				path, w.States[i].Name, w.States[i].Child.Workflow))
 			continue
 		}
 		key := fmt.Sprintf("%s@%d", w.Name, w.Version)
@@ -85,13 +99,80 @@ func loadDir(dir string) ([]*rules.Workflow, error) {
 		seen[key] = path
 		out = append(out, w)
 	}
-	if len(errs) > 0 {
-		return nil, &WorkflowError{Dir: dir, Err: errors.Join(errs...)}
+	// Each round drops at least one workflow, until every one links.
+	for {
+		refused := link(out, hosting)
+		if len(refused) == 0 {
+			return out, errs, nil
+		}
+		out = slices.DeleteFunc(out, func(w *rules.Workflow) bool { return refused[w] != nil })
+		for _, w := range slices.SortedFunc(maps.Keys(refused), func(a, b *rules.Workflow) int { return strings.Compare(a.File, b.File) }) {
+			errs = append(errs, refused[w])
+		}
 	}
-	if len(out) == 0 {
-		return nil, ErrNoWorkflows
+}
+
+// link links the workflow states of ws to their children (the newest
+// version of each among ws, or else the one hosted) and returns the
+// workflows refused, with why.
+func link(ws []*rules.Workflow, hosting *catalog) map[*rules.Workflow]error {
+	newest := map[string]*rules.Workflow{}
+	for _, w := range ws {
+		if n, ok := newest[w.Name]; !ok || w.Version > n.Version {
+			newest[w.Name] = w
+		}
 	}
-	return out, nil
+	lookup := func(name string) (*rules.Workflow, bool) {
+		if w, ok := newest[name]; ok {
+			return w, true
+		}
+		if hosting != nil {
+			return hosting.hosted(name)
+		}
+		return nil, false
+	}
+	refused := map[*rules.Workflow]error{}
+	for _, w := range ws {
+		err := rules.Link(w, lookup)
+		if err == nil {
+			continue
+		}
+		blamed := false
+		if hosting != nil && hosting.isCurrent(w.Hash) {
+			for _, st := range w.States {
+				if t, ok := newest[childName(st)]; ok && !hosting.isCurrent(t.Hash) {
+					refused[t] = fmt.Errorf("%s: workflow %s no longer fits its caller %s, which stays as it is:\n%w", t.File, t.Name, w.Name, err)
+					blamed = true
+				}
+			}
+		}
+		if !blamed {
+			refused[w] = err
+		}
+	}
+	return refused
+}
+
+// childName is the workflow a workflow state calls; "" for other states.
+func childName(st *rules.State) string {
+	if !st.Calls() {
+		return ""
+	}
+	return st.Child.Workflow
+}
+
+// workflowFiles are the paths of the workflow files among a directory's
+// entries, in name order.
+func workflowFiles(dir string, entries []os.DirEntry) []string {
+	var out []string
+	for _, e := range entries {
+		ext := strings.ToLower(filepath.Ext(e.Name()))
+		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		out = append(out, filepath.Join(dir, e.Name()))
+	}
+	return out
 }
 
 // handlers are the Go handlers of w's agents: an HTTP agent for each agent
@@ -145,6 +226,12 @@ func (k keepDeadLetters) OnDeadLetter(f func(bus.DeadLetter)) func() {
 // every other version the store has instances of.
 func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr engine.Transport, cfg Config, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
 	c := &catalog{store: store, tr: tr, cfg: cfg, waits: waits, observe: observe, byHash: map[string]*flow{}, byName: map[string][]*flow{}}
+	c.fam = engine.NewFamily(func(name string) *engine.Engine {
+		if f, ok := c.pick(name, 0); ok {
+			return f.eng
+		}
+		return nil
+	})
 	fail := func(err error) (*catalog, error) {
 		c.close()
 		return nil, err
@@ -195,6 +282,7 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 		engine.WithStore(c.store),
 		engine.WithTransport(keepDeadLetters{Transport: c.tr, keep: first}),
 		engine.WithLogger(c.cfg.Logger),
+		engine.WithFamily(c.fam),
 		engine.WithObserver(c.observe(w)),
 		engine.WithTracerProvider(c.cfg.TracerProvider))
 	if err != nil {
@@ -209,7 +297,13 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 	}
 	f := &flow{wf: w, eng: eng, current: current, report: sync.OnceValue(func() *check.Report { return check.Check(w) })}
 	c.byHash[w.Hash] = f
-	fs := append(c.byName[w.Name], f)
+	c.byName[w.Name] = sortFlows(append(c.byName[w.Name], f))
+	return f, nil
+}
+
+// sortFlows orders the versions of a workflow: current first, then by
+// version, newest first.
+func sortFlows(fs []*flow) []*flow {
 	slices.SortStableFunc(fs, func(a, b *flow) int {
 		if a.current != b.current {
 			if a.current {
@@ -219,8 +313,43 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 		}
 		return b.wf.Version - a.wf.Version
 	})
-	c.byName[w.Name] = fs
-	return f, nil
+	return fs
+}
+
+// mark makes the version with source hash current or not. The flow is
+// replaced, never changed in place: requests may be reading the one they
+// were given.
+func (c *catalog) mark(hash string, current bool) (changed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.byHash[hash]
+	if !ok || f.current == current {
+		return false
+	}
+	nf := *f
+	nf.current = current
+	c.byHash[hash] = &nf
+	fs := slices.Clone(c.byName[f.wf.Name])
+	for i := range fs {
+		if fs[i] == f {
+			fs[i] = &nf
+		}
+	}
+	c.byName[f.wf.Name] = sortFlows(fs)
+	return true
+}
+
+// currentOf lists the hashes of the current versions read from file.
+func (c *catalog) currentOf(file string) []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for h, f := range c.byHash {
+		if f.current && f.wf.File == file {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // load returns the engine of the version with source hash, building it
@@ -233,6 +362,9 @@ func (c *catalog) load(ctx context.Context, hash string) (f *flow, added bool, e
 	if err != nil {
 		return nil, false, err
 	}
+	// Its children start on the versions current here: the link only
+	// serves its check report, so a child no longer hosted is no error.
+	_ = rules.Link(w, c.hosted)
 	if f, err = c.add(w, false); err != nil || f == nil {
 		f, _ = c.flow(hash) // built meanwhile
 		return f, false, err
@@ -248,7 +380,8 @@ func (c *catalog) flow(hash string) (*flow, bool) {
 	return f, ok
 }
 
-// flows lists every engine.
+// flows lists every engine, those of called workflows before those of
+// their callers: resumed in that order, a parent finds its child running.
 func (c *catalog) flows() []*flow {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -256,7 +389,40 @@ func (c *catalog) flows() []*flow {
 	for _, f := range c.byHash {
 		out = append(out, f)
 	}
+	slices.SortFunc(out, func(a, b *flow) int {
+		return cmp.Or(depth(a.wf, 0)-depth(b.wf, 0), strings.Compare(a.wf.Name, b.wf.Name), a.wf.Version-b.wf.Version, strings.Compare(a.wf.Hash, b.wf.Hash))
+	})
 	return out
+}
+
+// depth is how deep w's workflow states nest children: 0 when it calls
+// none. Cycles are refused by the loader; the bound guards the rest.
+func depth(w *rules.Workflow, level int) int {
+	d := 0
+	for _, st := range w.States {
+		if !st.Calls() {
+			continue
+		}
+		d = max(d, 1)
+		if t := st.Child.Target; t != nil && level < engine.MaxNesting {
+			d = max(d, 1+depth(t, level+1))
+		}
+	}
+	return d
+}
+
+// isCurrent reports whether the version with source hash is current.
+func (c *catalog) isCurrent(hash string) bool {
+	f, ok := c.flow(hash)
+	return ok && f.current
+}
+
+// hosted is the workflow new instances of name start on.
+func (c *catalog) hosted(name string) (*rules.Workflow, bool) {
+	if f, ok := c.pick(name, 0); ok {
+		return f.wf, true
+	}
+	return nil, false
 }
 
 // versions lists the engines of workflow name: current first, then by

@@ -50,83 +50,22 @@ func clusterServer(t *testing.T, url, dir, name string) *fixture {
 	return &fixture{t: t, srv: s, http: hs}
 }
 
-// idOwnedBy is an id of a new trip that owner runs.
+// idOwnedBy is an id of a new trip that owner runs. Partitions move while
+// servers join, so an owner may hold none for a moment: it asks until one
+// of the ids is owned.
 func idOwnedBy(t *testing.T, owner *fixture, prefix string) string {
 	t.Helper()
-	for k := range 1000 {
-		if id := fmt.Sprintf("%s-%d", prefix, k); owner.srv.Owns(id) {
-			return id
+	var id string
+	clustertest.WaitFor(t, "an id the server owns", time.Minute, func() bool {
+		for k := range 1000 {
+			if c := fmt.Sprintf("%s-%d", prefix, k); owner.srv.Owns(c) {
+				id = c
+				return true
+			}
 		}
-	}
-	t.Fatalf("no id of %d tried is owned by the server", 1000)
-	return ""
-}
-
-func TestServer_Cluster_ServersShareTheInstances(t *testing.T) {
-	ns, err := natsserver.Start(natsserver.Config{Dir: t.TempDir(), Listen: true, SyncInterval: time.Minute})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, ns.Close()) })
-	dir := workflowsDir(t, "", map[string]string{"trip.yaml": tripFlow, "echo.yaml": echoFlow})
-
-	a := clusterServer(t, ns.URL(), dir, "a")
-	clustertest.WaitFor(t, "a alone to own every partition", time.Minute, func() bool { return len(a.srv.Partitions()) == server.ClusterPartitions })
-	b := clusterServer(t, ns.URL(), dir, "b")
-	clustertest.WaitFor(t, "a and b to share the partitions", time.Minute, func() bool {
-		na, nb := len(a.srv.Partitions()), len(b.srv.Partitions())
-		return na > 0 && nb > 0 && na+nb == server.ClusterPartitions
+		return false
 	})
-
-	// Trips started on a: each is planned by the server owning it.
-	ofA, ofB := idOwnedBy(t, a, "trip-a"), idOwnedBy(t, b, "trip-b")
-	events := openEvents(t, a, "?instance="+ofB, "")
-	for id, owner := range map[string]string{ofA: "a", ofB: "b"} {
-		code, body := a.do("POST", "/v1/workflows/trip/instances", map[string]any{"id": id})
-		require.Equal(t, 201, code, "start %s: %v", id, body)
-		got := a.waitStatus(id, "waiting")
-		require.Equal(t, owner, got["context"].(map[string]any)["planned_by"], "who planned %s", id)
-		code, body = b.do("POST", "/v1/workflows/trip/instances", map[string]any{"id": id})
-		require.Equal(t, 200, code, "the same start again, on the other server: %v", body)
-	}
-	// A start without an id, on b, runs on b.
-	code, body := b.do("POST", "/v1/workflows/trip/instances", map[string]any{})
-	require.Equal(t, 201, code, "%v", body)
-	free := body["id"].(string)
-	require.True(t, b.srv.Owns(free))
-	require.Equal(t, "b", b.waitStatus(free, "waiting")["context"].(map[string]any)["planned_by"])
-
-	// A signal through a reaches b's instance, and a's event stream shows
-	// b's events.
-	code, body = a.do("POST", "/v1/instances/"+ofB+"/signals/approved", map[string]any{"data": map[string]any{"by": "ana"}})
-	require.Equal(t, 202, code, "%v", body)
-	evs := events.until(t, "completed")
-	require.Equal(t, ofB, evs[len(evs)-1].Instance)
-	require.Equal(t, "ana", a.waitStatus(ofB, "completed")["context"].(map[string]any)["approved_by"])
-	// A signal it does not wait for is refused by the owner, whoever asks.
-	code, body = b.do("POST", "/v1/instances/"+ofA+"/signals/rejected", nil)
-	require.Equal(t, 409, code, "%v", body)
-	require.Equal(t, "not_waiting", errorOf(t, body)["code"])
-	// Cancelling through a reaches b's other instance.
-	code, body = a.do("POST", "/v1/instances/"+free+"/cancel", nil)
-	require.Equal(t, 202, code, "%v", body)
-	b.waitStatus(free, "cancelled")
-
-	// An agent's report sent over HTTP to a reaches the engine on b.
-	echo := idOwnedBy(t, b, "echo")
-	code, body = a.do("POST", "/v1/workflows/echo/instances", map[string]any{"id": echo})
-	require.Equal(t, 201, code, "%v", body)
-	code, body = a.do("POST", "/v1/reports", map[string]any{"instance_id": echo, "step": 1, "agent": "worker", "trigger": "done"})
-	require.Equal(t, 200, code, "%v", body)
-	require.Equal(t, true, body["ok"], "%v", body)
-	b.waitStatus(echo, "completed")
-
-	// a stops: b takes its instances over at once and runs them on.
-	a.srv.Close()
-	clustertest.WaitFor(t, "b to own every partition", time.Minute, func() bool { return len(b.srv.Partitions()) == server.ClusterPartitions })
-	code, body = b.do("POST", "/v1/instances/"+ofA+"/signals/approved", map[string]any{"data": map[string]any{"by": "bo"}})
-	require.Equal(t, 202, code, "%v", body)
-	got := b.waitStatus(ofA, "completed")
-	require.Equal(t, "a", got["context"].(map[string]any)["planned_by"])
-	require.Equal(t, "bo", got["context"].(map[string]any)["approved_by"])
+	return id
 }
 
 func TestServer_Cluster_TakesOverAVersionItDoesNotHost(t *testing.T) {

@@ -132,6 +132,13 @@ type Config struct {
 	// PruneEvery is how often the server prunes with Retain (default a
 	// tenth of Retain, between a minute and an hour).
 	PruneEvery time.Duration
+	// WatchEvery is how often the server looks for changed files in
+	// WorkflowsDir and reloads them (default 1s; negative: never, only
+	// on ReloadOn or Server.Reload).
+	WatchEvery time.Duration
+	// ReloadOn, when set, reloads the workflows at each signal it
+	// delivers (wfrun serve passes SIGHUP).
+	ReloadOn <-chan os.Signal
 }
 
 func (c Config) withDefaults() Config {
@@ -160,6 +167,9 @@ func (c Config) withDefaults() Config {
 		c.EventBuffer = 4096
 	}
 	c = c.withLimits()
+	if c.WatchEvery == 0 {
+		c.WatchEvery = DefaultWatchEvery
+	}
 	if c.Retain > 0 && c.PruneEvery == 0 {
 		c.PruneEvery = min(max(c.Retain/10, time.Minute), time.Hour)
 	}

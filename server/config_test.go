@@ -83,6 +83,16 @@ states:
 rules:
   - {id: r, from: w, trigger: t, next: D}
 `), 0o600))
+	orphan := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(orphan, "orphan.yaml"), []byte(`workflow: orphan
+initial: CALL
+states:
+  CALL:
+    workflow: nowhere
+  D: {terminal: true}
+rules:
+  - {id: r, from: CALL, trigger: error, next: D}
+`), 0o600))
 	tests := []struct {
 		name string
 		cfg  server.Config
@@ -93,7 +103,7 @@ rules:
 		{"invalid workflow", server.Config{WorkflowsDir: bad}, "a.yaml:4:"},
 		{"no workflow file", server.Config{WorkflowsDir: t.TempDir()}, "no workflow file"},
 		{"unset secret", server.Config{WorkflowsDir: secret}, "secret_env BATON_TEST_UNSET_SECRET is not set"},
-		{"a workflow calling another", server.Config{WorkflowsDir: filepath.Join("..", "examples", "document-review")}, "does not host workflows that call other workflows"},
+		{"a workflow calling one not hosted", server.Config{WorkflowsDir: orphan}, `orphan.yaml:5:`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,9 @@ var (
 	ErrNoTokens = errors.New("server: the token file holds no token")
 	// ErrNoWorkflows means the workflows directory holds no workflow file.
 	ErrNoWorkflows = errors.New("server: no workflow file (*.yaml, *.yml) in the workflows directory")
+	// ErrStopping means the server is stopping or closed: it reloads no
+	// workflow.
+	ErrStopping = errors.New("server: stopping")
 )
 
 // ConfigError names the Config field that is wrong.

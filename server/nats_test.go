@@ -42,6 +42,9 @@ func runChild() (code int, ok bool) {
 	if dir := os.Getenv(serveChildEnv); dir != "" {
 		return runServeChild(dir), true
 	}
+	if spec := os.Getenv(orderChildEnv); spec != "" {
+		return runOrderServer(spec), true
+	}
 	return 0, false
 }
 

@@ -34,6 +34,7 @@ type Server struct {
 	waits    *reportWaits
 	clu      *cluster   // nil unless the server shares a NATS system
 	keep     *retention // nil without Config.Retain
+	rl       reloader
 	handler  http.Handler
 	stopping atomic.Bool
 	closeMu  sync.Once
@@ -80,7 +81,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.ops = s.newOps()
 	for _, f := range s.cat.flows() {
-		s.metrics.engines.Watch(f.eng) // as long as the server: the catalog only grows
+		s.metrics.engines.Watch(f.eng) // as long as the server: the catalog only grows (Reload adds)
 	}
 	if s.back.natsStore != nil {
 		// The instances are resumed partition by partition as the server
@@ -101,6 +102,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.handler = s.routes()
 	s.startRetention()
+	s.startWatch()
 	if s.back.url != "" && cfg.OnNATS != nil {
 		cfg.OnNATS(s.back.url)
 	}
@@ -153,6 +155,7 @@ func (s *Server) Drain(ctx context.Context) error {
 func (s *Server) Close() {
 	s.closeMu.Do(func() {
 		s.stopping.Store(true)
+		s.stopWatch()
 		s.stopRetention()
 		s.hub.close()
 		s.waits.close()

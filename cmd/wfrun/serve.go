@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"net"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -21,7 +24,13 @@ func serveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve --workflows DIR [--data DIR] [--nats URL [--name NAME] [--replicas N] | --nats-listen ADDR] [--http ADDR] [--token-file FILE] [--retain DURATION]",
 		Short: "Host the workflows of a directory behind the HTTP API until SIGTERM or Ctrl-C",
-		Args:  cobra.NoArgs,
+		Long: `Host the workflows of a directory behind the HTTP API until SIGTERM or Ctrl-C.
+
+The server watches the directory: a new or changed workflow file becomes its
+workflow's current version for new instances within two seconds (SIGHUP reloads
+at once); a file that does not load is logged and changes nothing. Instances
+finish on the version they started on.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.WorkflowsDir == "" {
 				return fmt.Errorf("serve needs --workflows DIR")
@@ -46,6 +55,15 @@ func serveCmd() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return err // usage
 			}
+			// SIGHUP reloads the workflows at once, without waiting for
+			// the server to notice the changed files.
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			cfg.ReloadOn = hup
+			if cfg.WatchEvery == 0 {
+				cfg.WatchEvery = -1 // the server's own default would look every second
+			}
 			if err := server.Run(cmd.Context(), cfg); err != nil {
 				return &checkError{err: err}
 			}
@@ -66,6 +84,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a kept-alive connection waits for its next request")
 	f.IntVar(&cfg.MaxStreams, "max-streams", server.DefaultMaxStreams, "the most event streams open at once (503 beyond)")
 	f.StringVar(&cfg.TokenFile, "token-file", "", "a file of API tokens, one per line (required off loopback)")
+	f.DurationVar(&cfg.WatchEvery, "watch-every", server.DefaultWatchEvery, "how often to look for changed workflow files; 0: never (SIGHUP only)")
 	f.DurationVar(&cfg.Retain, "retain", 0, "prune finished instances last updated longer ago than this (720h), as the server starts and then periodically; 0 keeps them all")
 	return cmd
 }
