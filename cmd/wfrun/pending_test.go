@@ -132,3 +132,34 @@ func TestWatch_PrintsALineWhenTheInstanceEntersAWait(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(got.stdout, line), "one line for the wait:\n%s", got.stdout)
 	assert.Contains(t, got.stdout, "g-2 completed in DONE")
 }
+
+func TestPendingLine(t *testing.T) {
+	since := time.Date(2026, 11, 24, 10, 2, 11, 0, time.Local)
+	deadline := since.Add(2 * time.Minute)
+	tests := []struct {
+		name string
+		p    ops.Pending
+		want string
+	}{
+		{"run", ops.Pending{Kind: "run", Agent: "seller", Step: 3, Attempt: 2, Since: since, Deadline: &deadline, Transport: "nats"},
+			"waiting for `seller` (step 3, attempt 2) since 10:02:11, deadline 10:04:11 [nats]"},
+		{"go run with progress", ops.Pending{Kind: "run", Agent: "writer", Step: 1, Attempt: 1, Since: since, Transport: "go", Progress: &ops.Progress{At: since}},
+			"waiting for `writer` (step 1, attempt 1) since 10:02:11"},
+		{"wait", ops.Pending{Kind: "wait", Signals: []string{"approve", "reject"}, Since: since},
+			"waiting for signal approve|reject since 10:02:11"},
+		{"child", ops.Pending{Kind: "child", Agent: "kyc", Child: "p/KYC/1", Since: since},
+			"waiting for child p/KYC/1 (workflow kyc) since 10:02:11"},
+		{"foreach", ops.Pending{Kind: "foreach", Agent: "reviewer", Step: 5, Attempt: 1, Since: since, Transport: "http"},
+			"waiting for `reviewer` (item, step 5, attempt 1) since 10:02:11 [http]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, pendingLine(tt.p))
+		})
+	}
+	p := tests[1].p
+	p.Progress.Message = "drafting"
+	assert.Equal(t, "waiting for `writer` (step 1, attempt 1) since 10:02:11: drafting", pendingLine(p))
+	assert.Equal(t, "completed through on_limit (max_steps reached)", onLimitNote(ops.Instance{OnLimit: "max_steps"}))
+	assert.Empty(t, onLimitNote(ops.Instance{}))
+}
