@@ -86,8 +86,9 @@ func heldPending(in *Instance, f Flow, buf []engine.Pending) ([]engine.Pending, 
 
 // snapshotPending is what an instance no engine of this process holds
 // waits on as far as its snapshot tells, for a list (which reads no
-// history): a wait state's signals, or a run of the state's agent at the
-// snapshot's step and attempt, since its last update.
+// history): a wait state's signals, a workflow state's child workflow, or
+// a run of the state's agent at the snapshot's step and attempt, since its
+// last update.
 func snapshotPending(in *Instance, snap record.Snapshot, w *rules.Workflow) {
 	st, ok := w.State(snap.State)
 	if !ok {
@@ -97,6 +98,8 @@ func snapshotPending(in *Instance, snap record.Snapshot, w *rules.Workflow) {
 	switch {
 	case st.Waits():
 		in.Pending = []Pending{{Kind: string(engine.PendingWait), State: st.Name, Since: since, Signals: st.Wait.Signals}}
+	case st.Child != nil && st.Child.Target != nil:
+		in.Pending = []Pending{{Kind: string(engine.PendingChild), State: st.Name, Agent: st.Child.Target.Name, Since: since}}
 	case st.Agent != "" && snap.Step > 0:
 		kind := engine.PendingRun
 		if st.Foreach != nil {

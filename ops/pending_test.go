@@ -164,7 +164,7 @@ func TestOps_Get_PendingWait(t *testing.T) {
 }
 
 func TestOps_Get_PendingChild(t *testing.T) {
-	_, o, _ := setFixture(t)
+	store, o, flows := setFixture(t)
 	_, _, err := o.Start(context.Background(), ops.StartRequest{Workflow: "onboarding", ID: "p"})
 	require.NoError(t, err)
 	in := pendingOf(t, o, "p", "child", 1)
@@ -177,6 +177,22 @@ func TestOps_Get_PendingChild(t *testing.T) {
 	assert.Equal(t, time.Hour, p.Deadline.Sub(p.Since))
 
 	assert.Empty(t, p.Transport)
+
+	// Another process tells the same child from the history, and a list
+	// from the snapshot.
+	other := ops.New(store, flowsOnly{flows})
+	got, err := other.Get(context.Background(), "p")
+	require.NoError(t, err)
+	require.Len(t, got.Pending, 1)
+	assert.Equal(t, p.Child, got.Pending[0].Child)
+	assert.Equal(t, "kyc", got.Pending[0].Agent)
+	assert.Equal(t, time.Hour, got.Pending[0].Deadline.Sub(got.Pending[0].Since))
+	page, err := other.List(context.Background(), ops.ListQuery{Workflow: "onboarding"})
+	require.NoError(t, err)
+	require.Len(t, page.Instances, 1)
+	require.Len(t, page.Instances[0].Pending, 1)
+	assert.Equal(t, "child", page.Instances[0].Pending[0].Kind)
+	assert.Equal(t, "kyc", page.Instances[0].Pending[0].Agent)
 }
 
 func TestOps_Get_PendingForeachItems(t *testing.T) {
