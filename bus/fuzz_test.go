@@ -10,9 +10,10 @@ import (
 )
 
 // FuzzMessageJSON decodes and validates arbitrary bytes: it must never
-// panic, every refusal of a decoded message must be a *ValidationError, and
-// a message that decodes must survive an encode/decode round trip
-// unchanged.
+// panic, its direct decoder and encoder must give what encoding/json gives
+// (the same message or the same error; the same bytes), every refusal of a
+// decoded message must be a *ValidationError, and a message that decodes
+// must survive an encode/decode round trip unchanged.
 func FuzzMessageJSON(f *testing.F) {
 	for _, seed := range []string{
 		`{"message_id":"m1","message_type":"REQUEST","from_agent":"a","to_agent":"b","priority":"HIGH","content":{"action":"x"},"ttl":60,"timestamp":"2025-11-16T10:00:00Z"}`,
@@ -25,14 +26,31 @@ func FuzzMessageJSON(f *testing.F) {
 		`{"ttl":1e400}`,
 		`{"message_type":"HANDOFF","from_agent":"a","to_agent":"b","content":{"action":"x"},"requires_ack":true,"ack_timeout":"2.5s","delivery_count":2,"idempotency_key":"wf:3"}`,
 		`{"ack_timeout":-1,"delivery_count":-3}`,
+		`{"message_id":"a\u00e9\ud83d\ude00\n\"<>&\u2028","Message_ID":"b","content":{"k":1,"k":[true,false,null,-0.5e-7,1e21]},"metadata":{}}`,
+		`{"message_id":"\ud800","content":null,"ttl":null,"sequence":1.0,"delivery_count":9223372036854775808}`,
+		`{"content":{"a":{"b":{}}},"metadata":{"x":"y"},"ttl":"1m","ack_timeout":0.5,"requires_ack":false,"timestamp":"2025-11-16T10:00:00.5Z"} `,
+		`{"content":{},"content":{"b":2}}`, `{"to_agent":"a"}x`, `{"priority":"bogus"}`, `{"ttl":{}}`,
 		`[]`, `null`, `{`, `"x"`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		var direct, reflected bus.Message
+		derr, rerr := direct.UnmarshalJSON(data), bus.UnmarshalReflect(&reflected, data)
+		if (derr == nil) != (rerr == nil) || derr != nil && derr.Error() != rerr.Error() {
+			t.Fatalf("got error %v decoding %q, want encoding/json's %v", derr, data, rerr)
+		}
+		if !reflect.DeepEqual(direct, reflected) {
+			t.Fatalf("got %+v decoding %q, want encoding/json's %+v", direct, data, reflected)
+		}
 		var m bus.Message
 		if err := json.Unmarshal(data, &m); err != nil {
 			return
+		}
+		denc, derr := m.MarshalJSON()
+		renc, rerr := bus.MarshalReflect(m)
+		if (derr == nil) != (rerr == nil) || derr != nil && derr.Error() != rerr.Error() || string(denc) != string(renc) {
+			t.Fatalf("got %s, %v encoding %+v, want encoding/json's %s, %v", denc, derr, m, renc, rerr)
 		}
 		if err := m.Validate(); err != nil {
 			var ve *bus.ValidationError

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/batonhq/baton/internal/jsonv"
 )
 
 // messageWire is the JSON shape of a Message: the same fields, with the TTL
@@ -37,8 +39,75 @@ const timestampLayoutNoZone = "2006-01-02T15:04:05.999999999"
 
 // MarshalJSON encodes the message with its timestamp in UTC ISO 8601
 // (RFC 3339 with nanoseconds) and its TTL as a number of seconds, exact to
-// the nanosecond ("ttl": 60, "ttl": 0.25).
+// the nanosecond ("ttl": 60, "ttl": 0.25). It writes the bytes directly,
+// the same as encoding/json would write the message's wire shape; a
+// message it cannot write (an unknown priority, a value JSON cannot
+// hold) is left to encoding/json, which words the error.
 func (m Message) MarshalJSON() ([]byte, error) {
+	if !m.Priority.Valid() {
+		return m.marshalReflect()
+	}
+	b := make([]byte, 0, 512)
+	b = append(b, `{"message_id":`...)
+	b = jsonv.AppendString(b, m.MessageID)
+	for _, f := range [...]struct{ key, v string }{
+		{`,"conversation_id":`, m.ConversationID}, {`,"correlation_id":`, m.CorrelationID}, {`,"in_reply_to":`, m.InReplyTo},
+	} {
+		if f.v != "" {
+			b = append(b, f.key...)
+			b = jsonv.AppendString(b, f.v)
+		}
+	}
+	b = append(b, `,"message_type":`...)
+	b = jsonv.AppendString(b, string(m.Type))
+	b = append(b, `,"from_agent":`...)
+	b = jsonv.AppendString(b, m.From)
+	b = append(b, `,"to_agent":`...)
+	b = jsonv.AppendString(b, m.To)
+	b = append(b, `,"priority":`...)
+	b = jsonv.AppendString(b, m.Priority.String())
+	b = append(b, `,"content":`...)
+	var err error
+	if b, err = jsonv.Append(b, m.Content); err != nil {
+		return m.marshalReflect()
+	}
+	if len(m.Metadata) > 0 {
+		b = append(b, `,"metadata":`...)
+		if b, err = jsonv.Append(b, m.Metadata); err != nil {
+			return m.marshalReflect()
+		}
+	}
+	if m.TTL != 0 {
+		b = append(b, `,"ttl":`...)
+		b = append(b, formatSeconds(m.TTL)...)
+	}
+	if m.RequiresAck {
+		b = append(b, `,"requires_ack":true`...)
+	}
+	if m.AckTimeout != 0 {
+		b = append(b, `,"ack_timeout":`...)
+		b = append(b, formatSeconds(m.AckTimeout)...)
+	}
+	if m.DeliveryCount != 0 {
+		b = append(b, `,"delivery_count":`...)
+		b = strconv.AppendInt(b, int64(m.DeliveryCount), 10)
+	}
+	if m.IdempotencyKey != "" {
+		b = append(b, `,"idempotency_key":`...)
+		b = jsonv.AppendString(b, m.IdempotencyKey)
+	}
+	if m.Sequence != 0 {
+		b = append(b, `,"sequence":`...)
+		b = strconv.AppendInt(b, m.Sequence, 10)
+	}
+	b = append(b, `,"timestamp":"`...)
+	b = m.Timestamp.UTC().AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"', '}'), nil
+}
+
+// marshalReflect is MarshalJSON by encoding/json, for what the direct
+// writer leaves to it (and for the tests that hold the two equal).
+func (m Message) marshalReflect() ([]byte, error) {
 	w := messageWire{
 		MessageID:      m.MessageID,
 		ConversationID: m.ConversationID,
@@ -70,12 +139,139 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // converted to UTC) or none (it is read as UTC). Content numbers decode as
 // float64, as encoding/json does for map[string]any, and an empty metadata
 // object decodes as no metadata (nil), as it encodes. Decoding does not
-// validate: call Validate, or let Send do it.
+// validate: call Validate, or let Send do it. A message in the form
+// MarshalJSON writes is read directly; anything else (other spellings of
+// the keys, unknown keys, nulls) is read by encoding/json, to the same
+// result.
 func (m *Message) UnmarshalJSON(b []byte) error {
+	w, ok := decodeWire(b)
+	if !ok {
+		w = messageWire{}
+		if err := json.Unmarshal(b, &w); err != nil {
+			return err
+		}
+	}
+	return m.fromWire(&w)
+}
+
+// unmarshalReflect is UnmarshalJSON by encoding/json alone.
+func (m *Message) unmarshalReflect(b []byte) error {
 	var w messageWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	return m.fromWire(&w)
+}
+
+// The keys of a message's wire shape, as bits of what decodeWire has seen.
+const (
+	seenID = 1 << iota
+	seenConversation
+	seenCorrelation
+	seenInReplyTo
+	seenType
+	seenFrom
+	seenTo
+	seenPriority
+	seenContent
+	seenMetadata
+	seenTTL
+	seenRequiresAck
+	seenAckTimeout
+	seenDeliveryCount
+	seenIdempotencyKey
+	seenSequence
+	seenTimestamp
+)
+
+// decodeWire reads a message in the regular form without reflection; ok
+// is false for anything else, which encoding/json then reads.
+func decodeWire(b []byte) (w messageWire, ok bool) {
+	d := jsonv.NewDecoder(b)
+	seen := 0
+	str := func(bit int, dst *string) {
+		if seen&bit != 0 {
+			d.Fail()
+		}
+		seen |= bit
+		*dst = d.String()
+	}
+	raw := func(bit int, dst *json.RawMessage) {
+		if seen&bit != 0 {
+			d.Fail()
+		}
+		seen |= bit
+		r := d.Raw()
+		if len(r) == 0 || (r[0] != '"' && r[0] != '-' && (r[0] < '0' || r[0] > '9')) {
+			d.Fail()
+		}
+		*dst = r
+	}
+	mark := func(bit int) {
+		if seen&bit != 0 {
+			d.Fail()
+		}
+		seen |= bit
+	}
+	d.Object(func(key string) {
+		switch key {
+		case "message_id":
+			str(seenID, &w.MessageID)
+		case "conversation_id":
+			str(seenConversation, &w.ConversationID)
+		case "correlation_id":
+			str(seenCorrelation, &w.CorrelationID)
+		case "in_reply_to":
+			str(seenInReplyTo, &w.InReplyTo)
+		case "message_type":
+			var s string
+			str(seenType, &s)
+			w.Type = MessageType(s)
+		case "from_agent":
+			str(seenFrom, &w.From)
+		case "to_agent":
+			str(seenTo, &w.To)
+		case "priority":
+			var s string
+			str(seenPriority, &s)
+			p, err := ParsePriority(s)
+			if err != nil {
+				d.Fail()
+			}
+			w.Priority = p
+		case "content":
+			mark(seenContent)
+			w.Content = d.Map()
+		case "metadata":
+			mark(seenMetadata)
+			w.Metadata = d.Map()
+		case "ttl":
+			raw(seenTTL, &w.TTL)
+		case "requires_ack":
+			mark(seenRequiresAck)
+			w.RequiresAck = d.Bool()
+		case "ack_timeout":
+			raw(seenAckTimeout, &w.AckTimeout)
+		case "delivery_count":
+			mark(seenDeliveryCount)
+			w.DeliveryCount = int(d.Int())
+		case "idempotency_key":
+			str(seenIdempotencyKey, &w.IdempotencyKey)
+		case "sequence":
+			mark(seenSequence)
+			w.Sequence = d.Int()
+		case "timestamp":
+			str(seenTimestamp, &w.Timestamp)
+		default:
+			d.Fail()
+		}
+	})
+	d.End()
+	return w, d.OK()
+}
+
+// fromWire sets m from its wire shape.
+func (m *Message) fromWire(w *messageWire) error {
 	ttl, err := parseSeconds("ttl", w.TTL)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/replay"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -408,5 +410,244 @@ rules:
 	}
 	if got := inst.Result().Usage.Tokens; got != 120 {
 		t.Errorf("got %d tokens, want 120: an abandoned branch's report counts nothing", got)
+	}
+}
+
+// newChildBudgetRun builds an engine of testdata/childbudget's research
+// workflow, whose RESEARCH state runs the loop workflow as a child, with
+// scripted agents; edits change research.yaml (old, new, ...).
+func newChildBudgetRun(t *testing.T, agents map[string][]reply, edits ...string) *simRun {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"research.yaml", "middle.yaml", "loop.yaml", "each.yaml"} {
+		src, err := os.ReadFile(filepath.Join("testdata", "childbudget", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(src)
+		if f == "research.yaml" {
+			for k := 0; k+1 < len(edits); k += 2 {
+				if !strings.Contains(s, edits[k]) {
+					t.Fatalf("edit %q does not apply", edits[k])
+				}
+				s = strings.Replace(s, edits[k], edits[k+1], 1)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := rules.LoadSet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := set.Workflow("research")
+	sim := clock.NewSim(epoch)
+	sc := &script{t: t, sim: sim, replies: map[string][]reply{}}
+	reg := registry.New()
+	for _, name := range []string{"research", "middle", "loop", "each"} {
+		wf, ok := set.Workflow(name)
+		if !ok {
+			continue
+		}
+		for _, a := range wf.Agents {
+			if rs, ok := agents[a.ID]; ok {
+				sc.replies[a.ID] = slices.Clone(rs)
+				if err := reg.Add(engine.AgentOf(a, sc.handler(a.ID))); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	r := &simRun{t: t, sim: sim, script: sc}
+	eng, err := engine.New(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close() })
+	r.eng = eng
+	return r
+}
+
+// A child workflow's runs count against its parent's budget as they end: a
+// runaway loop in a child is stopped by the parent's max_cost on the run
+// that crosses it, not when the child ends (this one never would). The
+// parent cancels the child, counts what it used, and enters on_limit (or
+// fails without one); the limit_hit entry carries the child's usage, and a
+// replay of the parent's history decides the same.
+func TestEngine_Budgets_ChildRunsCountAsTheyEnd(t *testing.T) {
+	tests := []struct {
+		name      string
+		edits     []string
+		agents    map[string][]reply
+		wantErr   string // "" when the parent must complete in STOPPED
+		wantLimit string // max_cost when empty
+		runs      int    // the runs of the child's agent that crosses (the thinker's 5 when 0)
+		cost      float64
+	}{
+		{
+			name:   "on_limit",
+			agents: map[string][]reply{"thinker": repeat(20, used("again", cost(0.25))), "closer": {ok("done", nil)}},
+		},
+		{
+			name: "fails without on_limit", edits: []string{"limits: {max_cost: 1, on_limit: SUMMARY}", "limits: {max_cost: 1}"},
+			agents:  map[string][]reply{"thinker": repeat(20, used("again", cost(0.25)))},
+			wantErr: "engine: instance p-1 failed in state RESEARCH: engine: limit max_cost exceeded: the instance's runs cost 1.25 (max 1)",
+		},
+		{
+			// The grandchild's runs stop at the research's budget: the
+			// middle instance has none, and passes the room on.
+			name: "a grandchild", edits: []string{"RESEARCH: {workflow: loop", "RESEARCH: {workflow: middle"},
+			agents: map[string][]reply{"thinker": repeat(20, used("again", cost(0.25))), "closer": {ok("done", nil)}},
+		},
+		{
+			// The workflow state's own budget for this visit.
+			name: "the workflow state's max_cost", edits: []string{"limits: {max_cost: 1, on_limit: SUMMARY}", "limits: {max_cost: 10, on_limit: SUMMARY}", "timeout: 1h}", "timeout: 1h, max_cost: 1}"},
+			agents: map[string][]reply{"thinker": repeat(20, used("again", cost(0.25))), "closer": {ok("done", nil)}},
+		},
+		{
+			// A foreach state's item in the child crosses the parent's
+			// budget: the items not yet run never run.
+			name: "a foreach item", edits: []string{"RESEARCH: {workflow: loop", "RESEARCH: {workflow: each"},
+			agents: map[string][]reply{
+				"splitter": {ok("split", map[string]any{"docs": []any{1, 2, 3, 4, 5}})},
+				"reviewer": repeat(3, used("reviewed", cost(0.5))), "closer": {ok("done", nil)},
+			},
+			runs: 3, cost: 1.5,
+		},
+		{
+			name: "tokens", wantLimit: "max_tokens", edits: []string{"limits: {max_cost: 1, on_limit: SUMMARY}", "limits: {max_tokens: 1000, on_limit: SUMMARY}"},
+			agents: map[string][]reply{"thinker": repeat(20, used("again", registry.Usage{InputTokens: 200, OutputTokens: 50, Cost: 0.25})), "closer": {ok("done", nil)}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			r := newChildBudgetRun(t, tt.agents, tt.edits...)
+			inst := r.start(nil)
+			res := inst.Result()
+			if tt.wantErr == "" {
+				wantCompleted(t, res, "STOPPED")
+			} else if res.Status != engine.StatusFailed || res.Err == nil || res.Err.Error() != tt.wantErr {
+				t.Fatalf("got %s (%v), want failed with %q", res.Status, res.Err, tt.wantErr)
+			}
+			agent, runs, want := "thinker", 5, 1.25
+			if tt.runs > 0 {
+				agent, runs, want = "reviewer", tt.runs, tt.cost
+			}
+			if got := len(r.script.runsOf(agent)); got != runs {
+				t.Errorf("got %d runs of the child's %s, want %d: the last crosses the budget", got, agent, runs)
+			}
+			if res.Usage.Cost != want || res.Usage.Agents.Of(agent).Cost != want {
+				t.Errorf("got the parent's usage %+v, want cost %v, all the %s's", res.Usage, want, agent)
+			}
+			for _, id := range []string{"p-1/RESEARCH/1", "p-1/RESEARCH/1/INNER/1"} {
+				child, err := r.eng.Instance(id)
+				if err != nil {
+					if tt.name != "a grandchild" && errors.Is(err, engine.ErrUnknownInstance) {
+						continue
+					}
+					t.Fatal(err)
+				}
+				if got := child.Result().Status; got != engine.StatusCanceled {
+					t.Errorf("child %s: got %s, want canceled", id, got)
+				}
+			}
+			h, err := inst.History(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hits := entries(h, engine.KindLimitHit)
+			if len(hits) != 1 || hits[0].Usage.Cost != want || hits[0].State != "RESEARCH" {
+				t.Fatalf("got limit_hit entries %+v, want one in RESEARCH carrying the child's cost %v", hits, want)
+			}
+			if want := cmp.Or(tt.wantLimit, "max_cost"); hits[0].Limit != want {
+				t.Errorf("got limit %s, want %s", hits[0].Limit, want)
+			}
+			rep, err := replay.Check(r.eng.Workflow(), h)
+			if err != nil || rep.Divergence != nil {
+				t.Errorf("replay: got %v, %+v, want no divergence", err, rep.Divergence)
+			}
+		})
+	}
+}
+
+// childBudgetSet loads testdata/childbudget.
+func childBudgetSet(t *testing.T) *rules.Workflow {
+	t.Helper()
+	set, err := rules.LoadSet(filepath.Join("testdata", "childbudget"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := set.Workflow("research")
+	return w
+}
+
+// After a restart the parent leaves its child the same room: the child's
+// runs before the restart and after it count against the parent's budget
+// together, and the run that crosses it stops the child and the parent.
+func TestEngine_Budgets_ChildRunsCountAfterARestart(t *testing.T) {
+	for _, name := range storeNames {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			store := openStore(t, name)
+			sim := clock.NewSim(epoch)
+			build := func() *engine.Engine {
+				eng, err := engine.New(childBudgetSet(t), nil, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = eng.Close() })
+				return eng
+			}
+			first := build()
+			inst, err := first.Start(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			child := inst.ID() + "/RESEARCH/1"
+			think := func(eng *engine.Engine, step int) {
+				t.Helper()
+				if err := sim.RunReady(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := eng.Report(ctx, child, step, registry.Outcome{Trigger: "again", Usage: cost(0.25)}, nil); err != nil {
+					t.Fatalf("report of the child's step %d: %v", step, err)
+				}
+				if err := sim.RunReady(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for step := 1; step <= 3; step++ {
+				think(first, step)
+			}
+			_ = first.Close()
+
+			second := build()
+			rep, err := second.Resume(ctx)
+			if err != nil || len(rep.Failed) > 0 || !slices.Contains(rep.Resumed, child) {
+				t.Fatalf("Resume: got %+v, %v; want the parent and its child resumed", rep, err)
+			}
+			think(second, 4) // 1.0: not over
+			again, err := second.Instance(inst.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := again.Result(); res.State != "RESEARCH" {
+				t.Fatalf("after a cost of 1: got state %s, want RESEARCH still", res.State)
+			}
+			think(second, 5) // 1.25: over
+			res := again.Result()
+			if res.State != "SUMMARY" || res.Usage.Cost != 1.25 {
+				t.Fatalf("got state %s, cost %v; want SUMMARY (on_limit) at 1.25", res.State, res.Usage.Cost)
+			}
+			c, err := second.Instance(child)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Result().Status; got != engine.StatusCanceled {
+				t.Errorf("child: got %s, want canceled", got)
+			}
+		})
 	}
 }

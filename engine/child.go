@@ -32,6 +32,7 @@ type family struct {
 	order   []*Engine          // the root first, then in the order built
 	shared  bool
 	current func(name string) *Engine // a shared family's engine for new children
+	rooms   map[string]room           // by child instance id: what its ancestors' budgets leave it (see room)
 }
 
 // linkChildren builds the engines of the workflows e's workflow states call,
@@ -222,6 +223,7 @@ func (i *instance) startChild(ctx context.Context, d dispatch) {
 	i.child = c
 	i.note(Entry{Kind: KindChild, State: st.Name, Agent: target.wf.Name, Detail: id, Result: input, Delay: st.Timeout})
 	i.armChild(c, st.Timeout)
+	i.e.fam.leaveRoom(id, i.childRoom())
 	i.launchChild(ctx, c, input)
 }
 
@@ -266,10 +268,13 @@ func (e *Engine) notifyParent(id string) {
 	})
 }
 
+// stop stops the timeout of the child the parent no longer waits for, and
+// forgets the room it left it.
 func (c *childRun) stop() {
 	if c.timer != nil {
 		c.timer.Stop()
 	}
+	c.eng.fam.dropRoom(c.id)
 }
 
 // armChild arms the workflow state's timeout to fire after left.
@@ -294,6 +299,7 @@ func (i *instance) childTimedOut(ctx context.Context, c *childRun) {
 		return
 	}
 	i.child = nil
+	c.eng.fam.dropRoom(c.id)
 	c.eng.cancelChild(ctx, c.id)
 	if snap, err := c.eng.store.Instance(ctx, c.id); err == nil {
 		i.childSpent(snap.Usage)
@@ -327,6 +333,10 @@ func (i *instance) childDone(ctx context.Context, id string) {
 	i.child = nil
 	c.stop()
 	i.childSpent(snap.Usage)
+	if snap.Status == StatusCanceled && i.childOverBudget(ctx, c) {
+		i.commit(ctx)
+		return
+	}
 	if snap.Status == StatusCompleted {
 		i.decide(ctx, snap.Outcome, maps.Clone(orEmpty(snap.Context)), rules.ErrorInfo{})
 	} else {
@@ -400,6 +410,7 @@ func (i *instance) resumeChild(ctx context.Context, history []Entry, outbox []Ou
 		return nil
 	}
 	i.armChild(c, left)
+	i.e.fam.leaveRoom(c.id, i.childRoom())
 	if _, err := target.store.Instance(ctx, c.id); err != nil {
 		i.launchChild(ctx, c, started.Result)
 		return nil

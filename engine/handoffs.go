@@ -131,11 +131,11 @@ func instanceOf(id string) string {
 // the record's detail is the agent's reason alone.
 const rejectedPrefix = "registry: hand-off rejected: "
 
-// logHandoff logs an agent-to-agent hand-off at info level, with the fields
+// logHandoff logs an agent-to-agent hand-off at debug level, with the fields
 // operators search hand-off logs by. The context's size is measured only
 // when the line is written.
 func (i *instance) logHandoff(r *run) {
-	ce := i.e.log.Check(zap.InfoLevel, "handoff")
+	ce := i.e.log.Check(zap.DebugLevel, "handoff")
 	if ce == nil {
 		return
 	}

@@ -725,6 +725,9 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		i.fail(fmt.Errorf("engine: %w", d.Err))
 		return
 	}
+	if !d.Next.Terminal && i.outOfRoom() {
+		return
+	}
 	if len(d.Context) > 0 {
 		merged := maps.Clone(i.context)
 		maps.Copy(merged, d.Context)
@@ -941,14 +944,20 @@ func (i *instance) cancel(ctx context.Context, reason string) error {
 	if i.status.Finished() {
 		return ErrInstanceFinished
 	}
+	i.canceled(reason)
+	i.commit(ctx)
+	return nil
+}
+
+// canceled ends the instance as cancelled, for reason; the caller holds
+// its lock and commits.
+func (i *instance) canceled(reason string) {
 	i.status = StatusCanceled
 	i.cancelReason = reason
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: ErrCanceled}
 	i.note(Entry{Kind: KindCanceled, State: i.state.Name, Detail: reason})
 	i.ended()
 	i.finish()
-	i.commit(ctx)
-	return nil
 }
 
 // failureKind classifies why an instance failed, for the history: a

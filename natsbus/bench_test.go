@@ -3,9 +3,13 @@ package natsbus_test
 import (
 	"context"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/batonhq/baton/bus"
@@ -197,4 +201,200 @@ func benchRefunds(b *testing.B, eng *engine.Engine, c *clustertest.Cluster) {
 	if c != nil {
 		b.ReportMetric(float64((serversCPU()-servers0).Nanoseconds())/steps, "servers-cpu-ns/step")
 	}
+}
+
+// BenchmarkNATSFloor is the least JetStream traffic a step of
+// BenchmarkNATSRefund needs, on the same embedded server with the same
+// cases and the same metric, so that the two are compared in one run: per
+// step, one publish to a work-queue stream waiting for its ack, a pull of
+// it, a report by request and reply, a fire-and-forget ack, and an append
+// to a steps stream with the expected last sequence of the instance's
+// subject; b.N instances of 4 steps, up to 500 at a time. The bodies are
+// bytes made once, as large as the refund's work, report and step record,
+// and nothing is encoded, decoded or kept beyond the instance's step and
+// last sequence. The steps stream stands for the engine's commit: in
+// memory where the refund's engine keeps its instances in memory, on file
+// (synced as the case says) in the natsstore- cases, as natsstore keeps
+// them.
+func BenchmarkNATSFloor(b *testing.B) {
+	for _, st := range storages {
+		b.Run(st.name, func(b *testing.B) {
+			benchFloor(b, startServerSync(b, false, st.syncAlways), st.storage, jetstream.MemoryStorage)
+		})
+	}
+	for _, st := range storages[1:] {
+		b.Run("natsstore-"+st.name, func(b *testing.B) {
+			benchFloor(b, startServerSync(b, false, st.syncAlways), st.storage, jetstream.FileStorage)
+		})
+	}
+}
+
+// floorInstance is what the floor's engine keeps of an instance.
+type floorInstance struct {
+	step    int
+	lastSeq uint64
+}
+
+// benchFloor runs BenchmarkNATSFloor's traffic on ns: the work stream on
+// work storage, the steps stream on steps storage.
+func benchFloor(b *testing.B, ns *server.Server, work, steps jetstream.StorageType) {
+	ctx := context.Background()
+	engineNC, workerNC := connect(b, ns), connect(b, ns)
+	ejs, err := jetstream.New(engineNC)
+	if err != nil {
+		b.Fatal(err)
+	}
+	wjs, err := jetstream.New(workerNC)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const window, stepsPer = 500, 4
+	ws, err := ejs.CreateStream(ctx, jetstream.StreamConfig{Name: "FLOOR_WORK", Subjects: []string{"floor.work"},
+		Retention: jetstream.WorkQueuePolicy, Storage: work})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ejs.CreateStream(ctx, jetstream.StreamConfig{Name: "FLOOR_STEPS", Subjects: []string{"floor.steps.*"},
+		Storage: steps}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ws.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "floor", AckPolicy: jetstream.AckExplicitPolicy,
+		MaxAckPending: 4 * window}); err != nil {
+		b.Fatal(err)
+	}
+	cons, err := wjs.Consumer(ctx, "FLOOR_WORK", "floor")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Bodies as large as the refund's: its work message, its report and a
+	// step record of natsstore (about 1.2 KB, 150 B and 700 B).
+	pad := func(n int) []byte { return []byte(strings.Repeat("x", n)) }
+	workPad, reportPad, record := pad(1200), pad(150), pad(700)
+
+	insts := make([]floorInstance, b.N)
+	var (
+		mu               sync.Mutex
+		started, settled int
+	)
+	done := make(chan struct{})
+	fail := make(chan error, 1)
+	failed := func(err error) {
+		select {
+		case fail <- err:
+		default:
+		}
+	}
+	sendWork := func(i, step int) error {
+		body := append(strconv.AppendInt(append(strconv.AppendInt(nil, int64(i), 10), ' '), int64(step), 10), ' ')
+		_, err := ejs.Publish(ctx, "floor.work", append(body, workPad...))
+		return err
+	}
+	// The engine: append the step, answer the report, send the next work.
+	reports := make(chan *nats.Msg, window)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				var m *nats.Msg
+				select {
+				case m = <-reports:
+				case <-stop:
+					return
+				}
+				f := strings.Fields(string(m.Data[:min(len(m.Data), 24)]))
+				i, _ := strconv.Atoi(f[0])
+				in := &insts[i]
+				ack, err := ejs.Publish(ctx, "floor.steps."+f[0], record, jetstream.WithExpectLastSequencePerSubject(in.lastSeq))
+				if err != nil {
+					failed(err)
+					return
+				}
+				in.lastSeq = ack.Sequence
+				in.step++
+				_ = m.Respond([]byte(`{"ok":true}`))
+				next, more := i, in.step < stepsPer
+				if !more {
+					mu.Lock()
+					settled++
+					if started < b.N {
+						next, more = started, true
+						started++
+					}
+					if settled == b.N {
+						close(done)
+					}
+					mu.Unlock()
+				}
+				if more {
+					if err := sendWork(next, insts[next].step+1); err != nil {
+						failed(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	rsub, err := engineNC.Subscribe("floor.reports", func(m *nats.Msg) { reports <- m })
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = rsub.Unsubscribe() }()
+	// The worker: report each work taken, then ack it without waiting.
+	taken := make(chan jetstream.Msg, window)
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				var m jetstream.Msg
+				select {
+				case m = <-taken:
+				case <-stop:
+					return
+				}
+				data := m.Data()
+				body := append(append([]byte(nil), data[:min(len(data), 24)]...), reportPad...)
+				if _, err := workerNC.Request("floor.reports", body, 10*time.Second); err != nil {
+					failed(err)
+					return
+				}
+				if err := m.Ack(); err != nil {
+					failed(err)
+					return
+				}
+			}
+		}()
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) { taken <- m }, jetstream.PullMaxMessages(window))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, start := cpuTime(b), time.Now()
+	mu.Lock()
+	first := min(window, b.N)
+	started = first
+	mu.Unlock()
+	for i := range first {
+		if err := sendWork(i, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	select {
+	case <-done:
+	case err := <-fail:
+		b.Fatal(err)
+	}
+	elapsed, cpu := time.Since(start), cpuTime(b)-cpu0
+	b.StopTimer()
+	cc.Stop()
+	close(stop)
+	wg.Wait()
+	stepsDone := float64(stepsPer * b.N)
+	b.ReportMetric(stepsDone/elapsed.Seconds(), "steps/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/stepsDone, "cpu-ns/step")
 }

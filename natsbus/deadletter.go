@@ -163,6 +163,12 @@ func (t *Transport) followDeadLetters(ctx context.Context) error {
 		return fmt.Errorf("natsbus: listen for terminated messages: %w", err)
 	}
 	t.advSub = sub
+	if t.sentSub, err = t.nc.Subscribe(sentSubject+">", t.answerSent); err != nil {
+		_ = sub.Unsubscribe()
+		cc.Stop()
+		<-cc.Closed()
+		return fmt.Errorf("natsbus: answer for the work sent: %w", err)
+	}
 	return nil
 }
 
@@ -198,8 +204,12 @@ type terminatedAdvisory struct {
 // (it found the work expired, or delivered too often), "rejected" with its
 // reason otherwise. natsbus's own terminations (reasons starting with
 // "natsbus:") follow a dead letter already published. JetStream has removed
-// the message from the work-queue stream by then, so the dead letter holds
-// what the advisory tells: the agent, the stream sequence and the reason.
+// the message from the work-queue stream by then, and the advisory tells
+// only the stream, the sequence and the reason: the dead letter holds the
+// work as the Transport that sent it remembers it (this one, or another
+// that answers its ask; see sentWork), with its instance, step and
+// idempotency key, or, where none remembers it, a message naming only the
+// agent and the stream sequence.
 //
 // JetStream's own terminations of messages deleted while delivered
 // (deletedWhilePending) are not dead letters: natsbus deletes work only
@@ -221,11 +231,9 @@ func (t *Transport) terminated(am *nats.Msg) {
 			zap.String("stream", a.Stream), zap.Uint64("seq", a.StreamSeq))
 		return
 	}
-	agent := agentOf(strings.TrimPrefix(a.Stream, WorkStreamPrefix))
-	m := &bus.Message{MessageID: a.Stream + ":" + strconv.FormatUint(a.StreamSeq, 10), Type: bus.MessageHandoff,
-		To: agent, Content: map[string]any{"action": "unknown"}}
 	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
 	defer cancel()
+	m := t.terminatedWork(ctx, a.Stream, a.StreamSeq)
 	reason := bus.ReasonRejected
 	switch bus.DeadLetterReason(a.Reason) {
 	case bus.ReasonTTLExpired, bus.ReasonMaxRetries:

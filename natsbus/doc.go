@@ -49,7 +49,10 @@
 // consumer, so that OnDeadLetter's callbacks hear of every process's dead
 // letters (their own at once, as they make them). An agent on a plain
 // client that terminates its work is heard of through JetStream's
-// terminated advisory, by one Transport of the queue group.
+// terminated advisory, by one Transport of the queue group; the advisory
+// names only the stream and sequence, so each Transport remembers the last
+// work it stored (sentWork) and answers the others' asks for it, and the
+// dead letter holds the work as it was sent.
 //
 // Metrics are read from the streams and consumers, so that every process
 // sees the same accounting: a stream's last sequence counts the work it

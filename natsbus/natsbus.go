@@ -48,6 +48,8 @@ type Transport struct {
 
 	deadCons jetstream.ConsumeContext
 	advSub   *nats.Subscription
+	sent     *sentWork          // the work this Transport stored, for the dead letters of work agents terminate
+	sentSub  *nats.Subscription // answers the others' asks for it
 	wake     chan struct{}
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -91,7 +93,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Transport, error) {
 		nc: nc, js: js, cfg: cfg, log: cfg.Logger, id: uuid.NewString(),
 		boxes: map[string]*mailbox{}, taken: map[string]*flight{}, cbs: map[int]func(bus.DeadLetter){},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
-		inbox: nc.NewInbox() + ".", pulls: map[string]chan *nats.Msg{},
+		inbox: nc.NewInbox() + ".", pulls: map[string]chan *nats.Msg{}, sent: newSentWork(),
 	}
 	if t.pullSub, err = nc.Subscribe(t.inbox+"*", t.routePull); err != nil {
 		return nil, fmt.Errorf("natsbus: %w", err)
@@ -116,6 +118,9 @@ func (t *Transport) Close() error {
 		close(t.done)
 		if t.advSub != nil {
 			_ = t.advSub.Unsubscribe()
+		}
+		if t.sentSub != nil {
+			_ = t.sentSub.Unsubscribe()
 		}
 		_ = t.pullSub.Unsubscribe()
 		if t.deadCons != nil {

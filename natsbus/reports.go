@@ -2,7 +2,6 @@ package natsbus
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -55,9 +54,7 @@ func ServeReports(ctx context.Context, nc *nats.Conn, handle func(context.Contex
 	}
 	var wg sync.WaitGroup
 	serve := func(m *nats.Msg) {
-		ans := answer(ctx, m.Data, handle)
-		data, _ := json.Marshal(ans)
-		_ = m.Respond(data)
+		_ = m.Respond(wire.EncodeAnswer(answer(ctx, m.Data, handle)))
 	}
 	for range reportServers {
 		wg.Add(1)
@@ -108,7 +105,7 @@ func answer(ctx context.Context, data []byte, handle func(context.Context, *wire
 // and sending it again is safe (a second report of the same step is
 // answered stale).
 func Report(ctx context.Context, nc *nats.Conn, r wire.Report) (wire.Answer, error) {
-	data, err := json.Marshal(r)
+	data, err := wire.EncodeReport(&r)
 	if err != nil {
 		return wire.Answer{}, fmt.Errorf("natsbus: encode report: %w", err)
 	}
@@ -121,8 +118,8 @@ func Report(ctx context.Context, nc *nats.Conn, r wire.Report) (wire.Answer, err
 	if err != nil {
 		return wire.Answer{}, fmt.Errorf("natsbus: report step %d of %s: %w", r.Step, r.InstanceID, err)
 	}
-	var ans wire.Answer
-	if err := json.Unmarshal(msg.Data, &ans); err != nil {
+	ans, err := wire.DecodeAnswer(msg.Data)
+	if err != nil {
 		return wire.Answer{}, fmt.Errorf("natsbus: answer to the report of step %d of %s: %w", r.Step, r.InstanceID, err)
 	}
 	return ans, nil

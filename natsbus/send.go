@@ -2,7 +2,6 @@ package natsbus
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -86,7 +85,9 @@ func (t *Transport) send(ctx context.Context, m *bus.Message, offer bool) error 
 	if err != nil {
 		return err
 	}
-	data, err := json.Marshal(m)
+	// Called directly, the message's encoder writes its JSON once;
+	// json.Marshal would check it and copy it again.
+	data, err := m.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("natsbus: encode message %s: %w", m.MessageID, err)
 	}
@@ -115,6 +116,8 @@ func (t *Transport) send(ctx context.Context, m *bus.Message, offer bool) error 
 	}
 	if ack.Duplicate {
 		t.duplicates.Add(1)
+	} else {
+		t.sent.put(ack.Stream, ack.Sequence, data)
 	}
 	return nil
 }

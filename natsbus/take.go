@@ -338,6 +338,30 @@ func (t *Transport) Ack(ctx context.Context, m *bus.Message) error {
 	return nil
 }
 
+// ackNoWait is Ack without waiting for the server to confirm: the ack is
+// published to the delivery's reply subject, as JetStream's own
+// fire-and-forget Msg.Ack does. The Worker acks this way once an engine
+// has answered the work's report: a confirmed ack tells it nothing it
+// would act on (a failed one was only logged), and an ack lost on the way
+// only means a later delivery, whose run's report the engine answers
+// stale, as it did when a confirmed ack timed out. Transport.Ack still
+// waits, so that a caller of the engine.Transport sees the work gone from
+// the stream when it returns.
+func (t *Transport) ackNoWait(m *bus.Message) error {
+	if m != nil && !m.RequiresAck {
+		return nil
+	}
+	f, err := t.release(m)
+	if err != nil {
+		return err
+	}
+	if err := t.nc.Publish(f.jm.Reply, ackAck); err != nil {
+		return fmt.Errorf("natsbus: ack %s: %w", m.MessageID, err)
+	}
+	t.acks.Add(1)
+	return nil
+}
+
 // Nack gives a message taken back for redelivery at once; on its last
 // delivery it is dead-lettered "max_retries" instead.
 func (t *Transport) Nack(ctx context.Context, m *bus.Message) error {

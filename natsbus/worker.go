@@ -344,8 +344,9 @@ func (w *Worker) handleBeating(ctx context.Context, m *bus.Message, t *registry.
 	}
 }
 
-// finish reports o, waits for the answer, and settles m: acked once the
-// engine answered ok or stale (or invalid: sending it again cannot help),
+// finish reports o, waits for the answer, and settles m: acked (without
+// waiting for the server's confirmation) once the engine answered ok or
+// stale (or invalid: sending it again cannot help),
 // terminated with the reason for a rejection. While no answer comes, or
 // the instance is unknown (its engine may not have resumed it yet), it
 // keeps o and holds m (in progress), reporting again after a pause that
@@ -393,7 +394,7 @@ func (w *Worker) finish(ctx context.Context, drain <-chan struct{}, m *bus.Messa
 		}
 		return
 	}
-	if err := w.tr.Ack(settle, m); err != nil {
+	if err := w.tr.ackNoWait(m); err != nil {
 		w.log.Warn("natsbus: worker: ack", zap.String("key", t.IdempotencyKey), zap.Error(err))
 	}
 }

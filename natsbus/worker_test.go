@@ -332,7 +332,10 @@ func TestWorker_Close_WaitsForRunningHandlers(t *testing.T) {
 	<-closed
 	// The seller's report was applied; payment's work waits for a worker.
 	waitFor(t, "the seller's step to be applied", func() bool { return inst.Result().Steps >= 2 && inst.Result().State == "REFUNDING" })
-	s := re.tr.Metrics()
+	// The worker acks without waiting for the server: the last ack may
+	// reach the stream a moment after Close returns.
+	var s bus.Snapshot
+	waitFor(t, "the seller's ack", func() bool { s = re.tr.Metrics(); return s.InFlight == 0 })
 	wantBalanced(t, s)
 	if s.InFlight != 0 || s.Queued != 1 || s.Delivered != 2 {
 		t.Errorf("got in flight %d queued %d delivered %d, want 0, 1 (payment's work) and 2", s.InFlight, s.Queued, s.Delivered)

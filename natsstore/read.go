@@ -89,8 +89,9 @@ func (s *Store) History(ctx context.Context, id string) ([]record.Entry, error) 
 
 // Instances implements record.Store. It reads the last step of every
 // instance; each revision read becomes the one the next commit of that
-// instance expects, except for instances finished with no outbox item
-// left, to which no engine commits (read one with Instance first).
+// instance expects (for instances finished with no outbox item left, to
+// which no engine commits, only for the most recent few thousand: read one
+// with Instance first).
 func (s *Store) Instances(ctx context.Context) ([]record.Snapshot, error) {
 	if ctx == nil {
 		return nil, record.ErrNilContext
@@ -133,6 +134,11 @@ func (s *Store) lastSteps(ctx context.Context) ([]lastStep, error) {
 				s.log.Error("natsstore: an unreadable step record is left out of the instances", zap.String("subject", m.Subject()), zap.Uint64("seq", seq), zap.Error(err))
 				return nil
 			}
+			if floor := s.doneSeq(id); seq < floor {
+				// This store saw the instance done at a later revision:
+				// the consumer's server lags (scan reads again).
+				return &RequestError{Op: "read " + prefix + ">", Err: fmt.Errorf("%w: instance %q at revision %d, this store saw it done at %d", errStale, id, seq, floor)}
+			}
 			// A step committed during the scan may come after its
 			// instance's earlier last step: the later one wins.
 			if f, ok := shard[id]; !ok || seq > f.seq {
@@ -151,9 +157,11 @@ func (s *Store) lastSteps(ctx context.Context) ([]lastStep, error) {
 		if epochs != nil {
 			epoch = epochs[s.partitionOf(id)]
 		}
-		if !done(f.rec) {
-			s.saw(id, f.seq, f.rec.Outbox, f.rec.Snapshot.Commits, epoch)
-		}
+		// A done instance's revision is kept too, among the few thousand
+		// fences of done instances a store keeps, so that a later read of
+		// it through a lagging server is not taken for its present.
+		s.saw(id, f.seq, f.rec.Outbox, f.rec.Snapshot.Commits, epoch)
+		s.retire(id, done(f.rec))
 		out = append(out, f)
 	}
 	slices.SortFunc(out, func(a, b lastStep) int { return strings.Compare(a.rec.Snapshot.ID, b.rec.Snapshot.ID) })
@@ -162,6 +170,17 @@ func (s *Store) lastSteps(ctx context.Context) ([]lastStep, error) {
 
 // last reads an instance's last step: its record, its revision and the
 // message's data.
+//
+// Reads never go back in time: a revision older than one this store has
+// already read or written for the instance is not an answer. On a cluster
+// the last message is asked of the stream's leader, and a server cut off
+// from the others stays its leader in its own eyes for up to ten seconds
+// after it last heard from them (NATS's lost-quorum interval) and until it
+// hears the new leader after the cut heals: in that window it answers too,
+// and its answer, the stream as it was at the cut, may come first. The
+// read is made again, for at most staleTries tries within the timeout,
+// and fails with a *RequestError wrapping errStale rather than hand back
+// an instance's past.
 func (s *Store) last(ctx context.Context, id string) (stepRecord, uint64, []byte, error) {
 	if id == "" {
 		return stepRecord{}, 0, nil, fmt.Errorf("natsstore: %w %q", record.ErrUnknownInstance, id)
@@ -169,12 +188,30 @@ func (s *Store) last(ctx context.Context, id string) (stepRecord, uint64, []byte
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	epoch := s.epochOf(id)
-	m, err := s.stream(id).GetLastMsgForSubject(rctx, s.subject(id))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return stepRecord{}, 0, nil, fmt.Errorf("natsstore: %w %q", record.ErrUnknownInstance, id)
-	}
-	if err != nil {
-		return stepRecord{}, 0, nil, &RequestError{Op: "read", Instance: id, Err: err}
+	floor := s.seenSeq(id)
+	var m *jetstream.RawStreamMsg
+	for try := 1; ; try++ {
+		var err error
+		m, err = s.stream(id).GetLastMsgForSubject(rctx, s.subject(id))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return stepRecord{}, 0, nil, fmt.Errorf("natsstore: %w %q", record.ErrUnknownInstance, id)
+		}
+		if err != nil {
+			return stepRecord{}, 0, nil, &RequestError{Op: "read", Instance: id, Err: err}
+		}
+		if m.Sequence >= floor {
+			break
+		}
+		stale := &RequestError{Op: "read", Instance: id, Err: fmt.Errorf("%w: got revision %d, this store has seen %d", errStale, m.Sequence, floor)}
+		if try == staleTries {
+			return stepRecord{}, 0, nil, stale
+		}
+		s.log.Debug("natsstore: a read met a lagging server: reading again", zap.String("instance", id), zap.Error(stale))
+		select {
+		case <-rctx.Done():
+			return stepRecord{}, 0, nil, stale
+		case <-time.After(time.Duration(try) * 50 * time.Millisecond):
+		}
 	}
 	r, err := decodeStep(id, m.Data)
 	if err != nil {
@@ -183,6 +220,34 @@ func (s *Store) last(ctx context.Context, id string) (stepRecord, uint64, []byte
 	s.saw(id, m.Sequence, r.Outbox, r.Snapshot.Commits, epoch)
 	s.retire(id, done(r))
 	return r, m.Sequence, m.Data, nil
+}
+
+// seenSeq is the newest revision of instance id this store has read or
+// written, 0 if none it still remembers.
+func (s *Store) seenSeq(id string) uint64 {
+	v, ok := s.fences.Load(id)
+	if !ok {
+		return 0
+	}
+	f := v.(*fence)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.known {
+		return 0
+	}
+	return f.seq
+}
+
+// doneSeq is the revision at which this store saw instance id done
+// (finished, its outbox settled), 0 if it did not or no longer remembers.
+// No commit follows that revision, so a view of the instance older than it
+// is a lagging server's.
+func (s *Store) doneSeq(id string) uint64 {
+	v, ok := s.fences.Load(id)
+	if !ok || !v.(*fence).done.Load() {
+		return 0
+	}
+	return s.seenSeq(id)
 }
 
 // scanBatch is how many messages one pull asks for.

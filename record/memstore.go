@@ -62,9 +62,10 @@ type memInstance struct {
 	finished bool   // counted in the store's finished queue
 	gone     bool   // pruned or dropped: not to be dropped again
 	snap     Snapshot
-	// steps holds one exactly-sized copy of each commit's entries: no
-	// growing slice is copied over and over as the history lengthens.
-	steps [][]Entry
+	// steps holds one exactly-sized packed copy of each commit's entries:
+	// no growing slice is copied over and over as the history lengthens,
+	// and the collector scans few pointers of it (see packedEntry).
+	steps []memStep
 	n     int
 	// outbox holds the unsettled outbox items, oldest first; usually one.
 	outbox []Outgoing
@@ -109,7 +110,7 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 	mi.finished = mi.finished || finishes
 	mi.snap = rec.Snapshot
 	if len(rec.Entries) > 0 {
-		mi.steps = append(mi.steps, slices.Clone(rec.Entries))
+		mi.steps = append(mi.steps, keepStep(rec.Entries))
 		mi.n += len(rec.Entries)
 	}
 	if len(rec.Settled) > 0 {
@@ -326,8 +327,8 @@ func (s *MemStore) History(ctx context.Context, id string) ([]Entry, error) {
 	mi.mu.Lock()
 	defer mi.mu.Unlock()
 	out := make([]Entry, 0, mi.n)
-	for _, step := range mi.steps {
-		out = append(out, step...)
+	for k := range mi.steps {
+		out = mi.steps[k].appendTo(out)
 	}
 	return out, nil
 }

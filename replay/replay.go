@@ -86,6 +86,8 @@ func Check(w *rules.Workflow, history []record.Entry) (*Report, error) {
 			usage.Visit = registry.Totals{}
 		case record.KindAgentRun:
 			usage = usage.Add(e.Agent, e.Usage)
+		case record.KindLimitHit:
+			usage = usage.Add(e.Agent, e.Usage) // a child workflow's usage so far, as its parent stopped it over a budget
 		case record.KindOutcome:
 			if !started {
 				return nil, ErrNoHistory

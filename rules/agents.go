@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"net/url"
 	"regexp"
 	"strconv"
 
@@ -9,7 +8,7 @@ import (
 )
 
 var agentKeys = keySpec{
-	optional: []string{"type", "capabilities", "queue", "concurrency", "url", "secret_env", "system", "selectable", "expertise", "accuracy", "result"},
+	optional: []string{"type", "capabilities", "queue", "concurrency", "url", "secret_env", "system", "selectable", "expertise", "accuracy", "result", "a2a", "mcp", "llm"},
 }
 
 var limitKeys = keySpec{
@@ -92,14 +91,9 @@ func (l *loader) agentSpec(a *Agent, spec fieldSet) {
 		a.Accuracy, _ = l.fraction(f.val, "accuracy")
 	}
 	if f, ok := spec.get("url"); ok {
-		if u, ok := l.scalar(f.val, "url"); ok {
-			if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-				l.errorf(f.val, "url must be an http or https URL, got %s", quote(u))
-			} else {
-				a.URL = u
-			}
-		}
+		a.URL = l.httpURL(f.val, "url")
 	}
+	l.agentKind(a, spec)
 	if f, ok := spec.get("secret_env"); ok {
 		if v, ok := l.scalar(f.val, "secret_env"); ok {
 			if !envName.MatchString(v) {

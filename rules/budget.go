@@ -224,7 +224,10 @@ func budgetOf(args []any) *budget {
 	if len(args) == 0 {
 		return nil
 	}
-	if env, ok := args[0].(*Env); ok {
+	switch env := args[0].(type) {
+	case *Env:
+		return env.budget
+	case *TaskEnv:
 		return env.budget
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -35,6 +36,15 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		checkPositions(t, w.Warnings)
+		taskEnv := rules.TaskEnvOf(&registry.Task{})
+		for _, a := range w.Agents {
+			if a.MCP != nil && a.MCP.Arguments != nil {
+				_, _ = a.MCP.EvalArguments(taskEnv)
+			}
+			if a.LLM != nil && a.LLM.Prompt != nil {
+				_, _ = a.LLM.EvalPrompt(taskEnv)
+			}
+		}
 		env := &rules.Env{}
 		for _, s := range w.States {
 			if s.Iterates() {

@@ -10,7 +10,8 @@ type KeyTable struct {
 
 // Keys returns the keys the loader allows in each section of a workflow
 // file: "workflow" (the top level), "agent", "state", "retry", "backoff",
-// "wait", "foreach", "join", "limits" and "rule". Any other key is a load error. The JSON Schema of the
+// "wait", "foreach", "join", "limits", "rule", and an agent's "a2a", "mcp",
+// "llm" and "price". Any other key is a load error. The JSON Schema of the
 // format is tested against these tables, so the two cannot drift apart.
 func Keys() map[string]KeyTable {
 	table := func(k keySpec) KeyTable {
@@ -27,5 +28,9 @@ func Keys() map[string]KeyTable {
 		"join":     table(joinKeys),
 		"limits":   table(limitKeys),
 		"rule":     table(ruleKeys),
+		"a2a":      table(a2aKeys),
+		"mcp":      table(mcpKeys),
+		"llm":      table(llmKeys),
+		"price":    table(priceKeys),
 	}
 }

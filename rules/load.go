@@ -69,6 +69,7 @@ type loader struct {
 	literalBudget  int
 	exprConfigs    [3]*conf.Config
 	typedConfigs   map[typedKey]*conf.Config // see typecheck.go
+	taskConfigs    map[exprKind]*conf.Config // see taskexpr.go
 	patch          *budgetPatch              // shared by exprConfigs; reset before each expression
 	budgetWarnings []Diagnostic              // expressions that always exceed their budget
 

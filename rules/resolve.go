@@ -121,6 +121,9 @@ func (l *loader) resolveRules() {
 			l.checkChildTriggers(r, rn)
 		} else {
 			l.checkTriggers(r, rn, parallel)
+			if !parallel {
+				l.checkKindTriggers(r, rn)
+			}
 		}
 		l.resolveNext(r, rn)
 	}

@@ -154,6 +154,13 @@ type Agent struct {
 	// SecretEnv names the environment variable whose value signs the calls
 	// to URL (Baton-Signature).
 	SecretEnv string
+	// A2A makes the agent an Agent2Agent agent; nil for other kinds.
+	A2A *A2A
+	// MCP makes the agent a tool of an MCP server; nil for other kinds.
+	MCP *MCP
+	// LLM makes the agent a call of an OpenAI-compatible model; nil for
+	// other kinds.
+	LLM *LLM
 	// Result declares the fields of the agent's results; nil when the agent
 	// declares none.
 	Result *Schema

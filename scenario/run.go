@@ -529,7 +529,7 @@ func (s *script) take(ctx context.Context, agent string, m *bus.Message) {
 	r := queue[0]
 	s.replies[agent] = queue[1:]
 	out, err := outcomeOf(r)
-	out.Usage = r.Usage
+	out.Usage = s.priced(agent, r.Usage)
 	s.report(ctx, t, r.Delay, out, err)
 }
 

@@ -91,6 +91,10 @@ func TestSchema_PropertiesEqualTheLoadersKeyTables(t *testing.T) {
 		"join":     {wf, []any{"$defs", "join"}},
 		"limits":   {wf, []any{"$defs", "limits"}},
 		"rule":     {wf, []any{"$defs", "rule"}},
+		"a2a":      {wf, []any{"$defs", "a2a"}},
+		"mcp":      {wf, []any{"$defs", "mcp"}},
+		"llm":      {wf, []any{"$defs", "llm"}},
+		"price":    {wf, []any{"$defs", "price"}},
 	}
 	scenarioSections := map[string]section{
 		"scenario":     {sc, nil},

@@ -14,10 +14,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/batonhq/baton/agentkind"
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/check"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/httpagent"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -27,6 +27,7 @@ import (
 type flow struct {
 	wf      *rules.Workflow
 	eng     *engine.Engine
+	kinds   *agentkind.Set // the handlers of its agents with a kind, closed after eng
 	current bool
 	// report is what wfrun check proves of wf, worked out on first use:
 	// a version never changes, so neither does its report.
@@ -175,36 +176,43 @@ func workflowFiles(dir string, entries []os.DirEntry) []string {
 	return out
 }
 
-// handlers are the Go handlers of w's agents: an HTTP agent for each agent
-// with a url, the configured Go handler of an agent without one; the
-// others are external and take their work from the transport.
-func handlers(w *rules.Workflow, cfg Config, waits *reportWaits, eng *func() *engine.Engine) (map[string]registry.Handler, error) {
-	hs := map[string]registry.Handler{}
+// handlers are the Go handlers of w's agents: the handler agentkind builds
+// for each agent with a kind (url, a2a, mcp or llm), the configured Go
+// handler of an agent without one; the others are external and take their
+// work from the transport. The set is closed after the engine (it may have
+// started stdio MCP servers).
+func handlers(w *rules.Workflow, cfg Config, waits *reportWaits, eng *func() *engine.Engine) (map[string]registry.Handler, *agentkind.Set, error) {
 	for _, a := range w.Agents {
-		if a.URL == "" {
-			if h, ok := cfg.Handlers[a.ID]; ok {
-				hs[a.ID] = h
-			}
-			continue
+		if _, ok := cfg.Handlers[a.ID]; ok && a.Kind() != "" {
+			return nil, nil, fmt.Errorf("server: workflow %s: agent %s has %s and a Go handler: give it one or the other", w.Name, a.ID, kindKey(a.Kind()))
 		}
-		if _, ok := cfg.Handlers[a.ID]; ok {
-			return nil, fmt.Errorf("server: workflow %s: agent %s has a url and a Go handler: give it one or the other", w.Name, a.ID)
-		}
-		opts := []httpagent.Option{httpagent.WithLogger(cfg.Logger)}
-		if a.SecretEnv != "" {
-			secret, ok := os.LookupEnv(a.SecretEnv)
-			if !ok || secret == "" {
-				return nil, fmt.Errorf("server: workflow %s: agent %s: secret_env %s is not set", w.Name, a.ID, a.SecretEnv)
-			}
-			opts = append(opts, httpagent.WithSecret([]byte(secret)))
-		}
-		h, err := httpagent.New(a.URL, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("server: workflow %s: agent %s: %w", w.Name, a.ID, err)
-		}
-		hs[a.ID] = waits.guard(h, eng)
 	}
-	return hs, nil
+	set, err := agentkind.Handlers(w, agentkind.WithLogger(cfg.Logger))
+	if err != nil {
+		return nil, nil, fmt.Errorf("server: workflow %s: %w", w.Name, err)
+	}
+	hs := set.Handlers()
+	for id, h := range hs {
+		// An HTTP agent may answer 202 and report later: the guard fails
+		// its run when no report comes. The other kinds answer in the call.
+		if a, _ := w.Agent(id); a.Kind() == rules.KindHTTP {
+			hs[id] = waits.guard(h, eng)
+		}
+	}
+	for _, a := range w.Agents {
+		if h, ok := cfg.Handlers[a.ID]; ok {
+			hs[a.ID] = h
+		}
+	}
+	return hs, set, nil
+}
+
+// kindKey is the workflow key that gives an agent kind.
+func kindKey(kind string) string {
+	if kind == rules.KindHTTP {
+		return "a url"
+	}
+	return "an " + kind + " key"
 }
 
 // keepDeadLetters lets only one engine of those sharing a transport write
@@ -270,10 +278,15 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 	}
 	var built *engine.Engine
 	get := func() *engine.Engine { return built }
-	hs, err := handlers(w, c.cfg, c.waits, &get)
+	hs, kinds, err := handlers(w, c.cfg, c.waits, &get)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if added == nil {
+			_ = kinds.Close()
+		}
+	}()
 	reg, err := engine.NewRegistry(w, hs)
 	if err != nil {
 		return nil, err
@@ -295,7 +308,7 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 		_ = eng.Close() // another call built it first
 		return nil, nil
 	}
-	f := &flow{wf: w, eng: eng, current: current, report: sync.OnceValue(func() *check.Report { return check.Check(w) })}
+	f := &flow{wf: w, eng: eng, kinds: kinds, current: current, report: sync.OnceValue(func() *check.Report { return check.Check(w) })}
 	c.byHash[w.Hash] = f
 	c.byName[w.Name] = sortFlows(append(c.byName[w.Name], f))
 	return f, nil
@@ -478,5 +491,6 @@ func (c *catalog) resume(ctx context.Context, log *zap.Logger) error {
 func (c *catalog) close() {
 	for _, f := range c.flows() {
 		_ = f.eng.Close()
+		_ = f.kinds.Close()
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
+
+	"github.com/batonhq/baton/a2aserver"
 )
 
 // route is one operation of the API. The OpenAPI document lists exactly
@@ -64,6 +66,9 @@ func (s *Server) routes() http.Handler {
 			writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " is not allowed on " + r.URL.Path + " (allowed: " + allow + ")"})
 		})
 	}
+	// Every workflow is an A2A agent too, under the token rules of /v1.
+	mux.Handle(a2aserver.Prefix, s.guard(a2aserver.New(s.ops, a2aserver.WithTokens(len(s.tokens) > 0),
+		a2aserver.WithMaxBody(MaxBody), a2aserver.WithMaxStreams(s.cfg.MaxStreams))))
 	mux.Handle(ViewPath, s.view())
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, ViewPath, http.StatusFound)

@@ -124,12 +124,33 @@ func FuzzDecodeReport(f *testing.F) {
 		`{` + id + `,"progress":{}}`,
 		`{` + id + `,"progress":{"message":"m"},"trigger":"done"}`,
 		`{` + id + `,"progress":{"message":"m"},"usage":{"cost":1}}`,
+		`{` + id + `,"trigger":"a\u00e9\ud83d\ude00\"<>&","result":{"k":1,"k":{"z":[1e21,1e-7,-0]}}} `,
+		`{` + id + `,"trigger":"t","trigger":"u"}`,
+		`{` + id + `,"error":{"message":"m","message":"n"}}`,
+		`{` + id + `,"trigger":"t","result":null}`,
+		`{` + id + `,"trigger":"t","usage":{"cost":-0,"input_tokens":1.0}}`,
+		`{` + id + `,"handoff":{"to":"x","payload":{"a":"\u2028"},"return_control":false,"reason":"","task":"t"}}`,
+		`{` + id + `,"progress":{"delta":"d","data":{}}}`,
+		`{"ok":true,"code":"stale","message":"m"}`, `{"ok":false}`, `{"OK":true}`, `{"ok":1}`,
 		`null`, `[]`, `{`, "\xff",
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := wire.DecodeReport(data)
+		viaJSON, jerr := wire.DecodeReportReflect(data)
+		if (err == nil) != (jerr == nil) || err != nil && err.Error() != jerr.Error() || !reflect.DeepEqual(r, viaJSON) {
+			t.Fatalf("got %s, %v decoding %q, want encoding/json's %s, %v", asJSON(r), err, data, asJSON(viaJSON), jerr)
+		}
+		ans, aerr := wire.DecodeAnswer(data)
+		var wantAns wire.Answer
+		waerr := json.Unmarshal(data, &wantAns)
+		if (aerr == nil) != (waerr == nil) || aerr != nil && aerr.Error() != waerr.Error() || ans != wantAns {
+			t.Fatalf("got answer %+v, %v decoding %q, want encoding/json's %+v, %v", ans, aerr, data, wantAns, waerr)
+		}
+		if aerr == nil && string(wire.EncodeAnswer(ans)) != string(mustMarshal(t, ans)) {
+			t.Fatalf("got %s encoding %+v, want encoding/json's %s", wire.EncodeAnswer(ans), ans, mustMarshal(t, ans))
+		}
 		if err != nil {
 			checkInvalid(t, err)
 			return
@@ -153,6 +174,9 @@ func FuzzDecodeReport(f *testing.F) {
 		if err != nil {
 			t.Fatalf("got %v encoding a decoded report, want success", err)
 		}
+		if direct, err := wire.EncodeReport(&r); err != nil || string(direct) != string(enc) {
+			t.Fatalf("got %s, %v from EncodeReport, want encoding/json's %s", direct, err, enc)
+		}
 		again, err := wire.DecodeReport(enc)
 		if err != nil {
 			t.Fatalf("got %v decoding %s, want the report back", err, enc)
@@ -175,4 +199,14 @@ func FuzzDecodeReport(f *testing.F) {
 			t.Fatalf("got %s from ReportOf(Outcome()), want %s", asJSON(back), asJSON(want))
 		}
 	})
+}
+
+// mustMarshal is json.Marshal that fails the test on an error.
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -63,12 +63,29 @@ type Answer struct {
 // progress beside any of them, negative or non-numeric usage, invalid
 // UTF-8 or more than MaxReport bytes are a *FieldError naming the field.
 func DecodeReport(data []byte) (Report, error) {
+	if err := checkReportBytes(data); err != nil {
+		return Report{}, err
+	}
+	if r, ok := decodeReportDirect(data); ok {
+		return r, r.Validate()
+	}
+	return decodeReportReflect(data)
+}
+
+// checkReportBytes refuses what is too large or not UTF-8.
+func checkReportBytes(data []byte) error {
 	if len(data) > MaxReport {
-		return Report{}, fieldError("report", "is larger than "+strconv.Itoa(MaxReport)+" bytes")
+		return fieldError("report", "is larger than "+strconv.Itoa(MaxReport)+" bytes")
 	}
 	if !utf8.Valid(data) {
-		return Report{}, fieldError("report", "is not valid UTF-8")
+		return fieldError("report", "is not valid UTF-8")
 	}
+	return nil
+}
+
+// decodeReportReflect is DecodeReport by encoding/json, which reads what
+// the direct decoder leaves to it and words the errors.
+func decodeReportReflect(data []byte) (Report, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var r Report

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/batonhq/baton/boltstore"
+	"github.com/batonhq/baton/natsstore"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
@@ -19,7 +19,7 @@ import (
 )
 
 // recordSource is where `wfrun scenario` reads a recorded instance: a
-// store file or a server's API.
+// store file, the store on a NATS server, or a server's API.
 type recordSource interface {
 	Instance(ctx context.Context, id string) (record.Snapshot, error)
 	History(ctx context.Context, id string) ([]record.Entry, error)
@@ -32,14 +32,14 @@ func scenarioCmd() *cobra.Command {
 		api           = &client{http: &http.Client{}}
 	)
 	cmd := &cobra.Command{
-		Use:   "scenario ID (--server URL | --store FILE) [--workflow FILE] [--out FILE]",
+		Use:   "scenario ID (--server URL | --store FILE | --nats URL [--prefix P]) [--workflow FILE] [--out FILE]",
 		Short: "Turn a recorded instance into a scenario that replays it (stdout without --out)",
 		Args:  cobra.ExactArgs(1),
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			switch {
 			case len(args) > 0:
 				return nil, cobra.ShellCompDirectiveNoFileComp
-			case stored.file != "":
+			case stored.file != "" || stored.nats != "":
 				return completeInstances(stored)(cmd, args, toComplete)
 			case api.base != "":
 				return api.completeServerInstances(cmd, args, toComplete)
@@ -47,15 +47,22 @@ func scenarioCmd() *cobra.Command {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store := stored.file
 			var src recordSource
+			sources := 0
+			for _, set := range []bool{stored.file != "", stored.nats != "", api.base != ""} {
+				if set {
+					sources++
+				}
+			}
 			switch {
-			case store == "" && api.base == "":
-				return errors.New("scenario needs --server URL or --store FILE")
-			case store != "" && api.base != "":
-				return errors.New("scenario reads one instance: --server URL or --store FILE, not both")
-			case store != "":
-				st, err := boltstore.OpenReadOnly(store)
+			case sources == 0:
+				return errors.New("scenario needs --server URL, --store FILE or --nats URL")
+			case sources > 1:
+				return errors.New("scenario reads one instance: --server URL, --store FILE or --nats URL, not several")
+			case stored.nats == "" && cmd.Flags().Changed("prefix"):
+				return errors.New("--prefix applies to --nats")
+			case stored.file != "" || stored.nats != "":
+				st, err := stored.open(cmd.Context(), natsTimeout)
 				if err != nil {
 					return &checkError{err: err}
 				}
@@ -99,6 +106,8 @@ func scenarioCmd() *cobra.Command {
 	f.StringVar(&api.base, "server", "", "read the instance from this server's API")
 	f.StringVar(&api.token, "token", os.Getenv("BATON_TOKEN"), "with --server, an API token (env BATON_TOKEN)")
 	f.StringVar(&stored.file, "store", "", "read the instance from this store file (bbolt)")
+	f.StringVar(&stored.nats, "nats", "", "read the instance from the store on this NATS server (a URL such as nats://127.0.0.1:4222; several comma-separated)")
+	f.StringVar(&stored.prefix, "prefix", natsstore.DefaultPrefix, "with --nats, the prefix of the store's streams and bucket")
 	f.StringVar(&workflow, "workflow", "", "the workflow file the scenario names (default <workflow>.yaml)")
 	f.StringVar(&out, "out", "", "write the scenario to this file instead of stdout")
 	return cmd

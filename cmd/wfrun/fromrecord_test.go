@@ -221,3 +221,49 @@ func TestScenario_UsageErrors(t *testing.T) {
 	_, stderr, code := wfrun(t, "scenario", "i-1", "--store", filepath.Join(t.TempDir(), "none.db"))
 	assert.Equal(t, 1, code, stderr)
 }
+
+// TestScenario_NATSRoundTrip turns instances an engine kept in a NATS store
+// into scenarios with `wfrun scenario --nats`, a document review with its
+// kyc child among them, and tests them: each passes on its recorded path.
+func TestScenario_NATSRoundTrip(t *testing.T) {
+	fx := natsStoreWithRuns(t)
+	snaps, err := fx.store.Instances(context.Background())
+	require.NoError(t, err)
+	files := map[string]string{
+		"refund":          "../../examples/refund/workflow.yaml",
+		"document-review": "../../examples/document-review/workflow.yaml",
+	}
+	tested := 0
+	for _, s := range snaps {
+		file, ok := files[s.Workflow]
+		if !ok || strings.Contains(s.ID, "/") {
+			continue // a child: its parent's scenario holds it
+		}
+		out := filepath.Join(t.TempDir(), "recorded.yaml")
+		stdout, stderr, code := wfrun(t, "scenario", s.ID, "--nats", fx.url, "--prefix", "wf", "--workflow", file, "--out", out)
+		require.Equal(t, 0, code, stdout+stderr)
+		stdout, stderr, code = wfrun(t, "test", out)
+		assert.Equal(t, 0, code, "%s%s\n%s", stdout, stderr, readFile(t, out))
+		assert.Contains(t, stdout, "scenarios: 1 passed, 0 failed")
+		if s.Workflow == "document-review" {
+			assert.Contains(t, readFile(t, out), "kyc", "the child's replies are in the scenario")
+		}
+		tested++
+	}
+	assert.Equal(t, 3, tested, "two refunds and a document review")
+
+	stdout, _, _ := wfrun(t, "__complete", "scenario", "--nats", fx.url, "--prefix", "wf", "")
+	assert.Contains(t, stdout, snaps[0].ID, "completion offers the stored ids")
+
+	for _, args := range [][]string{
+		{"scenario", "i-1", "--nats", fx.url, "--store", "x.db"},
+		{"scenario", "i-1", "--store", "x.db", "--prefix", "wf"},
+	} {
+		_, _, code := wfrun(t, args...)
+		assert.Equal(t, 2, code, "%v", args)
+	}
+	_, stderr, code := wfrun(t, "scenario", "i-1", "--nats", closedPort(t))
+	assert.Equal(t, 1, code, stderr)
+	_, stderr, code = wfrun(t, "scenario", "no-such-instance", "--nats", fx.url, "--prefix", "wf")
+	assert.Equal(t, 1, code, stderr)
+}

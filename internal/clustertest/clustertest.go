@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,6 +42,9 @@ const (
 	sinkEnv      = "BATON_CLUSTERTEST_SINK"
 	syncEnv      = "BATON_CLUSTERTEST_SYNC_ALWAYS"
 )
+
+// logName is the file in a server's directory it logs to.
+const logName = "server.log"
 
 // RunChild runs this process as a server of a test cluster when the test
 // started it as one, and returns the exit code and true; otherwise it
@@ -76,9 +80,13 @@ func runServer(name string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", routePortEnv, err)
 	}
+	dir := os.Getenv(dirEnv)
+	// The server logs to a file in its directory, which the test prints
+	// when the cluster does not come up; a port it cannot listen on makes
+	// it log why and exit.
 	opts := &server.Options{
 		ServerName: name, Host: "127.0.0.1", Port: port,
-		JetStream: true, StoreDir: os.Getenv(dirEnv), NoSigs: true, NoLog: true,
+		JetStream: true, StoreDir: dir, NoSigs: true, LogFile: filepath.Join(dir, logName), Logtime: true,
 		Cluster: server.ClusterOpts{Name: "baton-test", Host: "127.0.0.1", Port: routePort, NoAdvertise: true,
 			Advertise: os.Getenv(sinkEnv)},
 		Routes:     server.RoutesFromStr(os.Getenv(routesEnv)),
@@ -88,7 +96,12 @@ func runServer(name string) error {
 	if err != nil {
 		return err
 	}
+	ns.ConfigureLogger()
 	ns.Start()
+	if !ns.ReadyForConnections(time.Minute) {
+		ns.Shutdown()
+		return fmt.Errorf("server %s not ready for connections within a minute", name)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	<-ctx.Done()
@@ -133,10 +146,43 @@ func Start(tb testing.TB, n int) *Cluster {
 	return StartWith(tb, n, Options{})
 }
 
+// startAttempts bounds how many times StartWith sets a cluster up afresh.
+const startAttempts = 3
+
+// startLimit bounds each wait of one attempt to start a cluster: JetStream
+// answering, then a replica on every server. A loaded machine takes
+// seconds; one that takes this long will not get there.
+const startLimit = 90 * time.Second
+
 // StartWith is Start with options.
+//
+// A cluster that does not come up within startLimit is stopped and set up
+// again on new ports and directories, for at most startAttempts attempts,
+// each failed one logged with the servers' logs. A port found free a
+// moment ago may be taken by another process before a server listens on it
+// (a server that cannot listen exits, and its log says why), and a server
+// that joins the others late may stay out of the meta group's placements.
 func StartWith(tb testing.TB, n int, opts Options) *Cluster {
 	tb.Helper()
-	c := &Cluster{tb: tb, proxies: map[[2]int]*proxy{}, sink: newProxy(tb, "127.0.0.1:1"), opts: opts}
+	var why string
+	for attempt := 1; attempt <= startAttempts; attempt++ {
+		c := &Cluster{tb: tb, proxies: map[[2]int]*proxy{}, sink: newProxy(tb, "127.0.0.1:1"), opts: opts}
+		if why = c.start(n); why == "" {
+			return c
+		}
+		tb.Logf("clustertest: attempt %d of %d to start a cluster of %d: %s", attempt, startAttempts, n, why)
+		c.logTails()
+		c.stop()
+	}
+	tb.Fatalf("clustertest: no cluster of %d servers after %d attempts: %s", n, startAttempts, why)
+	return nil
+}
+
+// start sets up n servers on new ports and waits until their JetStream
+// answers and a stream can have a replica on each of them. It returns why
+// not, or "".
+func (c *Cluster) start(n int) string {
+	tb := c.tb
 	c.sink.setCut(true)
 	for k := range n {
 		c.Nodes = append(c.Nodes, &Node{Name: fmt.Sprintf("n%d", k), dir: tb.TempDir(), port: FreePort(tb), routePort: FreePort(tb)})
@@ -154,30 +200,98 @@ func StartWith(tb testing.TB, n int, opts Options) *Cluster {
 	for k := range c.Nodes {
 		c.Restart(k)
 	}
-	nc := c.Connect(tb, 0, "clustertest")
+	nc, err := ConnectURLs(c.URLs(0), "clustertest")
+	if err != nil {
+		return fmt.Sprintf("connect: %v", err)
+	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		tb.Fatal(err)
+		return fmt.Sprintf("jetstream: %v", err)
 	}
-	WaitFor(tb, "the cluster's JetStream", 2*time.Minute, func() bool {
+	var last error
+	if why := c.poll("the cluster's JetStream to answer", &last, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_, err := js.AccountInfo(ctx)
-		return err == nil
-	})
+		return err
+	}); why != "" {
+		return why
+	}
 	// JetStream answers before every server has joined its meta group: a
 	// stream with a replica on each server can be placed once all have.
 	probe := jetstream.StreamConfig{Name: "clustertest_probe", Subjects: []string{"clustertest.probe"}, Storage: jetstream.MemoryStorage, Replicas: n}
-	WaitFor(tb, "every server of the cluster to hold a replica", 2*time.Minute, func() bool {
+	return c.poll("every server of the cluster to hold a replica", &last, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if _, err := js.CreateStream(ctx, probe); err != nil {
-			return false
+			return fmt.Errorf("create a stream of %d replicas: %w", n, err)
 		}
-		return js.DeleteStream(ctx, probe.Name) == nil
+		return js.DeleteStream(ctx, probe.Name)
 	})
-	return c
+}
+
+// poll calls try every 20 ms until it succeeds, for at most startLimit, or
+// until a server has exited. It returns why it gave up, or "".
+func (c *Cluster) poll(what string, last *error, try func() error) string {
+	start := time.Now()
+	for {
+		if *last = try(); *last == nil {
+			return ""
+		}
+		for _, n := range c.Nodes {
+			if exited(n.cmd) {
+				return fmt.Sprintf("server %s exited while waiting for %s (last error: %v)", n.Name, what, *last)
+			}
+		}
+		if time.Since(start) > startLimit {
+			return fmt.Sprintf("gave up waiting for %s after %v (last error: %v)", what, startLimit, *last)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// exited reports whether cmd's process has ended (a zombie not yet waited
+// for). Where /proc cannot tell, the process is taken to run.
+func exited(cmd *exec.Cmd) bool {
+	if cmd == nil || cmd.Process == nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] == "Z"
+}
+
+// logTails logs the end of each server's log.
+func (c *Cluster) logTails() {
+	for _, n := range c.Nodes {
+		data, err := os.ReadFile(filepath.Join(n.dir, logName))
+		if err != nil {
+			c.tb.Logf("clustertest: server %s: %v", n.Name, err)
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		c.tb.Logf("clustertest: server %s, the end of its log:\n%s", n.Name, strings.Join(lines[max(0, len(lines)-30):], "\n"))
+	}
+}
+
+// stop kills the servers and closes the proxies of a cluster that did not
+// come up.
+func (c *Cluster) stop() {
+	for _, n := range c.Nodes {
+		if n.cmd != nil {
+			_ = n.cmd.Process.Kill()
+			_ = n.cmd.Wait()
+		}
+	}
+	for _, p := range c.proxies {
+		p.close()
+	}
+	c.sink.close()
 }
 
 // Restart starts server k again (or for the first time), on its data.

@@ -1,0 +1,419 @@
+package jsonv
+
+import (
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// maxDepth is the deepest nesting the Decoder takes; deeper documents go
+// to encoding/json.
+const maxDepth = 512
+
+// A Decoder reads one JSON document from bytes. Its methods never fail
+// loudly: on anything outside the fast path they mark the Decoder bad and
+// return zero values, and the caller, seeing OK false at the end, decodes
+// the bytes with encoding/json instead.
+type Decoder struct {
+	data  []byte
+	pos   int
+	depth int
+	bad   bool
+}
+
+// NewDecoder returns a Decoder of data.
+func NewDecoder(data []byte) *Decoder { return &Decoder{data: data} }
+
+// OK reports whether everything read so far was on the fast path.
+func (d *Decoder) OK() bool { return !d.bad }
+
+// Fail marks the Decoder bad: the caller met something it does not take.
+func (d *Decoder) Fail() { d.bad = true }
+
+func (d *Decoder) skipSpace() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte past white space, 0 at the end.
+func (d *Decoder) peek() byte {
+	d.skipSpace()
+	if d.pos >= len(d.data) {
+		return 0
+	}
+	return d.data[d.pos]
+}
+
+// End marks the Decoder bad unless only white space is left.
+func (d *Decoder) End() {
+	if d.peek() != 0 || d.pos != len(d.data) {
+		d.bad = true
+	}
+}
+
+// Object reads an object, calling field for each key with the Decoder
+// at its value; field must read the value (or Fail). A key seen twice is
+// the caller's to refuse.
+func (d *Decoder) Object(field func(key string)) {
+	if d.bad || d.peek() != '{' {
+		d.bad = true
+		return
+	}
+	d.pos++
+	if d.depth++; d.depth > maxDepth {
+		d.bad = true
+		return
+	}
+	defer func() { d.depth-- }()
+	if d.peek() == '}' {
+		d.pos++
+		return
+	}
+	for !d.bad {
+		if d.peek() != '"' {
+			d.bad = true
+			return
+		}
+		key := d.String()
+		if d.peek() != ':' {
+			d.bad = true
+			return
+		}
+		d.pos++
+		field(key)
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return
+		default:
+			d.bad = true
+		}
+	}
+}
+
+// String reads a string. Strings with invalid UTF-8 or a lone surrogate,
+// which encoding/json replaces, fail.
+func (d *Decoder) String() string {
+	if d.bad || d.peek() != '"' {
+		d.bad = true
+		return ""
+	}
+	d.pos++
+	start := d.pos
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			s := string(d.data[start:d.pos])
+			d.pos++
+			return s
+		case c == '\\':
+			return d.escaped(start)
+		case c < 0x20:
+			d.bad = true
+			return ""
+		case c < utf8.RuneSelf:
+			d.pos++
+		default:
+			r, size := utf8.DecodeRune(d.data[d.pos:])
+			if r == utf8.RuneError && size == 1 {
+				d.bad = true
+				return ""
+			}
+			d.pos += size
+		}
+	}
+	d.bad = true
+	return ""
+}
+
+// escaped finishes a string with escapes that began at start.
+func (d *Decoder) escaped(start int) string {
+	b := append(make([]byte, 0, d.pos-start+16), d.data[start:d.pos]...)
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return string(b)
+		case c == '\\':
+			if d.pos+1 >= len(d.data) {
+				d.bad = true
+				return ""
+			}
+			e := d.data[d.pos+1]
+			d.pos += 2
+			switch e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r := d.hex4()
+				if utf16.IsSurrogate(r) {
+					if d.pos+1 < len(d.data) && d.data[d.pos] == '\\' && d.data[d.pos+1] == 'u' {
+						d.pos += 2
+						r = utf16.DecodeRune(r, d.hex4())
+					} else {
+						r = utf8.RuneError
+					}
+					if r == utf8.RuneError {
+						d.bad = true // a lone surrogate: encoding/json's to word
+						return ""
+					}
+				}
+				b = utf8.AppendRune(b, r)
+			default:
+				d.bad = true
+				return ""
+			}
+		case c < 0x20:
+			d.bad = true
+			return ""
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			d.pos++
+		default:
+			r, size := utf8.DecodeRune(d.data[d.pos:])
+			if r == utf8.RuneError && size == 1 {
+				d.bad = true
+				return ""
+			}
+			b = append(b, d.data[d.pos:d.pos+size]...)
+			d.pos += size
+		}
+		if d.bad {
+			return ""
+		}
+	}
+	d.bad = true
+	return ""
+}
+
+func (d *Decoder) hex4() rune {
+	if d.pos+4 > len(d.data) {
+		d.bad = true
+		return utf8.RuneError
+	}
+	var r rune
+	for _, c := range d.data[d.pos : d.pos+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			d.bad = true
+			return utf8.RuneError
+		}
+		r = r*16 + rune(c)
+	}
+	d.pos += 4
+	return r
+}
+
+// number returns the bytes of a number that JSON's grammar takes.
+func (d *Decoder) number() []byte {
+	d.skipSpace()
+	start, p := d.pos, d.pos
+	digits := func() bool {
+		s := p
+		for p < len(d.data) && d.data[p] >= '0' && d.data[p] <= '9' {
+			p++
+		}
+		return p > s
+	}
+	if p < len(d.data) && d.data[p] == '-' {
+		p++
+	}
+	switch {
+	case p < len(d.data) && d.data[p] == '0':
+		p++
+	case !digits():
+		d.bad = true
+		return nil
+	}
+	if p < len(d.data) && d.data[p] == '.' {
+		p++
+		if !digits() {
+			d.bad = true
+			return nil
+		}
+	}
+	if p < len(d.data) && (d.data[p] == 'e' || d.data[p] == 'E') {
+		p++
+		if p < len(d.data) && (d.data[p] == '+' || d.data[p] == '-') {
+			p++
+		}
+		if !digits() {
+			d.bad = true
+			return nil
+		}
+	}
+	d.pos = p
+	return d.data[start:p]
+}
+
+// Int reads an integer literal that fits 64 bits, as encoding/json reads
+// one into an int64; a fraction or an exponent fails.
+func (d *Decoder) Int() int64 {
+	if d.bad {
+		return 0
+	}
+	n, err := strconv.ParseInt(string(d.number()), 10, 64)
+	if err != nil {
+		d.bad = true
+	}
+	return n
+}
+
+// Float reads a number as a float64.
+func (d *Decoder) Float() float64 {
+	if d.bad {
+		return 0
+	}
+	f, err := strconv.ParseFloat(string(d.number()), 64)
+	if err != nil {
+		d.bad = true
+	}
+	return f
+}
+
+// Bool reads true or false.
+func (d *Decoder) Bool() bool {
+	switch {
+	case d.literal("true"):
+		return true
+	case d.literal("false"):
+		return false
+	}
+	d.bad = true
+	return false
+}
+
+// literal consumes word if it comes next.
+func (d *Decoder) literal(word string) bool {
+	if d.bad || d.peek() != word[0] || len(d.data)-d.pos < len(word) || string(d.data[d.pos:d.pos+len(word)]) != word {
+		return false
+	}
+	d.pos += len(word)
+	return true
+}
+
+// Raw reads any value and returns its bytes.
+func (d *Decoder) Raw() []byte {
+	d.skipSpace()
+	start := d.pos
+	d.skip()
+	if d.bad {
+		return nil
+	}
+	return d.data[start:d.pos]
+}
+
+// skip reads a value without keeping it.
+func (d *Decoder) skip() {
+	switch d.peek() {
+	case '{':
+		d.Object(func(string) { d.skip() })
+	case '[':
+		d.array(func() { d.skip() })
+	case '"':
+		_ = d.String()
+	case 't', 'f':
+		_ = d.Bool()
+	case 'n':
+		if !d.literal("null") {
+			d.bad = true
+		}
+	default:
+		d.number()
+	}
+}
+
+// array reads an array, calling elem with the Decoder at each element.
+func (d *Decoder) array(elem func()) {
+	if d.bad || d.peek() != '[' {
+		d.bad = true
+		return
+	}
+	d.pos++
+	if d.depth++; d.depth > maxDepth {
+		d.bad = true
+		return
+	}
+	defer func() { d.depth-- }()
+	if d.peek() == ']' {
+		d.pos++
+		return
+	}
+	for !d.bad {
+		elem()
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			return
+		default:
+			d.bad = true
+		}
+	}
+}
+
+// Null consumes null if it comes next.
+func (d *Decoder) Null() bool { return d.literal("null") }
+
+// Map reads an object into a map as json.Unmarshal reads one into a
+// map[string]any (a key seen twice keeps its last value); null fails,
+// since callers' fields tell null from an empty object their own ways.
+func (d *Decoder) Map() map[string]any {
+	if d.peek() != '{' {
+		d.bad = true
+		return nil
+	}
+	m := map[string]any{}
+	d.Object(func(k string) { m[k] = d.Value() })
+	return m
+}
+
+// Value reads any value as json.Unmarshal reads one into an any: objects
+// as map[string]any, arrays as []any, numbers as float64.
+func (d *Decoder) Value() any {
+	switch d.peek() {
+	case '{':
+		return d.Map()
+	case '[':
+		s := []any{}
+		d.array(func() { s = append(s, d.Value()) })
+		return s
+	case '"':
+		return d.String()
+	case 't', 'f':
+		return d.Bool()
+	case 'n':
+		if !d.literal("null") {
+			d.bad = true
+		}
+		return nil
+	}
+	return d.Float()
+}

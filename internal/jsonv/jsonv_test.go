@@ -1,0 +1,81 @@
+package jsonv_test
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/batonhq/baton/internal/jsonv"
+)
+
+// FuzzAppendString holds AppendString equal to json.Marshal of a string.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c", "<>&", "\u2028\u2029", "\x00\x1f\b\f\n\r\t", "\xff\xfe", "é😀"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := jsonv.AppendString(nil, s); string(got) != string(want) {
+			t.Fatalf("got %s, want %s", got, want)
+		}
+	})
+}
+
+// FuzzAppendFloat holds AppendFloat equal to json.Marshal of a float64.
+func FuzzAppendFloat(f *testing.F) {
+	for _, x := range []float64{0, math.Copysign(0, -1), 1, -1.5, 1e-7, 1e-6, 1e20, 1e21, 123456789e-30, math.MaxFloat64, math.SmallestNonzeroFloat64, math.NaN(), math.Inf(1)} {
+		f.Add(x)
+	}
+	f.Fuzz(func(t *testing.T, x float64) {
+		want, err := json.Marshal(x)
+		got, ok := jsonv.AppendFloat(nil, x)
+		if ok != (err == nil) || ok && string(got) != string(want) {
+			t.Fatalf("got %s, %v, want %s, %v", got, ok, want, err)
+		}
+	})
+}
+
+// FuzzDecoder holds Value, where the Decoder takes a document, equal to
+// json.Unmarshal into an any, and Append of the value equal to
+// json.Marshal.
+func FuzzDecoder(f *testing.F) {
+	for _, s := range []string{`{"a":[1,-2.5e3,true,false,null,"x\u00e9\ud83d\ude00"],"a":{}}`, `[]`, `"\ud800"`, `1e400`, `{"a":1}x`, ` 0 `, `-`, `01`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := jsonv.NewDecoder(data)
+		got := d.Value()
+		d.End()
+		var want any
+		err := json.Unmarshal(data, &want)
+		if !d.OK() {
+			return
+		}
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %#v from %q, want encoding/json's %#v, %v", got, data, want, err)
+		}
+		enc, err := jsonv.Append(nil, got)
+		wantEnc, werr := json.Marshal(want)
+		if err != nil || werr != nil || string(enc) != string(wantEnc) {
+			t.Fatalf("got %s, %v encoding %#v, want %s, %v", enc, err, got, wantEnc, werr)
+		}
+	})
+}
+
+// TestAppendGoValues writes the Go values handlers put in results as
+// json.Marshal does.
+func TestAppendGoValues(t *testing.T) {
+	type point struct{ X, Y int }
+	for _, v := range []any{
+		map[string]any{"n": 3, "m": int64(-4), "f": 0.1, "s": []string{"a"}, "p": point{1, 2}, "nil": nil, "z": map[string]any(nil), "e": []any(nil)},
+		[]any{1, "two", 3.5, map[string]string{"b": "c", "a": "<"}},
+		uint8(7), float32(0.1), math.NaN(), map[string]any{"bad": math.Inf(-1)},
+	} {
+		got, gerr := jsonv.Append(nil, v)
+		want, werr := json.Marshal(v)
+		if (gerr == nil) != (werr == nil) || gerr == nil && string(got) != string(want) {
+			t.Errorf("got %s, %v, want %s, %v", got, gerr, want, werr)
+		}
+	}
+}
