@@ -37,7 +37,8 @@ type Pending struct {
 	// the process that runs the instance).
 	Progress *Progress `json:"progress,omitempty"`
 	// Transport says how the run's work travels: go (a Go handler), nats
-	// (an external agent), http, a2a, mcp or llm.
+	// (an external agent), or the agent's declared kind: http, a2a, mcp,
+	// llm.
 	Transport string `json:"transport,omitempty"`
 }
 
@@ -47,19 +48,20 @@ type Progress struct {
 	At time.Time `json:"at"`
 }
 
-// The transports of pending work and the kinds of agents.
+// The transports of pending work and the kinds of agents: go and nats,
+// and the kinds a workflow declares (rules.KindHTTP, KindA2A, KindMCP,
+// KindLLM).
 const (
 	TransportGo   = "go"
 	TransportNATS = "nats"
-	TransportHTTP = "http"
 )
 
-// agentKind is the kind of agent id of w: http for an agent with a url,
-// otherwise go when this process has its handler (goHandler), nats when
-// its work goes to an external agent.
+// agentKind is the kind of agent id of w: the kind its declaration gives
+// (http, a2a, mcp, llm), otherwise go when this process has its handler
+// (goHandler), nats when its work goes to an external agent.
 func agentKind(w *rules.Workflow, id string, goHandler bool) string {
-	if a, ok := w.Agent(id); ok && a.URL != "" {
-		return TransportHTTP
+	if a, ok := w.Agent(id); ok && a.Kind() != "" {
+		return a.Kind()
 	}
 	if goHandler {
 		return TransportGo
