@@ -101,6 +101,7 @@ type run struct {
 	notice        bool               // a final notice: a hand-off into a terminal state, not a run
 	progress      *registry.Progress // the latest progress its agent sent; never in the history
 	progressAt    time.Time
+	since         time.Time // when its timeout was last armed: its work sent (or sent again after a restart)
 
 	key           string // the idempotency key, instance:step
 	kind          runKind
@@ -406,6 +407,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 // arm starts the timeout of a run's state, and for an external agent's
 // run the heartbeat the state asks for.
 func (i *instance) arm(r *run) {
+	r.since = i.e.clock.Now()
 	if r.state.Timeout > 0 {
 		step := r.step
 		r.timer = i.e.clock.AfterFunc(r.state.Timeout, func() {

@@ -25,6 +25,13 @@ type Instance struct {
 	// CancelReason is the reason given with the cancel of a cancelled
 	// instance.
 	CancelReason string `json:"cancel_reason,omitempty"`
+	// OnLimit names the limit (max_steps, max_visits, max_tokens,
+	// max_cost, max_duration) that sent a completed instance to the
+	// workflow's on_limit state; "" when it completed otherwise.
+	OnLimit string `json:"on_limit,omitempty"`
+	// Pending is what an unfinished instance waits on (empty when
+	// finished).
+	Pending []Pending `json:"pending"`
 	// Usage is what the instance's runs used: the totals, and each
 	// agent's (all zero when no run reported usage).
 	Usage   Usage          `json:"usage"`
@@ -127,7 +134,7 @@ func instanceOf(s record.Snapshot) Instance {
 	}
 	in := Instance{
 		ID: s.ID, Workflow: s.Workflow, Version: s.Version, Hash: s.Hash, Status: StatusOf(s.Status), State: s.State,
-		Step: s.Step, Outcome: s.Outcome, CancelReason: s.CancelReason, Usage: usageOf(s.Usage), Context: ctx,
+		Step: s.Step, Outcome: s.Outcome, CancelReason: s.CancelReason, Pending: []Pending{}, Usage: usageOf(s.Usage), Context: ctx,
 		Created: s.Created.UTC(), Updated: s.Updated.UTC(),
 	}
 	// A store written before cancels kept no error of their own may hold

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/record"
 )
 
@@ -105,8 +106,19 @@ func (o *Ops) List(ctx context.Context, q ListQuery) (Page, error) {
 		return Page{}, storeError(err)
 	}
 	page := Page{Instances: make([]Instance, len(snaps))}
+	var buf []engine.Pending
 	for k, snap := range snaps {
-		page.Instances[k] = o.instance(snap)
+		in := o.instance(snap)
+		if f, ok := o.cat.Flow(snap.Hash); ok {
+			if !in.Finished() {
+				var held bool
+				if buf, held = heldPending(&in, f, buf); !held {
+					snapshotPending(&in, snap, f.Workflow)
+				}
+			}
+			o.markOnLimit(ctx, &in, f.Workflow)
+		}
+		page.Instances[k] = in
 	}
 	if next != "" {
 		page.Next = base64.RawURLEncoding.EncodeToString([]byte(next))

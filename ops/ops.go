@@ -97,6 +97,8 @@ type Ops struct {
 	startWait time.Duration
 	draining  func() bool
 	events    *Hub // nil: no subscriptions
+	queues    QueueReader
+	activity  *activity // what the events told of the agents; nil without events
 }
 
 // Option configures an Ops.
@@ -119,6 +121,10 @@ func New(store record.Store, cat Catalog, opts ...Option) *Ops {
 	o := &Ops{store: store, cat: cat, startWait: 5 * time.Second, draining: func() bool { return false }}
 	for _, opt := range opts {
 		opt(o)
+	}
+	if o.events != nil {
+		o.activity = newActivity()
+		o.activity.watch(o.events)
 	}
 	return o
 }
@@ -154,7 +160,18 @@ func (o *Ops) Get(ctx context.Context, id string) (Instance, error) {
 	if err != nil {
 		return Instance{}, err
 	}
-	return o.instance(snap), nil
+	in := o.instance(snap)
+	f, ok := o.cat.Flow(snap.Hash)
+	if !ok {
+		return in, nil
+	}
+	if !in.Finished() {
+		if _, held := heldPending(&in, f, nil); !held {
+			in.Pending = o.storedPending(ctx, in.ID, f.Workflow)
+		}
+	}
+	o.markOnLimit(ctx, &in, f.Workflow)
+	return in, nil
 }
 
 // History returns instance id's history, the form wfrun replay reads

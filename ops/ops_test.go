@@ -402,6 +402,6 @@ func TestInstance_JSON(t *testing.T) {
 	var got map[string]any
 	require.NoError(t, json.Unmarshal(data, &got))
 	keys := slices.Sorted(maps.Keys(got))
-	assert.Equal(t, []string{"context", "created", "error", "id", "outcome", "state", "status", "step", "updated", "usage", "version", "workflow"}, keys)
+	assert.Equal(t, []string{"context", "created", "error", "id", "outcome", "pending", "state", "status", "step", "updated", "usage", "version", "workflow"}, keys)
 	assert.Nil(t, got["error"])
 }

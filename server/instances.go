@@ -87,8 +87,8 @@ func (s *Server) Ops() *ops.Ops { return s.ops }
 
 // newOps is the operations layer of the server.
 func (s *Server) newOps() *ops.Ops {
-	return ops.New(s.store, opsCatalog{s.cat}, ops.WithRouter(opsRouter{s}), ops.WithStartWait(s.cfg.StartWait),
-		ops.WithDraining(s.stopping.Load), ops.WithEvents(s.hub.Hub))
+	return ops.New(s.store, opsCatalog{s.cat}, append([]ops.Option{ops.WithRouter(opsRouter{s}), ops.WithStartWait(s.cfg.StartWait),
+		ops.WithDraining(s.stopping.Load), ops.WithEvents(s.hub.Hub)}, s.opsQueues()...)...)
 }
 
 // startRequest is the body of a start.

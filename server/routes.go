@@ -33,6 +33,7 @@ func (s *Server) table() []route {
 		{method: "GET", path: "/v1/workflows/{name}", handle: s.workflow},
 		{method: "GET", path: "/v1/workflows/{name}/graph", handle: s.graph},
 		{method: "GET", path: "/v1/dead-letters", handle: s.deadLetters},
+		{method: "GET", path: "/v1/agents", handle: s.agents},
 		{method: "POST", path: "/v1/prune", handle: s.prune},
 		{method: "GET", path: "/metrics", public: true, handle: s.metrics.handler().ServeHTTP},
 		{method: "GET", path: "/healthz", public: true, handle: s.healthz},

@@ -74,6 +74,15 @@ type Instance struct {
 	// Usage is what the instance's runs used, as their agents reported:
 	// the totals and each agent's (Visit is not shown).
 	Usage registry.Ledger
+	// OnLimit names the limit that sent a completed instance to the
+	// workflow's on_limit state; "" when it completed otherwise.
+	OnLimit string
+	// Pending is what an unfinished instance waits on.
+	Pending []Pending
+	// NoConsumer lists the agents of its pending runs that have nobody
+	// taking their work (NATS agents not live); a backend fills it for
+	// Instance, not for lists.
+	NoConsumer []string
 	// Progress is what the runs under way have said, by step; a backend
 	// fills it for Instance (a ProgressLog keeps it), not for lists.
 	Progress []RunProgress

@@ -47,6 +47,10 @@ func TestBrowser(t *testing.T) {
 	t.Run("HostileResultIsShownAsText", func(t *testing.T) { hostileResultIsShownAsText(b.In(t), f.in(t)) })
 	t.Run("InstancePageFollowsItsInstance", func(t *testing.T) { instancePageFollowsItsInstance(b.In(t), f.in(t)) })
 	t.Run("InstancePageStreamsProgressThenShowsUsage", func(t *testing.T) { instancePageStreamsProgressThenShowsUsage(b.In(t), f.in(t)) })
+	t.Run("ListShowsWhatEachInstanceWaitsOn", func(t *testing.T) { listShowsWhatEachInstanceWaitsOn(b.In(t), f.in(t)) })
+	t.Run("CancelledInstanceIsGrey", func(t *testing.T) { cancelledInstanceIsGrey(b.In(t), f.in(t)) })
+	t.Run("WaitingBoxShowsLiveProgress", func(t *testing.T) { waitingBoxShowsLiveProgress(b.In(t), f.in(t)) })
+	t.Run("AgentsPageListsTheAgents", func(t *testing.T) { agentsPageListsTheAgents(b.In(t), f.in(t)) })
 	t.Run("Screenshots", func(t *testing.T) { takeScreenshots(b.In(t)) })
 }
 

@@ -42,7 +42,7 @@ func instanceOf(in ops.Instance) Instance {
 	out := Instance{
 		ID: in.ID, Workflow: in.Workflow, Version: in.Version, Hash: in.Hash, Status: in.Status, State: in.State,
 		Step: in.Step, Outcome: in.Outcome, CancelReason: in.CancelReason, Context: in.Context, Created: in.Created, Updated: in.Updated,
-		Usage: in.Usage.Ledger(),
+		Usage: in.Usage.Ledger(), OnLimit: in.OnLimit, Pending: in.Pending,
 	}
 	if in.Error != nil {
 		out.Error = *in.Error
@@ -77,6 +77,9 @@ func (b OpsBackend) Instance(ctx context.Context, id string) (Instance, error) {
 	out := instanceOf(in)
 	if !out.Finished() && b.Progress != nil {
 		out.Progress = b.Progress.Of(id)
+	}
+	if out.NoConsumer, err = b.Ops.NoConsumer(ctx, in); err != nil {
+		return Instance{}, viewError(err)
 	}
 	return out, nil
 }

@@ -64,11 +64,11 @@ func TestInstancesPage_ListsFiltersAndPages(t *testing.T) {
 				seen[id] = true
 			}
 		}
-		i := strings.Index(body, `<tr class="more"><td colspan="9"><a href="/ui/?`)
+		i := strings.Index(body, `<tr class="more"><td colspan="10"><a href="/ui/?`)
 		if i < 0 {
 			break
 		}
-		rest := body[i+len(`<tr class="more"><td colspan="9"><a href="/ui/`):]
+		rest := body[i+len(`<tr class="more"><td colspan="10"><a href="/ui/`):]
 		path = strings.ReplaceAll(rest[:strings.Index(rest, `"`)], "&amp;", "&")
 		assert.Contains(t, path, "workflow=desk")
 	}

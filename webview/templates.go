@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-var pageNames = []string{"instances", "instance", "deadletters", "workflows", "workflow", "login", "error"}
+var pageNames = []string{"instances", "instance", "deadletters", "workflows", "workflow", "agents", "login", "error"}
 
 // parsePages parses each page with the layout. The templates are part of
 // the binary: a template that does not parse is a bug caught by every test.
@@ -21,6 +21,9 @@ func parsePages() map[string]*template.Template {
 		"json":       prettyJSON,
 		"when":       func(t time.Time) string { return formatTime(t, "2006-01-02 15:04:05 MST") },
 		"clock":      func(t time.Time) string { return formatTime(t, "15:04:05.000 MST") },
+		"deref":      func(t *time.Time) time.Time { return *t },
+		"isTrue":     func(b *bool) bool { return b != nil && *b },
+		"seconds":    func(s *float64) string { return strconv.FormatFloat(*s, 'f', 1, 64) + " s" },
 		"rfc3339":    func(t time.Time) string { return formatTime(t, time.RFC3339Nano) },
 		"clip":       clip,
 		"clipMiddle": clipMiddle,

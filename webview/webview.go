@@ -111,6 +111,7 @@ func New(b Backend, opts ...Option) *Handler {
 	h.mux.HandleFunc("POST "+p+"instances/{id}/select", h.auth(h.selectAgent))
 	h.mux.HandleFunc("POST "+p+"instances/{id}/cancel", h.auth(h.cancel))
 	h.mux.HandleFunc("GET "+p+"dead-letters", h.auth(h.deadLetters))
+	h.mux.HandleFunc("GET "+p+"agents", h.auth(h.agents))
 	h.mux.HandleFunc("GET "+p+"workflows", h.auth(h.workflows))
 	h.mux.HandleFunc("GET "+p+"workflows/{name}", h.auth(h.workflow))
 	h.mux.HandleFunc("GET "+p+"events", h.auth(h.events))
@@ -168,9 +169,11 @@ type view struct {
 	Nav     string
 	Partial string // the fragment asked for ("" for the whole page)
 	Diagram bool   // the page draws a diagram: it loads Mermaid
+	Agents  bool   // the backend lists agents: the nav links the Agents page
 	Data    any
 }
 
 func (h *Handler) view(r *http.Request, title string, data any) view {
-	return view{Base: h.base, Title: title, Partial: r.URL.Query().Get("fragment"), Data: data}
+	_, agents := h.b.(AgentLister)
+	return view{Base: h.base, Title: title, Partial: r.URL.Query().Get("fragment"), Agents: agents, Data: data}
 }

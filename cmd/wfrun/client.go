@@ -330,6 +330,12 @@ func (c *client) printInstance(w io.Writer, i instance) error {
 		if i.CancelReason != "" {
 			rows = append(rows, [2]string{"reason", i.CancelReason})
 		}
+		if note := onLimitNote(i); note != "" {
+			rows = append(rows, [2]string{"limit", note})
+		}
+		for _, p := range i.Pending {
+			rows = append(rows, [2]string{"pending", pendingLine(p)})
+		}
 		if i.Usage.Tokens != 0 || i.Usage.Cost != 0 {
 			rows = append(rows, [2]string{"usage", fmt.Sprintf("%d tokens, cost %s", i.Usage.Tokens, strconv.FormatFloat(i.Usage.Cost, 'f', -1, 64))})
 		}

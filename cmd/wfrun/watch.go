@@ -57,6 +57,7 @@ type event = server.Event
 // server restarting) is opened again after the last event seen.
 func (c *client) follow(ctx context.Context, id string, w io.Writer) (instance, error) {
 	var last uint64
+	shown := map[string]bool{} // the waits printed
 	for attempt := 0; ; attempt++ {
 		req, err := c.request(ctx, "GET", "/v1/events?instance="+url.QueryEscape(id), nil)
 		if err != nil {
@@ -80,7 +81,13 @@ func (c *client) follow(ctx context.Context, id string, w io.Writer) (instance, 
 				resp.Body.Close()
 				return i, nil
 			}
-			done, err := c.readEvents(resp.Body, id, w, &last)
+			if c.output == "table" {
+				if err := printWaits(w, i, shown); err != nil {
+					resp.Body.Close()
+					return instance{}, err
+				}
+			}
+			done, err := c.readEvents(ctx, resp.Body, id, w, &last, shown)
 			resp.Body.Close()
 			if err != nil {
 				return instance{}, err
@@ -108,7 +115,7 @@ func (c *client) follow(ctx context.Context, id string, w io.Writer) (instance, 
 
 // readEvents prints the events of a stream until the instance finishes
 // (done) or the stream ends.
-func (c *client) readEvents(r io.Reader, id string, w io.Writer, last *uint64) (done bool, err error) {
+func (c *client) readEvents(ctx context.Context, r io.Reader, id string, w io.Writer, last *uint64, shown map[string]bool) (done bool, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	var data string
@@ -139,8 +146,26 @@ func (c *client) readEvents(r io.Reader, id string, w io.Writer, last *uint64) (
 		if ev.Type == "completed" || ev.Type == "failed" || ev.Type == "cancelled" {
 			return true, nil
 		}
+		if ev.Type == "state_changed" && c.output == "table" {
+			if err := c.printEnteredWait(ctx, w, id, ev.To, shown); err != nil {
+				return false, err
+			}
+		}
 	}
 	return false, nil
+}
+
+// printEnteredWait prints the wait of instance id when it is waiting in
+// state, the state it has just entered.
+func (c *client) printEnteredWait(ctx context.Context, w io.Writer, id, state string, shown map[string]bool) error {
+	var i instance
+	if err := c.call(ctx, "GET", instancePath(id), nil, &i); err != nil {
+		return err
+	}
+	if i.Status != "waiting" || i.State != state {
+		return nil
+	}
+	return printWaits(w, i, shown)
 }
 
 func (c *client) printEvent(w io.Writer, ev event) error {

@@ -9,6 +9,9 @@
     window.mermaid.run({ nodes: nodes }).then(function () {
       document.body.setAttribute("data-diagrams", "drawn");
     }).catch(function (err) {
+      // A live update that replaced the diagram while it was drawn is no
+      // failure: the new one is drawn after its own swap.
+      if (!Array.prototype.some.call(nodes, function (n) { return document.contains(n); })) { return; }
       document.body.setAttribute("data-diagrams", "failed");
       console.error("mermaid:", err);
     });
