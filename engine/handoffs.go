@@ -22,9 +22,8 @@ func (i *instance) checkHandoff(r *run) error {
 		return nil
 	}
 	cmd := handoff.Command{
-		From: r.from, To: r.agent, Reason: reason, Explanation: r.reason, Task: r.description,
-		Payload: r.payload, ReturnControl: r.returnControl, Priority: r.priority,
-		WorkflowID: i.e.wf.Name, InstanceID: i.id, Step: r.step, IdempotencyKey: r.key,
+		From: r.from, To: r.agent, Reason: reason, Task: r.description,
+		Payload: r.payload, Priority: r.priority,
 	}
 	return i.e.val.Validate(cmd, i.recentHandoffs())
 }

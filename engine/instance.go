@@ -374,7 +374,7 @@ func (i *instance) startRun(ctx context.Context, d dispatch) {
 	}
 }
 
-// launch prepares a run's work — a hand-off through the manager when
+// launch prepares a run's work — a hand-off the validator checks when
 // another agent hands over, the engine's own dispatch otherwise — and puts
 // it in the step's outbox, to be sent once the step has committed; it arms
 // the state's timeout. Only a refused hand-off is an error here: the bus's

@@ -36,7 +36,7 @@ func (r *simRun) ready() {
 }
 
 // take returns the next hand-off waiting in an external agent's mailbox,
-// skipping the notices (ERROR messages) the hand-off manager sends.
+// skipping the notices (ERROR messages) the bus sends.
 func (r *simRun) take(agent string) *bus.Message {
 	r.t.Helper()
 	for {
