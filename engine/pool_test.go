@@ -66,8 +66,8 @@ func serveExternal(ctx context.Context, t *testing.T, eng *engine.Engine, agent,
 			if err != nil {
 				return
 			}
-			if err := eng.ReportMessage(ctx, m, registry.Outcome{Trigger: trigger}, nil); err != nil {
-				t.Errorf("ReportMessage: %v", err)
+			if err := reportWork(ctx, eng, m, registry.Outcome{Trigger: trigger}, nil); err != nil {
+				t.Errorf("report: %v", err)
 			}
 		}
 	}()
@@ -166,7 +166,7 @@ func TestEngine_Pool_TimeoutOfAnExternalAgent(t *testing.T) {
 		time.Sleep(31 * time.Second) // the external agent is too slow
 		res := inst.Result()
 		wantCompleted(t, res, "FAILED")
-		err = eng.ReportMessage(ctx, m, registry.Outcome{Trigger: "next"}, nil)
+		err = reportWork(ctx, eng, m, registry.Outcome{Trigger: "next"}, nil)
 		if !errors.Is(err, engine.ErrStaleReport) {
 			t.Fatalf("got %v, want ErrStaleReport", err)
 		}
