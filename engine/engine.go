@@ -540,7 +540,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 			}
 			return i.progress(r.Step, r.Agent, *r.Progress)
 		}
-		if key := idempotencyKey(r.InstanceID, r.Step); i.takeNotice(key) {
+		if key := registry.StepKey(r.InstanceID, r.Step); i.takeNotice(key) {
 			return i.noticeErr(key)
 		}
 		if agent, ok := i.runAgent(r.Step); ok && agent != r.Agent {

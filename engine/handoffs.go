@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/registry"
 	"go.uber.org/zap"
 )
 
@@ -120,10 +121,8 @@ func HandoffsOf(history []Entry) []handoff.Record {
 
 // instanceOf is the instance in a hand-off id (instance:step).
 func instanceOf(id string) string {
-	if k := strings.LastIndexByte(id, ':'); k >= 0 {
-		return id[:k]
-	}
-	return id
+	instance, _ := registry.SplitStepKey(id)
+	return instance
 }
 
 // rejectedPrefix is how a rejection's error text begins (registry.Reject):
