@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/internal/jsonvalue"
 	"github.com/batonhq/baton/registry"
 	"go.uber.org/zap"
 )
@@ -142,7 +143,7 @@ func (i *instance) logHandoff(r *run) {
 		zap.String("from_agent", r.from), zap.String("to_agent", r.agent),
 		zap.String("workflow_id", i.e.wf.Name), zap.String("instance_id", i.id),
 		zap.Int("step_number", r.step), zap.String("task_description", r.description),
-		zap.Float64("context_size_kb", float64(handoff.JSONSize(i.context))/1024),
+		zap.Float64("context_size_kb", float64(jsonvalue.Size(i.context))/1024),
 		zap.String("reason", handoffReason(r)), zap.String("explanation", r.reason),
 		zap.Int("priority", r.priority), zap.Any("constraints", orEmpty(r.constraints)),
 	)

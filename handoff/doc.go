@@ -28,6 +28,5 @@
 // Record. A Record says what a hand-off asked for and how it ended:
 // pending until its target's run ends, then accepted, or rejected with the
 // target's reason (failed when it could not be sent). The engine reads them
-// from an instance's history. JSONSize measures a context's JSON size
-// without encoding it.
+// from an instance's history.
 package handoff
