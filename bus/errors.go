@@ -35,11 +35,9 @@ var (
 	ErrRouting error = &commError{"bus: routing failed"}
 	// ErrUnknownAgent marks a receiver or agent id that is not registered.
 	ErrUnknownAgent error = &commError{"bus: unknown agent"}
-	// ErrHandoff marks a failed hand-off between agents.
+	// ErrHandoff marks a refused hand-off between agents (every
+	// handoff.RefusalError matches it).
 	ErrHandoff error = &commError{"bus: hand-off failed"}
-	// ErrConflictResolution marks a conflict between agents that cannot be
-	// resolved.
-	ErrConflictResolution error = &commError{"bus: conflict resolution failed"}
 	// ErrTimeout marks an operation that did not complete in time, such as a
 	// request without a response.
 	ErrTimeout error = &commError{"bus: timeout"}
@@ -152,32 +150,6 @@ func (e *UnknownAgentError) Error() string { return fmt.Sprintf("bus: unknown ag
 
 // Unwrap makes the error match ErrUnknownAgent.
 func (e *UnknownAgentError) Unwrap() error { return ErrUnknownAgent }
-
-// HandoffError reports a hand-off that failed.
-type HandoffError struct {
-	// From and To are the agents of the hand-off.
-	From, To string
-	// Reason explains the failure.
-	Reason string
-	// Err is the underlying cause; may be nil.
-	Err error
-}
-
-// Error returns the message text.
-func (e *HandoffError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("bus: hand-off %s -> %s failed: %s: %v", e.From, e.To, e.Reason, e.Err)
-	}
-	return fmt.Sprintf("bus: hand-off %s -> %s failed: %s", e.From, e.To, e.Reason)
-}
-
-// Unwrap makes the error match ErrHandoff and its cause.
-func (e *HandoffError) Unwrap() []error {
-	if e.Err == nil {
-		return []error{ErrHandoff}
-	}
-	return []error{ErrHandoff, e.Err}
-}
 
 // TimeoutError reports an operation that ran out of time.
 type TimeoutError struct {

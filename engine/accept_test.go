@@ -39,7 +39,7 @@ func newNoticeEngine(t *testing.T) *engine.Engine {
 	return eng
 }
 
-func TestEngine_External_AcceptSettlesHandoffsAndFinalNotices(t *testing.T) {
+func TestEngine_External_TakingSettlesHandoffsAndFinalNotices(t *testing.T) {
 	eng := newNoticeEngine(t)
 	ctx := context.Background()
 
@@ -47,8 +47,8 @@ func TestEngine_External_AcceptSettlesHandoffsAndFinalNotices(t *testing.T) {
 	require.NoError(t, err)
 	msg, err := busOf(eng).ReceiveWait(ctx, "worker")
 	require.NoError(t, err)
-	require.NoError(t, eng.Accept(ctx, msg), "accepting an engine dispatch is a no-op")
-	require.NoError(t, eng.ReportMessage(ctx, msg, registry.Outcome{Trigger: "done"}, nil))
+	require.NoError(t, acceptWork(ctx, eng, msg), "taking an engine dispatch is a heartbeat")
+	require.NoError(t, reportWork(ctx, eng, msg, registry.Outcome{Trigger: "done"}, nil))
 	res, err := inst.Wait(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "DONE", res.Outcome)
@@ -56,12 +56,12 @@ func TestEngine_External_AcceptSettlesHandoffsAndFinalNotices(t *testing.T) {
 	notice, err := busOf(eng).ReceiveWait(ctx, "auditor")
 	require.NoError(t, err)
 	require.Len(t, pendingHandoffs(t, eng), 1, "the final notice waits for its agent")
-	require.NoError(t, eng.Accept(ctx, notice))
-	assert.Empty(t, pendingHandoffs(t, eng), "accepting settles the final notice")
+	require.NoError(t, acceptWork(ctx, eng, notice))
+	assert.Empty(t, pendingHandoffs(t, eng), "taking settles the final notice")
 	recs := handoffHistory(t, eng, inst.ID())
 	require.Len(t, recs, 1)
 	assert.Equal(t, handoff.StatusAccepted, recs[0].Status)
-	assert.ErrorIs(t, eng.Accept(ctx, notice), engine.ErrStaleReport, "a settled notice is no longer current")
+	assert.ErrorIs(t, acceptWork(ctx, eng, notice), engine.ErrStaleReport, "a settled notice is no longer current")
 }
 
 func TestEngine_External_ReportingAFinalNoticeSettlesIt(t *testing.T) {
@@ -72,9 +72,9 @@ func TestEngine_External_ReportingAFinalNoticeSettlesIt(t *testing.T) {
 	require.NoError(t, err)
 	msg, err := busOf(eng).ReceiveWait(ctx, "worker")
 	require.NoError(t, err)
-	require.NoError(t, eng.ReportMessage(ctx, msg, registry.Outcome{Trigger: "done"}, nil))
+	require.NoError(t, reportWork(ctx, eng, msg, registry.Outcome{Trigger: "done"}, nil))
 	notice, err := busOf(eng).ReceiveWait(ctx, "auditor")
 	require.NoError(t, err)
-	require.NoError(t, eng.ReportMessage(ctx, notice, registry.Outcome{}, nil))
+	require.NoError(t, reportWork(ctx, eng, notice, registry.Outcome{}, nil))
 	assert.Empty(t, pendingHandoffs(t, eng))
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 	"testing"
+
+	"github.com/batonhq/baton/internal/jsonvalue"
 )
 
 // Checking good data at the door costs no allocation: paths are built only
@@ -20,7 +22,7 @@ func TestCheckData_GoodDataDoesNotAllocate(t *testing.T) {
 func TestCheckData_TooDeepAndTooLarge(t *testing.T) {
 	deep := map[string]any{}
 	cur := deep
-	for range maxDataDepth + 2 {
+	for range jsonvalue.MaxDepth + 2 {
 		next := map[string]any{}
 		cur["d"] = next
 		cur = next

@@ -125,10 +125,7 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 	if task == "" {
 		task = "user selected agent " + agentID
 	}
-	cmd := handoff.Command{
-		From: r.agent, To: agentID, Reason: handoff.ReasonUserRequest, Explanation: explanation,
-		Task: task, InstanceID: i.id,
-	}
+	cmd := handoff.Command{From: r.agent, To: agentID, Reason: handoff.ReasonUserRequest, Task: task}
 	if err := i.e.val.Validate(cmd, i.recentHandoffs()); err != nil {
 		return err
 	}

@@ -278,8 +278,8 @@ func TestDelegate_ExternalDelegateGetsTheHandoff(t *testing.T) {
 	if prev, _ := m.Content["previous_result"].(map[string]any); prev["q"] != 1 {
 		t.Errorf("got previous_result %v, want desk's result", m.Content["previous_result"])
 	}
-	if err := r.eng.ReportMessage(context.Background(), m, registry.Outcome{Trigger: "done", Result: map[string]any{"answer": "ok"}}, nil); err != nil {
-		t.Fatalf("ReportMessage: %v", err)
+	if err := reportWork(context.Background(), r.eng, m, registry.Outcome{Trigger: "done", Result: map[string]any{"answer": "ok"}}, nil); err != nil {
+		t.Fatalf("report: %v", err)
 	}
 	res := inst.Result()
 	wantCompleted(t, res, "DONE")

@@ -76,7 +76,7 @@ func TestEngine_Result_RefusedAtTheDoor(t *testing.T) {
 		}
 		r.runUntil(r.queued("reviewer"))
 		m := receiveOne(t, busOf(r.eng), "reviewer")
-		err = r.eng.ReportMessage(t.Context(), m, registry.Outcome{Trigger: "reviewed", Result: map[string]any{"x": math.Inf(-1)}}, nil)
+		err = reportWork(t.Context(), r.eng, m, registry.Outcome{Trigger: "reviewed", Result: map[string]any{"x": math.Inf(-1)}}, nil)
 		var ie *engine.InputError
 		if !errors.As(err, &ie) || ie.Field != "result.x" {
 			t.Fatalf("got %v, want an *InputError naming result.x", err)

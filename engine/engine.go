@@ -540,7 +540,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 			}
 			return i.progress(r.Step, r.Agent, *r.Progress)
 		}
-		if key := idempotencyKey(r.InstanceID, r.Step); i.takeNotice(key) {
+		if key := registry.StepKey(r.InstanceID, r.Step); i.takeNotice(key) {
 			return i.noticeErr(key)
 		}
 		if agent, ok := i.runAgent(r.Step); ok && agent != r.Agent {
@@ -572,79 +572,6 @@ func answerOf(err error) wire.Answer {
 		return wire.Answer{Code: wire.CodeUnknownInstance, Message: err.Error()}
 	}
 	return wire.Answer{Code: wire.CodeInvalid, Message: err.Error()}
-}
-
-// ReportMessage is Report for the work message an external agent took from
-// the transport: it acks the message and reports the run's outcome.
-//
-// A final notice asks for no outcome: reporting it, or calling Accept,
-// settles it.
-func (e *Engine) ReportMessage(ctx context.Context, m *bus.Message, out registry.Outcome, runErr error) error {
-	t, ctx, err := e.take(ctx, m)
-	if err != nil {
-		return err
-	}
-	if t.Notice {
-		return e.acceptNotice(ctx, t)
-	}
-	return e.Report(ctx, t.InstanceID, t.Step, out, runErr)
-}
-
-// Accept tells the engine that an external agent has taken the work in m
-// (it acks the message); for a final notice, that settles it. It returns
-// ErrStaleReport when the run is no longer under way, an error matching
-// ErrFutureStep when the instance has not reached the message's step.
-func (e *Engine) Accept(ctx context.Context, m *bus.Message) error {
-	t, ctx, err := e.take(ctx, m)
-	if err != nil {
-		return err
-	}
-	if t.Notice {
-		return e.acceptNotice(ctx, t)
-	}
-	return e.with(ctx, t.InstanceID, func(i *instance) error {
-		return i.markAccepted(t.Step)
-	})
-}
-
-// take is what ReportMessage and Accept do first: refuse a done ctx, read
-// the work the message carries, and ack the message (the agent has it). The
-// context returned carries ctx's values without its cancellation: the step
-// it starts is carried out whole.
-func (e *Engine) take(ctx context.Context, m *bus.Message) (*registry.Task, context.Context, error) {
-	if ctx == nil {
-		return nil, ctx, errors.New("engine: nil context")
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, ctx, err
-	}
-	t, err := wire.Decode(m)
-	if err != nil {
-		return nil, ctx, fmt.Errorf("engine: %w", err)
-	}
-	ctx = context.WithoutCancel(ctx)
-	if m.RequiresAck {
-		_ = e.tr.Ack(ctx, m)
-	}
-	return t, ctx, nil
-}
-
-// IsFinalNotice reports whether m carries a final notice: a hand-off into a
-// terminal state, which asks for no outcome.
-func (e *Engine) IsFinalNotice(m *bus.Message) bool {
-	t, err := wire.Decode(m)
-	return err == nil && t.Notice
-}
-
-// acceptNotice settles the final notice t; a notice already taken is
-// ErrStaleReport.
-func (e *Engine) acceptNotice(ctx context.Context, t *registry.Task) error {
-	return e.with(ctx, t.InstanceID, func(i *instance) error {
-		if !i.takeNotice(t.HandoffID) {
-			return ErrStaleReport
-		}
-		return i.noticeErr(t.HandoffID)
-	})
 }
 
 // Close cancels every handler run, stops the engine's workers and waits for

@@ -8,6 +8,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/wire"
 )
 
 const exampleWorkflow = `
@@ -69,10 +70,12 @@ func ExampleEngine_Report() {
 	inst, _ := eng.Start(ctx, map[string]any{"name": "bus"})
 
 	msg, _ := busOf(eng).ReceiveWait(ctx, "writer")
-	_ = eng.ReportMessage(ctx, msg, registry.Outcome{Trigger: "drafted", Result: map[string]any{"text": "hi"}}, nil)
+	task, _ := wire.Decode(msg) // the work: instance, step, task, context
+	_ = eng.Report(ctx, task.InstanceID, task.Step, registry.Outcome{Trigger: "drafted", Result: map[string]any{"text": "hi"}}, nil)
 	msg, _ = busOf(eng).ReceiveWait(ctx, "reviewer")
 	fmt.Println(msg.Type, msg.From, "->", msg.To, msg.Content["task_description"])
-	_ = eng.ReportMessage(ctx, msg, registry.Outcome{Trigger: "approved"}, nil)
+	task, _ = wire.Decode(msg)
+	_ = eng.Report(ctx, task.InstanceID, task.Step, registry.Outcome{Trigger: "approved"}, nil)
 
 	res, _ := inst.Wait(ctx)
 	fmt.Println(res.Outcome)
@@ -107,7 +110,8 @@ func ExampleInstance_Signal() {
 	inst, _ := eng.Start(ctx, nil)
 
 	msg, _ := busOf(eng).ReceiveWait(ctx, "writer")
-	_ = eng.ReportMessage(ctx, msg, registry.Outcome{Trigger: "drafted"}, nil)
+	task, _ := wire.Decode(msg)
+	_ = eng.Report(ctx, task.InstanceID, task.Step, registry.Outcome{Trigger: "drafted"}, nil)
 	fmt.Println("waiting in", inst.Result().Waiting)
 
 	err := inst.Signal(ctx, "escalated", nil)

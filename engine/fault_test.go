@@ -72,7 +72,7 @@ func (f *faultyWorkers) work(ctx context.Context, agent string) {
 }
 
 func (f *faultyWorkers) report(ctx context.Context, m *bus.Message) {
-	err := f.eng.ReportMessage(ctx, m, registry.Outcome{Trigger: "ok"}, nil)
+	err := reportWork(ctx, f.eng, m, registry.Outcome{Trigger: "ok"}, nil)
 	instance, _ := m.Metadata["instance_id"].(string)
 	step, _ := m.Metadata["step"].(int)
 	f.mu.Lock()

@@ -327,7 +327,7 @@ func (i *instance) resumeForeach(ctx context.Context, history []Entry, outbox []
 		case KindDispatch, KindResumed:
 			f.d.description, f.d.priority = e.Detail, max(e.Priority, 1)
 			s.run = &run{step: e.Step, attempt: max(e.Attempt, 1), state: st, agent: st.Foreach.Agent, kind: runItem,
-				index: e.Index, item: items[e.Index], key: idempotencyKey(i.id, e.Step), description: e.Detail, priority: max(e.Priority, 1)}
+				index: e.Index, item: items[e.Index], key: registry.StepKey(i.id, e.Step), description: e.Detail, priority: max(e.Priority, 1)}
 			s.started, s.failed, s.retry = true, nil, nil
 			byStep[e.Step] = e.Index
 			f.next = max(f.next, e.Index+1)

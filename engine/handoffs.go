@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/internal/jsonvalue"
+	"github.com/batonhq/baton/registry"
 	"go.uber.org/zap"
 )
 
@@ -22,9 +24,8 @@ func (i *instance) checkHandoff(r *run) error {
 		return nil
 	}
 	cmd := handoff.Command{
-		From: r.from, To: r.agent, Reason: reason, Explanation: r.reason, Task: r.description,
-		Payload: r.payload, ReturnControl: r.returnControl, Priority: r.priority,
-		WorkflowID: i.e.wf.Name, InstanceID: i.id, Step: r.step, IdempotencyKey: r.key,
+		From: r.from, To: r.agent, Reason: reason, Task: r.description,
+		Payload: r.payload, Priority: r.priority,
 	}
 	return i.e.val.Validate(cmd, i.recentHandoffs())
 }
@@ -121,10 +122,8 @@ func HandoffsOf(history []Entry) []handoff.Record {
 
 // instanceOf is the instance in a hand-off id (instance:step).
 func instanceOf(id string) string {
-	if k := strings.LastIndexByte(id, ':'); k >= 0 {
-		return id[:k]
-	}
-	return id
+	instance, _ := registry.SplitStepKey(id)
+	return instance
 }
 
 // rejectedPrefix is how a rejection's error text begins (registry.Reject):
@@ -144,7 +143,7 @@ func (i *instance) logHandoff(r *run) {
 		zap.String("from_agent", r.from), zap.String("to_agent", r.agent),
 		zap.String("workflow_id", i.e.wf.Name), zap.String("instance_id", i.id),
 		zap.Int("step_number", r.step), zap.String("task_description", r.description),
-		zap.Float64("context_size_kb", float64(handoff.JSONSize(i.context))/1024),
+		zap.Float64("context_size_kb", float64(jsonvalue.Size(i.context))/1024),
 		zap.String("reason", handoffReason(r)), zap.String("explanation", r.reason),
 		zap.Int("priority", r.priority), zap.Any("constraints", orEmpty(r.constraints)),
 	)

@@ -93,7 +93,7 @@ func TestEngine_Result_BreakingItsDeclarationIsInvalidResult(t *testing.T) {
 }
 
 // External agents' reports meet the same check, whichever way they come:
-// Report, a report message, or a wire report (NATS, HTTP). The report is
+// Report, or a wire report (NATS, HTTP). The report is
 // applied (the answer is ok): it ended the run, as a failure.
 func TestEngine_Result_ExternalReportsBreakingTheDeclaration(t *testing.T) {
 	bad := registry.Outcome{Trigger: "reviewed", Result: map[string]any{"approval": 1, "score": 3}}
@@ -104,10 +104,6 @@ func TestEngine_Result_ExternalReportsBreakingTheDeclaration(t *testing.T) {
 	}{
 		{"Report", func(r *simRun, inst *engine.Instance, step int, out registry.Outcome) error {
 			return r.eng.Report(t.Context(), inst.ID(), step, out, nil)
-		}},
-		{"ReportMessage", func(r *simRun, _ *engine.Instance, _ int, out registry.Outcome) error {
-			r.runUntil(r.queued("reviewer"))
-			return r.eng.ReportMessage(t.Context(), receiveOne(t, busOf(r.eng), "reviewer"), out, nil)
 		}},
 		{"HandleReport", func(r *simRun, inst *engine.Instance, step int, out registry.Outcome) error {
 			ans := r.eng.HandleReport(t.Context(), &wire.Report{InstanceID: inst.ID(), Step: step, Agent: "reviewer", Trigger: out.Trigger, Result: out.Result})

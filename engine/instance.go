@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"strconv"
-
 	"github.com/batonhq/baton/handoff"
 
 	"context"
@@ -375,7 +373,7 @@ func (i *instance) startRun(ctx context.Context, d dispatch) {
 	}
 }
 
-// launch prepares a run's work — a hand-off through the manager when
+// launch prepares a run's work — a hand-off the validator checks when
 // another agent hands over, the engine's own dispatch otherwise — and puts
 // it in the step's outbox, to be sent once the step has committed; it arms
 // the state's timeout. Only a refused hand-off is an error here: the bus's
@@ -384,7 +382,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 	st := r.state
 	agent, _ := i.e.reg.Get(r.agent)
 	r.handler = agent.Handler
-	r.key = idempotencyKey(i.id, r.step)
+	r.key = registry.StepKey(i.id, r.step)
 	r.byRule = rule != nil && r.from == ""
 	if r.from != "" {
 		if err := i.checkHandoff(r); err != nil {
@@ -841,7 +839,7 @@ func (i *instance) enter(ctx context.Context, event string, next *rules.State) b
 
 func (i *instance) finalNotice(_ context.Context, rule *rules.Rule, from, desc string, result map[string]any) {
 	r := &run{step: i.step + 1, state: i.state, agent: rule.To, from: from, description: desc, reason: rule.Reason, priority: rule.Priority, previous: result, constraints: rule.Constraints, notice: true}
-	r.key = idempotencyKey(i.id, r.step)
+	r.key = registry.StepKey(i.id, r.step)
 	r.handoffID = r.key
 	if i.notices == nil {
 		i.notices = map[string]bool{}
@@ -1009,5 +1007,3 @@ func orEmpty(m map[string]any) map[string]any {
 	}
 	return m
 }
-
-func idempotencyKey(id string, step int) string { return id + ":" + strconv.Itoa(step) }

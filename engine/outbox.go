@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -273,9 +271,8 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 
 // noticeStep is the step in a notice's hand-off id (instance:step).
 func noticeStep(id string) int {
-	k := strings.LastIndexByte(id, ':')
-	n, _ := strconv.Atoi(id[k+1:])
-	return n
+	_, step := registry.SplitStepKey(id)
+	return step
 }
 
 // The pauses before work the transport could not take for now

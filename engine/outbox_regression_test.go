@@ -85,7 +85,7 @@ func TestEngine_Resume_JoinPastItsDeadlineLeavesNothingToSend(t *testing.T) {
 		require.NoError(t, err)
 		m, err := busOf(first).ReceiveWait(ctx, "a")
 		require.NoError(t, err)
-		require.NoError(t, first.ReportMessage(ctx, m, okOutcome(), nil))
+		require.NoError(t, reportWork(ctx, first, m, okOutcome(), nil))
 		require.NoError(t, first.Close())
 		time.Sleep(2 * time.Minute) // down past the join's deadline
 

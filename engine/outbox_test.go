@@ -108,12 +108,12 @@ func outboxDriver(t *testing.T, eng *engine.Engine, id string) []seen {
 				t.Errorf("work %s went out under the transport key %s", key, m.IdempotencyKey)
 			}
 			got = append(got, seen{agent: ag, key: key, handoffID: hid, task: task})
-			if eng.IsFinalNotice(m) {
-				require.NoError(t, eng.Accept(ctx, m))
+			if isFinalNotice(m) {
+				require.NoError(t, acceptWork(ctx, eng, m))
 				continue
 			}
 			out, runErr := outboxBehaviour(ag, m)
-			if err := eng.ReportMessage(ctx, m, out, runErr); err != nil && !errors.Is(err, engine.ErrStaleReport) {
+			if err := reportWork(ctx, eng, m, out, runErr); err != nil && !errors.Is(err, engine.ErrStaleReport) {
 				t.Fatalf("%s reports: %v", ag, err)
 			}
 		}
@@ -311,8 +311,8 @@ func askAll(t *testing.T, eng *engine.Engine, b *bus.Bus) int {
 	ms, err := b.Receive("asker", 0)
 	require.NoError(t, err)
 	for _, m := range ms {
-		if err := eng.ReportMessage(t.Context(), m, registry.Outcome{Trigger: "ask"}, nil); err != nil && !errors.Is(err, engine.ErrStaleReport) {
-			t.Fatalf("ReportMessage: %v", err)
+		if err := reportWork(t.Context(), eng, m, registry.Outcome{Trigger: "ask"}, nil); err != nil && !errors.Is(err, engine.ErrStaleReport) {
+			t.Fatalf("report: %v", err)
 		}
 	}
 	return len(ms)

@@ -36,7 +36,7 @@ func (r *simRun) ready() {
 }
 
 // take returns the next hand-off waiting in an external agent's mailbox,
-// skipping the notices (ERROR messages) the hand-off manager sends.
+// skipping the notices (ERROR messages) the bus sends.
 func (r *simRun) take(agent string) *bus.Message {
 	r.t.Helper()
 	for {
@@ -51,11 +51,11 @@ func (r *simRun) take(agent string) *bus.Message {
 }
 
 // answer plays an external agent: it reports out (or runErr) for the
-// agent's next hand-off, runs the work that queued and returns what
-// ReportMessage said.
+// agent's next hand-off, runs the work that queued and returns what the
+// engine answered.
 func (r *simRun) answer(agent string, out registry.Outcome, runErr error) error {
 	r.t.Helper()
-	err := r.eng.ReportMessage(context.Background(), r.take(agent), out, runErr)
+	err := reportWork(context.Background(), r.eng, r.take(agent), out, runErr)
 	r.ready()
 	return err
 }
@@ -328,7 +328,7 @@ func TestParallel_Join_ReplyPastDeadlineBeforeTimerRuns(t *testing.T) {
 				}
 			}
 			r.sim.Advance(11 * time.Second)
-			if err := r.eng.ReportMessage(context.Background(), r.take("c"), found(3), nil); err != nil {
+			if err := reportWork(context.Background(), r.eng, r.take("c"), found(3), nil); err != nil {
 				t.Fatalf("answer c: %v", err)
 			}
 			res := inst.Result()

@@ -12,7 +12,7 @@ import (
 // An external branch agent of a parallel state entered through a rule
 // receives a real hand-off (with a hand-off id); accepting it must settle it
 // like any other run's hand-off, not be refused as stale.
-func TestEngine_AcceptOfALiveParallelBranchIsNotStale(t *testing.T) {
+func TestEngine_TakingALiveParallelBranchIsNotStale(t *testing.T) {
 	// lead is scripted; a, b and c are external branches of FAN.
 	r := newSimRun(t, "join3_handoff.yaml", map[string][]reply{"lead": {ok("go", nil)}})
 	ctx := t.Context()
@@ -22,8 +22,8 @@ func TestEngine_AcceptOfALiveParallelBranchIsNotStale(t *testing.T) {
 	}
 	r.runUntil(r.queued("a"))
 	m := receiveOne(t, busOf(r.eng), "a")
-	if err := r.eng.Accept(ctx, m); err != nil {
-		t.Errorf("Accept of branch a's live hand-off: got %v, want nil", err)
+	if err := acceptWork(ctx, r.eng, m); err != nil {
+		t.Errorf("taking branch a's live hand-off: got %v, want nil", err)
 	}
 	// Taking the work is not a step: the hand-off's record stays pending
 	// until the branch's run ends.

@@ -272,7 +272,7 @@ func (i *instance) resumeRun(ctx context.Context, snap Snapshot, history []Entry
 	if err != nil {
 		return fmt.Errorf("%w %s: %v", ErrCannotResume, snap.ID, err)
 	}
-	r.key = idempotencyKey(i.id, r.step)
+	r.key = registry.StepKey(i.id, r.step)
 	i.run = r
 	i.note(Entry{Kind: KindResumed, Step: r.step, State: i.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
 	if retry != nil {
@@ -322,7 +322,7 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 				j.started = e.Time
 			}
 			r := &run{step: e.Step, attempt: 1, state: st, agent: e.Agent, from: e.From, kind: runBranch,
-				key: idempotencyKey(i.id, e.Step), handoffID: e.HandoffID, description: e.Detail, priority: max(e.Priority, 1)}
+				key: registry.StepKey(i.id, e.Step), handoffID: e.HandoffID, description: e.Detail, priority: max(e.Priority, 1)}
 			j.branches = append(j.branches, r)
 			byStep[e.Step] = r
 		case KindAgentRun:

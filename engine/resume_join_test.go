@@ -44,7 +44,7 @@ func TestEngine_Resume_JoinWithABranchDoneTakesTheOthersReports(t *testing.T) {
 	require.NoError(t, err)
 	m, err := busOf(first).ReceiveWait(ctx, "a")
 	require.NoError(t, err)
-	require.NoError(t, first.ReportMessage(ctx, m, okOutcome(), nil))
+	require.NoError(t, reportWork(ctx, first, m, okOutcome(), nil))
 	steps := map[string]int{}
 	for _, ag := range []string{"x", "y", "z"} {
 		m, err := busOf(first).ReceiveWait(ctx, ag)
@@ -111,7 +111,7 @@ func TestEngine_Report_WaitingWhileTheInstanceIsReleased(t *testing.T) {
 	require.NoError(t, err)
 	m, err := busOf(eng).ReceiveWait(ctx, "a")
 	require.NoError(t, err)
-	require.NoError(t, eng.ReportMessage(ctx, m, okOutcome(), nil))
+	require.NoError(t, reportWork(ctx, eng, m, okOutcome(), nil))
 	steps := map[string]int{}
 	for _, ag := range []string{"x", "y"} {
 		m, err := busOf(eng).ReceiveWait(ctx, ag)
@@ -174,7 +174,7 @@ func TestEngine_Resume_ResentWorkIsDeliveredAfterTheFirstWasAcknowledged(t *test
 	require.NoError(t, err)
 	require.True(t, ok, "the work sent again on resume was not delivered")
 	require.Equal(t, m.Metadata["idempotency_key"], again.Metadata["idempotency_key"], "the agent sees the work's own key")
-	require.NoError(t, second.ReportMessage(ctx, again, registry.Outcome{Trigger: "ok"}, nil))
+	require.NoError(t, reportWork(ctx, second, again, registry.Outcome{Trigger: "ok"}, nil))
 	snap, err := store.Instance(ctx, inst.ID())
 	require.NoError(t, err)
 	require.Equal(t, "B", snap.State)

@@ -51,7 +51,7 @@ func TestEngine_Resume_ContinuesFromTheLastCommittedStep(t *testing.T) {
 	require.NoError(t, err)
 	m, err := busOf(first).ReceiveWait(ctx, "a")
 	require.NoError(t, err)
-	require.NoError(t, first.ReportMessage(ctx, m, registry.Outcome{Trigger: "ok", Result: map[string]any{"x": 1}}, nil))
+	require.NoError(t, reportWork(ctx, first, m, registry.Outcome{Trigger: "ok", Result: map[string]any{"x": 1}}, nil))
 	lost, err := busOf(first).ReceiveWait(ctx, "b") // b takes step 2, then the process dies
 	require.NoError(t, err)
 	require.NoError(t, first.Close())
@@ -69,7 +69,7 @@ func TestEngine_Resume_ContinuesFromTheLastCommittedStep(t *testing.T) {
 	assert.Equal(t, "do b", again.Content["task_description"])
 	assert.Equal(t, map[string]any{"limit": 3}, again.Content["constraints"])
 	assert.Equal(t, map[string]any{"x": 1}, again.Content["previous_result"])
-	require.NoError(t, second.ReportMessage(ctx, again, registry.Outcome{Trigger: "ok"}, nil))
+	require.NoError(t, reportWork(ctx, second, again, registry.Outcome{Trigger: "ok"}, nil))
 
 	h, err := second.Instance(inst.ID())
 	require.NoError(t, err)
@@ -121,7 +121,7 @@ func TestEngine_Resume_OtherVersionsFinishOnTheirOwnRules(t *testing.T) {
 	assert.Equal(t, []string{inst.ID()}, rep.Resumed, "the engine of its own version resumes it")
 	m, err := busOf(same).ReceiveWait(ctx, "a")
 	require.NoError(t, err)
-	require.NoError(t, same.ReportMessage(ctx, m, registry.Outcome{Trigger: "ok"}, nil))
+	require.NoError(t, reportWork(ctx, same, m, registry.Outcome{Trigger: "ok"}, nil))
 	b, err := busOf(same).ReceiveWait(ctx, "b")
 	require.NoError(t, err)
 	assert.Equal(t, "do b", b.Content["task_description"], "the old version's rules, not the edited ones")
@@ -153,7 +153,7 @@ func TestEngine_Resume_APendingRetryIsRetried(t *testing.T) {
 		require.NoError(t, err)
 		m, err := busOf(first).ReceiveWait(ctx, "a")
 		require.NoError(t, err)
-		require.NoError(t, first.ReportMessage(ctx, m, registry.Outcome{}, errors.New("flaky")))
+		require.NoError(t, reportWork(ctx, first, m, registry.Outcome{}, errors.New("flaky")))
 		require.NoError(t, first.Close()) // dies during the 1m backoff
 
 		second := externalEngine(t, retryResumeWorkflow, store)
@@ -165,7 +165,7 @@ func TestEngine_Resume_APendingRetryIsRetried(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, time.Minute, time.Since(start), "the retry waits its backoff again")
 		assert.Equal(t, 2, retry.Metadata["step"], "the retry is the next step")
-		require.NoError(t, second.ReportMessage(ctx, retry, registry.Outcome{Trigger: "ok"}, nil))
+		require.NoError(t, reportWork(ctx, second, retry, registry.Outcome{Trigger: "ok"}, nil))
 		h, err := second.Instance(inst.ID())
 		require.NoError(t, err)
 		res, err := h.Wait(ctx)

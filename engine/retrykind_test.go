@@ -287,7 +287,7 @@ func TestEngine_Heartbeat_AcceptRestartsTheClock(t *testing.T) {
 	}
 	start := r.sim.Now()
 	r.sim.Advance(25 * time.Second)
-	if err := r.eng.Accept(ctx, msgs[0]); err != nil { // the agent takes its work late
+	if err := acceptWork(ctx, r.eng, msgs[0]); err != nil { // the agent takes its work late
 		t.Fatal(err)
 	}
 	r.settle()

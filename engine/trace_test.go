@@ -95,7 +95,7 @@ func TestEngine_Trace_SpansPerInstanceAndRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.ReportMessage(t.Context(), m, registry.Outcome{Trigger: "next"}, nil); err != nil {
+	if err := reportWork(t.Context(), eng, m, registry.Outcome{Trigger: "next"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := sim.Run(t.Context(), nil); err != nil {
@@ -299,7 +299,7 @@ func TestEngine_Resume_IsCountedToldAndTraced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := second.ReportMessage(ctx, m, registry.Outcome{Trigger: "nonsense"}, nil); err != nil {
+	if err := reportWork(ctx, second, m, registry.Outcome{Trigger: "nonsense"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := second.Metrics().Running; n != 0 {

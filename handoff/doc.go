@@ -7,18 +7,12 @@
 // work written by package wire. This package holds what is the same for
 // every hand-off wherever it runs:
 //
-// Command. Someone asks for a hand-off with a Command: the engine when a
-// workflow rule fires (reason "rule"), an agent that delegates part of its
-// work (an Outcome's registry.Delegation, converted with FromDelegation;
-// reasons "capability_match", "clarification", "plan_step"), or a user who
-// selects another agent (reason "user_request"). The command names the
-// agent handing off and the target, says why, and carries the task
-// description, the instance context, the previous agent's result, the
-// constraints to respect, an optional payload, whether control returns to
-// the sender, a priority rank (1 critical ... 10 low), and the workflow,
-// instance and step it belongs to. NewCommand checks the fields a command
-// cannot do without; IsCommand recognises command objects, including the
-// map an agent in another language sends ({"type": "handoff", "to": ...}).
+// Command. A Command is a hand-off as the Validator checks it: the agent
+// handing off and the target, the reason (a workflow rule fired: "rule"; an
+// agent delegated part of its work: "capability_match", "clarification",
+// "plan_step"; a user selected another agent: "user_request"), the task
+// description, an optional payload and a priority rank (1 critical ... 10
+// low). The engine builds one for each dynamic hand-off and user selection.
 //
 // Validation. The Validator applies the hand-off checks in order: the
 // target exists (with a "did you mean"); a user selection targets a
@@ -33,8 +27,6 @@
 //
 // Record. A Record says what a hand-off asked for and how it ended:
 // pending until its target's run ends, then accepted, or rejected with the
-// target's reason (failed when it could not be sent). Tally counts a list
-// of records: total, pending, accepted, rejected, failed, and hand-offs
-// sent and received per agent. JSONSize measures a context's JSON size
-// without encoding it.
+// target's reason (failed when it could not be sent). The engine reads them
+// from an instance's history.
 package handoff

@@ -33,8 +33,6 @@ var (
 	// ErrInvalidReason: the command's reason is not a known hand-off reason.
 	ErrInvalidReason = errors.New("handoff: invalid reason")
 
-	// ErrInvalidCommand matches every *CommandError.
-	ErrInvalidCommand = errors.New("handoff: invalid command")
 	// ErrInvalidOption matches every *OptionError.
 	ErrInvalidOption = errors.New("handoff: invalid option")
 )
@@ -89,18 +87,6 @@ func (e *RefusalError) Unwrap() []error {
 func refuse(check string, sentinel error, cmd *Command, reason string) *RefusalError {
 	return &RefusalError{Check: check, From: cmd.From, To: cmd.To, Reason: reason, err: sentinel}
 }
-
-// CommandError reports a command field that NewCommand refuses.
-type CommandError struct {
-	Field  string // "to", "from", "reason", ...
-	Reason string
-}
-
-// Error reads like "handoff: command: to is required".
-func (e *CommandError) Error() string { return "handoff: command: " + e.Field + " " + e.Reason }
-
-// Unwrap returns ErrInvalidCommand.
-func (e *CommandError) Unwrap() error { return ErrInvalidCommand }
 
 // OptionError reports an option given an invalid value.
 type OptionError struct {

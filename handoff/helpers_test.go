@@ -5,7 +5,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -33,13 +32,4 @@ func newRegistry(t testing.TB) *registry.Registry {
 		t.Fatalf("FromSpecs: %v", err)
 	}
 	return reg
-}
-
-func mustCommand(t testing.TB, from, to string, reason handoff.Reason, opts ...handoff.CommandOption) handoff.Command {
-	t.Helper()
-	cmd, err := handoff.NewCommand(from, to, reason, "test hand-off", opts...)
-	if err != nil {
-		t.Fatalf("NewCommand: %v", err)
-	}
-	return cmd
 }

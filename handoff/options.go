@@ -15,15 +15,13 @@ const (
 // config holds the settings of a Validator.
 type config struct {
 	window, repeats int
-	supervisor      string
 	errs            []error
 }
 
 func newConfig(opts []Option) *config {
 	c := &config{
-		window:     DefaultLoopWindow,
-		repeats:    DefaultLoopRepeats,
-		supervisor: DefaultSupervisor,
+		window:  DefaultLoopWindow,
+		repeats: DefaultLoopRepeats,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -51,17 +49,5 @@ func WithLoopWindow(window, repeats int) Option {
 			return
 		}
 		c.window, c.repeats = window, repeats
-	}
-}
-
-// WithSupervisor names the agent allowed to hand off to system agents
-// (default "supervisor").
-func WithSupervisor(id string) Option {
-	return func(c *config) {
-		if id == "" {
-			c.invalid("WithSupervisor", "id is required")
-			return
-		}
-		c.supervisor = id
 	}
 }

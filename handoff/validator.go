@@ -17,8 +17,8 @@ type Validator struct {
 	supervisor string
 }
 
-// NewValidator returns a validator over reg. WithLoopWindow and
-// WithSupervisor apply; other options are ignored.
+// NewValidator returns a validator over reg, with the loop window that
+// WithLoopWindow sets.
 func NewValidator(reg *registry.Registry, opts ...Option) (*Validator, error) {
 	if reg == nil {
 		return nil, &OptionError{Option: "NewValidator", Reason: "registry is nil"}
@@ -31,7 +31,7 @@ func NewValidator(reg *registry.Registry, opts ...Option) (*Validator, error) {
 }
 
 func newValidator(reg *registry.Registry, c *config) *Validator {
-	return &Validator{reg: reg, window: c.window, repeats: c.repeats, supervisor: c.supervisor}
+	return &Validator{reg: reg, window: c.window, repeats: c.repeats, supervisor: DefaultSupervisor}
 }
 
 // Validate checks cmd given the instance's recent hand-offs (oldest first;

@@ -134,7 +134,7 @@ func (a *Agent) Handle(ctx context.Context, t *registry.Task) (registry.Outcome,
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
-		req.Header.Set(IdempotencyHeader, key(t))
+		req.Header.Set(IdempotencyHeader, t.Key())
 		req.Header.Set(TraceparentHeader, t.Traceparent)
 		if signature != "" {
 			req.Header.Set(SignatureHeader, signature)
@@ -211,13 +211,6 @@ func (a *Agent) outcome(t *registry.Task, answer []byte) (registry.Outcome, erro
 	return r.Outcome()
 }
 
-func key(t *registry.Task) string {
-	if t.IdempotencyKey != "" {
-		return t.IdempotencyKey
-	}
-	return fmt.Sprintf("%s:%d", t.InstanceID, t.Step)
-}
-
 // traceparentOf is the trace context of the call: the span in ctx (the
 // run's, when the engine traces, or the handler's own), else the task's,
 // else, when the engine gave it none, the one the codec gives such work.
@@ -228,7 +221,7 @@ func traceparentOf(ctx context.Context, t *registry.Task) string {
 	if t.Traceparent != "" {
 		return t.Traceparent
 	}
-	return wire.Traceparent(t.InstanceID, key(t))
+	return wire.Traceparent(t.InstanceID, t.Key())
 }
 
 // excerpt is the start of an error answer, printable in a history line.

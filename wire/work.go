@@ -69,7 +69,7 @@ func Encode(t *registry.Task) *bus.Message {
 	meta[KeyAttempt] = t.Attempt
 	meta[KeyState] = t.State
 	meta[KeyHandoffID] = t.HandoffID // always there, "" for the engine's own dispatches
-	meta[KeyIdempotencyKey] = idempotencyKey(t)
+	meta[KeyIdempotencyKey] = t.Key()
 	meta[KeyTraceparent] = t.Traceparent
 	if !t.Deadline.IsZero() {
 		meta[KeyDeadline] = t.Deadline.UTC().Format(time.RFC3339Nano)
@@ -86,15 +86,6 @@ func Encode(t *registry.Task) *bus.Message {
 		Metadata:    meta,
 		RequiresAck: true,
 	}
-}
-
-// idempotencyKey is t's key, or the default key of a step
-// (<instance_id>:<step>) when t has none.
-func idempotencyKey(t *registry.Task) string {
-	if t.IdempotencyKey != "" {
-		return t.IdempotencyKey
-	}
-	return t.InstanceID + ":" + strconv.Itoa(t.Step)
 }
 
 func actionOf(t *registry.Task) string {
@@ -173,7 +164,7 @@ func Decode(m *bus.Message) (*registry.Task, error) {
 		// dropped, as Encode never writes one.
 		t.Kind, t.Reason = t.Reason, explanation
 	}
-	t.IdempotencyKey = idempotencyKey(t)
+	t.IdempotencyKey = t.Key()
 	for _, f := range []struct {
 		dst *map[string]any
 		key string

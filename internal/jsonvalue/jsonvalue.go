@@ -1,0 +1,301 @@
+// Package jsonvalue is the one walker of the JSON-like values data is made
+// of (maps, slices, strings, numbers, booleans): in one pass it measures a
+// value's size as JSON, the length json.Marshal would give, without
+// building the encoding, and checks that the value is one every store and
+// transport can encode.
+package jsonvalue
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MaxDepth is how deep a value Check takes may nest.
+const MaxDepth = 64
+
+// maxSizeDepth bounds the nesting Size follows; a deeper value (or a
+// cycle) is measured as unknown rather than followed.
+const maxSizeDepth = 256
+
+// Error says where below the value checked (".items[2].price", "" for the
+// value itself) and why the value is refused.
+type Error struct {
+	Field  string
+	Reason string
+}
+
+func (e *Error) Error() string { return "jsonvalue: " + e.Field + " " + e.Reason }
+
+// Check tells whether v is a value every store and transport can encode,
+// in at most limit bytes as JSON. It refuses a string or key that is not
+// valid UTF-8, a NaN or infinite number, nesting deeper than MaxDepth, a
+// value of another type that json.Marshal refuses (or whose MarshalJSON
+// panics), and a value larger than limit; the *Error names the field.
+//
+// The walk that checks also bounds the size from above (a string as if
+// every byte were escaped, a number as 24 bytes), so that ordinary data is
+// walked once and costs no allocation; only a value whose bound passes the
+// limit is measured exactly, by a second walk of the same walker.
+func Check(v any, limit int) *Error {
+	n, err := walker{strict: true, maxDepth: MaxDepth}.walk(v, 0)
+	if err != nil {
+		return err
+	}
+	if n <= limit {
+		return nil
+	}
+	if n = Size(v); n > limit {
+		return &Error{Reason: fmt.Sprintf("is %d bytes as JSON, more than %d", n, limit)}
+	}
+	return nil
+}
+
+// Size returns the length in bytes of json.Marshal(v) for the JSON-like
+// types without encoding them (a string that is not valid UTF-8 is measured
+// as json.Marshal writes it), or -1 when v cannot be encoded.
+func Size(v any) int {
+	n, err := walker{exact: true, maxDepth: maxSizeDepth}.walk(v, 0)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// walker holds the mode of one walk. A strict walk refuses what is not
+// valid UTF-8 and nests deeper than MaxDepth, where a measuring one only
+// gives up on what cannot be encoded. An exact walk returns the size as
+// JSON; another returns an upper bound of it, which costs less.
+type walker struct {
+	strict, exact bool
+	maxDepth      int
+}
+
+func (w walker) walk(v any, depth int) (int, *Error) {
+	if depth > w.maxDepth {
+		return 0, &Error{Reason: fmt.Sprintf("nests deeper than %d levels", w.maxDepth)}
+	}
+	switch x := v.(type) {
+	case nil:
+		return 4, nil
+	case string:
+		n, ok := w.stringSize(x)
+		if !ok && w.strict {
+			return 0, &Error{Reason: "is not valid UTF-8"}
+		}
+		return n, nil
+	case bool:
+		if x {
+			return 4, nil
+		}
+		return 5, nil
+	case float64:
+		return w.floatSize(x, 64)
+	case float32:
+		return w.floatSize(float64(x), 32)
+	case int:
+		return intSize(int64(x)), nil
+	case int8:
+		return intSize(int64(x)), nil
+	case int16:
+		return intSize(int64(x)), nil
+	case int32:
+		return intSize(int64(x)), nil
+	case int64:
+		return intSize(x), nil
+	case uint:
+		return uintSize(uint64(x)), nil
+	case uint8:
+		return uintSize(uint64(x)), nil
+	case uint16:
+		return uintSize(uint64(x)), nil
+	case uint32:
+		return uintSize(uint64(x)), nil
+	case uint64:
+		return uintSize(x), nil
+	case json.Number:
+		if x == "" {
+			return 1, nil // encoding/json writes an empty number as 0
+		}
+		return len(x), nil
+	case map[string]any:
+		if x == nil {
+			return 4, nil
+		}
+		n := 2 + max(len(x)-1, 0)
+		for k, e := range x {
+			kn, ok := w.stringSize(k)
+			if !ok && w.strict {
+				return 0, &Error{Reason: "has a key that is not valid UTF-8: " + strconv.Quote(k)}
+			}
+			m, err := w.walk(e, depth+1)
+			if err != nil {
+				err.Field = "." + k + err.Field
+				return 0, err
+			}
+			n += kn + 1 + m
+		}
+		return n, nil
+	case []any:
+		return walkList(w, x, depth)
+	case []map[string]any:
+		return walkList(w, x, depth)
+	case []string:
+		if x == nil {
+			return 4, nil
+		}
+		n := 2 + max(len(x)-1, 0)
+		for i, e := range x {
+			m, ok := w.stringSize(e)
+			if !ok && w.strict {
+				return 0, &Error{Field: "[" + strconv.Itoa(i) + "]", Reason: "is not valid UTF-8"}
+			}
+			n += m
+		}
+		return n, nil
+	case map[string]string:
+		// Measured as json.Marshal writes it: invalid UTF-8 is replaced, not
+		// refused, as it always was for this type.
+		if x == nil {
+			return 4, nil
+		}
+		n := 2 + max(len(x)-1, 0)
+		for k, e := range x {
+			kn, _ := w.stringSize(k)
+			en, _ := w.stringSize(e)
+			n += kn + 1 + en
+		}
+		return n, nil
+	}
+	return marshalSize(v)
+}
+
+// walkList walks the elements of a list one level deeper.
+func walkList[E any](w walker, x []E, depth int) (int, *Error) {
+	if x == nil {
+		return 4, nil
+	}
+	n := 2 + max(len(x)-1, 0)
+	for i, e := range x {
+		m, err := w.walk(e, depth+1)
+		if err != nil {
+			err.Field = "[" + strconv.Itoa(i) + "]" + err.Field
+			return 0, err
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// marshalSize encodes a value of another type (a struct a handler returned,
+// say) to measure it; a panicking MarshalJSON is an error too.
+func marshalSize(v any) (n int, verr *Error) {
+	defer func() {
+		if p := recover(); p != nil {
+			n, verr = 0, &Error{Reason: fmt.Sprintf("cannot be encoded: its MarshalJSON panicked: %v", p)}
+		}
+	}()
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0, &Error{Reason: fmt.Sprintf("cannot be encoded as JSON (%s): %v", reflect.TypeOf(v), err)}
+	}
+	return len(b), nil
+}
+
+// asciiSize is the length encoding/json writes for each ASCII byte: two for
+// \" \\ \b \f \n \r \t, six for a \u escape (other control characters
+// and the HTML characters < > &), one for the rest.
+var asciiSize = func() (t [utf8.RuneSelf]uint8) {
+	for b := range t {
+		switch {
+		case b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t':
+			t[b] = 2
+		case b < 0x20 || b == '<' || b == '>' || b == '&':
+			t[b] = 6
+		default:
+			t[b] = 1
+		}
+	}
+	return t
+}()
+
+// maxFloat bounds the length of a float as JSON.
+const maxFloat = 24
+
+// stringSize is the size of s as JSON, exact or bounded as the walk is,
+// and whether s is valid UTF-8.
+func (w walker) stringSize(s string) (int, bool) {
+	if !w.exact {
+		return 6*len(s) + 2, utf8.ValidString(s)
+	}
+	return stringSize(s)
+}
+
+// stringSize follows encoding/json's string encoder: quotes, the escapes of
+// asciiSize, and six-byte \u escapes for U+2028, U+2029 and every byte of
+// invalid UTF-8 (which becomes \ufffd). ok is false when s is not valid
+// UTF-8.
+func stringSize(s string) (n int, ok bool) {
+	n, ok = 2, true
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			n += int(asciiSize[b])
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6
+			ok = false
+		case r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n, ok
+}
+
+// floatSize follows encoding/json's float encoder: %f-style digits, or
+// exponent form for magnitudes below 1e-6 or from 1e21 up, with a
+// two-digit negative exponent shortened (e-07 becomes e-7).
+func (w walker) floatSize(f float64, bits int) (int, *Error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, &Error{Reason: fmt.Sprintf("is %v, which JSON cannot hold", f)}
+	}
+	if !w.exact {
+		return maxFloat, nil
+	}
+	abs := math.Abs(f)
+	if abs < 1e15 && f == math.Trunc(f) && !(f == 0 && math.Signbit(f)) {
+		return intSize(int64(f)), nil // written without a fraction or exponent
+	}
+	var buf [64]byte
+	format := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	b := strconv.AppendFloat(buf[:0], f, format, -1, bits)
+	n := len(b)
+	if format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		n--
+	}
+	return n, nil
+}
+
+func intSize(i int64) int {
+	var buf [24]byte
+	return len(strconv.AppendInt(buf[:0], i, 10))
+}
+
+func uintSize(u uint64) int {
+	var buf [24]byte
+	return len(strconv.AppendUint(buf[:0], u, 10))
+}
