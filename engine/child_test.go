@@ -2,11 +2,14 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -268,5 +271,112 @@ func TestEngine_Child_NestingDeeperThanEightFails(t *testing.T) {
 	}
 	if res := h.Result(); res.Status != engine.StatusFailed || !strings.Contains(errText(res.Err), "deeper than 8 levels") {
 		t.Errorf("the eighth child: got %s (%v), want failed for nesting deeper than 8", res.Status, res.Err)
+	}
+}
+
+// parentRefusingStore refuses the commits of instance parent while refuse
+// is set; every other instance's commits go through.
+type parentRefusingStore struct {
+	*record.MemStore
+	parent string
+	refuse atomic.Bool
+}
+
+func (s *parentRefusingStore) Commit(ctx context.Context, rec record.Step) error {
+	if rec.Snapshot.ID == s.parent && s.refuse.Load() {
+		return errors.New("disk full")
+	}
+	return s.MemStore.Commit(ctx, rec)
+}
+
+// A parent whose step that started a child is refused by the store stops
+// and resumes from its last committed step; the child it started runs on
+// (it is not cancelled: the step that would stop waiting for it was never
+// written), and the resumed parent takes its end.
+func TestEngine_Child_ARefusedParentStepLeavesTheChildRunning(t *testing.T) {
+	w := loadChildSet(t)
+	store := &parentRefusingStore{MemStore: engine.NewMemStore(), parent: "p-1"}
+	childStarted := make(chan struct{})
+	release := make(chan struct{})
+	var (
+		once    sync.Once
+		signups atomic.Int64
+	)
+	reg := registry.New()
+	add := func(a *rules.Agent, h registry.HandlerFunc) {
+		if err := reg.Add(engine.AgentOf(a, h)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kyc := mustState(t, w, "KYC").Child.Target
+	for _, a := range w.Agents {
+		switch a.ID {
+		case "signup":
+			add(a, func(context.Context, *registry.Task) (registry.Outcome, error) {
+				if signups.Add(1) == 1 {
+					store.refuse.Store(true) // the step the first run ends is refused
+				}
+				return registry.Outcome{Trigger: "signed", Result: map[string]any{"customer": "c-7"}}, nil
+			})
+		case "welcomer":
+			add(a, func(context.Context, *registry.Task) (registry.Outcome, error) {
+				return registry.Outcome{Trigger: "welcomed"}, nil
+			})
+		}
+	}
+	for _, a := range kyc.Agents {
+		add(a, func(ctx context.Context, _ *registry.Task) (registry.Outcome, error) {
+			once.Do(func() { close(childStarted) })
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return registry.Outcome{}, ctx.Err()
+			}
+			return registry.Outcome{Trigger: "ok", Result: map[string]any{"level": "high"}}, nil
+		})
+	}
+	eng, err := engine.New(w, reg, engine.WithStore(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if _, err := eng.StartID(t.Context(), "p-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	<-childStarted
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	// The parent's step is refused (every try) while its child runs.
+	for {
+		snap, err := store.MemStore.Instance(ctx, "p-1/KYC/1")
+		if err == nil && snap.Status == engine.StatusCanceled {
+			t.Fatalf("the child was cancelled: %q", snap.CancelReason)
+		}
+		if _, err := eng.Instance("p-1"); err != nil || ctx.Err() != nil {
+			break // the parent stopped
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	store.refuse.Store(false)
+	if _, err := eng.Resume(ctx); err != nil { // as a restarted engine does
+		t.Fatal(err)
+	}
+	close(release)
+	for {
+		if ctx.Err() != nil {
+			t.Fatal("the parent did not finish within a minute")
+		}
+		snap, err := store.MemStore.Instance(ctx, "p-1")
+		if err == nil && snap.Status.Finished() {
+			if snap.Status != engine.StatusCompleted || snap.Outcome != "DONE" {
+				t.Fatalf("parent ended %s %s (%s), want completed DONE", snap.Status, snap.Outcome, snap.Error)
+			}
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	child, err := store.MemStore.Instance(ctx, "p-1/KYC/1")
+	if err != nil || child.Status != engine.StatusCompleted {
+		t.Errorf("child: %+v, %v: want completed", child.Status, err)
 	}
 }

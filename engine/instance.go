@@ -280,6 +280,14 @@ func (i *instance) commitFailed(err error) {
 	i.status = StatusFailed
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: cerr}
 	i.notices = nil
+	if c := i.child; c != nil {
+		// The child runs on: the instance resumes from its last committed
+		// step and finds it again (its id is the state's and the visit's),
+		// as after a restart. Cancelling it would end the step the store
+		// never wrote.
+		i.child = nil
+		c.stop()
+	}
 	i.finish()
 	if i.commits > 1 && !i.e.closed.Load() {
 		i.e.recoverAfter(i.id) // not a start the store refused: that one was never accepted
