@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/batonhq/baton/internal/jspeers"
+	"github.com/batonhq/baton/internal/llmtest"
 	"github.com/batonhq/baton/internal/proctest"
 	"github.com/batonhq/baton/server"
 )
@@ -27,30 +28,38 @@ import (
 const (
 	a2aToken = "a2a-e2e-secret-7391"
 	mcpToken = "mcp-e2e-secret-5528"
+	kindsKey = "sk-e2e-model-key-1618"
 )
 
-// kindsFlow runs an A2A agent, then an MCP tool over HTTP, then one of a
+// kindsFlow runs an LLM agent, an A2A agent, then an MCP tool over HTTP, then one of a
 // stdio server the engine starts. The A2A peer's mode comes from the
 // instance's input; its state's timeout is what a slow task runs into.
 const kindsFlow = `workflow: kinds
-description: An A2A agent, then MCP tools over HTTP and over stdio.
-initial: RESEARCH
+description: A model, an A2A agent, then MCP tools over HTTP and over stdio.
+initial: TRIAGE
 input: {mode: string}
 agents:
+  triage:
+    llm: {model: tiny, base_url_env: BATON_TEST_KINDS_MODEL_URL, key_env: BATON_TEST_KINDS_MODEL_KEY, price: {input: 1, output: 1}}
+    result: {why: string}
   researcher: {a2a: {url: "A2AURL", token_env: BATON_TEST_A2A_TOKEN}}
   lookup: {mcp: {url: "MCPURL", tool: usage, token_env: BATON_TEST_MCP_TOKEN}}
   local: {mcp: {command: ["NODE", "SCRIPT"], tool: process}}
 states:
+  TRIAGE: {agent: triage, timeout: 30s}
   RESEARCH: {agent: researcher, timeout: 3s, heartbeat: 500ms}
   LOOKUP: {agent: lookup, timeout: 30s}
   LOCAL: {agent: local, timeout: 30s}
   DONE: {terminal: true}
   TIMED_OUT: {terminal: true}
   ASKED: {terminal: true}
+  FAILED: {terminal: true}
 rules:
+  - {id: routed, from: triage, trigger: research, next: RESEARCH, context: {why: result.why}}
   - {id: researched, from: researcher, trigger: completed, next: LOOKUP, context: {answer: result.answer, task: result.task_id}}
   - {id: asked, from: researcher, trigger: input_required, next: ASKED}
   - {id: late, from: researcher, trigger: timeout, next: TIMED_OUT}
+  - {id: failed, from: researcher, trigger: error, next: FAILED, context: {kind: error.kind, message: error.message}}
   - {id: looked, from: lookup, trigger: done, next: LOCAL, context: {summary: result.summary}}
   - {id: local, from: local, trigger: done, next: DONE, context: {pid: result.pid}}
 `
@@ -134,6 +143,11 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 	for _, mode := range []struct{ name, nats string }{{"bbolt", server.NoNATS}, {"nats", ""}} {
 		t.Run(mode.name, func(t *testing.T) {
 			peers := startKindsPeers(t)
+			model := llmtest.Start(t, kindsKey, func(llmtest.Request) llmtest.Reply {
+				return llmtest.Reply{Content: llmtest.Answer("research", map[string]any{"why": "needs facts"}), PromptTokens: 10, CompletionTokens: 4}
+			})
+			t.Setenv("BATON_TEST_KINDS_MODEL_URL", model.BaseURL)
+			t.Setenv("BATON_TEST_KINDS_MODEL_KEY", kindsKey)
 			t.Setenv("BATON_TEST_A2A_TOKEN", a2aToken)
 			t.Setenv("BATON_TEST_MCP_TOKEN", mcpToken)
 			core, logs := observer.New(zapcore.DebugLevel)
@@ -149,6 +163,7 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 			// variable changed since changes nothing.
 			t.Setenv("BATON_TEST_A2A_TOKEN", "changed")
 			t.Setenv("BATON_TEST_MCP_TOKEN", "changed")
+			t.Setenv("BATON_TEST_KINDS_MODEL_KEY", "changed")
 
 			// It completes, with every agent's usage.
 			code, body := f.do("POST", "/v1/workflows/kinds/instances", map[string]any{"id": "done-1", "input": map[string]any{"mode": "complete"}})
@@ -162,9 +177,9 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 			pid := int(ctx["pid"].(float64))
 			assert.True(t, alive(pid), "the stdio server runs while the server does")
 			usage := got["usage"].(map[string]any)
-			assert.Equal(t, 127.0, usage["input_tokens"], "A2A 7 + MCP 120: %v", usage)
-			assert.Equal(t, 33.0, usage["output_tokens"], "A2A 3 + MCP 30: %v", usage)
-			assert.InDelta(t, 0.75, usage["cost"], 1e-9, "A2A 0.5 + MCP 0.25")
+			assert.Equal(t, 137.0, usage["input_tokens"], "LLM 10 + A2A 7 + MCP 120: %v", usage)
+			assert.Equal(t, 37.0, usage["output_tokens"], "LLM 4 + A2A 3 + MCP 30: %v", usage)
+			assert.InDelta(t, 14e-6+0.75, usage["cost"], 1e-9, "LLM 14e-6 + A2A 0.5 + MCP 0.25")
 			calls := peers.sent(t)
 			require.Len(t, calls["SendMessage"], 1)
 			send := calls["SendMessage"][0]
@@ -176,6 +191,22 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 			code, body = f.do("POST", "/v1/workflows/kinds/instances", map[string]any{"id": "ask-1", "input": map[string]any{"mode": "ask"}})
 			require.Equal(t, 201, code, "%v", body)
 			assert.Equal(t, "ASKED", f.waitStatusWithin("ask-1", "completed", time.Minute)["outcome"])
+
+			// A failed task fails the run: its kind is in the history and
+			// in the error the rules read.
+			code, body = f.do("POST", "/v1/workflows/kinds/instances", map[string]any{"id": "fail-1", "input": map[string]any{"mode": "fail"}})
+			require.Equal(t, 201, code, "%v", body)
+			got = f.waitStatusWithin("fail-1", "completed", time.Minute)
+			assert.Equal(t, "FAILED", got["outcome"])
+			assert.Equal(t, "agent_failed", got["context"].(map[string]any)["kind"])
+			assert.Contains(t, got["context"].(map[string]any)["message"], "the research failed")
+			var failed []any
+			for _, e := range f.history("fail-1") {
+				if e["kind"] == "agent_run" && e["agent"] == "researcher" {
+					failed = append(failed, e["error_kind"])
+				}
+			}
+			assert.Equal(t, []any{"agent_failed"}, failed)
 
 			// Cancelling the instance cancels its task at the peer.
 			code, body = f.do("POST", "/v1/workflows/kinds/instances", map[string]any{"id": "cancel-1", "input": map[string]any{"mode": "slow"}})
@@ -196,14 +227,14 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 			require.Len(t, ids, 2)
 			assert.NotContains(t, ids[1:], ids[0])
 			for _, e := range f.history("late-1") {
-				if e["kind"] == "agent_run" {
+				if e["kind"] == "agent_run" && e["agent"] == "researcher" {
 					assert.Equal(t, "timeout", e["error_kind"], "%v", e)
 				}
 			}
 
 			// The tokens are nowhere but at their peers.
 			var seen strings.Builder
-			for _, id := range []string{"done-1", "ask-1", "cancel-1", "late-1"} {
+			for _, id := range []string{"done-1", "ask-1", "fail-1", "cancel-1", "late-1"} {
 				for _, path := range []string{"/v1/instances/" + id, "/v1/instances/" + id + "/history", "/ui/instances/" + id, "/v1/events?instance=" + id} {
 					seen.WriteString(get(t, f.http.URL+path))
 				}
@@ -234,6 +265,7 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 			assert.Contains(t, seen.String(), "done-1", "the store was read")
 			assert.NotContains(t, seen.String(), a2aToken)
 			assert.NotContains(t, seen.String(), mcpToken)
+			assert.NotContains(t, seen.String(), kindsKey)
 		})
 	}
 }
