@@ -64,6 +64,26 @@ rules:
   - {id: local, from: local, trigger: done, next: DONE, context: {pid: result.pid}}
 `
 
+// refusedFlow calls the same peers with a token they refuse: each run
+// fails, and the rules keep the error's kind and message.
+const refusedFlow = `workflow: refused
+initial: RESEARCH
+agents:
+  researcher: {a2a: {url: "A2AURL", token_env: BATON_TEST_WRONG_TOKEN}}
+  lookup: {mcp: {url: "MCPURL", tool: usage, token_env: BATON_TEST_WRONG_TOKEN}}
+states:
+  RESEARCH: {agent: researcher, timeout: 30s}
+  LOOKUP: {agent: lookup, timeout: 30s}
+  DONE: {terminal: true}
+rules:
+  - {id: researched, from: researcher, trigger: completed, next: LOOKUP}
+  - {id: refused, from: researcher, trigger: error, next: LOOKUP, context: {a2a: error.kind, a2a_message: error.message}}
+  - {id: looked, from: lookup, trigger: [done, error], next: DONE, context: {mcp: error.kind, mcp_message: error.message}}
+`
+
+// wrongToken is the token the peers refuse.
+const wrongToken = "wrong-e2e-secret-1414"
+
 // kindsPeers are the A2A agent and the MCP tool server of kindsFlow,
 // both the official JavaScript SDKs, each asking for its token.
 type kindsPeers struct {
@@ -80,8 +100,9 @@ func startKindsPeers(t *testing.T) kindsPeers {
 	mcpAddr := proctest.FreeAddr(t)
 	proctest.Start(t, []string{"MCP_TOKEN=" + mcpToken}, "listening", node, jspeers.Script("mcp_tools_server.mjs"), "--http", mcpAddr)
 	p := kindsPeers{a2a: "http://" + a2aAddr, mcp: "http://" + mcpAddr + "/mcp", dir: t.TempDir()}
-	src := strings.NewReplacer("A2AURL", p.a2a, "MCPURL", p.mcp, "NODE", node, "SCRIPT", jspeers.Script("mcp_tools_server.mjs")).Replace(kindsFlow)
-	require.NoError(t, os.WriteFile(filepath.Join(p.dir, "kinds.yaml"), []byte(src), 0o600))
+	fill := strings.NewReplacer("A2AURL", p.a2a, "MCPURL", p.mcp, "NODE", node, "SCRIPT", jspeers.Script("mcp_tools_server.mjs"))
+	require.NoError(t, os.WriteFile(filepath.Join(p.dir, "kinds.yaml"), []byte(fill.Replace(kindsFlow)), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(p.dir, "refused.yaml"), []byte(fill.Replace(refusedFlow)), 0o600))
 	return p
 }
 
@@ -150,6 +171,7 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 			t.Setenv("BATON_TEST_KINDS_MODEL_KEY", kindsKey)
 			t.Setenv("BATON_TEST_A2A_TOKEN", a2aToken)
 			t.Setenv("BATON_TEST_MCP_TOKEN", mcpToken)
+			t.Setenv("BATON_TEST_WRONG_TOKEN", wrongToken)
 			core, logs := observer.New(zapcore.DebugLevel)
 			f := newFixture(t, func(c *server.Config) {
 				c.WorkflowsDir = peers.dir
@@ -232,9 +254,18 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 				}
 			}
 
+			// A refused token: A2A says unauthorized, MCP fails to connect.
+			code, body = f.do("POST", "/v1/workflows/refused/instances", map[string]any{"id": "refused-1"})
+			require.Equal(t, 201, code, "%v", body)
+			got = f.waitStatusWithin("refused-1", "completed", time.Minute)
+			ctx = got["context"].(map[string]any)
+			assert.Equal(t, "unauthorized", ctx["a2a"], "%v", ctx)
+			assert.Contains(t, ctx["a2a_message"], "401")
+			assert.Equal(t, "transport", ctx["mcp"], "%v", ctx)
+
 			// The tokens are nowhere but at their peers.
 			var seen strings.Builder
-			for _, id := range []string{"done-1", "ask-1", "fail-1", "cancel-1", "late-1"} {
+			for _, id := range []string{"done-1", "ask-1", "fail-1", "cancel-1", "late-1", "refused-1"} {
 				for _, path := range []string{"/v1/instances/" + id, "/v1/instances/" + id + "/history", "/ui/instances/" + id, "/v1/events?instance=" + id} {
 					seen.WriteString(get(t, f.http.URL+path))
 				}
@@ -266,6 +297,7 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 			assert.NotContains(t, seen.String(), a2aToken)
 			assert.NotContains(t, seen.String(), mcpToken)
 			assert.NotContains(t, seen.String(), kindsKey)
+			assert.NotContains(t, seen.String(), wrongToken)
 		})
 	}
 }
