@@ -47,7 +47,7 @@ agents:
   local: {mcp: {command: ["NODE", "SCRIPT"], tool: process}}
 states:
   TRIAGE: {agent: triage, timeout: 30s}
-  RESEARCH: {agent: researcher, timeout: 3s, heartbeat: 500ms}
+  RESEARCH: {agent: researcher, timeout: 3s, heartbeat: 500ms, retry: {max: 1, backoff: [1ms], on: [agent_failed]}}
   LOOKUP: {agent: lookup, timeout: 30s}
   LOCAL: {agent: local, timeout: 30s}
   DONE: {terminal: true}
@@ -151,15 +151,17 @@ func alive(pid int) bool {
 	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
-// A workflow of an A2A agent and two MCP agents (a server over HTTP, a
-// stdio server the engine starts) runs on the server, with the in-memory
-// bus and bbolt and with embedded NATS: the run completes with every
-// agent's usage in the instance; the state's timeout and cancelling the
-// instance each cancel the A2A task at the peer (the state asks for
-// heartbeats, which the engine does not await from the agents it runs
-// itself: a task followed for longer completes); closing the server stops
-// the stdio server. The tokens reach the peers and appear in no answer,
-// page, event, log line or stored byte.
+// A workflow of an LLM agent, an A2A agent and two MCP agents (a server
+// over HTTP, a stdio server the engine starts) runs on the server, with
+// the in-memory bus and bbolt and with embedded NATS: the run completes
+// with every agent's usage in the instance; a failed task is retried as
+// the state says and its kind reaches the rules; the state's timeout and
+// cancelling the instance each cancel the A2A task at the peer (the state
+// asks for heartbeats, which the engine does not await from the agents it
+// runs itself: a task followed for longer completes); closing the server
+// stops the stdio server. The keys and tokens, read once when the server
+// is built, reach the peers and appear in no answer, page, event, log line
+// or stored byte.
 func TestServer_KindsEndToEnd(t *testing.T) {
 	for _, mode := range []struct{ name, nats string }{{"bbolt", server.NoNATS}, {"nats", ""}} {
 		t.Run(mode.name, func(t *testing.T) {
@@ -228,7 +230,7 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 					failed = append(failed, e["error_kind"])
 				}
 			}
-			assert.Equal(t, []any{"agent_failed"}, failed)
+			assert.Equal(t, []any{"agent_failed", "agent_failed"}, failed, "the state's retry runs it again")
 
 			// Cancelling the instance cancels its task at the peer.
 			code, body = f.do("POST", "/v1/workflows/kinds/instances", map[string]any{"id": "cancel-1", "input": map[string]any{"mode": "slow"}})
