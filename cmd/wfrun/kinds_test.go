@@ -66,13 +66,18 @@ expect:
   usage: {tokens: 1502, cost: 0.502}
 `
 
-// writeKinds writes the workflow, its peer URL filled in, and its scenario.
+// writeKinds writes the workflow, its peer URL filled in, and its
+// scenarios: the LLM agent's cost computed from its price, and given.
 func writeKinds(t *testing.T, peer string) string {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "workflow.yaml"), []byte(strings.ReplaceAll(kindsWorkflow, "PEER", peer)), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "scenarios"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "scenarios", "scripted.yaml"), []byte(kindsScenario), 0o600))
+	// A reply's own cost wins over the one the model's price gives.
+	priced := strings.NewReplacer("usage: {input_tokens: 1000, output_tokens: 500}", "usage: {input_tokens: 1000, output_tokens: 500, cost: 0.25}",
+		"cost: 0.502", "cost: 0.75", "every kind scripted", "a reply's cost").Replace(kindsScenario)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "scenarios", "priced.yaml"), []byte(priced), 0o600))
 	return dir
 }
 
@@ -101,6 +106,7 @@ func TestKinds_ValidateCheckAndScenario(t *testing.T) {
 	t.Setenv("KINDS_MCP_TOKEN", "k")
 	out, errOut, code = wfrun(t, "test", dir)
 	assert.Equal(t, 0, code, "%s%s", out, errOut)
+	assert.Contains(t, out, "scenarios: 2 passed, 0 failed")
 	out, errOut, code = wfrun(t, "run", filepath.Join(dir, "scenarios", "scripted.yaml"))
 	assert.Equal(t, 0, code, "%s%s", out, errOut)
 	assert.Zero(t, calls.Load(), "a scripted agent called out")
