@@ -52,12 +52,13 @@ states:
   LOCAL: {agent: local, timeout: 30s}
   DONE: {terminal: true}
   TIMED_OUT: {terminal: true}
-  ASKED: {terminal: true}
+  ASKED: {wait: {signals: [answer]}}
   FAILED: {terminal: true}
 rules:
   - {id: routed, from: triage, trigger: research, next: RESEARCH, context: {why: result.why}}
   - {id: researched, from: researcher, trigger: completed, next: LOOKUP, context: {answer: result.answer, task: result.task_id}}
   - {id: asked, from: researcher, trigger: input_required, next: ASKED}
+  - {id: answered, from: ASKED, trigger: answer, next: RESEARCH}
   - {id: late, from: researcher, trigger: timeout, next: TIMED_OUT}
   - {id: failed, from: researcher, trigger: error, next: FAILED, context: {kind: error.kind, message: error.message}}
   - {id: looked, from: lookup, trigger: done, next: LOCAL, context: {summary: result.summary}}
@@ -211,10 +212,32 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 			assert.Equal(t, "Bearer "+a2aToken, send["authorization"])
 			assert.Equal(t, "1.0", send["version"])
 
-			// Input required: the outcome input_required, to its own state.
+			// Input required: the outcome input_required; once a person
+			// answered, the next message goes on with the same task.
 			code, body = f.do("POST", "/v1/workflows/kinds/instances", map[string]any{"id": "ask-1", "input": map[string]any{"mode": "ask"}})
 			require.Equal(t, 201, code, "%v", body)
-			assert.Equal(t, "ASKED", f.waitStatusWithin("ask-1", "completed", time.Minute)["outcome"])
+			f.waitStatusWithin("ask-1", "waiting", time.Minute)
+			var asked map[string]any
+			for _, e := range f.history("ask-1") {
+				if e["kind"] == "agent_run" && e["trigger"] == "input_required" {
+					asked, _ = e["result"].(map[string]any)
+				}
+			}
+			require.NotNil(t, asked, "no input_required run")
+			assert.Equal(t, "which year?", asked["text"])
+			assert.Equal(t, map[string]any{"choices": []any{2024.0, 2025.0}}, asked["data"])
+			code, body = f.do("POST", "/v1/instances/ask-1/signals/answer", map[string]any{"data": map[string]any{"year": 2025}})
+			require.Less(t, code, 300, "%v", body)
+			got = f.waitStatusWithin("ask-1", "completed", time.Minute)
+			assert.Equal(t, "DONE", got["outcome"])
+			assert.Equal(t, asked["task_id"], got["context"].(map[string]any)["task"], "the task that asked completed")
+			var sends []string
+			for _, c := range peers.sent(t)["SendMessage"] {
+				if c["contextId"] == "ask-1" {
+					sends = append(sends, c["taskId"].(string))
+				}
+			}
+			assert.Equal(t, []string{"", asked["task_id"].(string)}, sends, "the second message carries the task id")
 
 			// A failed task fails the run: its kind is in the history and
 			// in the error the rules read.
