@@ -92,12 +92,12 @@ type kindsPeers struct {
 	dir      string // the workflows folder
 }
 
-func startKindsPeers(t *testing.T) kindsPeers {
+func startKindsPeers(t *testing.T, a2aVersion string) kindsPeers {
 	t.Helper()
 	node := jspeers.Node(t)
 	a2aAddr := proctest.FreeAddr(t)
 	_, port, _ := strings.Cut(a2aAddr, ":")
-	proctest.Start(t, []string{"PORT=" + port, "TOKEN=" + a2aToken}, "ready", node, jspeers.Script("a2a_agent_peer.mjs"))
+	proctest.Start(t, []string{"PORT=" + port, "TOKEN=" + a2aToken, "A2A_VERSION=" + a2aVersion}, "ready", node, jspeers.Script("a2a_agent_peer.mjs"))
 	mcpAddr := proctest.FreeAddr(t)
 	proctest.Start(t, []string{"MCP_TOKEN=" + mcpToken}, "listening", node, jspeers.Script("mcp_tools_server.mjs"), "--http", mcpAddr)
 	p := kindsPeers{a2a: "http://" + a2aAddr, mcp: "http://" + mcpAddr + "/mcp", dir: t.TempDir()}
@@ -154,7 +154,8 @@ func alive(pid int) bool {
 
 // A workflow of an LLM agent, an A2A agent and two MCP agents (a server
 // over HTTP, a stdio server the engine starts) runs on the server, with
-// the in-memory bus and bbolt and with embedded NATS: the run completes
+// the in-memory bus and bbolt (an A2A 0.3 peer) and with embedded NATS
+// (an A2A 1.0 peer): the run completes
 // with every agent's usage in the instance; a failed task is retried as
 // the state says and its kind reaches the rules; the state's timeout and
 // cancelling the instance each cancel the A2A task at the peer (the state
@@ -164,9 +165,14 @@ func alive(pid int) bool {
 // is built, reach the peers and appear in no answer, page, event, log line
 // or stored byte.
 func TestServer_KindsEndToEnd(t *testing.T) {
-	for _, mode := range []struct{ name, nats string }{{"bbolt", server.NoNATS}, {"nats", ""}} {
+	// Each store with one of the A2A protocol versions: the peer speaks
+	// 0.3 (its card only at the older path) or 1.0.
+	for _, mode := range []struct{ name, nats, a2a, send, header string }{
+		{"bbolt", server.NoNATS, "0.3", "message/send", ""},
+		{"nats", "", "1.0", "SendMessage", "1.0"},
+	} {
 		t.Run(mode.name, func(t *testing.T) {
-			peers := startKindsPeers(t)
+			peers := startKindsPeers(t, mode.a2a)
 			model := llmtest.Start(t, kindsKey, func(llmtest.Request) llmtest.Reply {
 				return llmtest.Reply{Content: llmtest.Answer("research", map[string]any{"why": "needs facts"}), PromptTokens: 10, CompletionTokens: 4}
 			})
@@ -206,11 +212,11 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 			assert.Equal(t, 37.0, usage["output_tokens"], "LLM 4 + A2A 3 + MCP 30: %v", usage)
 			assert.InDelta(t, 14e-6+0.75, usage["cost"], 1e-9, "LLM 14e-6 + A2A 0.5 + MCP 0.25")
 			calls := peers.sent(t)
-			require.Len(t, calls["SendMessage"], 1)
-			send := calls["SendMessage"][0]
+			require.Len(t, calls[mode.send], 1, "%v", calls)
+			send := calls[mode.send][0]
 			assert.Equal(t, "done-1", send["contextId"], "the context id is the instance id")
 			assert.Equal(t, "Bearer "+a2aToken, send["authorization"])
-			assert.Equal(t, "1.0", send["version"])
+			assert.Equal(t, mode.header, send["version"])
 
 			// Input required: the outcome input_required; once a person
 			// answered, the next message goes on with the same task.
@@ -232,7 +238,7 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 			assert.Equal(t, "DONE", got["outcome"])
 			assert.Equal(t, asked["task_id"], got["context"].(map[string]any)["task"], "the task that asked completed")
 			var sends []string
-			for _, c := range peers.sent(t)["SendMessage"] {
+			for _, c := range peers.sent(t)[mode.send] {
 				if c["contextId"] == "ask-1" {
 					sends = append(sends, c["taskId"].(string))
 				}
