@@ -154,16 +154,16 @@ func alive(pid int) bool {
 
 // A workflow of an LLM agent, an A2A agent and two MCP agents (a server
 // over HTTP, a stdio server the engine starts) runs on the server, with
-// the in-memory bus and bbolt (an A2A 0.3 peer) and with embedded NATS
-// (an A2A 1.0 peer): the run completes
-// with every agent's usage in the instance; a failed task is retried as
-// the state says and its kind reaches the rules; the state's timeout and
-// cancelling the instance each cancel the A2A task at the peer (the state
-// asks for heartbeats, which the engine does not await from the agents it
-// runs itself: a task followed for longer completes); closing the server
-// stops the stdio server. The keys and tokens, read once when the server
-// is built, reach the peers and appear in no answer, page, event, log line
-// or stored byte.
+// the in-memory bus and bbolt (an A2A 0.3 peer) and with embedded NATS (an
+// A2A 1.0 peer): the run completes with every agent's usage in the
+// instance; a task that asks for input goes on once a person answered; a
+// failed task is retried as the state says and its kind reaches the
+// rules; the state's timeout and cancelling the instance each cancel the
+// A2A task at the peer (the state asks for heartbeats, which the engine
+// does not await from the agents it runs itself: a task followed for
+// longer completes); closing the server stops the stdio server. The keys
+// and tokens, read once when the server is built, reach the peers and
+// appear in no answer, page, event, log line or stored byte.
 func TestServer_KindsEndToEnd(t *testing.T) {
 	// Each store with one of the A2A protocol versions: the peer speaks
 	// 0.3 (its card only at the older path) or 1.0.
