@@ -309,3 +309,19 @@ func TestCheckAndExplore_NilWorkflow(t *testing.T) {
 		t.Fatalf("got %v, want ErrNoWorkflow", err)
 	}
 }
+
+// An MCP tool and a model call never refuse a hand-off: a state of theirs
+// that a hand-off enters has no rejected outcome to cover, while an agent
+// that may refuse (here a Go agent) still has.
+func TestCheck_ToolsAndModelsNeverReject(t *testing.T) {
+	r := check.Check(load(t, "testdata/kinds/workflow.yaml"))
+	var rejected []string
+	for _, f := range r.All() {
+		if strings.Contains(f.Message, "outcome rejected") {
+			rejected = append(rejected, f.Message)
+		}
+	}
+	if len(rejected) != 1 || !strings.HasPrefix(rejected[0], "HELPING:") {
+		t.Errorf("got rejected findings %q, want one, for HELPING:\n%s", rejected, findings(r))
+	}
+}

@@ -85,6 +85,9 @@ func newGenerator(w *rules.Workflow) *generator {
 				if !c.handoffIn[s.Name] || s.Agent == "" {
 					g.rejects[a] = false
 				}
+				if ag, ok := fw.Agent(a); ok && (ag.Kind() == rules.KindMCP || ag.Kind() == rules.KindLLM) {
+					g.rejects[a] = false // a tool or a model call never refuses a hand-off
+				}
 			}
 		}
 		g.foreachLists(fw)

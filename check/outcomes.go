@@ -69,8 +69,12 @@ func (c *checker) outcomes(s *rules.State, handoffIn bool) []outcome {
 		}
 	default:
 		var schema *rules.Schema
+		rejects := true
 		if a, ok := w.Agent(s.Agent); ok {
 			schema = a.Result
+			// An MCP tool and a model call answer or fail: neither refuses
+			// a hand-off.
+			rejects = a.Kind() != rules.KindMCP && a.Kind() != rules.KindLLM
 		}
 		for _, t := range c.triggers[s.Agent] {
 			out = append(out, outcome{trigger: t, kinds: noFailure, result: schema})
@@ -83,7 +87,7 @@ func (c *checker) outcomes(s *rules.State, handoffIn bool) []outcome {
 			}
 			engine("timeout", kinds...)
 		}
-		if handoffIn {
+		if handoffIn && rejects {
 			engine("rejected", "rejected")
 		}
 	}
