@@ -195,13 +195,13 @@ func (i *instance) noticeErr(id string) error {
 // the run is over, or an ErrFutureStep error when the instance has not
 // reached step. Taking the work, or a heartbeat, restarts the run's
 // heartbeat timer; nothing is recorded.
-func (i *instance) markAccepted(step int) error {
+func (i *instance) markAccepted(ctx context.Context, step int) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	r := i.active(step) // a single run, or a parallel branch
 	if r == nil {
 		if err := i.futureStep(step); err != nil {
-			return err
+			return i.pastThisCopy(ctx, step, err)
 		}
 		return ErrStaleReport
 	}

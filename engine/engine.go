@@ -532,7 +532,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 	var ans *wire.Answer
 	err := e.with(ctx, r.InstanceID, func(i *instance) error {
 		if r.Heartbeat {
-			return i.markAccepted(r.Step)
+			return i.markAccepted(context.WithoutCancel(ctx), r.Step)
 		}
 		if r.Progress != nil {
 			if err := checkData("progress.data", r.Progress.Data); err != nil {

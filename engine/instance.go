@@ -493,6 +493,43 @@ func (i *instance) futureStep(step int) error {
 	return fmt.Errorf("%w: step %d of instance %s, which is at step %d", ErrFutureStep, step, i.id, i.step)
 }
 
+// pastThisCopy answers a report for a step past the one this copy of the
+// instance holds (future, an ErrFutureStep error). Work for a step goes out
+// only once an engine has committed it, so such a report means either a
+// report that fits no work, or a copy that fell behind the store: another
+// engine sharing the store took the instance over and moved it on, while
+// this one has not yet learnt it lost the instance (a commit whose answer
+// was lost, a lease not yet seen gone). Answered invalid, the agent would
+// drop the outcome for good. So the store is asked: when it holds step (or
+// a later commit than this copy), the copy is stale — it is released, the
+// engine resumes the instance from the store if it still owns it, and the
+// report is answered unknown_instance, so that the agent keeps its outcome
+// and reports it again to the engine that holds the instance now. When the
+// store cannot tell, the answer is unknown_instance too. Only a step the
+// store has not reached either is invalid. i.mu is held.
+func (i *instance) pastThisCopy(ctx context.Context, step int, future error) error {
+	if i.forgotten {
+		return future // read back from the store just now: it is the store's answer
+	}
+	snap, err := i.e.store.Instance(ctx, i.id)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %s: step %d is past this engine's step %d, and the store cannot tell which is current: %w",
+			ErrUnknownInstance, i.id, step, i.step, err)
+	case snap.Step < step && snap.Commits <= i.commits:
+		return future
+	}
+	stale := fmt.Errorf("%w: %s: the store holds step %d (commit %d), this engine's copy step %d (commit %d): another engine moved it on",
+		ErrNotOwner, i.id, snap.Step, snap.Commits, i.step, i.commits)
+	i.e.log.Warn("engine: a report for a step past this engine's copy of the instance, which the store holds; the copy is released and the instance resumed from the store",
+		zap.String("instance", i.id), zap.Int("report_step", step), zap.Int("step", i.step), zap.Int("store_step", snap.Step))
+	i.releaseLocked(&CommitError{InstanceID: i.id, Step: i.step, Err: stale})
+	if !i.e.closed.Load() {
+		i.e.recoverLater(i.id, recoverFirst) // resumed here only if this engine still owns it
+	}
+	return fmt.Errorf("%w: %w", ErrUnknownInstance, stale)
+}
+
 // runAgent returns the agent of step's run, if it is under way.
 func (i *instance) runAgent(step int) (string, bool) {
 	i.mu.Lock()
@@ -536,7 +573,7 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 	r := i.active(step)
 	if r == nil {
 		if err := i.futureStep(step); err != nil {
-			return err
+			return i.pastThisCopy(ctx, step, err)
 		}
 		if !errors.Is(runErr, ErrTimeout) || !timedOut {
 			// A timer that fires after its run ended is not a reply; anything else is.

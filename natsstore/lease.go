@@ -304,6 +304,10 @@ func (s *Store) commitLeased(ctx context.Context, rec record.Step, f *fence, res
 		if errors.As(err, &rerr) {
 			f.unsure, f.unsureOutbox, f.unsureData = msgID, outbox, data
 		}
+		var cerr *ConflictError
+		if errors.As(err, &cerr) {
+			cerr.Expected = f.seq // written over since the revision this store saw
+		}
 		var nerr *NotOwnerError
 		if errors.As(err, &nerr) {
 			nerr.Partition = pn
@@ -356,7 +360,7 @@ func (s *Store) publishLeased(ctx context.Context, msgID, id string, data []byte
 			jetstream.WithExpectLastSequenceForSubject(markerSeq, markerSubj))
 		cancel()
 		if err == nil {
-			return ack.Sequence, nil
+			return s.checkDuplicate(ctx, id, 0, ack)
 		}
 		if isWrongLastSeq(err) {
 			if seq, ok := s.lastIsOurs(ctx, id, msgID); ok {

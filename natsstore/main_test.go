@@ -3,6 +3,7 @@ package natsstore_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,11 +12,18 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/batonhq/baton/internal/clustertest"
 	"github.com/batonhq/baton/natsserver"
 	"github.com/batonhq/baton/natsstore"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// A test on a replicated stream runs this binary again as its servers.
+	if code, ok := clustertest.RunChild(); ok {
+		os.Exit(code)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // startServer starts an in-process server in the test's temporary directory
 // (or listening on loopback with listen) and stops it when the test ends.

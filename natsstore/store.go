@@ -439,7 +439,7 @@ func (s *Store) publish(ctx context.Context, msgID, id string, data []byte, expe
 			jetstream.WithExpectLastSequencePerSubject(expect))
 		cancel()
 		if err == nil {
-			return ack.Sequence, nil
+			return s.checkDuplicate(ctx, id, expect, ack)
 		}
 		if isWrongLastSeq(err) {
 			if seq, ok := s.lastIsOurs(ctx, id, msgID); ok {
@@ -453,6 +453,37 @@ func (s *Store) publish(ctx context.Context, msgID, id string, data []byte, expe
 		s.log.Debug("natsstore: commit unanswered, sending again", zap.String("instance", id), zap.Int("attempt", attempt), zap.Error(err))
 	}
 	return 0, &RequestError{Op: "commit", Instance: id, Err: err}
+}
+
+// errWrittenOver is why a commit answered as a duplicate is refused: its
+// first send was written, and the instance was written again since.
+var errWrittenOver = errors.New("this step was written before, and the instance has been written since by another store")
+
+// checkDuplicate returns the revision of a commit the server accepted. An
+// answer marked duplicate means the message id was written before, at
+// ack.Sequence: a commit sent again after its first send got no answer. A
+// replicated stream answers a duplicate before it checks the expected
+// revision, so the first send may have been followed by other writes of
+// the instance (another store took its partition over and moved it on):
+// the commit is this store's only while that first write is still the
+// instance's last message. Otherwise it is refused as a conflict; followed
+// as if it were the last, the store would let its engine go on from a past
+// the others have left, and answer reports of later steps from it. When
+// the last message cannot be read, the commit stays unsure.
+func (s *Store) checkDuplicate(ctx context.Context, id string, expect uint64, ack *jetstream.PubAck) (uint64, error) {
+	if !ack.Duplicate {
+		return ack.Sequence, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	m, err := s.stream(id).GetLastMsgForSubject(rctx, s.subject(id))
+	switch {
+	case err != nil:
+		return 0, &RequestError{Op: "commit", Instance: id, Err: err}
+	case m.Sequence != ack.Sequence:
+		return 0, &ConflictError{Instance: id, Expected: expect, Err: fmt.Errorf("%w (written at revision %d, last at %d)", errWrittenOver, ack.Sequence, m.Sequence)}
+	}
+	return ack.Sequence, nil
 }
 
 func (s *Store) lastIsOurs(ctx context.Context, id, msgID string) (uint64, bool) {
