@@ -457,4 +457,24 @@ export declare class Client {
   workflows(): Promise<WorkflowInfo[]>;
   graph(name: string, options?: { format?: 'mermaid' | 'dot'; version?: number }): Promise<Graph>;
   deadLetters(page?: { limit?: number; cursor?: string }): Promise<DeadLetterPage>;
+  /** Every agent of every hosted workflow (`GET /v1/agents`). */
+  agents(): Promise<AgentInfo[]>;
+}
+
+/** An agent as `GET /v1/agents` describes it. */
+export interface AgentInfo {
+  id: string;
+  /** go, nats, http, a2a, mcp or llm. */
+  kind: string;
+  workflows: string[];
+  queued: number;
+  in_flight: number;
+  oldest_queued_seconds: number | null;
+  dead_letters: number;
+  /** NATS agents: the last pull or report, and whether it was recent. */
+  seen?: string | null;
+  live?: boolean;
+  /** HTTP, A2A, MCP and LLM agents: the last run sent, and how it ended. */
+  last_call?: string | null;
+  last_status?: string;
 }

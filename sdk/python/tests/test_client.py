@@ -239,6 +239,8 @@ class Catalog(unittest.TestCase):
         page = CLIENT.dead_letters(limit=10)
         self.assertIsInstance(page["dead_letters"], list)
         self.assertIn("next", page)
+        agents = sorted((a["id"], a["kind"], a["workflows"]) for a in CLIENT.agents())
+        self.assertEqual(agents, [("helper", "http", ["pyclient"]), ("worker", "http", ["pyclient"])])
 
 
 class Events(unittest.TestCase):

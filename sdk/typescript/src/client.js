@@ -281,6 +281,11 @@ export class Client {
     return this._call('GET', `/v1/workflows/${q(name)}/graph`, { query: { format: options.format, version: options.version } });
   }
 
+  /** Every agent of every hosted workflow: its kind, queue, in-flight work, dead letters and liveness. */
+  async agents() {
+    return (await this._call('GET', '/v1/agents')).agents;
+  }
+
   /** One page of dead letters, newest first. @param {{limit?: number, cursor?: string}} [page] */
   async deadLetters(page = {}) {
     return this._call('GET', '/v1/dead-letters', { query: page });

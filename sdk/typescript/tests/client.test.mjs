@@ -351,6 +351,8 @@ describe('catalog', opts, () => {
     const page = await client.deadLetters({ limit: 10 });
     assert.ok(Array.isArray(page.dead_letters));
     assert.ok('next' in page);
+    const agents = await client.agents();
+    assert.deepEqual(agents.map((a) => [a.id, a.kind, a.workflows]).sort(), [['helper', 'http', ['nodeclient']], ['worker', 'http', ['nodeclient']]]);
   });
 });
 

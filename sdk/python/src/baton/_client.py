@@ -214,6 +214,10 @@ class Client:
         q = {"format": format, "version": version}
         return cast(Graph, self._call("GET", f"/v1/workflows/{_q(name)}/graph", query=q))
 
+    def agents(self) -> builtins.list[dict[str, Any]]:
+        """Every agent of every hosted workflow: kind, queue, in-flight work, dead letters, liveness."""
+        return cast("builtins.list[dict[str, Any]]", self._call("GET", "/v1/agents")["agents"])
+
     def dead_letters(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> DeadLetterPage:
         """One page of dead letters, newest first (``next`` as for ``list``)."""
         return cast(DeadLetterPage, self._call("GET", "/v1/dead-letters", query={"limit": limit, "cursor": cursor}))
