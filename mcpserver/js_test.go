@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/batonhq/baton/mcpserver/mcptest"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/server"
 )
 
@@ -25,13 +27,25 @@ func realServer(t *testing.T) (url, token string) {
 	return url, token
 }
 
-// reloadable is realServer, with the server and its workflows
-// directory.
+// reloadable is realServer, with the server and its workflows directory.
 func reloadable(t *testing.T) (url, token string, srv *server.Server, dir string) {
 	t.Helper()
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "approval.yaml"), []byte(mcptest.ApprovalFlow), 0o600))
 	token = "mcp-test-token"
-	url, srv, dir = mcptest.Server(t, token)
-	return url, token, srv, dir
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(tokens, []byte(token+"\n"), 0o600))
+	s, err := server.New(context.Background(), server.Config{
+		WorkflowsDir: dir, DataDir: t.TempDir(), NATS: server.NoNATS, TokenFile: tokens,
+		Handlers: map[string]registry.Handler{"checker": mcptest.Checker},
+	})
+	require.NoError(t, err)
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		s.Close()
+		hs.Close()
+	})
+	return hs.URL, token, s, dir
 }
 
 // TestMCP_JSClient_AgainstServer drives /mcp of a real server with the

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/batonhq/baton/mcpserver/mcptest"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/server"
 )
 
@@ -27,9 +29,22 @@ func mcpServer(t *testing.T) (url, token string) {
 // directory.
 func reloadableServer(t *testing.T) (url, token string, srv *server.Server, dir string) {
 	t.Helper()
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "approval.yaml"), []byte(mcptest.ApprovalFlow), 0o600))
 	token = "stdio-token"
-	url, srv, dir = mcptest.Server(t, token)
-	return url, token, srv, dir
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(tokens, []byte(token+"\n"), 0o600))
+	s, err := server.New(context.Background(), server.Config{
+		WorkflowsDir: dir, DataDir: t.TempDir(), NATS: server.NoNATS, TokenFile: tokens,
+		Handlers: map[string]registry.Handler{"checker": mcptest.Checker},
+	})
+	require.NoError(t, err)
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		s.Close()
+		hs.Close()
+	})
+	return hs.URL, token, s, dir
 }
 
 // TestMCP_Stdio_JSClient drives `wfrun mcp` (a child process) over stdio

@@ -8,10 +8,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +20,6 @@ import (
 
 	"github.com/batonhq/baton/internal/jspeers"
 	"github.com/batonhq/baton/registry"
-	"github.com/batonhq/baton/server"
 )
 
 // ApprovalFlow is the workflow the scenario drives: a check (the Checker
@@ -194,26 +191,4 @@ func Check(t testing.TB, steps Steps) {
 	require.NoError(t, json.Unmarshal([]byte(steps["read baton://instances/js-1/history"]["text"].(string)), &hist))
 	assert.NotEmpty(t, hist)
 	assert.Contains(t, steps["read_missing"], "error")
-}
-
-// Server is a Baton server serving ApprovalFlow with the bearer token,
-// its API on a loopback HTTP server, with the server and its workflows
-// directory (for a test that adds a workflow and reloads).
-func Server(t testing.TB, token string) (url string, srv *server.Server, dir string) {
-	t.Helper()
-	dir = t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "approval.yaml"), []byte(ApprovalFlow), 0o600))
-	tokens := filepath.Join(t.TempDir(), "tokens")
-	require.NoError(t, os.WriteFile(tokens, []byte(token+"\n"), 0o600))
-	s, err := server.New(context.Background(), server.Config{
-		WorkflowsDir: dir, DataDir: t.TempDir(), NATS: server.NoNATS, TokenFile: tokens,
-		Handlers: map[string]registry.Handler{"checker": Checker},
-	})
-	require.NoError(t, err)
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		s.Close()
-		hs.Close()
-	})
-	return hs.URL, s, dir
 }
