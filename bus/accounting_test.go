@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // TestRequest_SendFailsAfterRequeuedCopyAnswered fails a Request's send on
@@ -16,8 +17,8 @@ func TestRequest_SendFailsAfterRequeuedCopyAnswered(t *testing.T) {
 	b := newBus(t, []string{"B"}, bus.WithDefaultMailboxCapacity(1))
 	mustSend(t, b, notice("X", "B", "filler"))
 	done := false
-	cancel := b.OnDeadLetter(func(d bus.DeadLetter) {
-		if done || d.Reason != bus.ReasonQueueOverflow {
+	cancel := b.OnDeadLetter(func(d transport.DeadLetter) {
+		if done || d.Reason != transport.ReasonQueueOverflow {
 			return
 		}
 		done = true
@@ -27,7 +28,7 @@ func TestRequest_SendFailsAfterRequeuedCopyAnswered(t *testing.T) {
 			return
 		}
 		got := mustReceiveOne(t, b, "B")
-		if err := b.Reply(t.Context(), got, &bus.Message{Content: map[string]any{"action": "answer"}}); err != nil {
+		if err := b.Reply(t.Context(), got, &transport.Message{Content: map[string]any{"action": "answer"}}); err != nil {
 			t.Errorf("reply: got %v, want nil", err)
 		}
 	})
@@ -59,13 +60,13 @@ func TestReject_NoticeFailureStillRejects(t *testing.T) {
 
 	err := b.Reject(t.Context(), got, "no")
 	var ne *bus.NoticeError
-	if !errors.As(err, &ne) || !errors.Is(err, bus.ErrNotice) || !errors.Is(err, bus.ErrQueueFull) {
+	if !errors.As(err, &ne) || !errors.Is(err, bus.ErrNotice) || !errors.Is(err, transport.ErrQueueFull) {
 		t.Fatalf("got %v, want a *NoticeError matching ErrNotice and ErrQueueFull", err)
 	}
 	if ne.MessageID != req.MessageID || ne.To != "A" {
 		t.Errorf("got notice error about %s to %s, want %s to A", ne.MessageID, ne.To, req.MessageID)
 	}
-	if d := deadLetterOf(t, b, req.MessageID); d.Reason != bus.ReasonRejected {
+	if d := deadLetterOf(t, b, req.MessageID); d.Reason != transport.ReasonRejected {
 		t.Errorf("got %s, want the message dead-lettered rejected", d.Reason)
 	}
 	if s := assertBalanced(t, b); s.Rejects != 1 {

@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // benchTemplate is the payload every benchmark moves: a REQUEST with a
 // small content map shared (read-only) by all copies.
-func benchTemplate() bus.Message {
-	return bus.Message{
+func benchTemplate() transport.Message {
+	return transport.Message{
 		MessageID: "00000000-0000-4000-8000-000000000000",
-		Type:      bus.MessageRequest,
+		Type:      transport.MessageRequest,
 		From:      "FlightAgent",
 		To:        "PaymentAgent",
 		Content:   map[string]any{"action": "process_payment", "parameters": map[string]any{"amount": 450.0}},
@@ -26,10 +27,10 @@ func benchTemplate() bus.Message {
 // channel: the floor the bus is measured against.
 func BenchmarkChannelBaseline(b *testing.B) {
 	tmpl := benchTemplate()
-	ch := make(chan *bus.Message, bus.DefaultMailboxCapacity)
+	ch := make(chan *transport.Message, bus.DefaultMailboxCapacity)
 	b.ReportAllocs()
 	for b.Loop() {
-		m := new(bus.Message)
+		m := new(transport.Message)
 		*m = tmpl
 		ch <- m
 		if got := <-ch; got != m {
@@ -82,7 +83,7 @@ func BenchmarkSendReceive(b *testing.B) {
 			i := 0
 			b.ReportAllocs()
 			for b.Loop() {
-				m := new(bus.Message)
+				m := new(transport.Message)
 				*m = tmpl
 				if tc.keyed {
 					m.IdempotencyKey = keys[i&(len(keys)-1)]
@@ -136,7 +137,7 @@ func BenchmarkSendReceiveParallel(b *testing.B) {
 				tmpl := benchTemplate()
 				tmpl.To = agent
 				for pb.Next() {
-					m := new(bus.Message)
+					m := new(transport.Message)
 					*m = tmpl
 					if err := bs.Send(ctx, m); err != nil {
 						b.Error(err)
@@ -167,7 +168,7 @@ func BenchmarkBroadcast50(b *testing.B) {
 	content := map[string]any{"action": "alert", "alert": "System maintenance in 10 minutes"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := bs.Broadcast(ctx, &bus.Message{From: "Orchestrator", Content: content}); err != nil {
+		if _, err := bs.Broadcast(ctx, &transport.Message{From: "Orchestrator", Content: content}); err != nil {
 			b.Fatal(err)
 		}
 		for _, a := range agents {
@@ -195,7 +196,7 @@ func BenchmarkRequestReply(b *testing.B) {
 			if err != nil {
 				return
 			}
-			if err := bs.Reply(ctx, req, &bus.Message{Content: map[string]any{"action": "payment_done"}}); err != nil {
+			if err := bs.Reply(ctx, req, &transport.Message{Content: map[string]any{"action": "payment_done"}}); err != nil {
 				b.Error(err)
 				return
 			}
@@ -205,7 +206,7 @@ func BenchmarkRequestReply(b *testing.B) {
 	tmpl.MessageID = ""
 	b.ReportAllocs()
 	for b.Loop() {
-		m := new(bus.Message)
+		m := new(transport.Message)
 		*m = tmpl
 		if _, err := bs.Request(ctx, m); err != nil {
 			b.Fatal(err)

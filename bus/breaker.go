@@ -4,23 +4,9 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"github.com/batonhq/baton/transport"
 	"github.com/sony/gobreaker/v2"
 	"go.uber.org/zap"
-)
-
-// BreakerState is the state of a mailbox's circuit breaker.
-type BreakerState string
-
-// The states of a circuit breaker.
-const (
-	// BreakerClosed: sends pass.
-	BreakerClosed BreakerState = "closed"
-	// BreakerHalfOpen: one trial send passes; the others are refused.
-	BreakerHalfOpen BreakerState = "half-open"
-	// BreakerOpen: sends are refused.
-	BreakerOpen BreakerState = "open"
-	// BreakerNone: the bus has no circuit breakers (WithCircuitBreaker).
-	BreakerNone BreakerState = ""
 )
 
 // The outcomes a breaker counts as failed deliveries, and the one it
@@ -75,9 +61,9 @@ func (br *breaker) allow(agent string) (func(error), error) {
 	if err == nil {
 		return done, nil
 	}
-	state := BreakerOpen
+	state := transport.BreakerOpen
 	if errors.Is(err, gobreaker.ErrTooManyRequests) {
-		state = BreakerHalfOpen
+		state = transport.BreakerHalfOpen
 	}
 	return nil, &CircuitOpenError{Agent: agent, State: state}
 }
@@ -87,14 +73,14 @@ func (br *breaker) report(done func(error), err error) {
 	if br == nil || done == nil {
 		return
 	}
-	br.full.Store(err == errBreakerFull || errors.Is(err, ErrQueueFull))
+	br.full.Store(err == errBreakerFull || errors.Is(err, transport.ErrQueueFull))
 	done(err)
 }
 
 // queuedLocked reports the outcome of a send whose message was just queued:
 // a failure when the mailbox is at breaker capacity, pending until acked
 // for a requires_ack message, a success otherwise.
-func (br *breaker) queuedLocked(mb *mailbox, m *Message, done func(error)) {
+func (br *breaker) queuedLocked(mb *mailbox, m *transport.Message, done func(error)) {
 	switch {
 	case br == nil || done == nil:
 	case mb.c.depth >= br.atCapacity:
@@ -124,25 +110,25 @@ func (br *breaker) resolveLocked(id string, err error) {
 	}
 }
 
-func (br *breaker) state() BreakerState {
+func (br *breaker) state() transport.BreakerState {
 	if br == nil {
-		return BreakerNone
+		return transport.BreakerNone
 	}
 	switch br.cb.State() {
 	case gobreaker.StateOpen:
-		return BreakerOpen
+		return transport.BreakerOpen
 	case gobreaker.StateHalfOpen:
-		return BreakerHalfOpen
+		return transport.BreakerHalfOpen
 	}
-	return BreakerClosed
+	return transport.BreakerClosed
 }
 
 // Breaker returns the state of agentID's circuit breaker, BreakerNone when
 // the bus has none.
-func (b *Bus) Breaker(agentID string) (BreakerState, error) {
+func (b *Bus) Breaker(agentID string) (transport.BreakerState, error) {
 	mb, err := b.mailboxFor(agentID)
 	if err != nil {
-		return BreakerNone, err
+		return transport.BreakerNone, err
 	}
 	return mb.br.state(), nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/batonhq/baton/transport"
 	"go.uber.org/zap"
 )
 
@@ -24,16 +25,16 @@ type Delivery struct {
 // to_agent and message_id, and shares the conversation_id of m; its content
 // and metadata maps are copies of the top level of m's. It returns one
 // Delivery per recipient and the errors of the failed ones joined.
-func (b *Bus) Broadcast(ctx context.Context, m *Message, opts ...SendOption) ([]Delivery, error) {
+func (b *Bus) Broadcast(ctx context.Context, m *transport.Message, opts ...SendOption) ([]Delivery, error) {
 	return b.broadcastTo(ctx, m, opts, b.recipientsExcept)
 }
 
 // BroadcastToTypes is Broadcast restricted to the agents registered with
 // one of types (WithAgentType). An empty types is a
 // *ValidationError on field "agent_types".
-func (b *Bus) BroadcastToTypes(ctx context.Context, types []string, m *Message, opts ...SendOption) ([]Delivery, error) {
+func (b *Bus) BroadcastToTypes(ctx context.Context, types []string, m *transport.Message, opts ...SendOption) ([]Delivery, error) {
 	if len(types) == 0 {
-		return nil, &ValidationError{Field: "agent_types", Reason: "is required"}
+		return nil, &transport.ValidationError{Field: "agent_types", Reason: "is required"}
 	}
 	return b.broadcastTo(ctx, m, opts, func(from string) []*mailbox {
 		return b.recipients(func(mb *mailbox) bool {
@@ -42,12 +43,12 @@ func (b *Bus) BroadcastToTypes(ctx context.Context, types []string, m *Message, 
 	})
 }
 
-func (b *Bus) broadcastTo(ctx context.Context, m *Message, opts []SendOption, pick func(from string) []*mailbox) ([]Delivery, error) {
+func (b *Bus) broadcastTo(ctx context.Context, m *transport.Message, opts []SendOption, pick func(from string) []*mailbox) ([]Delivery, error) {
 	start := b.clock.Now()
 	if m != nil {
-		m.To = BroadcastAll
+		m.To = transport.BroadcastAll
 		if m.Type == "" {
-			m.Type = MessageBroadcast
+			m.Type = transport.MessageBroadcast
 		}
 	}
 	if err := b.admit(ctx, m); err != nil {
@@ -83,7 +84,7 @@ func (b *Bus) recipients(keep func(*mailbox) bool) []*mailbox {
 
 // fanOut queues a copy of tmpl for each mailbox of to. topic is the topic
 // name for a publication, "" for a broadcast.
-func (b *Bus) fanOut(ctx context.Context, tmpl *Message, start time.Time, sc sendConfig, to []*mailbox, topic string) ([]Delivery, error) {
+func (b *Bus) fanOut(ctx context.Context, tmpl *transport.Message, start time.Time, sc sendConfig, to []*mailbox, topic string) ([]Delivery, error) {
 	b.fill(tmpl, start)
 	out := make([]Delivery, len(to))
 	var pend []pendingSend
@@ -136,7 +137,7 @@ func (b *Bus) fanOut(ctx context.Context, tmpl *Message, start time.Time, sc sen
 }
 
 // copyFor returns the copy of tmpl addressed to agent, with its own id.
-func (b *Bus) copyFor(tmpl *Message, agent, topic string) *Message {
+func (b *Bus) copyFor(tmpl *transport.Message, agent, topic string) *transport.Message {
 	c := tmpl.Clone()
 	c.MessageID = b.cfg.ids()
 	c.To = agent
@@ -144,7 +145,7 @@ func (b *Bus) copyFor(tmpl *Message, agent, topic string) *Message {
 		if c.Metadata == nil {
 			c.Metadata = make(map[string]any, 1)
 		}
-		c.Metadata[MetadataTopic] = topic
+		c.Metadata[transport.MetadataTopic] = topic
 	}
 	return c
 }

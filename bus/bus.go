@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/transport"
 )
 
 // numShards spreads the send/receive latency histograms over several
@@ -128,18 +129,18 @@ func (b *Bus) Register(agentID string, opts ...MailboxOption) error {
 		o(&mc)
 	}
 	if agentID == "" {
-		return &ValidationError{Field: "agent_id", Reason: "is required"}
+		return &transport.ValidationError{Field: "agent_id", Reason: "is required"}
 	}
-	if agentID == BroadcastAll || len(agentID) >= len(TopicPrefix) && agentID[:len(TopicPrefix)] == TopicPrefix {
-		return &ValidationError{Field: "agent_id", Reason: "is reserved: " + agentID}
+	if agentID == transport.BroadcastAll || len(agentID) >= len(transport.TopicPrefix) && agentID[:len(transport.TopicPrefix)] == transport.TopicPrefix {
+		return &transport.ValidationError{Field: "agent_id", Reason: "is reserved: " + agentID}
 	}
 	if mc.capacity < 1 {
-		return &ValidationError{Field: "mailbox_capacity", Reason: "must be at least 1"}
+		return &transport.ValidationError{Field: "mailbox_capacity", Reason: "must be at least 1"}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.isClosed() {
-		return ErrClosed
+		return transport.ErrClosed
 	}
 	old := b.dir.Load()
 	if _, ok := old.byID[agentID]; ok {
@@ -171,7 +172,7 @@ func (b *Bus) Unregister(agentID string) error {
 	mb, ok := old.byID[agentID]
 	if !ok {
 		b.mu.Unlock()
-		return &UnknownAgentError{Agent: agentID}
+		return &transport.UnknownAgentError{Agent: agentID}
 	}
 	next := &directory{byID: make(map[string]*mailbox, len(old.byID))}
 	for id, m := range old.byID {
@@ -185,21 +186,21 @@ func (b *Bus) Unregister(agentID string) error {
 	mb.mu.Lock()
 	mb.closed = true
 	close(mb.gone)
-	var dropped []*Message
+	var dropped []*transport.Message
 	for {
 		e, ok := mb.popLocked()
 		if !ok {
 			break
 		}
 		b.total.Add(-1)
-		b.deadLetterLocked(&mb.c, e.m, ReasonReceiverNotFound, 1, "bus: receiver unregistered", now)
+		b.deadLetterLocked(&mb.c, e.m, transport.ReasonReceiverNotFound, 1, "bus: receiver unregistered", now)
 		dropped = append(dropped, e.m)
 	}
 	// In-flight messages were never acknowledged: they were not processed.
 	for _, f := range mb.due {
 		d := f.m.Clone()
 		mb.c.inflight--
-		b.deadLetterLocked(&mb.c, d, ReasonReceiverNotFound, d.DeliveryCount, "bus: receiver unregistered before acknowledging", now)
+		b.deadLetterLocked(&mb.c, d, transport.ReasonReceiverNotFound, d.DeliveryCount, "bus: receiver unregistered before acknowledging", now)
 		dropped = append(dropped, d)
 	}
 	mb.unacked, mb.due = nil, nil
@@ -215,7 +216,7 @@ func (b *Bus) Unregister(agentID string) error {
 
 	b.leaveTopics(agentID)
 	for _, m := range dropped {
-		b.logDeadLetter(m, ReasonReceiverNotFound, "bus: receiver unregistered")
+		b.logDeadLetter(m, transport.ReasonReceiverNotFound, "bus: receiver unregistered")
 	}
 	b.flush()
 	return nil

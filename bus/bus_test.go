@@ -11,6 +11,7 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/transport"
 )
 
 func TestBus_RegisterErrors(t *testing.T) {
@@ -21,10 +22,10 @@ func TestBus_RegisterErrors(t *testing.T) {
 		opts []bus.MailboxOption
 		want error
 	}{
-		{"empty id", "", nil, bus.ErrValidation},
-		{"broadcast id", "*", nil, bus.ErrValidation},
-		{"topic id", "topic:x", nil, bus.ErrValidation},
-		{"zero capacity", "B", []bus.MailboxOption{bus.WithMailboxCapacity(0)}, bus.ErrValidation},
+		{"empty id", "", nil, transport.ErrValidation},
+		{"broadcast id", "*", nil, transport.ErrValidation},
+		{"topic id", "topic:x", nil, transport.ErrValidation},
+		{"zero capacity", "B", []bus.MailboxOption{bus.WithMailboxCapacity(0)}, transport.ErrValidation},
 		{"duplicate", "A", nil, bus.ErrDuplicateAgent},
 	}
 	for _, tc := range tests {
@@ -43,12 +44,12 @@ func TestBus_SendToUnknownAgent(t *testing.T) {
 	b := newBus(t, []string{"A"})
 	m := request("A", "Ghost", "x")
 	err := b.Send(t.Context(), m)
-	var re *bus.RoutingError
-	if !errors.As(err, &re) || !errors.Is(err, bus.ErrRouting) || !errors.Is(err, bus.ErrUnknownAgent) || re.To != "Ghost" {
+	var re *transport.RoutingError
+	if !errors.As(err, &re) || !errors.Is(err, transport.ErrRouting) || !errors.Is(err, transport.ErrUnknownAgent) || re.To != "Ghost" {
 		t.Fatalf("got %v, want a RoutingError for Ghost matching ErrRouting and ErrUnknownAgent", err)
 	}
 	s := assertBalanced(t, b)
-	if s.Accepted != 1 || s.DeadLettersByReason[bus.ReasonReceiverNotFound] != 1 {
+	if s.Accepted != 1 || s.DeadLettersByReason[transport.ReasonReceiverNotFound] != 1 {
 		t.Errorf("got accepted %d dead letters %v, want 1 receiver_not_found", s.Accepted, s.DeadLettersByReason)
 	}
 	if dl := b.DeadLetters(); len(dl) != 1 || dl[0].Message != m || dl[0].Attempts != 1 || dl[0].LastError != err.Error() {
@@ -78,17 +79,17 @@ func TestBus_UnregisterDeadLettersQueuedAndWakesWaiters(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := <-done; !errors.Is(err, bus.ErrUnknownAgent) {
+		if err := <-done; !errors.Is(err, transport.ErrUnknownAgent) {
 			t.Errorf("got %v from the waiter, want ErrUnknownAgent", err)
 		}
-		if err := b.Unregister("B"); !errors.Is(err, bus.ErrUnknownAgent) {
+		if err := b.Unregister("B"); !errors.Is(err, transport.ErrUnknownAgent) {
 			t.Errorf("got %v unregistering twice, want ErrUnknownAgent", err)
 		}
 		if got := b.Subscribers("news"); len(got) != 0 {
 			t.Errorf("got subscribers %v, want none after Unregister", got)
 		}
 		s := assertBalanced(t, b)
-		if s.DeadLettersByReason[bus.ReasonReceiverNotFound] != 2 || s.Accepted != 2 {
+		if s.DeadLettersByReason[transport.ReasonReceiverNotFound] != 2 || s.Accepted != 2 {
 			t.Errorf("got %v accepted %d, want 2 receiver_not_found of 2", s.DeadLettersByReason, s.Accepted)
 		}
 		if err := b.Register("B"); err != nil {
@@ -99,7 +100,7 @@ func TestBus_UnregisterDeadLettersQueuedAndWakesWaiters(t *testing.T) {
 
 func TestBus_ReceiveOrderAndMax(t *testing.T) {
 	b := newBus(t, []string{"A"})
-	prios := []bus.Priority{bus.PriorityLow, bus.PriorityCritical, bus.PriorityNormal, bus.PriorityHigh, bus.PriorityCritical, bus.PriorityLow}
+	prios := []transport.Priority{transport.PriorityLow, transport.PriorityCritical, transport.PriorityNormal, transport.PriorityHigh, transport.PriorityCritical, transport.PriorityLow}
 	for i, p := range prios {
 		m := request("X", "A", "x")
 		m.MessageID, m.Priority = fmt.Sprintf("m%d", i), p
@@ -126,7 +127,7 @@ func TestBus_ReceiveOrderAndMax(t *testing.T) {
 	if _, ok, err := b.TryReceive("A"); ok || err != nil {
 		t.Errorf("got %v %v on an empty mailbox, want false nil", ok, err)
 	}
-	if _, err := b.Receive("Ghost", 0); !errors.Is(err, bus.ErrUnknownAgent) {
+	if _, err := b.Receive("Ghost", 0); !errors.Is(err, transport.ErrUnknownAgent) {
 		t.Errorf("got %v, want ErrUnknownAgent", err)
 	}
 	if b.Ready("Ghost") != nil {
@@ -154,7 +155,7 @@ func TestBus_ReceiveWait(t *testing.T) {
 			time.Sleep(time.Second)
 			_ = b.Close()
 		}()
-		if _, err := b.ReceiveWait(t.Context(), "A"); !errors.Is(err, bus.ErrClosed) {
+		if _, err := b.ReceiveWait(t.Context(), "A"); !errors.Is(err, transport.ErrClosed) {
 			t.Errorf("got %v, want ErrClosed", err)
 		}
 	})
@@ -353,13 +354,13 @@ func waitDeadline(t *testing.T, clk *clock.Manual) {
 
 func TestBus_SendAllReportsEveryResult(t *testing.T) {
 	b := newBus(t, []string{"A"})
-	errs := b.SendAll(t.Context(), []*bus.Message{
+	errs := b.SendAll(t.Context(), []*transport.Message{
 		request("X", "A", "ok"),
-		{From: "X", To: "A", Type: bus.MessageRequest},
+		{From: "X", To: "A", Type: transport.MessageRequest},
 		request("X", "Ghost", "lost"),
 		request("X", "*", "all"),
 	})
-	if len(errs) != 4 || errs[0] != nil || !errors.Is(errs[1], bus.ErrValidation) || !errors.Is(errs[2], bus.ErrUnknownAgent) || errs[3] != nil {
+	if len(errs) != 4 || errs[0] != nil || !errors.Is(errs[1], transport.ErrValidation) || !errors.Is(errs[2], transport.ErrUnknownAgent) || errs[3] != nil {
 		t.Errorf("got %v, want [nil validation routing nil]", errs)
 	}
 	if got := receiveAll(t, b, "A"); len(got) != 2 {
@@ -389,10 +390,10 @@ func TestBus_Close(t *testing.T) {
 		if err := b.Close(); err != nil {
 			t.Fatalf("got %v closing twice, want nil", err)
 		}
-		if err := <-retried; !errors.Is(err, bus.ErrClosed) || !errors.Is(err, bus.ErrQueueFull) {
+		if err := <-retried; !errors.Is(err, transport.ErrClosed) || !errors.Is(err, transport.ErrQueueFull) {
 			t.Errorf("got %v from the retrying send, want ErrClosed and ErrQueueFull", err)
 		}
-		if err := <-requested; !errors.Is(err, bus.ErrQueueFull) {
+		if err := <-requested; !errors.Is(err, transport.ErrQueueFull) {
 			t.Errorf("got %v from the request to a full mailbox, want ErrQueueFull", err)
 		}
 		for name, err := range map[string]error{
@@ -400,11 +401,11 @@ func TestBus_Close(t *testing.T) {
 			"register": b.Register("B"),
 			"requeue":  b.Requeue("x"),
 		} {
-			if !errors.Is(err, bus.ErrClosed) {
+			if !errors.Is(err, transport.ErrClosed) {
 				t.Errorf("%s: got %v, want ErrClosed", name, err)
 			}
 		}
-		if _, err := b.Receive("A", 0); !errors.Is(err, bus.ErrClosed) {
+		if _, err := b.Receive("A", 0); !errors.Is(err, transport.ErrClosed) {
 			t.Errorf("got %v, want ErrClosed", err)
 		}
 		if s := b.Metrics(); !s.Balanced() || s.Queued != 1 {

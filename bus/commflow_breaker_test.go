@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
-func assertBreaker(t *testing.T, b *bus.Bus, agent string, want bus.BreakerState) {
+func assertBreaker(t *testing.T, b *bus.Bus, agent string, want transport.BreakerState) {
 	t.Helper()
 	if got, err := b.Breaker(agent); err != nil || got != want {
 		t.Fatalf("got breaker %q (%v), want %q", got, err, want)
@@ -18,7 +19,7 @@ func assertBreaker(t *testing.T, b *bus.Bus, agent string, want bus.BreakerState
 
 // assertRefused checks that a send to agent is refused by its breaker in
 // state want and not accepted.
-func assertRefused(t *testing.T, b *bus.Bus, agent string, want bus.BreakerState) {
+func assertRefused(t *testing.T, b *bus.Bus, agent string, want transport.BreakerState) {
 	t.Helper()
 	before := b.Metrics()
 	err := b.Send(t.Context(), request("Ghost", agent, "refused"))
@@ -66,11 +67,11 @@ func TestCommFlow_Breaker_OpensAfterConsecutiveFailures(t *testing.T) {
 				for range 9 {
 					failOne(t, b, how)
 				}
-				assertBreaker(t, b, "B", bus.BreakerClosed)
+				assertBreaker(t, b, "B", transport.BreakerClosed)
 				failOne(t, b, how) // the tenth consecutive failure
-				assertBreaker(t, b, "B", bus.BreakerOpen)
-				assertRefused(t, b, "B", bus.BreakerOpen)
-				if s := b.Metrics(); s.BreakerOpened != 1 || s.Agents[0].Breaker != bus.BreakerOpen {
+				assertBreaker(t, b, "B", transport.BreakerOpen)
+				assertRefused(t, b, "B", transport.BreakerOpen)
+				if s := b.Metrics(); s.BreakerOpened != 1 || s.Agents[0].Breaker != transport.BreakerOpen {
 					t.Errorf("got opened %d agent %+v, want 1 and open", s.BreakerOpened, s.Agents[0])
 				}
 			})
@@ -84,24 +85,24 @@ func TestCommFlow_Breaker_OpensAtCapacityThenHalfOpenTrialCloses(t *testing.T) {
 		if err := b.Register("B", bus.WithMailboxCapacity(10)); err != nil {
 			t.Fatal(err)
 		}
-		sendN(t, b, "A", "B", bus.PriorityNormal, 8)
-		assertBreaker(t, b, "B", bus.BreakerClosed)
-		sendN(t, b, "A", "B", bus.PriorityNormal, 1) // 90%: queued, and the breaker opens
-		assertBreaker(t, b, "B", bus.BreakerOpen)
-		assertRefused(t, b, "B", bus.BreakerOpen)
+		sendN(t, b, "A", "B", transport.PriorityNormal, 8)
+		assertBreaker(t, b, "B", transport.BreakerClosed)
+		sendN(t, b, "A", "B", transport.PriorityNormal, 1) // 90%: queued, and the breaker opens
+		assertBreaker(t, b, "B", transport.BreakerOpen)
+		assertRefused(t, b, "B", transport.BreakerOpen)
 		receiveAll(t, b, "B")
 
 		time.Sleep(time.Minute) // gobreaker half-opens once its timeout has passed
-		assertRefused(t, b, "B", bus.BreakerOpen)
+		assertRefused(t, b, "B", transport.BreakerOpen)
 		time.Sleep(time.Millisecond)
-		assertBreaker(t, b, "B", bus.BreakerHalfOpen)
+		assertBreaker(t, b, "B", transport.BreakerHalfOpen)
 		trial := ackable("A", "B", "trial")
 		mustSend(t, b, trial) // one trial message passes
-		assertRefused(t, b, "B", bus.BreakerHalfOpen)
+		assertRefused(t, b, "B", transport.BreakerHalfOpen)
 		if err := b.Ack(t.Context(), mustReceiveOne(t, b, "B")); err != nil {
 			t.Fatal(err)
 		}
-		assertBreaker(t, b, "B", bus.BreakerClosed)
+		assertBreaker(t, b, "B", transport.BreakerClosed)
 		mustSend(t, b, request("A", "B", "back to normal"))
 		assertCounts(t, b, flowCounts{Accepted: 11, Delivered: 10, Queued: 1})
 	})
@@ -112,11 +113,11 @@ func TestCommFlow_Breaker_HalfOpenTrialFailureReopens(t *testing.T) {
 		b := newBus(t, []string{"B"}, bus.WithCircuitBreaker(bus.BreakerSettings{Failures: 2, OpenFor: 10 * time.Second}))
 		failOne(t, b, "reject")
 		failOne(t, b, "reject")
-		assertBreaker(t, b, "B", bus.BreakerOpen)
+		assertBreaker(t, b, "B", transport.BreakerOpen)
 		time.Sleep(10*time.Second + time.Millisecond)
-		assertBreaker(t, b, "B", bus.BreakerHalfOpen)
+		assertBreaker(t, b, "B", transport.BreakerHalfOpen)
 		failOne(t, b, "ack timeout") // the trial is never acknowledged
-		assertBreaker(t, b, "B", bus.BreakerOpen)
+		assertBreaker(t, b, "B", transport.BreakerOpen)
 		if s := b.Metrics(); s.BreakerOpened != 2 {
 			t.Errorf("got opened %d, want 2", s.BreakerOpened)
 		}
@@ -128,9 +129,9 @@ func TestCommFlow_Breaker_OffByDefault(t *testing.T) {
 	if err := b.Register("B", bus.WithMailboxCapacity(10)); err != nil {
 		t.Fatal(err)
 	}
-	sendN(t, b, "A", "B", bus.PriorityNormal, 10)
-	assertBreaker(t, b, "B", bus.BreakerNone)
-	if err := b.Send(t.Context(), request("A", "B", "full")); !errors.Is(err, bus.ErrQueueFull) {
+	sendN(t, b, "A", "B", transport.PriorityNormal, 10)
+	assertBreaker(t, b, "B", transport.BreakerNone)
+	if err := b.Send(t.Context(), request("A", "B", "full")); !errors.Is(err, transport.ErrQueueFull) {
 		t.Errorf("got %v, want ErrQueueFull without a breaker", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 func conversationBus(t *testing.T, l bus.ConversationLimits) *bus.Bus {
@@ -19,7 +20,7 @@ func TestCommFlow_Conversation_ThreadsRepliesAndFollowUps(t *testing.T) {
 	root := request("lead", "implementer", "implement_auth")
 	mustSend(t, b, root)
 	got := mustReceiveOne(t, b, "implementer")
-	if err := b.Reply(t.Context(), got, &bus.Message{Content: map[string]any{"action": "done"}}); err != nil {
+	if err := b.Reply(t.Context(), got, &transport.Message{Content: map[string]any{"action": "done"}}); err != nil {
 		t.Fatal(err)
 	}
 	// A follow-up that names only in_reply_to inherits the conversation.
@@ -48,10 +49,10 @@ func TestCommFlow_Conversation_ThreadsRepliesAndFollowUps(t *testing.T) {
 
 func TestCommFlow_Conversation_ReplyToUnknownMessageRefused(t *testing.T) {
 	b := conversationBus(t, bus.ConversationLimits{})
-	reply := &bus.Message{Type: bus.MessageResponse, From: "implementer", To: "lead", InReplyTo: "no-such-id",
+	reply := &transport.Message{Type: transport.MessageResponse, From: "implementer", To: "lead", InReplyTo: "no-such-id",
 		Content: map[string]any{"action": "done"}}
 	err := b.Send(t.Context(), reply)
-	var ve *bus.ValidationError
+	var ve *transport.ValidationError
 	if !errors.As(err, &ve) || ve.Field != "in_reply_to" {
 		t.Fatalf("got %v, want a ValidationError naming in_reply_to", err)
 	}
@@ -120,7 +121,7 @@ func TestCommFlow_Conversation_QueryByCorrelation(t *testing.T) {
 	review.CorrelationID = impl.MessageID
 	mustSend(t, b, review)
 	got := mustReceiveOne(t, b, "reviewer")
-	if err := b.Reply(t.Context(), got, &bus.Message{Content: map[string]any{"action": "approved"}}); err != nil {
+	if err := b.Reply(t.Context(), got, &transport.Message{Content: map[string]any{"action": "approved"}}); err != nil {
 		t.Fatal(err)
 	}
 	related, err := b.Correlated(impl.MessageID)
@@ -137,7 +138,7 @@ func TestCommFlow_Conversation_QueryByCorrelation(t *testing.T) {
 
 func TestCommFlow_Conversation_CloseByOwnerAndRetention(t *testing.T) {
 	b := conversationBus(t, bus.ConversationLimits{MaxThreads: 2})
-	var roots []*bus.Message
+	var roots []*transport.Message
 	for range 3 {
 		m := request("lead", "reviewer", "review")
 		mustSend(t, b, m)
@@ -155,7 +156,7 @@ func TestCommFlow_Conversation_CloseByOwnerAndRetention(t *testing.T) {
 	if err := b.Send(t.Context(), m); !errors.As(err, &ce) || ce.Reason != bus.ConversationClosedByOwner {
 		t.Errorf("got %v, want closed by its owner", err)
 	}
-	if err := b.CloseConversation("nope"); !errors.Is(err, bus.ErrValidation) {
+	if err := b.CloseConversation("nope"); !errors.Is(err, transport.ErrValidation) {
 		t.Errorf("got %v, want ErrValidation for an unknown thread", err)
 	}
 	off := newBus(t, nil)
@@ -166,13 +167,13 @@ func TestCommFlow_Conversation_CloseByOwnerAndRetention(t *testing.T) {
 
 func TestCommFlow_Query_ShorterDefaultTimeout(t *testing.T) {
 	tests := []struct {
-		typ  bus.MessageType
+		typ  transport.MessageType
 		opts []bus.Option
 		want time.Duration
 	}{
-		{bus.MessageQuery, nil, bus.DefaultQueryTimeout},
-		{bus.MessageRequest, nil, bus.DefaultRequestTimeout},
-		{bus.MessageQuery, []bus.Option{bus.WithQueryTimeout(5 * time.Second)}, 5 * time.Second},
+		{transport.MessageQuery, nil, bus.DefaultQueryTimeout},
+		{transport.MessageRequest, nil, bus.DefaultRequestTimeout},
+		{transport.MessageQuery, []bus.Option{bus.WithQueryTimeout(5 * time.Second)}, 5 * time.Second},
 	}
 	if bus.DefaultQueryTimeout != 30*time.Second || bus.DefaultQueryTimeout >= bus.DefaultRequestTimeout {
 		t.Fatalf("got query %v request %v, want 30s and a longer request timeout", bus.DefaultQueryTimeout, bus.DefaultRequestTimeout)
@@ -181,10 +182,10 @@ func TestCommFlow_Query_ShorterDefaultTimeout(t *testing.T) {
 		t.Run(string(tc.typ), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				b := newBus(t, []string{"registry"}, tc.opts...)
-				q := &bus.Message{Type: tc.typ, From: "lead", To: "registry", Content: map[string]any{"action": "who_can_review"}}
+				q := &transport.Message{Type: tc.typ, From: "lead", To: "registry", Content: map[string]any{"action": "who_can_review"}}
 				start := time.Now()
 				_, err := b.Request(t.Context(), q)
-				if !errors.Is(err, bus.ErrTimeout) || time.Since(start) != tc.want {
+				if !errors.Is(err, transport.ErrTimeout) || time.Since(start) != tc.want {
 					t.Errorf("got %v after %v, want a timeout after %v", err, time.Since(start), tc.want)
 				}
 			})
@@ -194,12 +195,12 @@ func TestCommFlow_Query_ShorterDefaultTimeout(t *testing.T) {
 
 func TestCommFlow_Query_NotificationExpectsNoReply(t *testing.T) {
 	b := newBus(t, []string{"lead"})
-	for _, typ := range []bus.MessageType{bus.MessageNotification, bus.MessageBroadcast, bus.MessageAck, bus.MessageError} {
-		m := &bus.Message{Type: typ, From: "x", To: "lead", InReplyTo: "y", Content: map[string]any{"action": "fyi"}}
+	for _, typ := range []transport.MessageType{transport.MessageNotification, transport.MessageBroadcast, transport.MessageAck, transport.MessageError} {
+		m := &transport.Message{Type: typ, From: "x", To: "lead", InReplyTo: "y", Content: map[string]any{"action": "fyi"}}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		_, err := b.Request(ctx, m)
 		cancel()
-		var ve *bus.ValidationError
+		var ve *transport.ValidationError
 		if !errors.As(err, &ve) || ve.Field != "message_type" {
 			t.Errorf("%s: got %v, want a ValidationError on message_type", typ, err)
 		}
@@ -224,7 +225,7 @@ func TestCommFlow_Conversation_RepliesToBroadcastAndTopicCopies(t *testing.T) {
 	}
 	for _, agent := range []string{"reviewer", "implementer"} {
 		for _, m := range receiveAll(t, b, agent) {
-			if err := b.Reply(t.Context(), m, &bus.Message{Type: bus.MessageNotification, Content: map[string]any{"action": "noted"}}); err != nil {
+			if err := b.Reply(t.Context(), m, &transport.Message{Type: transport.MessageNotification, Content: map[string]any{"action": "noted"}}); err != nil {
 				t.Errorf("%s replying to its copy of %q: got %v, want the copy known", agent, m.Action(), err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 func process(t *testing.T, b *bus.Bus) bus.DeadLetterReport {
@@ -26,7 +27,7 @@ func TestCommFlow_DeadLetter_RetriesWithBackoffUpToThree(t *testing.T) {
 		}
 		mustSend(t, b, request("A", "B", "filler"))
 		m := request("A", "B", "payload")
-		if err := b.Send(t.Context(), m); !errors.Is(err, bus.ErrQueueFull) {
+		if err := b.Send(t.Context(), m); !errors.Is(err, transport.ErrQueueFull) {
 			t.Fatalf("got %v, want ErrQueueFull", err)
 		}
 		steps := []struct {
@@ -58,7 +59,7 @@ func TestCommFlow_DeadLetter_RetriesWithBackoffUpToThree(t *testing.T) {
 			}
 		}
 		got := mustReceiveOne(t, b, "B")
-		if got.MessageID != m.MessageID || got.Metadata[bus.MetadataDeadLetterRetries] != 3 {
+		if got.MessageID != m.MessageID || got.Metadata[transport.MetadataDeadLetterRetries] != 3 {
 			t.Errorf("got %s metadata %v, want %s after 3 retries", got.MessageID, got.Metadata, m.MessageID)
 		}
 		// 1 filler + the message + 3 retries accepted; the filler and the
@@ -121,7 +122,7 @@ func TestCommFlow_DeadLetter_DiscardsStaleWithAudit(t *testing.T) {
 		}
 		audit := b.DeadLetterAudit()
 		if len(audit) != 2 || audit[0].Action != bus.AuditDiscardedStale || audit[0].MessageID != rejected.MessageID ||
-			audit[0].Reason != bus.ReasonRejected || audit[0].Age != 2*time.Minute+time.Second || audit[1].Reason != bus.ReasonTTLExpired {
+			audit[0].Reason != transport.ReasonRejected || audit[0].Age != 2*time.Minute+time.Second || audit[1].Reason != transport.ReasonTTLExpired {
 			t.Errorf("got audit %+v, want two discarded_stale records", audit)
 		}
 		if s := assertBalanced(t, b); s.DeadLetterStale != 2 || s.DeadLettersHeld != 0 || s.DeadLettered != 2 {
@@ -165,7 +166,7 @@ func TestCommFlow_DeadLetter_PeriodicProcessing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBus(t, nil, bus.WithDeadLetterProcessing(bus.DeadLetterPolicy{Interval: time.Minute, Backoff: time.Second}))
 		m := request("A", "Late", "work")
-		if err := b.Send(t.Context(), m); !errors.Is(err, bus.ErrUnknownAgent) {
+		if err := b.Send(t.Context(), m); !errors.Is(err, transport.ErrUnknownAgent) {
 			t.Fatalf("got %v, want ErrUnknownAgent", err)
 		}
 		if err := b.Register("Late"); err != nil { // the agent comes back
@@ -199,7 +200,7 @@ func TestCommFlow_DeadLetter_ManualActionsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = b.Close()
-	if _, err := b.ProcessDeadLetters(t.Context()); !errors.Is(err, bus.ErrClosed) {
+	if _, err := b.ProcessDeadLetters(t.Context()); !errors.Is(err, transport.ErrClosed) {
 		t.Errorf("got %v after Close, want ErrClosed", err)
 	}
 }

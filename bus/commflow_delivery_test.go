@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 func TestCommFlow_Delivery_RedeliversUnackedMessage(t *testing.T) {
@@ -42,7 +43,7 @@ func TestCommFlow_Delivery_RedeliversUnackedMessage(t *testing.T) {
 		if s.Redeliveries != 1 || s.Acks != 1 {
 			t.Errorf("got redeliveries %d acks %d, want 1 and 1", s.Redeliveries, s.Acks)
 		}
-		if ack := mustReceiveOne(t, b, "Orchestrator"); ack.Type != bus.MessageAck || ack.CorrelationID != req.MessageID {
+		if ack := mustReceiveOne(t, b, "Orchestrator"); ack.Type != transport.MessageAck || ack.CorrelationID != req.MessageID {
 			t.Errorf("got %s correlated to %s, want the ACK of %s", ack.Type, ack.CorrelationID, req.MessageID)
 		}
 		time.Sleep(time.Hour)
@@ -77,7 +78,7 @@ func TestCommFlow_Delivery_DeadLettersAfterMaxDeliveries(t *testing.T) {
 				assertEmpty(t, b, "FlightAgent")
 				s := assertCounts(t, b, flowCounts{Accepted: 1, DeadLettered: 1})
 				d := deadLetterOf(t, b, req.MessageID)
-				if d.Reason != bus.ReasonMaxRetries || d.Attempts != tc.max || s.Redeliveries != uint64(tc.max-1) {
+				if d.Reason != transport.ReasonMaxRetries || d.Attempts != tc.max || s.Redeliveries != uint64(tc.max-1) {
 					t.Errorf("got reason %s attempts %d redeliveries %d, want max_retries %d %d", d.Reason, d.Attempts, s.Redeliveries, tc.max, tc.max-1)
 				}
 			})
@@ -133,7 +134,7 @@ func TestCommFlow_Delivery_NackRedeliversNow(t *testing.T) {
 		if again.MessageID != first.MessageID || again.DeliveryCount != 2 {
 			t.Fatalf("got %q delivery %d, want %q again with delivery 2", again.Action(), again.DeliveryCount, "first")
 		}
-		if err := b.Nack(t.Context(), got); !errors.Is(err, bus.ErrValidation) {
+		if err := b.Nack(t.Context(), got); !errors.Is(err, transport.ErrValidation) {
 			t.Errorf("got %v nacking a stale copy, want ErrValidation", err)
 		}
 		if err := b.Nack(t.Context(), again); err != nil {
@@ -147,7 +148,7 @@ func TestCommFlow_Delivery_NackRedeliversNow(t *testing.T) {
 			t.Errorf("got %q, want %q once the first is dead-lettered", got.Action(), "second")
 		}
 		s := assertCounts(t, b, flowCounts{Accepted: 2, Delivered: 1, DeadLettered: 1})
-		if s.Nacks != 3 || deadLetterOf(t, b, first.MessageID).Reason != bus.ReasonMaxRetries {
+		if s.Nacks != 3 || deadLetterOf(t, b, first.MessageID).Reason != transport.ReasonMaxRetries {
 			t.Errorf("got nacks %d, want 3 and first dead-lettered max_retries", s.Nacks)
 		}
 	})
@@ -162,19 +163,19 @@ func TestCommFlow_Delivery_RejectDeadLettersAndNotifiesSender(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := deadLetterOf(t, b, req.MessageID)
-	if d.Reason != bus.ReasonRejected || d.LastError != "card declined" || d.Retryable() {
+	if d.Reason != transport.ReasonRejected || d.LastError != "card declined" || d.Retryable() {
 		t.Errorf("got %s %q retryable %v, want rejected %q, not retryable", d.Reason, d.LastError, d.Retryable(), "card declined")
 	}
 	e := mustReceiveOne(t, b, "Orchestrator")
-	if e.Type != bus.MessageError || e.InReplyTo != req.MessageID || e.CorrelationID != req.MessageID ||
+	if e.Type != transport.MessageError || e.InReplyTo != req.MessageID || e.CorrelationID != req.MessageID ||
 		e.Action() != "rejected" || e.Content["error"] != "card declined" || e.From != "PaymentAgent" {
 		t.Errorf("got %+v, want an ERROR from PaymentAgent about %s", e, req.MessageID)
 	}
-	if err := b.Ack(t.Context(), got); !errors.Is(err, bus.ErrValidation) {
+	if err := b.Ack(t.Context(), got); !errors.Is(err, transport.ErrValidation) {
 		t.Errorf("got %v acking a rejected message, want ErrValidation", err)
 	}
 	s := assertCounts(t, b, flowCounts{Accepted: 2, Delivered: 1, DeadLettered: 1})
-	if s.Rejects != 1 || s.DeadLettersByReason[bus.ReasonRejected] != 1 {
+	if s.Rejects != 1 || s.DeadLettersByReason[transport.ReasonRejected] != 1 {
 		t.Errorf("got rejects %d by reason %v, want 1", s.Rejects, s.DeadLettersByReason)
 	}
 }
@@ -208,7 +209,7 @@ func TestCommFlow_Delivery_UnregisterDeadLettersInFlight(t *testing.T) {
 		time.Sleep(2 * bus.DefaultAckTimeout) // the ack timer is gone with the mailbox
 		synctest.Wait()
 		assertCounts(t, b, flowCounts{Accepted: 1, DeadLettered: 1})
-		if d := deadLetterOf(t, b, req.MessageID); d.Reason != bus.ReasonReceiverNotFound {
+		if d := deadLetterOf(t, b, req.MessageID); d.Reason != transport.ReasonReceiverNotFound {
 			t.Errorf("got %s, want receiver_not_found", d.Reason)
 		}
 	})
@@ -224,25 +225,25 @@ func TestCommFlow_Delivery_AckArgumentErrors(t *testing.T) {
 	ghost := ackable("Orchestrator", "Ghost", "x")
 	tests := []struct {
 		name  string
-		m     *bus.Message
+		m     *transport.Message
 		field string
 		is    error
 	}{
-		{"nil", nil, "message", bus.ErrValidation},
-		{"no requires_ack", plain, "requires_ack", bus.ErrValidation},
-		{"not in flight", never, "message_id", bus.ErrValidation},
-		{"unknown receiver", ghost, "", bus.ErrUnknownAgent},
+		{"nil", nil, "message", transport.ErrValidation},
+		{"no requires_ack", plain, "requires_ack", transport.ErrValidation},
+		{"not in flight", never, "message_id", transport.ErrValidation},
+		{"unknown receiver", ghost, "", transport.ErrUnknownAgent},
 	}
-	ops := map[string]func(*bus.Message) error{
-		"Ack":    func(m *bus.Message) error { return b.Ack(t.Context(), m) },
-		"Nack":   func(m *bus.Message) error { return b.Nack(t.Context(), m) },
-		"Reject": func(m *bus.Message) error { return b.Reject(t.Context(), m, "no") },
+	ops := map[string]func(*transport.Message) error{
+		"Ack":    func(m *transport.Message) error { return b.Ack(t.Context(), m) },
+		"Nack":   func(m *transport.Message) error { return b.Nack(t.Context(), m) },
+		"Reject": func(m *transport.Message) error { return b.Reject(t.Context(), m, "no") },
 	}
 	for _, tc := range tests {
 		for op, f := range ops {
 			t.Run(tc.name+"/"+op, func(t *testing.T) {
 				err := f(tc.m)
-				var ve *bus.ValidationError
+				var ve *transport.ValidationError
 				if !errors.Is(err, tc.is) || tc.field != "" && (!errors.As(err, &ve) || ve.Field != tc.field) {
 					t.Errorf("got %v, want %v on field %q", err, tc.is, tc.field)
 				}

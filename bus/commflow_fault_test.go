@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // ledger is an idempotent consumer's commit log: a job's effect is
@@ -60,7 +61,7 @@ func TestCommFlow_Fault_CrashSlowFloodEffectivelyOnce(t *testing.T) {
 		ctx, stop := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		books := map[string]*ledger{}
-		worker := func(agent string, work func(m *bus.Message) bool) {
+		worker := func(agent string, work func(m *transport.Message) bool) {
 			l := books[agent]
 			wg.Go(func() {
 				for {
@@ -68,7 +69,7 @@ func TestCommFlow_Fault_CrashSlowFloodEffectivelyOnce(t *testing.T) {
 					if err != nil {
 						return
 					}
-					if m.Type != bus.MessageHandoff {
+					if m.Type != transport.MessageHandoff {
 						continue // a backpressure notice about the sender's own mailbox
 					}
 					key := m.Key()
@@ -87,11 +88,11 @@ func TestCommFlow_Fault_CrashSlowFloodEffectivelyOnce(t *testing.T) {
 		for _, a := range []string{"crasher", "slow", "steady"} {
 			books[a] = &ledger{commits: map[string]int{}}
 		}
-		worker("crasher", func(m *bus.Message) bool { return m.DeliveryCount > 1 })
+		worker("crasher", func(m *transport.Message) bool { return m.DeliveryCount > 1 })
 		for range 2 {
-			worker("slow", func(*bus.Message) bool { time.Sleep(1500 * time.Millisecond); return true })
+			worker("slow", func(*transport.Message) bool { time.Sleep(1500 * time.Millisecond); return true })
 		}
-		worker("steady", func(*bus.Message) bool { return true })
+		worker("steady", func(*transport.Message) bool { return true })
 		var backMu sync.Mutex
 		kinds := map[string]int{} // what the sender reads back: ACKs and notices
 		wg.Go(func() {
@@ -110,7 +111,7 @@ func TestCommFlow_Fault_CrashSlowFloodEffectivelyOnce(t *testing.T) {
 		resends := 0
 		for i := range jobs {
 			send := func() {
-				m := &bus.Message{Type: bus.MessageHandoff, From: "flood", To: agents[i%3], RequiresAck: true,
+				m := &transport.Message{Type: transport.MessageHandoff, From: "flood", To: agents[i%3], RequiresAck: true,
 					Content:  map[string]any{"action": "handoff", "job": i},
 					Metadata: map[string]any{"idempotency_key": fmt.Sprintf("job-%d", i)}}
 				mustSend(t, b, m)

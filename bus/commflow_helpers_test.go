@@ -4,22 +4,23 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // ackable builds a REQUEST that requires an acknowledgement.
-func ackable(from, to, action string) *bus.Message {
+func ackable(from, to, action string) *transport.Message {
 	m := request(from, to, action)
 	m.RequiresAck = true
 	return m
 }
 
 // notice builds a NOTIFICATION.
-func notice(from, to, action string) *bus.Message {
-	return &bus.Message{Type: bus.MessageNotification, From: from, To: to, Content: map[string]any{"action": action}}
+func notice(from, to, action string) *transport.Message {
+	return &transport.Message{Type: transport.MessageNotification, From: from, To: to, Content: map[string]any{"action": action}}
 }
 
 // mustReceiveOne takes the next message of agent, failing if there is none.
-func mustReceiveOne(t *testing.T, b *bus.Bus, agent string) *bus.Message {
+func mustReceiveOne(t *testing.T, b *bus.Bus, agent string) *transport.Message {
 	t.Helper()
 	m, ok, err := b.TryReceive(agent)
 	if err != nil || !ok {
@@ -42,12 +43,12 @@ type flowCounts struct {
 	Queued, InFlight                  int
 }
 
-func countsOf(s bus.Snapshot) flowCounts {
+func countsOf(s transport.Snapshot) flowCounts {
 	return flowCounts{s.Accepted, s.Delivered, s.DeadLettered, s.Queued, s.InFlight}
 }
 
 // assertCounts checks the invariant and the exact accounting terms.
-func assertCounts(t *testing.T, b *bus.Bus, want flowCounts) bus.Snapshot {
+func assertCounts(t *testing.T, b *bus.Bus, want flowCounts) transport.Snapshot {
 	t.Helper()
 	s := assertBalanced(t, b)
 	if got := countsOf(s); got != want {
@@ -57,7 +58,7 @@ func assertCounts(t *testing.T, b *bus.Bus, want flowCounts) bus.Snapshot {
 }
 
 // deadLetterOf returns the dead letter of message id.
-func deadLetterOf(t *testing.T, b *bus.Bus, id string) bus.DeadLetter {
+func deadLetterOf(t *testing.T, b *bus.Bus, id string) transport.DeadLetter {
 	t.Helper()
 	for _, d := range b.DeadLetters() {
 		if d.Message.MessageID == id {
@@ -65,5 +66,5 @@ func deadLetterOf(t *testing.T, b *bus.Bus, id string) bus.DeadLetter {
 		}
 	}
 	t.Fatalf("got no dead letter for %s, want one", id)
-	return bus.DeadLetter{}
+	return transport.DeadLetter{}
 }

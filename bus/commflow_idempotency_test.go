@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // keyed builds a HANDOFF carrying key in the field or, with meta set, in
 // metadata as the handoff package writes it.
-func keyed(to, key string, meta bool) *bus.Message {
-	m := &bus.Message{Type: bus.MessageHandoff, From: "engine", To: to, Content: map[string]any{"action": "handoff"}}
+func keyed(to, key string, meta bool) *transport.Message {
+	m := &transport.Message{Type: transport.MessageHandoff, From: "engine", To: to, Content: map[string]any{"action": "handoff"}}
 	if meta {
 		m.Metadata = map[string]any{"idempotency_key": key}
 	} else {
@@ -53,7 +54,7 @@ func TestCommFlow_Idempotency_KeyScopedByReceiverAndType(t *testing.T) {
 	other := keyed("payment", "k", false) // same key, another receiver
 	mustSend(t, b, other)
 	errMsg := keyed("seller", "k", true) // same key and receiver, another type
-	errMsg.Type = bus.MessageError
+	errMsg.Type = transport.MessageError
 	mustSend(t, b, errMsg)
 	plain := request("engine", "seller", "no key")
 	mustSend(t, b, plain)
@@ -88,7 +89,7 @@ func TestCommFlow_Idempotency_FailedSendReleasesKey(t *testing.T) {
 	}
 	mustSend(t, b, request("x", "seller", "filler"))
 	refused := keyed("seller", "k", false)
-	if err := b.Send(t.Context(), refused); !errors.Is(err, bus.ErrQueueFull) {
+	if err := b.Send(t.Context(), refused); !errors.Is(err, transport.ErrQueueFull) {
 		t.Fatalf("got %v, want ErrQueueFull", err)
 	}
 	mustReceiveOne(t, b, "seller")
@@ -101,7 +102,7 @@ func TestCommFlow_Idempotency_FailedSendReleasesKey(t *testing.T) {
 		t.Fatalf("got receipt %+v, want the retry delivered", r)
 	}
 	// A send dead-lettered for an unknown receiver releases its key too.
-	if err := b.Send(t.Context(), keyed("late", "k2", false)); !errors.Is(err, bus.ErrUnknownAgent) {
+	if err := b.Send(t.Context(), keyed("late", "k2", false)); !errors.Is(err, transport.ErrUnknownAgent) {
 		t.Fatalf("got %v, want ErrUnknownAgent", err)
 	}
 	if err := b.Register("late"); err != nil {
@@ -146,7 +147,7 @@ func TestCommFlow_Idempotency_RequestDuplicateError(t *testing.T) {
 		go func() {
 			m, err := b.ReceiveWait(t.Context(), "payment")
 			if err == nil {
-				_ = b.Reply(t.Context(), m, &bus.Message{Content: map[string]any{"action": "charged"}})
+				_ = b.Reply(t.Context(), m, &transport.Message{Content: map[string]any{"action": "charged"}})
 			}
 		}()
 		if _, err := b.Request(t.Context(), first); err != nil {
@@ -155,8 +156,8 @@ func TestCommFlow_Idempotency_RequestDuplicateError(t *testing.T) {
 		again := request("checkout", "payment", "charge")
 		again.IdempotencyKey = "order-7"
 		_, err := b.Request(t.Context(), again)
-		var de *bus.DuplicateError
-		if !errors.As(err, &de) || !errors.Is(err, bus.ErrDuplicate) || de.DuplicateOf != first.MessageID {
+		var de *transport.DuplicateError
+		if !errors.As(err, &de) || !errors.Is(err, transport.ErrDuplicate) || de.DuplicateOf != first.MessageID {
 			t.Fatalf("got %v, want a DuplicateError of %s", err, first.MessageID)
 		}
 	})

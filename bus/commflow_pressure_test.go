@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // pressureBus has senders A and C and a receiver B holding 10 messages:
@@ -26,7 +27,7 @@ func statuses(t *testing.T, b *bus.Bus, agent string) []string {
 	t.Helper()
 	var out []string
 	for _, m := range receiveAll(t, b, agent) {
-		if m.Type != bus.MessageNotification || m.Action() != "backpressure" || m.From != "B" || m.Priority != bus.PriorityHigh {
+		if m.Type != transport.MessageNotification || m.Action() != "backpressure" || m.From != "B" || m.Priority != transport.PriorityHigh {
 			t.Fatalf("got %s %q from %s, want a backpressure NOTIFICATION from B", m.Type, m.Action(), m.From)
 		}
 		out = append(out, m.Content["status"].(string))
@@ -40,17 +41,17 @@ func TestCommFlow_Backpressure_NotifiesSendersOnStateChanges(t *testing.T) {
 		name    string
 		do      func()
 		a, c    []string
-		level   bus.PressureLevel
+		level   transport.PressureLevel
 		depthOf int
 	}{
-		{"below 80%", func() { sendN(t, b, "A", "B", bus.PriorityNormal, 7) }, nil, nil, bus.PressureNormal, 7},
-		{"80% throttles", func() { sendN(t, b, "A", "B", bus.PriorityNormal, 1) }, []string{"throttled"}, nil, bus.PressureThrottled, 8},
-		{"a new sender is told once", func() { sendN(t, b, "C", "B", bus.PriorityNormal, 1) }, nil, []string{"throttled"}, bus.PressureThrottled, 9},
-		{"95% overloads", func() { sendN(t, b, "A", "B", bus.PriorityNormal, 1) }, []string{"overloaded"}, []string{"overloaded"}, bus.PressureOverloaded, 10},
-		{"below 80% is throttled again", func() { receiveN(t, b, "B", 3) }, []string{"throttled"}, []string{"throttled"}, bus.PressureThrottled, 7},
-		{"above the low-water mark stays throttled", func() { receiveN(t, b, "B", 1) }, nil, nil, bus.PressureThrottled, 6},
-		{"at 50% recovers", func() { receiveN(t, b, "B", 1) }, []string{"recovering"}, []string{"recovering"}, bus.PressureNormal, 5},
-		{"no pressure, no signal", func() { sendN(t, b, "A", "B", bus.PriorityNormal, 2) }, nil, nil, bus.PressureNormal, 7},
+		{"below 80%", func() { sendN(t, b, "A", "B", transport.PriorityNormal, 7) }, nil, nil, transport.PressureNormal, 7},
+		{"80% throttles", func() { sendN(t, b, "A", "B", transport.PriorityNormal, 1) }, []string{"throttled"}, nil, transport.PressureThrottled, 8},
+		{"a new sender is told once", func() { sendN(t, b, "C", "B", transport.PriorityNormal, 1) }, nil, []string{"throttled"}, transport.PressureThrottled, 9},
+		{"95% overloads", func() { sendN(t, b, "A", "B", transport.PriorityNormal, 1) }, []string{"overloaded"}, []string{"overloaded"}, transport.PressureOverloaded, 10},
+		{"below 80% is throttled again", func() { receiveN(t, b, "B", 3) }, []string{"throttled"}, []string{"throttled"}, transport.PressureThrottled, 7},
+		{"above the low-water mark stays throttled", func() { receiveN(t, b, "B", 1) }, nil, nil, transport.PressureThrottled, 6},
+		{"at 50% recovers", func() { receiveN(t, b, "B", 1) }, []string{"recovering"}, []string{"recovering"}, transport.PressureNormal, 5},
+		{"no pressure, no signal", func() { sendN(t, b, "A", "B", transport.PriorityNormal, 2) }, nil, nil, transport.PressureNormal, 7},
 	}
 	for _, st := range steps {
 		st.do()
@@ -80,22 +81,22 @@ func TestCommFlow_Backpressure_GoCallersWithoutSignals(t *testing.T) {
 	b := pressureBus(t)
 	var got []bus.PressureChange
 	stop := b.OnPressure(func(c bus.PressureChange) { got = append(got, c) })
-	sendN(t, b, "A", "B", bus.PriorityNormal, 10)
+	sendN(t, b, "A", "B", transport.PriorityNormal, 10)
 	receiveN(t, b, "B", 10)
 	stop()
-	sendN(t, b, "A", "B", bus.PriorityNormal, 10)
+	sendN(t, b, "A", "B", transport.PriorityNormal, 10)
 	if a := receiveAll(t, b, "A"); len(a) != 0 {
 		t.Errorf("got %d messages for the sender, want none without WithBackpressure", len(a))
 	}
 	want := []struct {
-		from, to bus.PressureLevel
+		from, to transport.PressureLevel
 		status   string
 		depth    int
 	}{
-		{bus.PressureNormal, bus.PressureThrottled, bus.StatusThrottled, 8},
-		{bus.PressureThrottled, bus.PressureOverloaded, bus.StatusOverloaded, 10},
-		{bus.PressureOverloaded, bus.PressureThrottled, bus.StatusThrottled, 7},
-		{bus.PressureThrottled, bus.PressureNormal, bus.StatusRecovering, 5},
+		{transport.PressureNormal, transport.PressureThrottled, bus.StatusThrottled, 8},
+		{transport.PressureThrottled, transport.PressureOverloaded, bus.StatusOverloaded, 10},
+		{transport.PressureOverloaded, transport.PressureThrottled, bus.StatusThrottled, 7},
+		{transport.PressureThrottled, transport.PressureNormal, bus.StatusRecovering, 5},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d changes, want %d (and none after cancel)", len(got), len(want))
@@ -105,7 +106,7 @@ func TestCommFlow_Backpressure_GoCallersWithoutSignals(t *testing.T) {
 			t.Errorf("change %d: got %+v, want %s -> %s (%s) at depth %d", i, c, w.from, w.to, w.status, w.depth)
 		}
 	}
-	if _, err := b.Pressure("nobody"); !errors.Is(err, bus.ErrUnknownAgent) {
+	if _, err := b.Pressure("nobody"); !errors.Is(err, transport.ErrUnknownAgent) {
 		t.Errorf("got %v, want ErrUnknownAgent", err)
 	}
 }
@@ -113,9 +114,9 @@ func TestCommFlow_Backpressure_GoCallersWithoutSignals(t *testing.T) {
 func TestCommFlow_Backpressure_EstimatedDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := pressureBus(t, bus.WithBackpressure(bus.Backpressure{}))
-		sendN(t, b, "C", "B", bus.PriorityNormal, 7)
+		sendN(t, b, "C", "B", transport.PriorityNormal, 7)
 		time.Sleep(10 * time.Second)
-		sendN(t, b, "A", "B", bus.PriorityNormal, 1)
+		sendN(t, b, "A", "B", transport.PriorityNormal, 1)
 		msgs := receiveAll(t, b, "A")
 		if len(msgs) != 1 {
 			t.Fatalf("got %d notices, want 1", len(msgs))

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // sendN sends n messages from -> to at priority p and returns how many were
 // deferred.
-func sendN(t *testing.T, b *bus.Bus, from, to string, p bus.Priority, n int) int {
+func sendN(t *testing.T, b *bus.Bus, from, to string, p transport.Priority, n int) int {
 	t.Helper()
 	deferred := 0
 	for i := range n {
@@ -32,7 +33,7 @@ func depthOf(b *bus.Bus, agent string) int { return depth(b.Metrics(), agent) }
 func TestCommFlow_RateLimit_OutboundExcessWaitsNotDropped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBus(t, []string{"B"}, bus.WithRateLimits(bus.RateLimits{Outbound: 60, Inbound: 6000, Burst: 2}))
-		if got := sendN(t, b, "A", "B", bus.PriorityNormal, 5); got != 3 {
+		if got := sendN(t, b, "A", "B", transport.PriorityNormal, 5); got != 3 {
 			t.Fatalf("got %d deferred, want 3 past the burst of 2", got)
 		}
 		s := assertCounts(t, b, flowCounts{Accepted: 5, Queued: 5})
@@ -59,7 +60,7 @@ func TestCommFlow_RateLimit_OutboundExcessWaitsNotDropped(t *testing.T) {
 func TestCommFlow_RateLimit_InboundLimitAcrossSenders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBus(t, []string{"B"}, bus.WithRateLimits(bus.RateLimits{Outbound: 6000, Inbound: 60, Burst: 1}))
-		if got := sendN(t, b, "A", "B", bus.PriorityNormal, 1) + sendN(t, b, "C", "B", bus.PriorityNormal, 1); got != 1 {
+		if got := sendN(t, b, "A", "B", transport.PriorityNormal, 1) + sendN(t, b, "C", "B", transport.PriorityNormal, 1); got != 1 {
 			t.Fatalf("got %d deferred, want the second sender's message to wait for B's inbound limit", got)
 		}
 		time.Sleep(time.Second)
@@ -72,15 +73,15 @@ func TestCommFlow_RateLimit_InboundLimitAcrossSenders(t *testing.T) {
 
 func TestCommFlow_RateLimit_PriorityFactors(t *testing.T) {
 	tests := []struct {
-		p        bus.Priority
+		p        transport.Priority
 		n        int
 		deferred int
 		drained  time.Duration // when the whole batch is in the mailbox
 	}{
-		{bus.PriorityCritical, 50, 0, 0},                 // no limit
-		{bus.PriorityHigh, 5, 1, 500 * time.Millisecond}, // 2/s, burst 4
-		{bus.PriorityNormal, 3, 1, time.Second},          // 1/s, burst 2
-		{bus.PriorityLow, 2, 1, 2 * time.Second},         // 0.5/s, burst 1
+		{transport.PriorityCritical, 50, 0, 0},                 // no limit
+		{transport.PriorityHigh, 5, 1, 500 * time.Millisecond}, // 2/s, burst 4
+		{transport.PriorityNormal, 3, 1, time.Second},          // 1/s, burst 2
+		{transport.PriorityLow, 2, 1, 2 * time.Second},         // 0.5/s, burst 1
 	}
 	for _, tc := range tests {
 		t.Run(tc.p.String(), func(t *testing.T) {
@@ -108,7 +109,7 @@ func TestCommFlow_RateLimit_PriorityFactors(t *testing.T) {
 
 func TestCommFlow_RateLimit_OffByDefault(t *testing.T) {
 	b := newBus(t, []string{"B"})
-	if got := sendN(t, b, "A", "B", bus.PriorityLow, 500); got != 0 {
+	if got := sendN(t, b, "A", "B", transport.PriorityLow, 500); got != 0 {
 		t.Errorf("got %d deferred, want none without WithRateLimits", got)
 	}
 }
@@ -116,7 +117,7 @@ func TestCommFlow_RateLimit_OffByDefault(t *testing.T) {
 func TestCommFlow_RateLimit_DeferredToUnregisteredReceiver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBus(t, []string{"B"}, bus.WithRateLimits(bus.RateLimits{Outbound: 60, Burst: 1}))
-		sendN(t, b, "A", "B", bus.PriorityNormal, 3)
+		sendN(t, b, "A", "B", transport.PriorityNormal, 3)
 		if err := b.Unregister("B"); err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +125,7 @@ func TestCommFlow_RateLimit_DeferredToUnregisteredReceiver(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		s := assertCounts(t, b, flowCounts{Accepted: 3, DeadLettered: 3})
-		if s.DeadLettersByReason[bus.ReasonReceiverNotFound] != 3 {
+		if s.DeadLettersByReason[transport.ReasonReceiverNotFound] != 3 {
 			t.Errorf("got %v, want 3 receiver_not_found", s.DeadLettersByReason)
 		}
 	})
@@ -133,7 +134,7 @@ func TestCommFlow_RateLimit_DeferredToUnregisteredReceiver(t *testing.T) {
 func TestCommFlow_RateLimit_CloseKeepsBacklogCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBus(t, []string{"B"}, bus.WithRateLimits(bus.RateLimits{Outbound: 60, Burst: 1}))
-		sendN(t, b, "A", "B", bus.PriorityNormal, 4)
+		sendN(t, b, "A", "B", transport.PriorityNormal, 4)
 		if err := b.Close(); err != nil {
 			t.Fatal(err)
 		}

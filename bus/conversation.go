@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/batonhq/baton/transport"
 )
 
 // Reasons a conversation thread is closed.
@@ -24,7 +26,7 @@ type thread struct {
 	id      string
 	root    string
 	started time.Time
-	msgs    []*Message
+	msgs    []*transport.Message
 	ids     []string // ids indexed in byMsg: the messages' and broadcast copies'
 	closed  string   // reason, "" while open
 }
@@ -58,7 +60,7 @@ func newConversations(l *ConversationLimits) *conversations {
 
 // inherit gives a reply without a conversation_id the one of the message it
 // answers, before the bus fills a fresh one in.
-func (cv *conversations) inherit(m *Message) {
+func (cv *conversations) inherit(m *transport.Message) {
 	if m.ConversationID != "" || m.InReplyTo == "" {
 		return
 	}
@@ -71,12 +73,12 @@ func (cv *conversations) inherit(m *Message) {
 
 // record adds m (already filled) to its thread, refusing a reply to an
 // unknown message and a message for a closed thread.
-func (cv *conversations) record(m *Message, now time.Time) error {
+func (cv *conversations) record(m *transport.Message, now time.Time) error {
 	cv.mu.Lock()
 	defer cv.mu.Unlock()
 	cv.pruneLocked(now)
 	if m.InReplyTo != "" && cv.byMsg[m.InReplyTo] == nil {
-		return &ValidationError{Field: "in_reply_to", Reason: "names an unknown message: " + m.InReplyTo}
+		return &transport.ValidationError{Field: "in_reply_to", Reason: "names an unknown message: " + m.InReplyTo}
 	}
 	t := cv.threads[m.ConversationID]
 	if t == nil {
@@ -158,7 +160,7 @@ func (cv *conversations) forgetLocked() {
 // ConversationMaxDepth, ConversationMaxDuration or
 // ConversationClosedByOwner). An unknown or forgotten thread returns no
 // messages. It needs WithConversations.
-func (b *Bus) Conversation(id string) (msgs []*Message, closed string, err error) {
+func (b *Bus) Conversation(id string) (msgs []*transport.Message, closed string, err error) {
 	if b.conv == nil {
 		return nil, "", ErrConversationsOff
 	}
@@ -179,7 +181,7 @@ func (b *Bus) Conversation(id string) (msgs []*Message, closed string, err error
 // whose correlation_id is id or whose message_id is id (the message the
 // others correlate to), in acceptance order within each thread. It needs
 // WithConversations.
-func (b *Bus) Correlated(id string) ([]*Message, error) {
+func (b *Bus) Correlated(id string) ([]*transport.Message, error) {
 	if b.conv == nil {
 		return nil, ErrConversationsOff
 	}
@@ -189,7 +191,7 @@ func (b *Bus) Correlated(id string) ([]*Message, error) {
 	if t := b.conv.byMsg[id]; t != nil && !slices.Contains(ts, t) {
 		ts = append([]*thread{t}, ts...)
 	}
-	var out []*Message
+	var out []*transport.Message
 	for _, t := range ts {
 		for _, m := range t.msgs {
 			if m.CorrelationID == id || m.MessageID == id {
@@ -211,7 +213,7 @@ func (b *Bus) CloseConversation(id string) error {
 	defer b.conv.mu.Unlock()
 	t := b.conv.threads[id]
 	if t == nil {
-		return &ValidationError{Field: "conversation_id", Reason: "names an unknown conversation: " + id}
+		return &transport.ValidationError{Field: "conversation_id", Reason: "names an unknown conversation: " + id}
 	}
 	if t.closed == "" {
 		t.closed = ConversationClosedByOwner
@@ -219,8 +221,8 @@ func (b *Bus) CloseConversation(id string) error {
 	return nil
 }
 
-func cloneAll(ms []*Message) []*Message {
-	out := make([]*Message, len(ms))
+func cloneAll(ms []*transport.Message) []*transport.Message {
+	out := make([]*transport.Message, len(ms))
 	for i, m := range ms {
 		out[i] = m.Clone()
 	}
@@ -228,7 +230,7 @@ func cloneAll(ms []*Message) []*Message {
 }
 
 // forget removes m from its thread: it was refused after being recorded.
-func (cv *conversations) forget(m *Message) {
+func (cv *conversations) forget(m *transport.Message) {
 	cv.mu.Lock()
 	defer cv.mu.Unlock()
 	t := cv.byMsg[m.MessageID]

@@ -4,73 +4,15 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/batonhq/baton/transport"
 )
-
-// DeadLetterReason says why the bus gave up on a message.
-type DeadLetterReason string
-
-// The reasons a message is dead-lettered.
-const (
-	// ReasonReceiverNotFound: the receiver is not registered, or was
-	// unregistered while the message waited.
-	ReasonReceiverNotFound DeadLetterReason = "receiver_not_found"
-	// ReasonTTLExpired: the message's TTL ran out before delivery.
-	ReasonTTLExpired DeadLetterReason = "ttl_expired"
-	// ReasonQueueOverflow: the mailbox or the bus was full and the send did
-	// not retry (or stopped retrying because its context ended).
-	ReasonQueueOverflow DeadLetterReason = "queue_overflow"
-	// ReasonMaxRetries: the mailbox stayed full through the whole retry
-	// schedule.
-	ReasonMaxRetries DeadLetterReason = "max_retries"
-	// ReasonRejected: the receiver refused the message.
-	ReasonRejected DeadLetterReason = "rejected"
-)
-
-// reasons lists every reason in a fixed order, for per-reason counters.
-var reasons = [...]DeadLetterReason{
-	ReasonReceiverNotFound, ReasonTTLExpired, ReasonQueueOverflow, ReasonMaxRetries, ReasonRejected,
-}
-
-const numReasons = len(reasons)
-
-func (r DeadLetterReason) index() int {
-	for i, x := range reasons {
-		if x == r {
-			return i
-		}
-	}
-	return len(reasons) - 1
-}
-
-// DeadLetter is a message the bus accepted but could not deliver.
-type DeadLetter struct {
-	// Message is the message as it was when the bus gave up.
-	Message *Message
-	// Reason says why it was dead-lettered.
-	Reason DeadLetterReason
-	// At is when it was dead-lettered.
-	At time.Time
-	// Attempts is how many times the bus tried to enqueue it.
-	Attempts int
-	// LastError is the text of the last error, if any.
-	LastError string
-	// Retries is how many times dead-letter processing has already sent
-	// the message again (metadata "dead_letter_retries").
-	Retries int
-}
-
-// Retryable reports whether dead-letter processing sends the message again:
-// every reason but "rejected" (the receiver refused it for good) and
-// "ttl_expired" (its sender's deadline has passed).
-func (d DeadLetter) Retryable() bool {
-	return d.Reason != ReasonRejected && d.Reason != ReasonTTLExpired
-}
 
 // deadLetters is the bounded dead-letter queue, oldest first, with the
 // alerting window and the audit trail of dead-letter processing.
 type deadLetters struct {
 	mu    sync.Mutex
-	items []DeadLetter
+	items []transport.DeadLetter
 	limit int
 
 	threshold int     // alert when more than threshold arrive within window
@@ -89,7 +31,7 @@ func newDeadLetters(limit int, p DeadLetterPolicy) deadLetters {
 
 // add queues d and reports an alert when it makes more than threshold dead
 // letters within the window (at most one alert per window).
-func (q *deadLetters) add(d DeadLetter) (DeadLetterAlert, bool) {
+func (q *deadLetters) add(d transport.DeadLetter) (DeadLetterAlert, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.pushLocked(d)
@@ -113,11 +55,11 @@ func (q *deadLetters) add(d DeadLetter) (DeadLetterAlert, bool) {
 		Since: time.Unix(0, oldest).UTC(), At: d.At}, true
 }
 
-func (q *deadLetters) pushLocked(d DeadLetter) {
+func (q *deadLetters) pushLocked(d transport.DeadLetter) {
 	if len(q.items) >= q.limit {
 		// Drop the oldest by moving the slice's start: append reallocates
 		// now and then, so a full queue costs O(1) amortised per letter.
-		q.items[0] = DeadLetter{}
+		q.items[0] = transport.DeadLetter{}
 		q.items = q.items[1:]
 	}
 	q.items = append(q.items, d)
@@ -125,7 +67,7 @@ func (q *deadLetters) pushLocked(d DeadLetter) {
 
 // restore puts back a dead letter that processing took out but could not
 // send (the bus refused it without accepting it).
-func (q *deadLetters) restore(d DeadLetter) {
+func (q *deadLetters) restore(d transport.DeadLetter) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.pushLocked(d)
@@ -147,7 +89,7 @@ func (q *deadLetters) recordLocked(a DeadLetterAudit) {
 }
 
 // take removes and returns the oldest dead letter whose message has id.
-func (q *deadLetters) take(id string) (DeadLetter, bool) {
+func (q *deadLetters) take(id string) (transport.DeadLetter, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for i, d := range q.items {
@@ -156,15 +98,15 @@ func (q *deadLetters) take(id string) (DeadLetter, bool) {
 			return d, true
 		}
 	}
-	return DeadLetter{}, false
+	return transport.DeadLetter{}, false
 }
 
 // DeadLetters returns a copy of the dead-letter queue, oldest first. The
 // messages are the dead-lettered ones themselves: treat them as read-only.
-func (b *Bus) DeadLetters() []DeadLetter {
+func (b *Bus) DeadLetters() []transport.DeadLetter {
 	b.dlq.mu.Lock()
 	defer b.dlq.mu.Unlock()
-	return append([]DeadLetter(nil), b.dlq.items...)
+	return append([]transport.DeadLetter(nil), b.dlq.items...)
 }
 
 // Requeue takes the dead letter of message id out of the queue and sends it
@@ -174,7 +116,7 @@ func (b *Bus) DeadLetters() []DeadLetter {
 // An id not in the queue returns an error matching ErrDeadLetterNotFound.
 func (b *Bus) Requeue(id string) error {
 	if b.isClosed() {
-		return ErrClosed
+		return transport.ErrClosed
 	}
 	d, ok := b.dlq.take(id)
 	if !ok {

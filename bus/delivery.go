@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batonhq/baton/transport"
 	"go.uber.org/zap"
 )
 
@@ -15,9 +16,9 @@ import (
 // the next delivery count goes back to the head of the mailbox and the
 // flight is "queued" until that copy is taken.
 type flight struct {
-	m        *Message // the copy last handed out, or the one queued for redelivery
-	deadline int64    // bus-clock unix nanoseconds
-	idx      int      // index in mailbox.due; -1 while queued
+	m        *transport.Message // the copy last handed out, or the one queued for redelivery
+	deadline int64              // bus-clock unix nanoseconds
+	idx      int                // index in mailbox.due; -1 while queued
 	queued   bool
 }
 
@@ -48,7 +49,7 @@ func (h *flightHeap) Pop() any {
 // reports whether it did; a message that is not tracked counts as delivered
 // at once. That happens only when a different message with the same id is
 // already in flight.
-func (b *Bus) trackLocked(mb *mailbox, m *Message, now int64) bool {
+func (b *Bus) trackLocked(mb *mailbox, m *transport.Message, now int64) bool {
 	f := mb.unacked[m.MessageID]
 	switch {
 	case f == nil:
@@ -131,8 +132,8 @@ func (b *Bus) redeliverLocked(mb *mailbox, f *flight, now int64, at time.Time, w
 		mb.br.resolveLocked(f.m.MessageID, errAckTimeout)
 		d := f.m.Clone()
 		lastErr := "bus: not acknowledged after " + strconv.Itoa(d.DeliveryCount) + " deliveries (" + why + ")"
-		b.deadLetterLocked(&mb.c, d, ReasonMaxRetries, d.DeliveryCount, lastErr, at)
-		return deadNote{d, ReasonMaxRetries, lastErr}, true
+		b.deadLetterLocked(&mb.c, d, transport.ReasonMaxRetries, d.DeliveryCount, lastErr, at)
+		return deadNote{d, transport.ReasonMaxRetries, lastErr}, true
 	}
 	c := f.m.Clone()
 	c.DeliveryCount = f.m.DeliveryCount + 1
@@ -148,7 +149,7 @@ func (b *Bus) redeliverLocked(mb *mailbox, f *flight, now int64, at time.Time, w
 
 // forgetFlightLocked drops the flight of a message that leaves the mailbox
 // without being delivered (expired while queued for redelivery).
-func (b *Bus) forgetFlightLocked(mb *mailbox, m *Message) {
+func (b *Bus) forgetFlightLocked(mb *mailbox, m *transport.Message) {
 	if f := mb.unacked[m.MessageID]; f != nil && f.m == m {
 		delete(mb.unacked, m.MessageID)
 	}
@@ -156,18 +157,18 @@ func (b *Bus) forgetFlightLocked(mb *mailbox, m *Message) {
 
 // inFlight returns the mailbox of a received requires_ack message, checking
 // the arguments of Ack, Nack and Reject.
-func (b *Bus) inFlight(m *Message) (*mailbox, error) {
+func (b *Bus) inFlight(m *transport.Message) (*mailbox, error) {
 	if m == nil {
-		return nil, &ValidationError{Field: "message", Reason: "is required"}
+		return nil, &transport.ValidationError{Field: "message", Reason: "is required"}
 	}
 	if !m.RequiresAck {
-		return nil, &ValidationError{Field: "requires_ack", Reason: "is false: nothing to acknowledge"}
+		return nil, &transport.ValidationError{Field: "requires_ack", Reason: "is false: nothing to acknowledge"}
 	}
 	return b.mailboxFor(m.To)
 }
 
-func notAwaiting(m *Message) error {
-	return &ValidationError{Field: "message_id", Reason: "is not awaiting an acknowledgement: " + m.MessageID}
+func notAwaiting(m *transport.Message) error {
+	return &transport.ValidationError{Field: "message_id", Reason: "is not awaiting an acknowledgement: " + m.MessageID}
 }
 
 // Ack acknowledges a received message that has requires_ack set: the message leaves flight, counts as delivered, and its
@@ -178,7 +179,7 @@ func notAwaiting(m *Message) error {
 // has passed: if its redelivery is still queued, it is withdrawn. A message
 // that does not require an acknowledgement, or is not awaiting one (already
 // acknowledged, rejected or dead-lettered), is a *ValidationError.
-func (b *Bus) Ack(ctx context.Context, m *Message) error {
+func (b *Bus) Ack(ctx context.Context, m *transport.Message) error {
 	if ctx == nil {
 		return checkCtx(ctx)
 	}
@@ -196,7 +197,7 @@ func (b *Bus) Ack(ctx context.Context, m *Message) error {
 	delete(mb.unacked, m.MessageID)
 	if f.queued {
 		queued := f.m
-		mb.rings[queued.Priority.index()].removeIf(func(e entry) bool { return e.m == queued })
+		mb.rings[queued.Priority.Index()].removeIf(func(e entry) bool { return e.m == queued })
 		mb.c.depth--
 		b.total.Add(-1)
 		b.relievedLocked(mb, at.UnixNano())
@@ -214,8 +215,8 @@ func (b *Bus) Ack(ctx context.Context, m *Message) error {
 		b.flush()
 		return nil
 	}
-	return b.Send(ctx, &Message{
-		Type:           MessageAck,
+	return b.Send(ctx, &transport.Message{
+		Type:           transport.MessageAck,
 		From:           m.To,
 		To:             m.From,
 		CorrelationID:  m.MessageID,
@@ -230,7 +231,7 @@ func (b *Bus) Ack(ctx context.Context, m *Message) error {
 // at once, at the head of its priority, with the next delivery count, or
 // dead-lettered "max_retries" if it has been delivered the maximum number
 // of times (WithMaxDeliveries). Only the delivery in hand may be nacked.
-func (b *Bus) Nack(ctx context.Context, m *Message) error {
+func (b *Bus) Nack(ctx context.Context, m *transport.Message) error {
 	if ctx == nil {
 		return checkCtx(ctx)
 	}
@@ -268,7 +269,7 @@ func (b *Bus) Nack(ctx context.Context, m *Message) error {
 // Any error but a *NoticeError means the message was not rejected. A
 // *NoticeError (matching ErrNotice) means it was rejected and dead-lettered,
 // and only sending the ERROR to its sender failed.
-func (b *Bus) Reject(ctx context.Context, m *Message, reason string) error {
+func (b *Bus) Reject(ctx context.Context, m *transport.Message, reason string) error {
 	if ctx == nil {
 		return checkCtx(ctx)
 	}
@@ -291,16 +292,16 @@ func (b *Bus) Reject(ctx context.Context, m *Message, reason string) error {
 	mb.c.inflight--
 	mb.br.resolveLocked(m.MessageID, errRejected)
 	d := m.Clone()
-	b.deadLetterLocked(&mb.c, d, ReasonRejected, d.DeliveryCount, reason, at)
+	b.deadLetterLocked(&mb.c, d, transport.ReasonRejected, d.DeliveryCount, reason, at)
 	mb.mu.Unlock()
 	b.rejects.Add(1)
-	b.logDeadLetter(d, ReasonRejected, reason)
+	b.logDeadLetter(d, transport.ReasonRejected, reason)
 	if !b.notifiable(m) {
 		b.flush()
 		return nil
 	}
-	err = b.Send(ctx, &Message{
-		Type:           MessageError,
+	err = b.Send(ctx, &transport.Message{
+		Type:           transport.MessageError,
 		From:           m.To,
 		To:             m.From,
 		CorrelationID:  m.MessageID,
@@ -318,7 +319,7 @@ func (b *Bus) Reject(ctx context.Context, m *Message, reason string) error {
 // notifiable reports whether the sender of m can be told about it: it has
 // a mailbox, or a Request is waiting for the answer to m. Without either,
 // an ACK or ERROR would only be dead-lettered "receiver_not_found".
-func (b *Bus) notifiable(m *Message) bool {
+func (b *Bus) notifiable(m *transport.Message) bool {
 	if b.lookup(m.From) != nil {
 		return true
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/batonhq/baton/transport"
 	"go.uber.org/zap"
 )
 
@@ -26,9 +27,9 @@ type DeadLetterAudit struct {
 	// MessageID, From and To identify the message.
 	MessageID, From, To string
 	// Type is the message's type.
-	Type MessageType
+	Type transport.MessageType
 	// Reason is why it had been dead-lettered.
-	Reason DeadLetterReason
+	Reason transport.DeadLetterReason
 	// Action is AuditRetried, AuditDiscardedStale, AuditRequeued or
 	// AuditDiscarded.
 	Action string
@@ -42,7 +43,7 @@ type DeadLetterAudit struct {
 	Detail string
 }
 
-func auditOf(d DeadLetter, action string, at time.Time, detail string) DeadLetterAudit {
+func auditOf(d transport.DeadLetter, action string, at time.Time, detail string) DeadLetterAudit {
 	m := d.Message
 	return DeadLetterAudit{
 		MessageID: m.MessageID, From: m.From, To: m.To, Type: m.Type, Reason: d.Reason, Action: action,
@@ -99,7 +100,7 @@ func (b *Bus) DeadLetterAudit() []DeadLetterAudit {
 // WithDeadLetterProcessing runs it periodically.
 func (b *Bus) ProcessDeadLetters(ctx context.Context) (DeadLetterReport, error) {
 	if b.isClosed() {
-		return DeadLetterReport{}, ErrClosed
+		return DeadLetterReport{}, transport.ErrClosed
 	}
 	if err := checkCtx(ctx); err != nil {
 		return DeadLetterReport{}, err
@@ -107,7 +108,7 @@ func (b *Bus) ProcessDeadLetters(ctx context.Context) (DeadLetterReport, error) 
 	p := b.cfg.dlPolicy
 	at := b.clock.Now()
 	var rep DeadLetterReport
-	var retry []DeadLetter
+	var retry []transport.DeadLetter
 	b.dlq.mu.Lock()
 	kept := b.dlq.items[:0]
 	for _, d := range b.dlq.items {
@@ -131,7 +132,7 @@ func (b *Bus) ProcessDeadLetters(ctx context.Context) (DeadLetterReport, error) 
 		if m.Metadata == nil {
 			m.Metadata = make(map[string]any, 1)
 		}
-		m.Metadata[MetadataDeadLetterRetries] = d.Retries + 1
+		m.Metadata[transport.MetadataDeadLetterRetries] = d.Retries + 1
 		err := b.Send(ctx, m)
 		if !acceptedDespite(err) {
 			b.dlq.restore(d)
@@ -160,19 +161,19 @@ func (b *Bus) ProcessDeadLetters(ctx context.Context) (DeadLetterReport, error) 
 // its message (it was then queued, deferred, dead-lettered again, or
 // acknowledged as a duplicate of one accepted earlier).
 func acceptedDespite(err error) bool {
-	return err == nil || errors.Is(err, ErrQueueFull) || errors.Is(err, ErrRouting)
+	return err == nil || errors.Is(err, transport.ErrQueueFull) || errors.Is(err, transport.ErrRouting)
 }
 
-func ttlOf(m *Message) time.Duration {
+func ttlOf(m *transport.Message) time.Duration {
 	if m.TTL > 0 {
 		return m.TTL
 	}
-	return DefaultTTL
+	return transport.DefaultTTL
 }
 
 // retriesOf reads a message's dead-letter retry count from its metadata.
-func retriesOf(m *Message) int {
-	switch v := m.Metadata[MetadataDeadLetterRetries].(type) {
+func retriesOf(m *transport.Message) int {
+	switch v := m.Metadata[transport.MetadataDeadLetterRetries].(type) {
 	case int:
 		return v
 	case float64:

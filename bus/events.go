@@ -3,6 +3,8 @@ package bus
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/batonhq/baton/transport"
 )
 
 // events defers work that must not run under the bus's locks: callbacks to
@@ -22,7 +24,7 @@ type events struct {
 	nextSub  int
 	pressure map[int]func(PressureChange)
 	alerts   map[int]func(DeadLetterAlert)
-	dead     map[int]func(DeadLetter)
+	dead     map[int]func(transport.DeadLetter)
 	npress   atomic.Int32 // len(pressure)
 	ndead    atomic.Int32 // len(dead)
 }
@@ -85,7 +87,7 @@ func (b *Bus) OnDeadLetterAlert(f func(DeadLetterAlert)) (cancel func()) {
 // OnDeadLetter calls f with each message the bus dead-letters, until the
 // returned function is called: a durable store can keep them. f runs as
 // OnPressure's callbacks do; the DeadLetter's Message is a copy f may keep.
-func (b *Bus) OnDeadLetter(f func(DeadLetter)) (cancel func()) {
+func (b *Bus) OnDeadLetter(f func(transport.DeadLetter)) (cancel func()) {
 	if f == nil {
 		return func() {}
 	}
@@ -116,7 +118,7 @@ func subscribe[F any](ev *events, subs *map[int]F, n *atomic.Int32, f F) (cancel
 	}
 }
 
-func (b *Bus) deadLetterSubscribers() []func(DeadLetter) {
+func (b *Bus) deadLetterSubscribers() []func(transport.DeadLetter) {
 	b.ev.subMu.Lock()
 	defer b.ev.subMu.Unlock()
 	return sortedSubs(b.ev.dead)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // A requires_ack message stays in flight until it is acknowledged; one that
@@ -16,8 +17,8 @@ func ExampleBus_Nack() {
 	_ = b.Register("PaymentAgent")
 	ctx := context.Background()
 
-	_ = b.Send(ctx, &bus.Message{
-		Type: bus.MessageHandoff, From: "engine", To: "PaymentAgent", RequiresAck: true,
+	_ = b.Send(ctx, &transport.Message{
+		Type: transport.MessageHandoff, From: "engine", To: "PaymentAgent", RequiresAck: true,
 		Content: map[string]any{"action": "handoff"},
 	})
 	m, _, _ := b.TryReceive("PaymentAgent")
@@ -45,8 +46,8 @@ func ExampleWithReceipt() {
 
 	for range 2 {
 		var r bus.Receipt
-		err := b.Send(ctx, &bus.Message{
-			Type: bus.MessageHandoff, From: "engine", To: "seller",
+		err := b.Send(ctx, &transport.Message{
+			Type: transport.MessageHandoff, From: "engine", To: "seller",
 			Content:  map[string]any{"action": "handoff"},
 			Metadata: map[string]any{"idempotency_key": "wf_refund_123:2"},
 		}, bus.WithReceipt(&r))
@@ -71,7 +72,7 @@ func ExampleBus_OnPressure() {
 	})
 	ctx := context.Background()
 	for range 10 {
-		_ = b.Send(ctx, &bus.Message{Type: bus.MessageRequest, From: "lead", To: "reviewer", Content: map[string]any{"action": "review"}})
+		_ = b.Send(ctx, &transport.Message{Type: transport.MessageRequest, From: "lead", To: "reviewer", Content: map[string]any{"action": "review"}})
 	}
 	_, _ = b.Receive("reviewer", 0)
 	// Output:

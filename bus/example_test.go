@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 func Example() {
@@ -15,9 +16,9 @@ func Example() {
 	_ = b.Register("PaymentAgent")
 
 	ctx := context.Background()
-	for _, p := range []bus.Priority{bus.PriorityLow, bus.PriorityHigh, bus.PriorityNormal} {
-		err := b.Send(ctx, &bus.Message{
-			Type:     bus.MessageRequest,
+	for _, p := range []transport.Priority{transport.PriorityLow, transport.PriorityHigh, transport.PriorityNormal} {
+		err := b.Send(ctx, &transport.Message{
+			Type:     transport.MessageRequest,
 			From:     "FlightAgent",
 			To:       "PaymentAgent",
 			Priority: p,
@@ -42,8 +43,8 @@ func ExampleBus_Send_validation() {
 	defer b.Close()
 	_ = b.Register("PaymentAgent")
 
-	err := b.Send(context.Background(), &bus.Message{Type: bus.MessageRequest, From: "FlightAgent", To: "PaymentAgent"})
-	var ve *bus.ValidationError
+	err := b.Send(context.Background(), &transport.Message{Type: transport.MessageRequest, From: "FlightAgent", To: "PaymentAgent"})
+	var ve *transport.ValidationError
 	fmt.Println(err, errors.As(err, &ve), ve.Field)
 	// Output: bus: content is required true content
 }
@@ -59,10 +60,10 @@ func ExampleBus_Request() {
 		if err != nil {
 			return
 		}
-		_ = b.Reply(ctx, req, &bus.Message{Content: map[string]any{"action": "payment_processed", "status": "ok"}})
+		_ = b.Reply(ctx, req, &transport.Message{Content: map[string]any{"action": "payment_processed", "status": "ok"}})
 	}()
 
-	resp, err := b.Request(ctx, &bus.Message{
+	resp, err := b.Request(ctx, &transport.Message{
 		From: "HotelAgent", To: "PaymentAgent", CorrelationID: "cor_123",
 		Content: map[string]any{"action": "process_payment"},
 	})
@@ -80,7 +81,7 @@ func ExampleBus_Broadcast() {
 	for _, a := range []string{"Orchestrator", "FlightAgent", "HotelAgent"} {
 		_ = b.Register(a)
 	}
-	deliveries, err := b.Broadcast(context.Background(), &bus.Message{
+	deliveries, err := b.Broadcast(context.Background(), &transport.Message{
 		From: "Orchestrator", Content: map[string]any{"action": "alert", "alert": "maintenance in 10 minutes"},
 	})
 	fmt.Println(len(deliveries), err)
@@ -102,7 +103,7 @@ func ExampleBus_Publish() {
 	_ = b.Subscribe("Early", "orders")
 	ctx := context.Background()
 	for _, id := range []string{"o-1", "o-2"} {
-		_, _ = b.Publish(ctx, "orders", &bus.Message{Type: bus.MessageNotification, From: "Shop",
+		_, _ = b.Publish(ctx, "orders", &transport.Message{Type: transport.MessageNotification, From: "Shop",
 			Content: map[string]any{"action": "order_placed", "order": id}})
 	}
 	_ = b.Subscribe("Late", "orders") // replayed from the topic's retention window
@@ -122,10 +123,10 @@ func ExampleBus_Publish() {
 func ExampleBus_DeadLetters() {
 	b := bus.New()
 	defer b.Close()
-	m := &bus.Message{Type: bus.MessageRequest, From: "FlightAgent", To: "PaymentAgent",
+	m := &transport.Message{Type: transport.MessageRequest, From: "FlightAgent", To: "PaymentAgent",
 		Content: map[string]any{"action": "process_payment"}}
 	err := b.Send(context.Background(), m) // PaymentAgent is not registered yet
-	fmt.Println(errors.Is(err, bus.ErrUnknownAgent))
+	fmt.Println(errors.Is(err, transport.ErrUnknownAgent))
 	for _, d := range b.DeadLetters() {
 		fmt.Println(d.Reason, d.Message.Action())
 	}

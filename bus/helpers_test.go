@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // newBus returns a bus closed at the end of the test, with agents
@@ -31,12 +32,12 @@ func observed() (*zap.Logger, *observer.ObservedLogs) {
 }
 
 // request builds a valid REQUEST.
-func request(from, to, action string) *bus.Message {
-	return &bus.Message{Type: bus.MessageRequest, From: from, To: to, Content: map[string]any{"action": action}}
+func request(from, to, action string) *transport.Message {
+	return &transport.Message{Type: transport.MessageRequest, From: from, To: to, Content: map[string]any{"action": action}}
 }
 
 // mustSend sends m and fails the test on error.
-func mustSend(t *testing.T, b *bus.Bus, m *bus.Message, opts ...bus.SendOption) {
+func mustSend(t *testing.T, b *bus.Bus, m *transport.Message, opts ...bus.SendOption) {
 	t.Helper()
 	if err := b.Send(t.Context(), m, opts...); err != nil {
 		t.Fatalf("send %s -> %s: %v", m.From, m.To, err)
@@ -44,7 +45,7 @@ func mustSend(t *testing.T, b *bus.Bus, m *bus.Message, opts ...bus.SendOption) 
 }
 
 // receiveAll drains agent's mailbox.
-func receiveAll(t *testing.T, b *bus.Bus, agent string) []*bus.Message {
+func receiveAll(t *testing.T, b *bus.Bus, agent string) []*transport.Message {
 	t.Helper()
 	msgs, err := b.Receive(agent, 0)
 	if err != nil {
@@ -54,7 +55,7 @@ func receiveAll(t *testing.T, b *bus.Bus, agent string) []*bus.Message {
 }
 
 // ids returns the message ids of msgs.
-func ids(msgs []*bus.Message) []string {
+func ids(msgs []*transport.Message) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
 		out[i] = m.MessageID
@@ -63,7 +64,7 @@ func ids(msgs []*bus.Message) []string {
 }
 
 // assertBalanced checks the accounting invariant on a fresh snapshot.
-func assertBalanced(t *testing.T, b *bus.Bus) bus.Snapshot {
+func assertBalanced(t *testing.T, b *bus.Bus) transport.Snapshot {
 	t.Helper()
 	s := b.Metrics()
 	if !s.Balanced() {
@@ -74,7 +75,7 @@ func assertBalanced(t *testing.T, b *bus.Bus) bus.Snapshot {
 }
 
 // depth returns the queue depth of agent in s.
-func depth(s bus.Snapshot, agent string) int {
+func depth(s transport.Snapshot, agent string) int {
 	for _, a := range s.Agents {
 		if a.Agent == agent {
 			return a.Depth

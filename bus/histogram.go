@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/batonhq/baton/transport"
 )
 
 // The latency histograms use fixed log-scale buckets: four per power of two
@@ -70,29 +72,8 @@ func (c *histCounts) add(h *histogram) {
 	c.sum += h.sum.Load()
 }
 
-// LatencySummary describes a latency distribution. Percentiles are upper
-// bounds of log-scale buckets: within 25% of the true value, never below it.
-type LatencySummary struct {
-	// Count is the number of recorded durations.
-	Count uint64
-	// Sum is the total of the recorded durations.
-	Sum time.Duration
-	// P50, P95 and P99 are the 50th, 95th and 99th percentiles.
-	P50, P95, P99 time.Duration
-	// Max is the upper bound of the highest non-empty bucket.
-	Max time.Duration
-}
-
-// Mean returns Sum / Count, or zero when nothing was recorded.
-func (s LatencySummary) Mean() time.Duration {
-	if s.Count == 0 {
-		return 0
-	}
-	return s.Sum / time.Duration(s.Count)
-}
-
-func (c *histCounts) summary() LatencySummary {
-	var s LatencySummary
+func (c *histCounts) summary() transport.LatencySummary {
+	var s transport.LatencySummary
 	for _, n := range c.buckets {
 		s.Count += n
 	}

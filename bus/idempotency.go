@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"sync"
 
+	"github.com/batonhq/baton/transport"
 	"go.uber.org/zap"
 )
 
@@ -12,7 +13,7 @@ import (
 // the hand-off they share a key with.
 type idemKey struct {
 	to  string
-	typ MessageType
+	typ transport.MessageType
 	key string
 }
 
@@ -149,7 +150,7 @@ func (s *idempotency) size(now int64) int {
 // claimKey deduplicates m by its idempotency key, if it has one. It reports
 // true when m is a duplicate, which the caller acknowledges without
 // delivering it.
-func (b *Bus) claimKey(m *Message, sc *sendConfig, now int64) bool {
+func (b *Bus) claimKey(m *transport.Message, sc *sendConfig, now int64) bool {
 	if b.idem == nil {
 		return false
 	}
@@ -173,7 +174,7 @@ func (b *Bus) claimKey(m *Message, sc *sendConfig, now int64) bool {
 }
 
 // releaseKey forgets m's idempotency key if m holds it.
-func (b *Bus) releaseKey(m *Message) {
+func (b *Bus) releaseKey(m *transport.Message) {
 	if b.idem == nil {
 		return
 	}

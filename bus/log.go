@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"github.com/batonhq/baton/transport"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -11,7 +12,7 @@ import (
 // the hot path.
 
 // messageLog renders a message's identifying fields inline.
-type messageLog struct{ m *Message }
+type messageLog struct{ m *transport.Message }
 
 // MarshalLogObject adds the message fields to a log entry.
 func (l messageLog) MarshalLogObject(enc zapcore.ObjectEncoder) error {
@@ -23,20 +24,20 @@ func (l messageLog) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
-func messageFields(m *Message) zap.Field { return zap.Inline(messageLog{m}) }
+func messageFields(m *transport.Message) zap.Field { return zap.Inline(messageLog{m}) }
 
-func (b *Bus) logDeadLetter(m *Message, reason DeadLetterReason, lastErr string) {
+func (b *Bus) logDeadLetter(m *transport.Message, reason transport.DeadLetterReason, lastErr string) {
 	if ce := b.log.Check(zap.WarnLevel, "message dead-lettered"); ce != nil {
 		ce.Write(zap.String("category", "dead_letter"), messageFields(m),
 			zap.String("reason", string(reason)), zap.String("last_error", lastErr))
 	}
 }
 
-func (b *Bus) logExpired(ms []*Message) {
+func (b *Bus) logExpired(ms []*transport.Message) {
 	for _, m := range ms {
 		if ce := b.log.Check(zap.WarnLevel, "message expired"); ce != nil {
 			ce.Write(zap.String("category", "expiry"), messageFields(m),
-				zap.String("reason", string(ReasonTTLExpired)), zap.Duration("ttl", m.TTL),
+				zap.String("reason", string(transport.ReasonTTLExpired)), zap.Duration("ttl", m.TTL),
 				zap.Time("timestamp", m.Timestamp))
 		}
 	}
@@ -44,8 +45,8 @@ func (b *Bus) logExpired(ms []*Message) {
 
 // sendCategory is the log category of a send: "handoff" for a HANDOFF,
 // "message" for everything else.
-func sendCategory(m *Message) string {
-	if m.Type == MessageHandoff {
+func sendCategory(m *transport.Message) string {
+	if m.Type == transport.MessageHandoff {
 		return "handoff"
 	}
 	return "message"

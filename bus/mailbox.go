@@ -3,12 +3,14 @@ package bus
 import (
 	"slices"
 	"sync"
+
+	"github.com/batonhq/baton/transport"
 )
 
 // entry is a queued message with the bus's bookkeeping, stored by value in
 // the rings so that queueing a message allocates nothing.
 type entry struct {
-	m   *Message
+	m   *transport.Message
 	enq int64 // bus-clock unix nanoseconds when enqueued
 	exp int64 // bus-clock unix nanoseconds when the TTL runs out
 }
@@ -80,7 +82,7 @@ type counts struct {
 	accepted  uint64
 	delivered uint64
 	dead      uint64
-	deadBy    [numReasons]uint64
+	deadBy    [transport.NumReasons]uint64
 	expired   uint64
 	handoffs  uint64
 	depth     int
@@ -125,7 +127,7 @@ type mailbox struct {
 
 	mu     sync.Mutex
 	closed bool
-	rings  [numPriorities]ring
+	rings  [transport.NumPriorities]ring
 	c      counts
 
 	// At-least-once delivery (delivery.go).
@@ -136,7 +138,7 @@ type mailbox struct {
 	ackGen   uint64 // bumped each time ackTimer is armed
 
 	// Backpressure (pressure.go).
-	level    PressureLevel
+	level    transport.PressureLevel
 	waitEWMA int64               // smoothed time in mailbox of delivered messages, ns
 	senders  map[string]struct{} // told of the current pressure
 }
@@ -158,7 +160,7 @@ func newMailbox(id string, mc mailboxConfig, sh *shard, bp Backpressure) *mailbo
 // pushLocked queues e at its priority and wakes a waiter if the mailbox was
 // empty.
 func (mb *mailbox) pushLocked(e entry) {
-	mb.rings[e.m.Priority.index()].push(e)
+	mb.rings[e.m.Priority.Index()].push(e)
 	mb.c.depth++
 	if mb.c.depth == 1 {
 		mb.signal()
@@ -167,7 +169,7 @@ func (mb *mailbox) pushLocked(e entry) {
 
 // popLocked takes the oldest entry of the highest non-empty priority.
 func (mb *mailbox) popLocked() (entry, bool) {
-	for p := numPriorities - 1; p >= 0; p-- {
+	for p := transport.NumPriorities - 1; p >= 0; p-- {
 		if mb.rings[p].n > 0 {
 			mb.c.depth--
 			return mb.rings[p].pop(), true
@@ -186,10 +188,10 @@ func (mb *mailbox) signal() {
 }
 
 // checkContent refuses content that lacks a key the mailbox requires.
-func (mb *mailbox) checkContent(m *Message) error {
+func (mb *mailbox) checkContent(m *transport.Message) error {
 	for _, k := range mb.required {
 		if _, ok := m.Content[k]; !ok {
-			return &ValidationError{Field: "content." + k, Reason: "is required by " + mb.id}
+			return &transport.ValidationError{Field: "content." + k, Reason: "is required by " + mb.id}
 		}
 	}
 	return nil

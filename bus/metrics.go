@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"sync/atomic"
+
+	"github.com/batonhq/baton/transport"
 )
 
 // flow holds the counters of the delivery guarantees and flow control.
@@ -24,143 +26,14 @@ type flow struct {
 	dlPasses            atomic.Uint64
 }
 
-// Snapshot is a consistent reading of the bus's metrics.
-// Counters are cumulative since New. The accounting invariant
-// holds in every snapshot:
-//
-//	Accepted == Delivered + DeadLettered + Queued + InFlight
-//
-// where Queued counts the messages waiting in mailboxes, those waiting for
-// a retry (Retrying) and those waiting for rate-limit tokens (Deferred), and
-// InFlight the requires_ack messages received but not yet acknowledged. A
-// message is counted delivered once: when it is received, or, for a
-// requires_ack message, when it is acknowledged. Redelivery moves it from
-// InFlight back to Queued; Nack too; Reject and the last failed delivery
-// move it to DeadLettered.
-type Snapshot struct {
-	// Accepted counts messages the bus took responsibility for: valid,
-	// addressed copies, whether they were then queued, delivered or
-	// dead-lettered. It is the messages_sent_count.
-	Accepted uint64
-	// Delivered counts messages handed to a receiver (messages_received_count).
-	Delivered uint64
-	// DeadLettered counts messages moved to the dead-letter queue, including
-	// those later discarded or requeued.
-	DeadLettered uint64
-	// Queued is the number of accepted messages waiting to be received: in
-	// a mailbox, waiting for a retry, or waiting for rate-limit tokens.
-	Queued int
-	// Retrying is the part of Queued waiting for a retry of a full mailbox.
-	Retrying int
-	// Deferred is the part of Queued waiting in senders' outbound queues
-	// for rate-limit tokens (WithRateLimits).
-	Deferred int
-	// InFlight is the number of requires_ack messages received and not yet
-	// acknowledged, rejected or redelivered.
-	InFlight int
-	// Expired counts messages whose TTL ran out before delivery.
-	Expired uint64
-	// DeadLettersByReason splits DeadLettered by reason.
-	DeadLettersByReason map[DeadLetterReason]uint64
-	// DeadLettersHeld is the current length of the dead-letter queue.
-	DeadLettersHeld int
-	// ValidationErrors counts messages refused as invalid.
-	ValidationErrors uint64
-	// Broadcasts counts Broadcast and BroadcastToTypes calls that reached
-	// the fan-out.
-	Broadcasts uint64
-	// Published counts publications on topics.
-	Published uint64
-	// Handoffs counts HANDOFF messages queued.
-	Handoffs uint64
-	// Retries counts retry attempts of sends to full mailboxes.
-	Retries uint64
-	// Requeued and Discarded count dead-letter operations.
-	Requeued, Discarded uint64
-	// Acks counts acknowledgements sent with Ack.
-	Acks uint64
-	// Redeliveries counts requires_ack messages delivered again after an
-	// ack timeout or a Nack; Nacks and Rejects count those calls.
-	Redeliveries, Nacks, Rejects uint64
-	// Duplicates counts sends acknowledged without delivery because their
-	// idempotency key was already accepted.
-	Duplicates uint64
-	// IdempotencyKeys is the number of idempotency keys remembered now.
-	IdempotencyKeys int
-	// RateDeferred counts messages that had to wait for rate-limit tokens.
-	RateDeferred uint64
-	// BreakerRefused counts sends refused by an open circuit breaker;
-	// BreakerOpened counts the times a breaker opened.
-	BreakerRefused, BreakerOpened uint64
-	// PressureChanges counts changes of a mailbox's pressure level;
-	// BackpressureSignals the NOTIFICATIONs sent to senders about them.
-	PressureChanges, BackpressureSignals uint64
-	// ConversationsRefused counts messages refused because their thread was
-	// closed.
-	ConversationsRefused uint64
-	// DeadLetterRetried and DeadLetterStale count dead letters that
-	// processing sent again or discarded as stale, DeadLetterAlerts the
-	// alerts raised and DeadLetterPasses the processing passes.
-	DeadLetterRetried, DeadLetterStale, DeadLetterAlerts, DeadLetterPasses uint64
-	// Agents has one entry per registered agent, sorted by id.
-	Agents []AgentStats
-	// Send is the time from entering a send to the message being queued.
-	Send LatencySummary
-	// Receive is the time a receive call takes.
-	Receive LatencySummary
-	// Wait is the time delivered messages spent in their mailbox.
-	Wait LatencySummary
-	// Handoff is Wait for HANDOFF messages: from send to receipt.
-	Handoff LatencySummary
-	// RoundTrip is the time from Request to its response.
-	RoundTrip LatencySummary
-	// Broadcast is the time a broadcast takes to queue every copy.
-	Broadcast LatencySummary
-	// Ack is the time from a message's timestamp to its acknowledgement.
-	Ack LatencySummary
-}
-
-// AgentStats are one mailbox's figures.
-type AgentStats struct {
-	// Agent and Type identify the mailbox's owner.
-	Agent, Type string
-	// Depth is the number of messages queued; Capacity its limit.
-	Depth, Capacity int
-	// AwaitingAck counts received requires_ack messages in flight: neither
-	// acknowledged nor redelivered yet.
-	AwaitingAck int
-	// Deferred counts messages for this agent waiting for rate-limit tokens.
-	Deferred int
-	// Pressure is the mailbox's pressure level.
-	Pressure PressureLevel
-	// Breaker is the state of its circuit breaker (BreakerNone without).
-	Breaker BreakerState
-	// Accepted, Delivered and DeadLettered are the mailbox's counters.
-	Accepted, Delivered, DeadLettered uint64
-}
-
-// Balanced reports whether the accounting invariant holds.
-func (s Snapshot) Balanced() bool {
-	return s.Queued >= 0 && s.InFlight >= 0 &&
-		s.Accepted == s.Delivered+s.DeadLettered+uint64(s.Queued)+uint64(s.InFlight)
-}
-
-// DropRate is the share of accepted messages that were dead-lettered, zero when nothing was accepted.
-func (s Snapshot) DropRate() float64 {
-	if s.Accepted == 0 {
-		return 0
-	}
-	return float64(s.DeadLettered) / float64(s.Accepted)
-}
-
 // Metrics returns a snapshot of the bus's metrics. It briefly locks each
 // mailbox in turn; it is meant for scrapes and tests, not for a hot path.
-func (b *Bus) Metrics() Snapshot {
-	var s Snapshot
+func (b *Bus) Metrics() transport.Snapshot {
+	var s transport.Snapshot
 	var total counts
 	b.mu.Lock()
 	dir := b.dir.Load()
-	s.Agents = make([]AgentStats, 0, len(dir.ids))
+	s.Agents = make([]transport.AgentStats, 0, len(dir.ids))
 	for _, id := range dir.ids {
 		mb := dir.byID[id]
 		mb.mu.Lock()
@@ -168,7 +41,7 @@ func (b *Bus) Metrics() Snapshot {
 		level := mb.level
 		mb.mu.Unlock()
 		total.add(&c)
-		s.Agents = append(s.Agents, AgentStats{
+		s.Agents = append(s.Agents, transport.AgentStats{
 			Agent: id, Type: mb.agentType, Depth: c.depth, Capacity: mb.capacity, AwaitingAck: c.inflight,
 			Deferred: c.deferred, Pressure: level, Breaker: mb.br.state(),
 			Accepted: c.accepted, Delivered: c.delivered, DeadLettered: c.dead,
@@ -195,8 +68,8 @@ func (b *Bus) Metrics() Snapshot {
 	s.InFlight = total.inflight
 	s.Expired = total.expired
 	s.Handoffs = total.handoffs
-	s.DeadLettersByReason = make(map[DeadLetterReason]uint64, numReasons)
-	for i, r := range reasons {
+	s.DeadLettersByReason = make(map[transport.DeadLetterReason]uint64, transport.NumReasons)
+	for i, r := range transport.Reasons() {
 		s.DeadLettersByReason[r] = total.deadBy[i]
 	}
 	b.dlq.mu.Lock()
@@ -225,13 +98,13 @@ func (b *Bus) Metrics() Snapshot {
 	return s
 }
 
-func summarize(h *histogram) LatencySummary {
+func summarize(h *histogram) transport.LatencySummary {
 	var c histCounts
 	c.add(h)
 	return c.summary()
 }
 
-func (b *Bus) flowMetrics(s *Snapshot) {
+func (b *Bus) flowMetrics(s *transport.Snapshot) {
 	s.Redeliveries = b.redeliveries.Load()
 	s.Nacks = b.nacks.Load()
 	s.Rejects = b.rejects.Load()
@@ -252,7 +125,7 @@ func (b *Bus) flowMetrics(s *Snapshot) {
 }
 
 // refusedBy counts a message refused by the conversation rules.
-func (b *Bus) refusedBy(m *Message, err error) {
+func (b *Bus) refusedBy(m *transport.Message, err error) {
 	if errors.Is(err, ErrConversationClosed) {
 		b.convRefused.Add(1)
 		return

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // panicky is a payload value whose MarshalJSON panics.
@@ -21,21 +21,23 @@ func TestEntryPoints_NilContextAndMessage(t *testing.T) {
 	b := newBus(t, []string{"A", "B"})
 	ctx := context.Background()
 	var nilCtx context.Context
-	valid := func() *bus.Message { return request("A", "B", "work") }
+	valid := func() *transport.Message { return request("A", "B", "work") }
 	calls := map[string]func() error{
-		"Send nil ctx":               func() error { return b.Send(nilCtx, valid()) },
-		"Send nil message":           func() error { return b.Send(ctx, nil) },
-		"Request nil ctx":            func() error { _, err := b.Request(nilCtx, valid()); return err },
-		"Request nil message":        func() error { _, err := b.Request(ctx, nil); return err },
-		"Reply nil ctx":              func() error { return b.Reply(nilCtx, valid(), &bus.Message{Content: map[string]any{"action": "x"}}) },
+		"Send nil ctx":        func() error { return b.Send(nilCtx, valid()) },
+		"Send nil message":    func() error { return b.Send(ctx, nil) },
+		"Request nil ctx":     func() error { _, err := b.Request(nilCtx, valid()); return err },
+		"Request nil message": func() error { _, err := b.Request(ctx, nil); return err },
+		"Reply nil ctx": func() error {
+			return b.Reply(nilCtx, valid(), &transport.Message{Content: map[string]any{"action": "x"}})
+		},
 		"Reply nil messages":         func() error { return b.Reply(ctx, nil, nil) },
 		"Broadcast nil ctx":          func() error { _, err := b.Broadcast(nilCtx, valid()); return err },
 		"Broadcast nil message":      func() error { _, err := b.Broadcast(ctx, nil); return err },
 		"BroadcastToTypes nil ctx":   func() error { _, err := b.BroadcastToTypes(nilCtx, []string{"t"}, valid()); return err },
 		"Publish nil ctx":            func() error { _, err := b.Publish(nilCtx, "news", valid()); return err },
 		"Publish nil message":        func() error { _, err := b.Publish(ctx, "news", nil); return err },
-		"SendAll nil ctx":            func() error { return errors.Join(b.SendAll(nilCtx, []*bus.Message{valid()})...) },
-		"SendAll nil message":        func() error { return errors.Join(b.SendAll(ctx, []*bus.Message{nil})...) },
+		"SendAll nil ctx":            func() error { return errors.Join(b.SendAll(nilCtx, []*transport.Message{valid()})...) },
+		"SendAll nil message":        func() error { return errors.Join(b.SendAll(ctx, []*transport.Message{nil})...) },
 		"Ack nil ctx":                func() error { return b.Ack(nilCtx, valid()) },
 		"Ack nil message":            func() error { return b.Ack(ctx, nil) },
 		"Nack nil ctx":               func() error { return b.Nack(nilCtx, valid()) },
@@ -56,7 +58,7 @@ func TestEntryPoints_NilContextAndMessage(t *testing.T) {
 				}()
 				err = call()
 			}()
-			if !errors.Is(err, bus.ErrValidation) {
+			if !errors.Is(err, transport.ErrValidation) {
 				t.Errorf("got %v, want an error matching ErrValidation", err)
 			}
 		})
@@ -69,17 +71,17 @@ func TestEntryPoints_NilContextAndMessage(t *testing.T) {
 func TestSend_RefusesUnencodablePayloadNamingTheField(t *testing.T) {
 	tests := []struct {
 		name   string
-		mutate func(m *bus.Message)
+		mutate func(m *transport.Message)
 		field  string
 		reason string
 	}{
-		{"panicking MarshalJSON", func(m *bus.Message) { m.Content["x"] = panicky{} }, "content.x", "MarshalJSON panicked"},
-		{"panicking MarshalJSON nested", func(m *bus.Message) { m.Content["a"] = []any{1, map[string]any{"b": panicky{}}} }, "content.a[1].b", "MarshalJSON panicked"},
-		{"invalid UTF-8 in content", func(m *bus.Message) { m.Content["note"] = "caf\xe9" }, "content.note", "is not valid UTF-8"},
-		{"invalid UTF-8 in a content key", func(m *bus.Message) { m.Content["k\xff"] = 1 }, "content", "key that is not valid UTF-8"},
-		{"invalid UTF-8 in metadata", func(m *bus.Message) { m.Metadata = map[string]any{"tags": []string{"ok", "\xff"}} }, "metadata.tags[1]", "is not valid UTF-8"},
-		{"invalid UTF-8 in from_agent", func(m *bus.Message) { m.From = "A\xff" }, "from_agent", "is not valid UTF-8"},
-		{"invalid UTF-8 in idempotency_key", func(m *bus.Message) { m.IdempotencyKey = "\xc3" }, "idempotency_key", "is not valid UTF-8"},
+		{"panicking MarshalJSON", func(m *transport.Message) { m.Content["x"] = panicky{} }, "content.x", "MarshalJSON panicked"},
+		{"panicking MarshalJSON nested", func(m *transport.Message) { m.Content["a"] = []any{1, map[string]any{"b": panicky{}}} }, "content.a[1].b", "MarshalJSON panicked"},
+		{"invalid UTF-8 in content", func(m *transport.Message) { m.Content["note"] = "caf\xe9" }, "content.note", "is not valid UTF-8"},
+		{"invalid UTF-8 in a content key", func(m *transport.Message) { m.Content["k\xff"] = 1 }, "content", "key that is not valid UTF-8"},
+		{"invalid UTF-8 in metadata", func(m *transport.Message) { m.Metadata = map[string]any{"tags": []string{"ok", "\xff"}} }, "metadata.tags[1]", "is not valid UTF-8"},
+		{"invalid UTF-8 in from_agent", func(m *transport.Message) { m.From = "A\xff" }, "from_agent", "is not valid UTF-8"},
+		{"invalid UTF-8 in idempotency_key", func(m *transport.Message) { m.IdempotencyKey = "\xc3" }, "idempotency_key", "is not valid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,7 +97,7 @@ func TestSend_RefusesUnencodablePayloadNamingTheField(t *testing.T) {
 				}()
 				err = b.Send(t.Context(), m)
 			}()
-			var ve *bus.ValidationError
+			var ve *transport.ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("got %v, want a *ValidationError", err)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // TestBus_OnDeadLetter_ReportsEveryReason checks that a subscriber hears of
@@ -21,8 +22,8 @@ func TestBus_OnDeadLetter_ReportsEveryReason(t *testing.T) {
 			t.Fatal(err)
 		}
 		var mu sync.Mutex
-		var got []bus.DeadLetter
-		cancel := b.OnDeadLetter(func(d bus.DeadLetter) {
+		var got []transport.DeadLetter
+		cancel := b.OnDeadLetter(func(d transport.DeadLetter) {
 			mu.Lock()
 			got = append(got, d)
 			mu.Unlock()
@@ -30,7 +31,7 @@ func TestBus_OnDeadLetter_ReportsEveryReason(t *testing.T) {
 
 		// queue_overflow: B holds one message.
 		mustSend(t, b, request("A", "B", "filler"))
-		if err := b.Send(t.Context(), request("A", "B", "overflow")); !errors.Is(err, bus.ErrQueueFull) {
+		if err := b.Send(t.Context(), request("A", "B", "overflow")); !errors.Is(err, transport.ErrQueueFull) {
 			t.Fatalf("got %v, want ErrQueueFull", err)
 		}
 		// receiver_not_found.

@@ -4,36 +4,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/batonhq/baton/transport"
 	"go.uber.org/zap"
 )
-
-// PressureLevel is how full a mailbox is, with hysteresis: it rises as soon
-// as a threshold is passed and falls back only well below it.
-type PressureLevel int
-
-// The pressure levels of a mailbox (communication-flow schema §6.2).
-const (
-	// PressureNormal: below the throttle mark, or recovered to the recover
-	// mark after being throttled.
-	PressureNormal PressureLevel = iota
-	// PressureThrottled: at 80% of capacity or more (by default); senders
-	// are asked to halve their rate.
-	PressureThrottled
-	// PressureOverloaded: at 95% or more (by default); senders are asked to
-	// pause non-critical messages. It falls back to throttled below 80%.
-	PressureOverloaded
-)
-
-// String returns "normal", "throttled" or "overloaded".
-func (l PressureLevel) String() string {
-	switch l {
-	case PressureThrottled:
-		return "throttled"
-	case PressureOverloaded:
-		return "overloaded"
-	}
-	return "normal"
-}
 
 // Statuses of a backpressure signal.
 const (
@@ -51,7 +24,7 @@ type PressureState struct {
 	// Agent owns the mailbox.
 	Agent string
 	// Level is the mailbox's pressure level.
-	Level PressureLevel
+	Level transport.PressureLevel
 	// Depth and Capacity are the messages queued and the mailbox's limit.
 	Depth, Capacity int
 	// EstimatedDelay guesses how long a message sent now would wait: the
@@ -65,7 +38,7 @@ type PressureState struct {
 type PressureChange struct {
 	PressureState
 	// From is the level before the change (Level is the one after).
-	From PressureLevel
+	From transport.PressureLevel
 	// Status is the signal sent to senders: "throttled", "overloaded", or
 	// "recovering" when the mailbox fell back to normal.
 	Status string
@@ -105,7 +78,7 @@ func delayLocked(mb *mailbox, now int64) time.Duration {
 // itself in the bus's total, which reserveLocked does for every other push.
 func (b *Bus) pushLocked(mb *mailbox, e entry, front bool, now int64) {
 	if front {
-		mb.rings[e.m.Priority.index()].pushFront(e)
+		mb.rings[e.m.Priority.Index()].pushFront(e)
 		mb.c.depth++
 		b.total.Add(1)
 		if mb.c.depth == 1 {
@@ -125,9 +98,9 @@ func (b *Bus) pressuredLocked(mb *mailbox, from string, now int64) {
 	next := mb.level
 	switch {
 	case mb.c.depth >= mb.overloadAt:
-		next = PressureOverloaded
-	case next == PressureNormal:
-		next = PressureThrottled
+		next = transport.PressureOverloaded
+	case next == transport.PressureNormal:
+		next = transport.PressureThrottled
 	}
 	if next != mb.level {
 		b.changeLocked(mb, next, from, now)
@@ -152,17 +125,17 @@ func (b *Bus) pressuredLocked(mb *mailbox, from string, now int64) {
 // pressure pays one comparison per receive.
 func (b *Bus) relievedLocked(mb *mailbox, now int64) {
 	switch {
-	case mb.level == PressureNormal:
+	case mb.level == transport.PressureNormal:
 	case mb.c.depth <= mb.recoverAt:
-		b.changeLocked(mb, PressureNormal, "", now)
-	case mb.level == PressureOverloaded && mb.c.depth < mb.throttleAt:
-		b.changeLocked(mb, PressureThrottled, "", now)
+		b.changeLocked(mb, transport.PressureNormal, "", now)
+	case mb.level == transport.PressureOverloaded && mb.c.depth < mb.throttleAt:
+		b.changeLocked(mb, transport.PressureThrottled, "", now)
 	}
 }
 
-func (b *Bus) changeOf(mb *mailbox, from PressureLevel, now int64) PressureChange {
+func (b *Bus) changeOf(mb *mailbox, from transport.PressureLevel, now int64) PressureChange {
 	ch := PressureChange{PressureState: b.pressureLocked(mb, now), From: from, Status: mb.level.String(), At: time.Unix(0, now).UTC()}
-	if mb.level == PressureNormal {
+	if mb.level == transport.PressureNormal {
 		ch.Status = StatusRecovering
 	}
 	return ch
@@ -171,7 +144,7 @@ func (b *Bus) changeOf(mb *mailbox, from PressureLevel, now int64) PressureChang
 // changeLocked moves mb to level next and queues the signals: to every
 // sender told of the pressure so far (plus from, the sender whose message
 // caused the rise) and to the OnPressure subscribers.
-func (b *Bus) changeLocked(mb *mailbox, next PressureLevel, from string, now int64) {
+func (b *Bus) changeLocked(mb *mailbox, next transport.PressureLevel, from string, now int64) {
 	prev := mb.level
 	mb.level = next
 	b.pressureChanges.Add(1)
@@ -181,7 +154,7 @@ func (b *Bus) changeLocked(mb *mailbox, next PressureLevel, from string, now int
 	ch := b.changeOf(mb, prev, now)
 	var targets []string
 	if b.cfg.signals {
-		if next != PressureNormal && from != "" && from != mb.id && len(mb.senders) < maxPressureSenders {
+		if next != transport.PressureNormal && from != "" && from != mb.id && len(mb.senders) < maxPressureSenders {
 			if mb.senders == nil {
 				mb.senders = make(map[string]struct{})
 			}
@@ -191,7 +164,7 @@ func (b *Bus) changeLocked(mb *mailbox, next PressureLevel, from string, now int
 			targets = append(targets, s)
 		}
 		slices.Sort(targets)
-		if next == PressureNormal {
+		if next == transport.PressureNormal {
 			mb.senders = nil
 		}
 	}
@@ -207,11 +180,11 @@ func (b *Bus) emitPressure(ch PressureChange, targets []string, change bool) {
 		if mb == nil {
 			continue
 		}
-		n := &Message{
-			Type:     MessageNotification,
+		n := &transport.Message{
+			Type:     transport.MessageNotification,
 			From:     ch.Agent,
 			To:       to,
-			Priority: PriorityHigh,
+			Priority: transport.PriorityHigh,
 			Content: map[string]any{
 				"action":          "backpressure",
 				"status":          ch.Status,

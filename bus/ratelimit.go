@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batonhq/baton/transport"
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
 )
@@ -19,16 +20,16 @@ const (
 
 // bandOf returns the rate-limit band of m, and false when m is not limited
 // (CRITICAL, or an ACK for a message that already passed the limits).
-func bandOf(m *Message) (int, bool) {
-	if m.Type == MessageAck {
+func bandOf(m *transport.Message) (int, bool) {
+	if m.Type == transport.MessageAck {
 		return 0, false
 	}
 	switch m.Priority {
-	case PriorityHigh:
+	case transport.PriorityHigh:
 		return bandHigh, true
-	case PriorityNormal:
+	case transport.PriorityNormal:
 		return bandNormal, true
-	case PriorityLow:
+	case transport.PriorityLow:
 		return bandLow, true
 	}
 	return 0, false
@@ -59,7 +60,7 @@ type agentRate struct {
 // queue; it is counted in its receiver's mailbox as deferred.
 type deferredSend struct {
 	mb    *mailbox
-	m     *Message
+	m     *transport.Message
 	start time.Time
 	done  func(error)
 }
@@ -149,7 +150,7 @@ func wait(l *rate.Limiter, at time.Time) time.Duration {
 // mb. It returns false when the message may be queued now (its tokens are
 // taken) and true when it was accepted into its sender's outbound queue
 // instead, to be queued by drain once the limits allow.
-func (b *Bus) rateLimited(mb *mailbox, m *Message, start time.Time, done func(error)) bool {
+func (b *Bus) rateLimited(mb *mailbox, m *transport.Message, start time.Time, done func(error)) bool {
 	band, limited := bandOf(m)
 	if !limited {
 		return false
@@ -256,8 +257,8 @@ func (b *Bus) drain(sender string, s *agentRate, gen uint64) {
 
 // deadNote is a dead letter to log once the locks are released.
 type deadNote struct {
-	m      *Message
-	reason DeadLetterReason
+	m      *transport.Message
+	reason transport.DeadLetterReason
 	err    string
 }
 
@@ -268,23 +269,23 @@ type deadNote struct {
 func (b *Bus) placeDeferred(h *deferredSend, at time.Time) (deadNote, bool) {
 	mb, m := h.mb, h.m
 	now := at.UnixNano()
-	var expired []*Message
+	var expired []*transport.Message
 	mb.mu.Lock()
 	mb.c.deferred--
 	if mb.closed {
-		err := (&RoutingError{To: m.To, Reason: "receiver not found", Err: ErrUnknownAgent}).Error()
-		b.deadLetterLocked(&mb.c, m, ReasonReceiverNotFound, 1, err, at)
+		err := (&transport.RoutingError{To: m.To, Reason: "receiver not found", Err: transport.ErrUnknownAgent}).Error()
+		b.deadLetterLocked(&mb.c, m, transport.ReasonReceiverNotFound, 1, err, at)
 		mb.mu.Unlock()
-		return deadNote{m, ReasonReceiverNotFound, err}, false
+		return deadNote{m, transport.ReasonReceiverNotFound, err}, false
 	}
 	if err := b.reserveLocked(mb, now, at, &expired); err != nil {
-		b.deadLetterLocked(&mb.c, m, ReasonQueueOverflow, 1, err.Error(), at)
+		b.deadLetterLocked(&mb.c, m, transport.ReasonQueueOverflow, 1, err.Error(), at)
 		mb.br.report(h.done, err)
 		mb.mu.Unlock()
 		b.logExpired(expired)
-		return deadNote{m, ReasonQueueOverflow, err.Error()}, false
+		return deadNote{m, transport.ReasonQueueOverflow, err.Error()}, false
 	}
-	if m.Type == MessageHandoff {
+	if m.Type == transport.MessageHandoff {
 		mb.c.handoffs++
 	}
 	b.pushLocked(mb, entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}, false, now)

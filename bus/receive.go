@@ -3,30 +3,32 @@ package bus
 import (
 	"context"
 	"time"
+
+	"github.com/batonhq/baton/transport"
 )
 
 // Receive removes and returns up to max messages from agentID's mailbox (all
 // of them when max <= 0): the highest priority first and, within a priority,
 // in send order. Expired messages are never returned: they are dead-lettered
 // "ttl_expired" on the way. An empty mailbox returns an empty slice.
-func (b *Bus) Receive(agentID string, max int) ([]*Message, error) {
+func (b *Bus) Receive(agentID string, max int) ([]*transport.Message, error) {
 	mb, err := b.mailboxFor(agentID)
 	if err != nil {
 		return nil, err
 	}
 	start := b.clock.Now()
 	now := start.UnixNano()
-	var expired []*Message
+	var expired []*transport.Message
 	mb.mu.Lock()
 	if mb.closed {
 		mb.mu.Unlock()
-		return nil, &UnknownAgentError{Agent: agentID}
+		return nil, &transport.UnknownAgentError{Agent: agentID}
 	}
 	n := mb.c.depth
 	if max > 0 && max < n {
 		n = max
 	}
-	out := make([]*Message, 0, n)
+	out := make([]*transport.Message, 0, n)
 	for len(out) < n {
 		m, ok := b.takeLocked(mb, now, start, &expired)
 		if !ok {
@@ -47,7 +49,7 @@ func (b *Bus) Receive(agentID string, max int) ([]*Message, error) {
 // TryReceive removes and returns the next message of agentID's mailbox, if
 // there is one, without blocking and without allocating. ok is false when
 // the mailbox is empty.
-func (b *Bus) TryReceive(agentID string) (m *Message, ok bool, err error) {
+func (b *Bus) TryReceive(agentID string) (m *transport.Message, ok bool, err error) {
 	mb, err := b.mailboxFor(agentID)
 	if err != nil {
 		return nil, false, err
@@ -59,7 +61,7 @@ func (b *Bus) TryReceive(agentID string) (m *Message, ok bool, err error) {
 // ReceiveWait removes and returns the next message of agentID's mailbox,
 // waiting until one arrives, ctx is done (ctx.Err() is returned), the bus
 // closes (ErrClosed) or the agent is unregistered (ErrUnknownAgent).
-func (b *Bus) ReceiveWait(ctx context.Context, agentID string) (*Message, error) {
+func (b *Bus) ReceiveWait(ctx context.Context, agentID string) (*transport.Message, error) {
 	if ctx == nil {
 		return nil, checkCtx(ctx)
 	}
@@ -77,9 +79,9 @@ func (b *Bus) ReceiveWait(ctx context.Context, agentID string) (*Message, error)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-b.done:
-			return nil, ErrClosed
+			return nil, transport.ErrClosed
 		case <-mb.gone:
-			return nil, &UnknownAgentError{Agent: agentID}
+			return nil, &transport.UnknownAgentError{Agent: agentID}
 		}
 	}
 }
@@ -99,23 +101,23 @@ func (b *Bus) Ready(agentID string) <-chan struct{} {
 
 func (b *Bus) mailboxFor(agentID string) (*mailbox, error) {
 	if b.isClosed() {
-		return nil, ErrClosed
+		return nil, transport.ErrClosed
 	}
 	mb := b.lookup(agentID)
 	if mb == nil {
-		return nil, &UnknownAgentError{Agent: agentID}
+		return nil, &transport.UnknownAgentError{Agent: agentID}
 	}
 	return mb, nil
 }
 
 // takeOne is the receive hot path: one lock, no allocation.
-func (b *Bus) takeOne(mb *mailbox) (*Message, bool, error) {
+func (b *Bus) takeOne(mb *mailbox) (*transport.Message, bool, error) {
 	start := b.clock.Now()
-	var expired []*Message
+	var expired []*transport.Message
 	mb.mu.Lock()
 	if mb.closed {
 		mb.mu.Unlock()
-		return nil, false, &UnknownAgentError{Agent: mb.id}
+		return nil, false, &transport.UnknownAgentError{Agent: mb.id}
 	}
 	m, ok := b.takeLocked(mb, start.UnixNano(), start, &expired)
 	if ok && mb.c.depth > 0 {
@@ -133,14 +135,14 @@ func (b *Bus) takeOne(mb *mailbox) (*Message, bool, error) {
 // takeLocked pops the next deliverable message, dead-lettering the expired
 // ones it meets on the way. A requires_ack message goes in flight instead of
 // counting as delivered.
-func (b *Bus) takeLocked(mb *mailbox, now int64, at time.Time, expired *[]*Message) (*Message, bool) {
+func (b *Bus) takeLocked(mb *mailbox, now int64, at time.Time, expired *[]*transport.Message) (*transport.Message, bool) {
 	for {
 		e, ok := mb.popLocked()
 		if !ok {
 			return nil, false
 		}
 		b.total.Add(-1)
-		if mb.level != PressureNormal {
+		if mb.level != transport.PressureNormal {
 			b.relievedLocked(mb, now)
 		}
 		if e.exp <= now {
@@ -151,7 +153,7 @@ func (b *Bus) takeLocked(mb *mailbox, now int64, at time.Time, expired *[]*Messa
 		wait := now - e.enq
 		mb.waitEWMA += (wait - mb.waitEWMA) / 8
 		mb.shard.wait.record(time.Duration(wait))
-		if e.m.Type == MessageHandoff {
+		if e.m.Type == transport.MessageHandoff {
 			mb.shard.handoff.record(time.Duration(wait))
 		}
 		if !e.m.RequiresAck || !b.trackLocked(mb, e.m, now) {
@@ -163,8 +165,8 @@ func (b *Bus) takeLocked(mb *mailbox, now int64, at time.Time, expired *[]*Messa
 
 // expireLocked dead-letters a message of mb whose TTL ran out before it was
 // delivered.
-func (b *Bus) expireLocked(mb *mailbox, m *Message, at time.Time) {
-	b.deadLetterLocked(&mb.c, m, ReasonTTLExpired, 1, "bus: ttl expired before delivery", at)
+func (b *Bus) expireLocked(mb *mailbox, m *transport.Message, at time.Time) {
+	b.deadLetterLocked(&mb.c, m, transport.ReasonTTLExpired, 1, "bus: ttl expired before delivery", at)
 	if m.RequiresAck {
 		b.forgetFlightLocked(mb, m)
 		mb.br.resolveLocked(m.MessageID, errNotDelivered)
@@ -173,7 +175,7 @@ func (b *Bus) expireLocked(mb *mailbox, m *Message, at time.Time) {
 
 // purgeExpiredLocked dead-letters every expired message of mb and returns
 // how many there were.
-func (b *Bus) purgeExpiredLocked(mb *mailbox, now int64, at time.Time, expired *[]*Message) int {
+func (b *Bus) purgeExpiredLocked(mb *mailbox, now int64, at time.Time, expired *[]*transport.Message) int {
 	n := 0
 	for p := range mb.rings {
 		mb.rings[p].removeIf(func(e entry) bool {
@@ -188,7 +190,7 @@ func (b *Bus) purgeExpiredLocked(mb *mailbox, now int64, at time.Time, expired *
 	}
 	mb.c.depth -= n
 	b.total.Add(int64(-n))
-	if n > 0 && mb.level != PressureNormal {
+	if n > 0 && mb.level != transport.PressureNormal {
 		b.relievedLocked(mb, now)
 	}
 	return n
@@ -206,7 +208,7 @@ func (b *Bus) PurgeExpired() int {
 		if mb == nil {
 			continue
 		}
-		var expired []*Message
+		var expired []*transport.Message
 		mb.mu.Lock()
 		if !mb.closed {
 			total += b.purgeExpiredLocked(mb, now, at, &expired)

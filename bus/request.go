@@ -5,13 +5,14 @@ import (
 	"errors"
 	"time"
 
+	"github.com/batonhq/baton/transport"
 	"go.uber.org/zap"
 )
 
 // waiter is a Request blocked on its response.
 type waiter struct {
-	ch   chan *Message // cap 1; receives the response exactly once
-	from string        // the requester, who the response must be addressed to
+	ch   chan *transport.Message // cap 1; receives the response exactly once
+	from string                  // the requester, who the response must be addressed to
 }
 
 // Request sends m (a REQUEST when message_type is empty) and waits for the
@@ -30,23 +31,23 @@ type waiter struct {
 // arrives later is delivered to the requester's mailbox like any other
 // message. A request whose idempotency key was already accepted is not sent
 // again: Request returns a *DuplicateError at once.
-func (b *Bus) Request(ctx context.Context, m *Message, opts ...SendOption) (*Message, error) {
+func (b *Bus) Request(ctx context.Context, m *transport.Message, opts ...SendOption) (*transport.Message, error) {
 	start := b.clock.Now()
 	if m != nil && m.Type == "" {
-		m.Type = MessageRequest
+		m.Type = transport.MessageRequest
 	}
 	if err := b.admit(ctx, m); err != nil {
 		return nil, err
 	}
 	switch m.Type {
-	case MessageRequest, MessageQuery, MessageHandoff:
+	case transport.MessageRequest, transport.MessageQuery, transport.MessageHandoff:
 	default:
-		err := &ValidationError{Field: "message_type", Reason: string(m.Type) + " expects no reply: send it with Send"}
+		err := &transport.ValidationError{Field: "message_type", Reason: string(m.Type) + " expects no reply: send it with Send"}
 		b.refuse(m, err)
 		return nil, err
 	}
-	if _, isTopic := m.Topic(); isTopic || m.To == BroadcastAll {
-		return nil, &ValidationError{Field: "to_agent", Reason: "must name one agent for a request"}
+	if _, isTopic := m.Topic(); isTopic || m.To == transport.BroadcastAll {
+		return nil, &transport.ValidationError{Field: "to_agent", Reason: "must name one agent for a request"}
 	}
 	sc := sendConfig{}
 	if len(opts) > 0 {
@@ -60,11 +61,11 @@ func (b *Bus) Request(ctx context.Context, m *Message, opts ...SendOption) (*Mes
 		b.conv.inherit(m)
 	}
 	b.fill(m, start)
-	w := waiter{ch: make(chan *Message, 1), from: m.From}
+	w := waiter{ch: make(chan *transport.Message, 1), from: m.From}
 	b.reqMu.Lock()
 	if _, dup := b.pending[m.MessageID]; dup {
 		b.reqMu.Unlock()
-		return nil, &ValidationError{Field: "message_id", Reason: "is already awaiting a response"}
+		return nil, &transport.ValidationError{Field: "message_id", Reason: "is already awaiting a response"}
 	}
 	b.pending[m.MessageID] = w
 	b.npending.Add(1)
@@ -78,7 +79,7 @@ func (b *Bus) Request(ctx context.Context, m *Message, opts ...SendOption) (*Mes
 	}
 	b.flush()
 	if err == nil && sc.receipt.Duplicate {
-		err = &DuplicateError{Key: m.Key(), MessageID: m.MessageID, DuplicateOf: sc.receipt.DuplicateOf}
+		err = &transport.DuplicateError{Key: m.Key(), MessageID: m.MessageID, DuplicateOf: sc.receipt.DuplicateOf}
 	}
 	if err != nil {
 		if !b.forget(m.MessageID) {
@@ -93,7 +94,7 @@ func (b *Bus) Request(ctx context.Context, m *Message, opts ...SendOption) (*Mes
 	timeout := sc.timeout
 	switch {
 	case timeout > 0:
-	case m.Type == MessageQuery:
+	case m.Type == transport.MessageQuery:
 		timeout = b.cfg.queryTimeout
 	default:
 		timeout = b.cfg.requestTimeout
@@ -105,14 +106,14 @@ func (b *Bus) Request(ctx context.Context, m *Message, opts ...SendOption) (*Mes
 	case resp := <-w.ch:
 		return b.answered(m, resp, start), nil
 	case <-expired:
-		err = &TimeoutError{Op: "request", MessageID: m.MessageID, After: timeout}
+		err = &transport.TimeoutError{Op: "request", MessageID: m.MessageID, After: timeout}
 	case <-ctx.Done():
 		err = ctx.Err()
 		if errors.Is(err, context.DeadlineExceeded) {
-			err = &TimeoutError{Op: "request", MessageID: m.MessageID, After: b.clock.Now().Sub(start), Cause: err}
+			err = &transport.TimeoutError{Op: "request", MessageID: m.MessageID, After: b.clock.Now().Sub(start), Cause: err}
 		}
 	case <-b.done:
-		err = ErrClosed
+		err = transport.ErrClosed
 	}
 	if !b.forget(m.MessageID) {
 		// The response was handed over while we gave up: take it.
@@ -133,7 +134,7 @@ func (b *Bus) forget(id string) bool {
 	return true
 }
 
-func (b *Bus) answered(req, resp *Message, start time.Time) *Message {
+func (b *Bus) answered(req, resp *transport.Message, start time.Time) *transport.Message {
 	d := b.clock.Now().Sub(start)
 	b.roundTrip.record(d)
 	if ce := b.log.Check(zap.DebugLevel, "request answered"); ce != nil {
@@ -145,7 +146,7 @@ func (b *Bus) answered(req, resp *Message, start time.Time) *Message {
 
 // handToWaiter gives a response to the Request waiting for it, if any. The
 // response counts as accepted and delivered.
-func (b *Bus) handToWaiter(m *Message, start time.Time) bool {
+func (b *Bus) handToWaiter(m *transport.Message, start time.Time) bool {
 	b.reqMu.Lock()
 	w, ok := b.pending[m.InReplyTo]
 	if !ok || w.from != m.To {
@@ -170,15 +171,15 @@ func (b *Bus) handToWaiter(m *Message, start time.Time) bool {
 // in_reply_to to req's id, correlation_id to req's correlation_id (or its id
 // when it has none), conversation_id to req's, message_type to RESPONSE
 // when empty, and from_agent to req's receiver when empty.
-func (b *Bus) Reply(ctx context.Context, req, resp *Message, opts ...SendOption) error {
+func (b *Bus) Reply(ctx context.Context, req, resp *transport.Message, opts ...SendOption) error {
 	if req == nil {
-		return &ValidationError{Field: "request", Reason: "is required"}
+		return &transport.ValidationError{Field: "request", Reason: "is required"}
 	}
 	if resp == nil {
-		return &ValidationError{Field: "message", Reason: "is required"}
+		return &transport.ValidationError{Field: "message", Reason: "is required"}
 	}
 	if resp.Type == "" {
-		resp.Type = MessageResponse
+		resp.Type = transport.MessageResponse
 	}
 	if resp.From == "" {
 		resp.From = req.To

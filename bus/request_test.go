@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 func TestRequest_Timeouts(t *testing.T) {
@@ -35,8 +36,8 @@ func TestRequest_Timeouts(t *testing.T) {
 				start := time.Now()
 				req := request("HotelAgent", "PaymentAgent", "pay")
 				_, err := b.Request(ctx, req, tc.opts...)
-				var te *bus.TimeoutError
-				if !errors.As(err, &te) || !errors.Is(err, bus.ErrTimeout) || te.MessageID != req.MessageID {
+				var te *transport.TimeoutError
+				if !errors.As(err, &te) || !errors.Is(err, transport.ErrTimeout) || te.MessageID != req.MessageID {
 					t.Fatalf("got %v, want a TimeoutError for %s", err, req.MessageID)
 				}
 				if got := time.Since(start); got != tc.want {
@@ -46,7 +47,7 @@ func TestRequest_Timeouts(t *testing.T) {
 					t.Errorf("got %v, want it to match %v", err, tc.cause)
 				}
 				// A reply after the timeout lands in the requester's mailbox.
-				if err := b.Reply(t.Context(), req, &bus.Message{Content: map[string]any{"action": "late"}}); err != nil {
+				if err := b.Reply(t.Context(), req, &transport.Message{Content: map[string]any{"action": "late"}}); err != nil {
 					t.Fatal(err)
 				}
 				if got := receiveAll(t, b, "HotelAgent"); len(got) != 1 || got[0].InReplyTo != req.MessageID {
@@ -66,15 +67,15 @@ func TestRequest_CancelledAndRefused(t *testing.T) {
 			time.Sleep(time.Second)
 			cancel()
 		}()
-		if _, err := b.Request(ctx, request("A", "B", "x")); !errors.Is(err, context.Canceled) || errors.Is(err, bus.ErrTimeout) {
+		if _, err := b.Request(ctx, request("A", "B", "x")); !errors.Is(err, context.Canceled) || errors.Is(err, transport.ErrTimeout) {
 			t.Errorf("got %v, want context.Canceled", err)
 		}
 		for name, to := range map[string]string{"broadcast": "*", "topic": "topic:x"} {
-			if _, err := b.Request(t.Context(), request("A", to, "x")); !errors.Is(err, bus.ErrValidation) {
+			if _, err := b.Request(t.Context(), request("A", to, "x")); !errors.Is(err, transport.ErrValidation) {
 				t.Errorf("%s: got %v, want ErrValidation", name, err)
 			}
 		}
-		if _, err := b.Request(t.Context(), request("A", "Ghost", "x")); !errors.Is(err, bus.ErrUnknownAgent) {
+		if _, err := b.Request(t.Context(), request("A", "Ghost", "x")); !errors.Is(err, transport.ErrUnknownAgent) {
 			t.Errorf("got %v, want ErrUnknownAgent", err)
 		}
 		dup := request("A", "B", "x")
@@ -83,7 +84,7 @@ func TestRequest_CancelledAndRefused(t *testing.T) {
 		synctest.Wait()
 		again := request("A", "B", "x")
 		again.MessageID = "same"
-		if _, err := b.Request(t.Context(), again); !errors.Is(err, bus.ErrValidation) {
+		if _, err := b.Request(t.Context(), again); !errors.Is(err, transport.ErrValidation) {
 			t.Errorf("got %v for a second request with the same id, want ErrValidation", err)
 		}
 		time.Sleep(2 * time.Second)
@@ -101,22 +102,22 @@ func TestRequest_ErrorResponseAndStrayReplies(t *testing.T) {
 				return
 			}
 			// A reply from a third party to someone else does not answer the request.
-			stray := &bus.Message{Type: bus.MessageResponse, From: "C", To: "C", InReplyTo: req.MessageID, Content: map[string]any{"action": "stray"}}
+			stray := &transport.Message{Type: transport.MessageResponse, From: "C", To: "C", InReplyTo: req.MessageID, Content: map[string]any{"action": "stray"}}
 			if err := b.Send(t.Context(), stray); err != nil {
 				t.Error(err)
 			}
-			if err := b.Reply(t.Context(), req, &bus.Message{Type: bus.MessageError, Content: map[string]any{"action": "failed", "error": "card declined"}}); err != nil {
+			if err := b.Reply(t.Context(), req, &transport.Message{Type: transport.MessageError, Content: map[string]any{"action": "failed", "error": "card declined"}}); err != nil {
 				t.Error(err)
 			}
 		}()
 		resp, err := b.Request(t.Context(), request("A", "B", "pay"))
-		if err != nil || resp.Type != bus.MessageError || resp.Content["error"] != "card declined" {
+		if err != nil || resp.Type != transport.MessageError || resp.Content["error"] != "card declined" {
 			t.Fatalf("got %v %v, want the ERROR response", resp, err)
 		}
 		if got := receiveAll(t, b, "C"); len(got) != 1 || got[0].Action() != "stray" {
 			t.Errorf("got %v, want the stray reply delivered to C", got)
 		}
-		if err := b.Reply(t.Context(), nil, &bus.Message{}); !errors.Is(err, bus.ErrValidation) {
+		if err := b.Reply(t.Context(), nil, &transport.Message{}); !errors.Is(err, transport.ErrValidation) {
 			t.Errorf("got %v, want ErrValidation for a nil request", err)
 		}
 		assertBalanced(t, b)

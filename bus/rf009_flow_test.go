@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // Scenarios about flow: full queues, retries with backoff, parallel
@@ -43,15 +44,15 @@ func TestRF009_Scenario12_MessageQueueFull(t *testing.T) {
 		fill(t, b, "PaymentAgent", bus.DefaultMailboxCapacity)
 		m := request("FlightAgent", "PaymentAgent", "process_payment")
 		err := b.Send(t.Context(), m)
-		var full *bus.QueueFullError
-		if !errors.As(err, &full) || !errors.Is(err, bus.ErrQueueFull) || !strings.Contains(err.Error(), "PaymentAgent queue full") {
+		var full *transport.QueueFullError
+		if !errors.As(err, &full) || !errors.Is(err, transport.ErrQueueFull) || !strings.Contains(err.Error(), "PaymentAgent queue full") {
 			t.Fatalf("got %v, want a QueueFullError containing %q", err, "PaymentAgent queue full")
 		}
 		if full.Agent != "PaymentAgent" || full.Capacity != 1000 {
 			t.Errorf("got %+v, want agent PaymentAgent capacity 1000", full)
 		}
 		s := assertBalanced(t, b)
-		if s.DeadLettersByReason[bus.ReasonQueueOverflow] != 1 || depth(s, "PaymentAgent") != 1000 {
+		if s.DeadLettersByReason[transport.ReasonQueueOverflow] != 1 || depth(s, "PaymentAgent") != 1000 {
 			t.Errorf("got dead letters %v depth %d, want 1 queue_overflow and 1000 queued", s.DeadLettersByReason, depth(s, "PaymentAgent"))
 		}
 	})
@@ -87,7 +88,7 @@ func TestRF009_Scenario12_MessageQueueFull(t *testing.T) {
 		b := newBus(t, []string{"A", "B"}, bus.WithCapacity(3))
 		fill(t, b, "A", 3)
 		err := b.Send(t.Context(), request("X", "B", "y"))
-		var full *bus.QueueFullError
+		var full *transport.QueueFullError
 		if !errors.As(err, &full) || !full.BusWide || full.Agent != "B" || full.Capacity != 3 {
 			t.Fatalf("got %v, want a bus-wide QueueFullError for B", err)
 		}
@@ -115,7 +116,7 @@ func TestRF009_Scenario14_ParallelMessages(t *testing.T) {
 				}
 			}
 		}()
-		msgs := make([]*bus.Message, len(agents))
+		msgs := make([]*transport.Message, len(agents))
 		for i, a := range agents {
 			msgs[i] = request("Orchestrator", a, "search")
 		}
@@ -184,7 +185,7 @@ func TestRF009_Scenario15_MessageRetryWithBackoff(t *testing.T) {
 			start := time.Now()
 			m := request("FlightAgent", "PaymentAgent", "process_payment")
 			err := b.Send(t.Context(), m, bus.WithRetry())
-			var full *bus.QueueFullError
+			var full *transport.QueueFullError
 			if !errors.As(err, &full) || full.Attempts != 4 {
 				t.Fatalf("got %v, want a QueueFullError after 4 attempts", err)
 			}
@@ -192,7 +193,7 @@ func TestRF009_Scenario15_MessageRetryWithBackoff(t *testing.T) {
 				t.Errorf("got failure after %v, want 2.6s", got)
 			}
 			dl := b.DeadLetters()
-			if len(dl) != 1 || dl[0].Reason != bus.ReasonMaxRetries || dl[0].Attempts != 4 || !strings.Contains(dl[0].LastError, "PaymentAgent queue full") {
+			if len(dl) != 1 || dl[0].Reason != transport.ReasonMaxRetries || dl[0].Attempts != 4 || !strings.Contains(dl[0].LastError, "PaymentAgent queue full") {
 				t.Errorf("got dead letters %+v, want one max_retries after 4 attempts", dl)
 			}
 			assertBalanced(t, b)
@@ -208,10 +209,10 @@ func TestRF009_Scenario15_MessageRetryWithBackoff(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
 			defer cancel()
 			err := b.Send(ctx, request("FlightAgent", "PaymentAgent", "x"), bus.WithRetry())
-			if !errors.Is(err, bus.ErrQueueFull) || !errors.Is(err, context.DeadlineExceeded) {
+			if !errors.Is(err, transport.ErrQueueFull) || !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("got %v, want queue full and the context deadline", err)
 			}
-			if s := assertBalanced(t, b); s.Retries != 1 || s.DeadLettersByReason[bus.ReasonQueueOverflow] != 1 {
+			if s := assertBalanced(t, b); s.Retries != 1 || s.DeadLettersByReason[transport.ReasonQueueOverflow] != 1 {
 				t.Errorf("got retries %d dead letters %v, want 1 retry and 1 queue_overflow", s.Retries, s.DeadLettersByReason)
 			}
 		})
@@ -231,7 +232,7 @@ func TestRF009_Scenario20_CommunicationMetrics(t *testing.T) {
 					return
 				}
 				time.Sleep(5 * time.Millisecond)
-				if err := b.Reply(t.Context(), req, &bus.Message{Content: map[string]any{"action": "paid"}}); err != nil {
+				if err := b.Reply(t.Context(), req, &transport.Message{Content: map[string]any{"action": "paid"}}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -247,7 +248,7 @@ func TestRF009_Scenario20_CommunicationMetrics(t *testing.T) {
 		}
 		for i := range 750 {
 			m := request("Orchestrator", agents[1+i%4], "notify")
-			m.Type = bus.MessageNotification
+			m.Type = transport.MessageNotification
 			mustSend(t, b, m)
 		}
 		time.Sleep(time.Millisecond)

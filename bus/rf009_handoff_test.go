@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // Scenarios about hand-offs carried by the bus: HANDOFF messages with
@@ -18,12 +19,12 @@ import (
 // hand-off log entry, and selective broadcast.
 
 // handoff builds a HANDOFF message with the content fields a hand-off carries.
-func handoff(from, to, task string, ctx map[string]any, previous any, constraints map[string]any) *bus.Message {
+func handoff(from, to, task string, ctx map[string]any, previous any, constraints map[string]any) *transport.Message {
 	if constraints == nil {
 		constraints = map[string]any{}
 	}
-	return &bus.Message{
-		Type: bus.MessageHandoff, From: from, To: to,
+	return &transport.Message{
+		Type: transport.MessageHandoff, From: from, To: to,
 		Content: map[string]any{
 			"action":           "execute_handoff",
 			"task_description": task,
@@ -36,13 +37,13 @@ func handoff(from, to, task string, ctx map[string]any, previous any, constraint
 
 // viaJSON returns m after a JSON round trip, as a remote transport would
 // deliver it.
-func viaJSON(t *testing.T, m *bus.Message) *bus.Message {
+func viaJSON(t *testing.T, m *transport.Message) *transport.Message {
 	t.Helper()
 	data, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bus.Message
+	var out transport.Message
 	if err := json.Unmarshal(data, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestRF009_Scenario07_HandoffBetweenAgents(t *testing.T) {
 		mustSend(t, b, m)
 		time.Sleep(15 * time.Millisecond)
 		got := receiveAll(t, b, "SellerAgent")
-		if len(got) != 1 || got[0].Type != bus.MessageHandoff {
+		if len(got) != 1 || got[0].Type != transport.MessageHandoff {
 			t.Fatalf("got %v, want one HANDOFF", got)
 		}
 		for _, f := range []string{"task_description", "context", "previous_result", "constraints"} {
@@ -93,7 +94,7 @@ func TestRF009_Scenario08_HandoffWithContextTransfer(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("got %d messages, want 1", len(got))
 	}
-	for _, m := range []*bus.Message{got[0], viaJSON(t, got[0])} {
+	for _, m := range []*transport.Message{got[0], viaJSON(t, got[0])} {
 		recv := m.Content["context"].(map[string]any)
 		if len(recv) != 3 || !reflect.DeepEqual(recv, ctx) {
 			t.Errorf("got context %v, want all 3 fields intact", recv)
@@ -191,7 +192,7 @@ func TestRF009_Scenario17_BroadcastWithSelectiveTargeting(t *testing.T) {
 		}
 	}
 	deliveries, err := b.BroadcastToTypes(t.Context(), []string{"booking"},
-		&bus.Message{From: "Orchestrator", Content: map[string]any{"action": "alert", "alert": "Booking API maintenance"}})
+		&transport.Message{From: "Orchestrator", Content: map[string]any{"action": "alert", "alert": "Booking API maintenance"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestRF009_Scenario19_HandoffWithConstraints(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("got %d messages, want 1", len(got))
 	}
-	for _, m := range []*bus.Message{got[0], viaJSON(t, got[0])} {
+	for _, m := range []*transport.Message{got[0], viaJSON(t, got[0])} {
 		if !reflect.DeepEqual(m.Content["constraints"], constraints) {
 			t.Errorf("got constraints %v, want %v", m.Content["constraints"], constraints)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/transport"
 )
 
 // Scenarios about single messages: send, receive, broadcast,
@@ -24,8 +25,8 @@ import (
 func TestRF009_Scenario01_SendMessageBetweenAgents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBus(t, []string{"FlightAgent", "PaymentAgent"})
-		m := &bus.Message{
-			From: "FlightAgent", To: "PaymentAgent", Type: bus.MessageRequest,
+		m := &transport.Message{
+			From: "FlightAgent", To: "PaymentAgent", Type: transport.MessageRequest,
 			Content: map[string]any{"action": "process_payment", "parameters": map[string]any{"flight": "Flight A", "amount": 450}},
 		}
 		if err := b.Send(t.Context(), m); err != nil {
@@ -35,7 +36,7 @@ func TestRF009_Scenario01_SendMessageBetweenAgents(t *testing.T) {
 		if err != nil || id.Version() != 4 {
 			t.Errorf("got message_id %q (%v), want a UUID v4", m.MessageID, err)
 		}
-		if m.From != "FlightAgent" || m.To != "PaymentAgent" || m.Type != bus.MessageRequest || m.Content["action"] != "process_payment" {
+		if m.From != "FlightAgent" || m.To != "PaymentAgent" || m.Type != transport.MessageRequest || m.Content["action"] != "process_payment" {
 			t.Errorf("got %+v, want the sender's fields kept", m)
 		}
 		if m.Timestamp.Location() != time.UTC || !m.Timestamp.Equal(time.Now()) {
@@ -96,7 +97,7 @@ func TestRF009_Scenario03_BroadcastMessageToAllAgents(t *testing.T) {
 		agents := []string{"Flight", "Hotel", "Car", "Payment", "Notify"}
 		b := newBus(t, append([]string{"Orchestrator"}, agents...), bus.WithLogger(log))
 		content := map[string]any{"action": "alert", "alert": "System maintenance in 10 minutes"}
-		deliveries, err := b.Broadcast(t.Context(), &bus.Message{From: "Orchestrator", Content: content})
+		deliveries, err := b.Broadcast(t.Context(), &transport.Message{From: "Orchestrator", Content: content})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,14 +107,14 @@ func TestRF009_Scenario03_BroadcastMessageToAllAgents(t *testing.T) {
 		if got := receiveAll(t, b, "Orchestrator"); len(got) != 0 {
 			t.Errorf("got %d messages for the sender, want 0", len(got))
 		}
-		var first *bus.Message
+		var first *transport.Message
 		for _, a := range agents {
 			got := receiveAll(t, b, a)
 			if len(got) != 1 {
 				t.Fatalf("%s got %d messages, want 1", a, len(got))
 			}
 			m := got[0]
-			if m.To != a || m.Type != bus.MessageBroadcast || !reflect.DeepEqual(m.Content, content) {
+			if m.To != a || m.Type != transport.MessageBroadcast || !reflect.DeepEqual(m.Content, content) {
 				t.Errorf("%s got %+v, want the broadcast addressed to it", a, m)
 			}
 			if first == nil {
@@ -147,7 +148,7 @@ func TestRF009_Scenario04_RequestResponseCorrelation(t *testing.T) {
 				return
 			}
 			time.Sleep(20 * time.Millisecond) // the payment agent works
-			if err := b.Reply(t.Context(), req, &bus.Message{Content: map[string]any{"action": "payment_processed"}}); err != nil {
+			if err := b.Reply(t.Context(), req, &transport.Message{Content: map[string]any{"action": "payment_processed"}}); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -157,7 +158,7 @@ func TestRF009_Scenario04_RequestResponseCorrelation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if resp.CorrelationID != "cor_123" || resp.Type != bus.MessageResponse || resp.From != "PaymentAgent" || resp.To != "HotelAgent" {
+		if resp.CorrelationID != "cor_123" || resp.Type != transport.MessageResponse || resp.From != "PaymentAgent" || resp.To != "HotelAgent" {
 			t.Errorf("got %+v, want a RESPONSE from PaymentAgent to HotelAgent with correlation_id cor_123", resp)
 		}
 		if resp.InReplyTo != req.MessageID || resp.ConversationID != req.ConversationID {
@@ -179,7 +180,7 @@ func TestRF009_Scenario05_MessagePriority(t *testing.T) {
 		priority string
 		at       time.Duration
 	}{{"msg_001", "LOW", 0}, {"msg_002", "HIGH", 5 * time.Second}, {"msg_003", "MEDIUM", 2 * time.Second}} {
-		p, err := bus.ParsePriority(tc.priority)
+		p, err := transport.ParsePriority(tc.priority)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,11 +208,11 @@ func TestRF009_Scenario06_MessageTTL(t *testing.T) {
 			t.Fatalf("got %d messages, want the expired one not delivered", len(got))
 		}
 		s := assertBalanced(t, b)
-		if s.Expired != 1 || s.DeadLettersByReason[bus.ReasonTTLExpired] != 1 {
+		if s.Expired != 1 || s.DeadLettersByReason[transport.ReasonTTLExpired] != 1 {
 			t.Errorf("got expired %d, dead letters %v; want 1 ttl_expired", s.Expired, s.DeadLettersByReason)
 		}
 		dl := b.DeadLetters()
-		if len(dl) != 1 || dl[0].Reason != bus.ReasonTTLExpired || dl[0].Message.MessageID != m.MessageID {
+		if len(dl) != 1 || dl[0].Reason != transport.ReasonTTLExpired || dl[0].Message.MessageID != m.MessageID {
 			t.Errorf("got dead letters %+v, want the message with reason ttl_expired", dl)
 		}
 		expired := logs.FilterField(zap.String("category", "expiry")).All()
@@ -223,12 +224,12 @@ func TestRF009_Scenario06_MessageTTL(t *testing.T) {
 
 func TestRF009_Scenario11_MessageValidationError(t *testing.T) {
 	b := newBus(t, []string{"FlightAgent", "PaymentAgent"})
-	err := b.Send(t.Context(), &bus.Message{From: "FlightAgent", To: "PaymentAgent", Type: bus.MessageRequest})
-	var ve *bus.ValidationError
+	err := b.Send(t.Context(), &transport.Message{From: "FlightAgent", To: "PaymentAgent", Type: transport.MessageRequest})
+	var ve *transport.ValidationError
 	if !errors.As(err, &ve) || ve.Field != "content" || err.Error() != "bus: content is required" {
 		t.Fatalf("got %v, want *ValidationError %q", err, "bus: content is required")
 	}
-	if !errors.Is(err, bus.ErrValidation) {
+	if !errors.Is(err, transport.ErrValidation) {
 		t.Errorf("got %v, want it to match ErrValidation", err)
 	}
 	s := assertBalanced(t, b)
@@ -259,15 +260,15 @@ func TestRF009_Scenario13_AcknowledgeReceipt(t *testing.T) {
 			t.Fatalf("got %d messages for Orchestrator, want the ACK", len(acks))
 		}
 		ack := acks[0]
-		if ack.Type != bus.MessageAck || ack.CorrelationID != req.MessageID || ack.From != "FlightAgent" || ack.To != "Orchestrator" {
+		if ack.Type != transport.MessageAck || ack.CorrelationID != req.MessageID || ack.From != "FlightAgent" || ack.To != "Orchestrator" {
 			t.Errorf("got %+v, want ACK FlightAgent -> Orchestrator correlated to %s", ack, req.MessageID)
 		}
-		if err := b.Ack(t.Context(), got); !errors.Is(err, bus.ErrValidation) {
+		if err := b.Ack(t.Context(), got); !errors.Is(err, transport.ErrValidation) {
 			t.Errorf("got %v on a second ack, want ErrValidation", err)
 		}
 		plain := request("Orchestrator", "FlightAgent", "x")
 		mustSend(t, b, plain)
-		if err := b.Ack(t.Context(), plain); !errors.Is(err, bus.ErrValidation) {
+		if err := b.Ack(t.Context(), plain); !errors.Is(err, transport.ErrValidation) {
 			t.Errorf("got %v acking a message without requires_ack, want ErrValidation", err)
 		}
 		s := assertBalanced(t, b)
@@ -283,7 +284,7 @@ func TestRF009_Scenario18_MessageContentStructureValidation(t *testing.T) {
 	if err := b.Register("PaymentAgent", bus.WithRequiredContent("action", "parameters")); err != nil {
 		t.Fatal(err)
 	}
-	ok := &bus.Message{From: "FlightAgent", To: "PaymentAgent", Type: bus.MessageRequest,
+	ok := &transport.Message{From: "FlightAgent", To: "PaymentAgent", Type: transport.MessageRequest,
 		Content: map[string]any{"action": "process_payment", "parameters": map[string]any{"amount": 450, "flight": "Flight A"}}}
 	mustSend(t, b, ok)
 	tests := []struct {
@@ -297,8 +298,8 @@ func TestRF009_Scenario18_MessageContentStructureValidation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := b.Send(t.Context(), &bus.Message{From: "FlightAgent", To: "PaymentAgent", Type: bus.MessageRequest, Content: tc.content})
-			var ve *bus.ValidationError
+			err := b.Send(t.Context(), &transport.Message{From: "FlightAgent", To: "PaymentAgent", Type: transport.MessageRequest, Content: tc.content})
+			var ve *transport.ValidationError
 			if !errors.As(err, &ve) || ve.Field != tc.field || err.Error() != tc.text {
 				t.Errorf("got %v, want %q", err, tc.text)
 			}

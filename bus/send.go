@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batonhq/baton/transport"
 	"go.uber.org/zap"
 )
 
@@ -16,7 +17,7 @@ var errGone = errors.New("bus: mailbox gone")
 // pendingSend is a send waiting for a retry of a full mailbox.
 type pendingSend struct {
 	mb    *mailbox
-	m     *Message
+	m     *transport.Message
 	start time.Time
 	err   error
 	idx   int         // position in the caller's batch
@@ -46,7 +47,7 @@ type pendingSend struct {
 //     schedule and dead-lettered "max_retries" if it never fits.
 //
 // The bus owns m from this call until it is received: do not modify it.
-func (b *Bus) Send(ctx context.Context, m *Message, opts ...SendOption) error {
+func (b *Bus) Send(ctx context.Context, m *transport.Message, opts ...SendOption) error {
 	start := b.clock.Now()
 	if err := b.admit(ctx, m); err != nil {
 		return err
@@ -62,8 +63,8 @@ func (b *Bus) Send(ctx context.Context, m *Message, opts ...SendOption) error {
 
 // dispatch routes one admitted message: broadcast, publication or
 // point-to-point.
-func (b *Bus) dispatch(ctx context.Context, m *Message, start time.Time, sc *sendConfig) error {
-	if name, isTopic := m.Topic(); isTopic || m.To == BroadcastAll {
+func (b *Bus) dispatch(ctx context.Context, m *transport.Message, start time.Time, sc *sendConfig) error {
+	if name, isTopic := m.Topic(); isTopic || m.To == transport.BroadcastAll {
 		if dup, err := b.accept(m, start, sc); dup || err != nil {
 			return err
 		}
@@ -87,7 +88,7 @@ func (b *Bus) dispatch(ctx context.Context, m *Message, start time.Time, sc *sen
 // accept fills m and admits it once per idempotency key and into its
 // conversation thread. It reports dup for a duplicate, which the caller
 // acknowledges without delivering; an error means m was refused.
-func (b *Bus) accept(m *Message, start time.Time, sc *sendConfig) (dup bool, err error) {
+func (b *Bus) accept(m *transport.Message, start time.Time, sc *sendConfig) (dup bool, err error) {
 	if b.conv != nil {
 		b.conv.inherit(m)
 	}
@@ -109,7 +110,7 @@ func (b *Bus) accept(m *Message, start time.Time, sc *sendConfig) (dup bool, err
 }
 
 // unaccept undoes accept for a message refused afterwards.
-func (b *Bus) unaccept(m *Message) {
+func (b *Bus) unaccept(m *transport.Message) {
 	b.releaseKey(m)
 	if b.conv != nil {
 		b.conv.forget(m)
@@ -120,7 +121,7 @@ func (b *Bus) unaccept(m *Message) {
 // at the same index (nil for success). Messages that meet a full mailbox
 // retry together (with WithRetry), so the call takes as long as the slowest
 // message, not the sum of all of them.
-func (b *Bus) SendAll(ctx context.Context, msgs []*Message, opts ...SendOption) []error {
+func (b *Bus) SendAll(ctx context.Context, msgs []*transport.Message, opts ...SendOption) []error {
 	start := b.clock.Now()
 	var sc sendConfig
 	if len(opts) > 0 {
@@ -134,7 +135,7 @@ func (b *Bus) SendAll(ctx context.Context, msgs []*Message, opts ...SendOption) 
 			errs[i] = err
 			continue
 		}
-		if _, isTopic := m.Topic(); isTopic || m.To == BroadcastAll {
+		if _, isTopic := m.Topic(); isTopic || m.To == transport.BroadcastAll {
 			errs[i] = b.dispatch(ctx, m, start, &sc)
 			continue
 		}
@@ -174,9 +175,9 @@ func (b *Bus) sendOptions(opts []SendOption) sendConfig {
 
 // admit refuses what must not be accepted: a closed bus, a done context, an
 // invalid message.
-func (b *Bus) admit(ctx context.Context, m *Message) error {
+func (b *Bus) admit(ctx context.Context, m *transport.Message) error {
 	if b.isClosed() {
-		return ErrClosed
+		return transport.ErrClosed
 	}
 	if err := checkCtx(ctx); err != nil {
 		return err
@@ -192,13 +193,13 @@ func (b *Bus) admit(ctx context.Context, m *Message) error {
 // of panicking on it, and returns ctx.Err() otherwise.
 func checkCtx(ctx context.Context) error {
 	if ctx == nil {
-		return &ValidationError{Field: "ctx", Reason: "is required"}
+		return &transport.ValidationError{Field: "ctx", Reason: "is required"}
 	}
 	return ctx.Err()
 }
 
 // refuse counts and logs a message refused as invalid.
-func (b *Bus) refuse(m *Message, err error) {
+func (b *Bus) refuse(m *transport.Message, err error) {
 	b.validationErrors.Add(1)
 	if ce := b.log.Check(zap.WarnLevel, "message refused"); ce != nil {
 		if m == nil {
@@ -210,7 +211,7 @@ func (b *Bus) refuse(m *Message, err error) {
 }
 
 // fill sets the fields the bus owns when the sender left them empty.
-func (b *Bus) fill(m *Message, now time.Time) {
+func (b *Bus) fill(m *transport.Message, now time.Time) {
 	if m.MessageID == "" {
 		m.MessageID = b.cfg.ids()
 	}
@@ -221,18 +222,18 @@ func (b *Bus) fill(m *Message, now time.Time) {
 		m.Timestamp = now.UTC()
 	}
 	if m.TTL == 0 {
-		m.TTL = DefaultTTL
+		m.TTL = transport.DefaultTTL
 	}
 }
 
 // sendOne fills, admits and routes one point-to-point message. When the
 // mailbox is full and sc asks for retries, it appends the send to pend and
 // returns nil.
-func (b *Bus) sendOne(m *Message, start time.Time, sc *sendConfig, pend *[]pendingSend, idx int) error {
+func (b *Bus) sendOne(m *transport.Message, start time.Time, sc *sendConfig, pend *[]pendingSend, idx int) error {
 	if dup, err := b.accept(m, start, sc); dup || err != nil {
 		return err
 	}
-	if (m.Type == MessageResponse || m.Type == MessageError) && b.npending.Load() > 0 && b.handToWaiter(m, start) {
+	if (m.Type == transport.MessageResponse || m.Type == transport.MessageError) && b.npending.Load() > 0 && b.handToWaiter(m, start) {
 		return nil
 	}
 	mb := b.lookup(m.To)
@@ -247,7 +248,7 @@ func (b *Bus) sendOne(m *Message, start time.Time, sc *sendConfig, pend *[]pendi
 		}
 	}
 	var done func(error)
-	if mb.br != nil && m.Type != MessageAck {
+	if mb.br != nil && m.Type != transport.MessageAck {
 		var err error
 		if done, err = mb.br.allow(mb.id); err != nil {
 			b.unaccept(m)
@@ -301,7 +302,7 @@ const (
 // enqueue is the hot path: one lock of the receiver's mailbox, no
 // allocation. A full mailbox is handled as full says. done, when not nil,
 // receives the outcome for the receiver's circuit breaker.
-func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, full overflow, done func(error)) error {
+func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full overflow, done func(error)) error {
 	now := start.UnixNano()
 	e := entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}
 	mb.mu.Lock()
@@ -309,7 +310,7 @@ func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, full overflow, d
 		mb.mu.Unlock()
 		return errGone
 	}
-	var expired []*Message
+	var expired []*transport.Message
 	if err := b.reserveLocked(mb, now, start, &expired); err != nil {
 		switch full {
 		case overflowRetry:
@@ -319,7 +320,7 @@ func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, full overflow, d
 			mb.br.report(done, err)
 		default:
 			mb.c.accepted++
-			b.deadLetterLocked(&mb.c, m, ReasonQueueOverflow, 1, err.Error(), start)
+			b.deadLetterLocked(&mb.c, m, transport.ReasonQueueOverflow, 1, err.Error(), start)
 			mb.br.report(done, err)
 		}
 		mb.mu.Unlock()
@@ -328,12 +329,12 @@ func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, full overflow, d
 		case overflowRefuse:
 			b.unaccept(m)
 		case overflowDeadLetter:
-			b.logDeadLetter(m, ReasonQueueOverflow, err.Error())
+			b.logDeadLetter(m, transport.ReasonQueueOverflow, err.Error())
 		}
 		return err
 	}
 	mb.c.accepted++
-	if m.Type == MessageHandoff {
+	if m.Type == transport.MessageHandoff {
 		mb.c.handoffs++
 	}
 	b.pushLocked(mb, e, false, now)
@@ -348,11 +349,11 @@ func (b *Bus) enqueue(mb *mailbox, m *Message, start time.Time, full overflow, d
 
 // reserveLocked makes room for one message in mb and in the bus, purging
 // expired messages from mb first when it is full.
-func (b *Bus) reserveLocked(mb *mailbox, now int64, at time.Time, expired *[]*Message) error {
+func (b *Bus) reserveLocked(mb *mailbox, now int64, at time.Time, expired *[]*transport.Message) error {
 	if mb.c.depth >= mb.capacity {
 		b.purgeExpiredLocked(mb, now, at, expired)
 		if mb.c.depth >= mb.capacity {
-			return &QueueFullError{Agent: mb.id, Capacity: mb.capacity}
+			return &transport.QueueFullError{Agent: mb.id, Capacity: mb.capacity}
 		}
 	}
 	capacity := int64(b.cfg.capacity)
@@ -366,10 +367,10 @@ func (b *Bus) reserveLocked(mb *mailbox, now int64, at time.Time, expired *[]*Me
 		}
 		b.total.Add(-1)
 	}
-	return &QueueFullError{Agent: mb.id, Capacity: b.cfg.capacity, BusWide: true}
+	return &transport.QueueFullError{Agent: mb.id, Capacity: b.cfg.capacity, BusWide: true}
 }
 
-func (b *Bus) recordSent(mb *mailbox, m *Message, start time.Time) {
+func (b *Bus) recordSent(mb *mailbox, m *transport.Message, start time.Time) {
 	d := b.clock.Now().Sub(start)
 	mb.shard.send.record(d)
 	if ce := b.log.Check(zap.DebugLevel, "message sent"); ce != nil {
@@ -378,13 +379,13 @@ func (b *Bus) recordSent(mb *mailbox, m *Message, start time.Time) {
 }
 
 // unroutable accepts a message for an unknown receiver and dead-letters it.
-func (b *Bus) unroutable(m *Message, at time.Time) error {
-	err := &RoutingError{To: m.To, Reason: "receiver not found", Err: ErrUnknownAgent}
+func (b *Bus) unroutable(m *transport.Message, at time.Time) error {
+	err := &transport.RoutingError{To: m.To, Reason: "receiver not found", Err: transport.ErrUnknownAgent}
 	b.mu.Lock()
 	b.extra.accepted++
-	b.deadLetterLocked(&b.extra, m, ReasonReceiverNotFound, 1, err.Error(), at)
+	b.deadLetterLocked(&b.extra, m, transport.ReasonReceiverNotFound, 1, err.Error(), at)
 	b.mu.Unlock()
-	b.logDeadLetter(m, ReasonReceiverNotFound, err.Error())
+	b.logDeadLetter(m, transport.ReasonReceiverNotFound, err.Error())
 	return err
 }
 
@@ -392,13 +393,13 @@ func (b *Bus) unroutable(m *Message, at time.Time) error {
 // caller holds the lock that guards c.
 // A dead-lettered message gives up its idempotency key, so that a new send
 // with the key is delivered.
-func (b *Bus) deadLetterLocked(c *counts, m *Message, reason DeadLetterReason, attempts int, lastErr string, at time.Time) {
+func (b *Bus) deadLetterLocked(c *counts, m *transport.Message, reason transport.DeadLetterReason, attempts int, lastErr string, at time.Time) {
 	c.dead++
-	c.deadBy[reason.index()]++
-	if reason == ReasonTTLExpired {
+	c.deadBy[reason.Index()]++
+	if reason == transport.ReasonTTLExpired {
 		c.expired++
 	}
-	d := DeadLetter{Message: m, Reason: reason, At: at.UTC(), Attempts: attempts, LastError: lastErr, Retries: retriesOf(m)}
+	d := transport.DeadLetter{Message: m, Reason: reason, At: at.UTC(), Attempts: attempts, LastError: lastErr, Retries: retriesOf(m)}
 	if alert, ok := b.dlq.add(d); ok {
 		b.raiseAlert(alert)
 	}
@@ -427,7 +428,7 @@ func (b *Bus) retry(ctx context.Context, pend []pendingSend, schedule []time.Dur
 			now := b.clock.Now()
 			for _, p := range waiting {
 				p.err = fmt.Errorf("%w (stopped retrying: %w)", p.err, err)
-				b.giveUp(p, ReasonQueueOverflow, attempts, now)
+				b.giveUp(p, transport.ReasonQueueOverflow, attempts, now)
 			}
 			return
 		}
@@ -441,7 +442,7 @@ func (b *Bus) retry(ctx context.Context, pend []pendingSend, schedule []time.Dur
 					zap.Int("attempt", attempts), zap.Duration("wait", wait))
 			}
 			p.err = b.retryEnqueue(p, now)
-			if errors.Is(p.err, ErrQueueFull) {
+			if errors.Is(p.err, transport.ErrQueueFull) {
 				still = append(still, p)
 			}
 		}
@@ -452,11 +453,11 @@ func (b *Bus) retry(ctx context.Context, pend []pendingSend, schedule []time.Dur
 	}
 	now := b.clock.Now()
 	for _, p := range waiting {
-		var full *QueueFullError
+		var full *transport.QueueFullError
 		if errors.As(p.err, &full) {
 			full.Attempts = attempts
 		}
-		b.giveUp(p, ReasonMaxRetries, attempts, now)
+		b.giveUp(p, transport.ReasonMaxRetries, attempts, now)
 	}
 }
 
@@ -465,15 +466,15 @@ func (b *Bus) retry(ctx context.Context, pend []pendingSend, schedule []time.Dur
 func (b *Bus) retryEnqueue(p *pendingSend, at time.Time) error {
 	mb, m := p.mb, p.m
 	now := at.UnixNano()
-	var expired []*Message
+	var expired []*transport.Message
 	mb.mu.Lock()
 	if mb.closed {
 		mb.c.retrying--
-		err := &RoutingError{To: m.To, Reason: "receiver not found", Err: ErrUnknownAgent}
-		b.deadLetterLocked(&mb.c, m, ReasonReceiverNotFound, 1, err.Error(), at)
+		err := &transport.RoutingError{To: m.To, Reason: "receiver not found", Err: transport.ErrUnknownAgent}
+		b.deadLetterLocked(&mb.c, m, transport.ReasonReceiverNotFound, 1, err.Error(), at)
 		mb.br.report(p.done, errNotDelivered)
 		mb.mu.Unlock()
-		b.logDeadLetter(m, ReasonReceiverNotFound, err.Error())
+		b.logDeadLetter(m, transport.ReasonReceiverNotFound, err.Error())
 		return err
 	}
 	if err := b.reserveLocked(mb, now, at, &expired); err != nil {
@@ -482,7 +483,7 @@ func (b *Bus) retryEnqueue(p *pendingSend, at time.Time) error {
 		return err
 	}
 	mb.c.retrying--
-	if m.Type == MessageHandoff {
+	if m.Type == transport.MessageHandoff {
 		mb.c.handoffs++
 	}
 	b.pushLocked(mb, entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}, false, now)
@@ -494,7 +495,7 @@ func (b *Bus) retryEnqueue(p *pendingSend, at time.Time) error {
 }
 
 // giveUp dead-letters a send that stopped retrying.
-func (b *Bus) giveUp(p *pendingSend, reason DeadLetterReason, attempts int, at time.Time) {
+func (b *Bus) giveUp(p *pendingSend, reason transport.DeadLetterReason, attempts int, at time.Time) {
 	p.mb.mu.Lock()
 	p.mb.c.retrying--
 	b.deadLetterLocked(&p.mb.c, p.m, reason, attempts, p.err.Error(), at)

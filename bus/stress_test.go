@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // TestStress_AccountingUnderLoad runs concurrent senders and receivers with
@@ -48,13 +49,13 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 	for i, a := range agents {
 		receivers.Go(func() {
 			for {
-				var msgs []*bus.Message
+				var msgs []*transport.Message
 				if i%2 == 0 {
 					m, err := b.ReceiveWait(ctx, a)
 					if err != nil {
 						return
 					}
-					msgs = []*bus.Message{m}
+					msgs = []*transport.Message{m}
 				} else {
 					select {
 					case <-ctx.Done():
@@ -85,14 +86,14 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 						default:
 							// Ack fails only for a copy no longer awaiting
 							// one; its ACK may still fail to be queued.
-							if err := b.Ack(ctx, m); err == nil || !errors.Is(err, bus.ErrValidation) {
+							if err := b.Ack(ctx, m); err == nil || !errors.Is(err, transport.ErrValidation) {
 								delivered.Add(1)
 								acked.Add(1)
 							}
 						}
 					}
-					if m.Type == bus.MessageRequest && m.Action() == "ask" {
-						_ = b.Reply(ctx, m, &bus.Message{Content: map[string]any{"action": "answer"}})
+					if m.Type == transport.MessageRequest && m.Action() == "ask" {
+						_ = b.Reply(ctx, m, &transport.Message{Content: map[string]any{"action": "answer"}})
 					}
 				}
 			}
@@ -133,11 +134,11 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(s), 42))
 			targets := append([]string{"Ghost", "Churn"}, agents...)
 			for i := range perSender {
-				m := &bus.Message{
-					Type:     bus.MessageNotification,
+				m := &transport.Message{
+					Type:     transport.MessageNotification,
 					From:     fmt.Sprintf("S%d", s),
 					To:       targets[r.IntN(len(targets))],
-					Priority: bus.Priority(r.IntN(4) - 1),
+					Priority: transport.Priority(r.IntN(4) - 1),
 					Content:  map[string]any{"action": "work", "n": i},
 				}
 				if r.IntN(4) == 0 { // already expired: must never be delivered
@@ -159,13 +160,13 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 				case 2:
 					_, _ = b.BroadcastToTypes(ctx, []string{"type1"}, m, opts...)
 				case 3:
-					m.Type, m.Content["action"] = bus.MessageRequest, "ask"
+					m.Type, m.Content["action"] = transport.MessageRequest, "ask"
 					if _, err := b.Request(ctx, m); err == nil {
 						answered.Add(1)
 					}
 				case 4:
 					m.Content = nil // invalid: refused, never accepted
-					if err := b.Send(ctx, m); !errors.Is(err, bus.ErrValidation) {
+					if err := b.Send(ctx, m); !errors.Is(err, transport.ErrValidation) {
 						t.Errorf("got %v, want ErrValidation", err)
 					}
 				default:
@@ -200,7 +201,7 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 	// rejections, duplicates, expiry and overflow depend on how the
 	// goroutines interleave; they are logged, and the invariants above hold
 	// whichever occurred.
-	if s.Accepted == 0 || s.DeadLettersByReason[bus.ReasonReceiverNotFound] == 0 || s.ValidationErrors == 0 {
+	if s.Accepted == 0 || s.DeadLettersByReason[transport.ReasonReceiverNotFound] == 0 || s.ValidationErrors == 0 {
 		t.Errorf("got %+v, want the load to exercise routing and validation", s)
 	}
 	t.Logf("accepted %d delivered %d dead %d queued %d in flight %d by reason %v retries %d redeliveries %d duplicates %d expired %d rejects %d",

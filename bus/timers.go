@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/transport"
 )
 
 // timers owns every callback the bus schedules on its clock, so that Close
@@ -93,7 +94,7 @@ func (ts *timers) sleep(ctx context.Context, done <-chan struct{}, d time.Durati
 	ch := make(chan struct{})
 	e := ts.after(d, func() { close(ch) })
 	if e == nil {
-		return ErrClosed
+		return transport.ErrClosed
 	}
 	defer e.stop()
 	select {
@@ -102,6 +103,6 @@ func (ts *timers) sleep(ctx context.Context, done <-chan struct{}, d time.Durati
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-done:
-		return ErrClosed
+		return transport.ErrClosed
 	}
 }

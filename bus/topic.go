@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/batonhq/baton/transport"
 )
 
 // topic is a named channel: its subscribers, in subscription order, and the
@@ -14,7 +16,7 @@ import (
 type topic struct {
 	mu       sync.Mutex
 	subs     []string
-	retained []*Message
+	retained []*transport.Message
 }
 
 // Subscribe adds agentID to topicName's subscribers and immediately queues
@@ -23,7 +25,7 @@ type topic struct {
 // Subscribing twice is harmless.
 func (b *Bus) Subscribe(agentID, topicName string) error {
 	if topicName == "" {
-		return &ValidationError{Field: "topic", Reason: "is required"}
+		return &transport.ValidationError{Field: "topic", Reason: "is required"}
 	}
 	mb, err := b.mailboxFor(agentID)
 	if err != nil {
@@ -48,7 +50,7 @@ func (b *Bus) Subscribe(agentID, topicName string) error {
 			b.conv.alias(c.MessageID, m.MessageID)
 		}
 		if err := b.enqueue(mb, c, start, overflowDeadLetter, nil); err == errGone {
-			return &UnknownAgentError{Agent: agentID}
+			return &transport.UnknownAgentError{Agent: agentID}
 		}
 	}
 	return nil
@@ -93,13 +95,13 @@ func (b *Bus) Subscribers(topicName string) []string {
 // topic is FIFO: publications reach each subscriber in publish order (within
 // one priority, since a mailbox delivers higher priorities first).
 // Publishing on a topic without subscribers only retains the message.
-func (b *Bus) Publish(ctx context.Context, topicName string, m *Message, opts ...SendOption) ([]Delivery, error) {
+func (b *Bus) Publish(ctx context.Context, topicName string, m *transport.Message, opts ...SendOption) ([]Delivery, error) {
 	start := b.clock.Now()
 	if topicName == "" {
-		return nil, &ValidationError{Field: "topic", Reason: "is required"}
+		return nil, &transport.ValidationError{Field: "topic", Reason: "is required"}
 	}
 	if m != nil {
-		m.To = TopicPrefix + topicName
+		m.To = transport.TopicPrefix + topicName
 	}
 	if err := b.admit(ctx, m); err != nil {
 		return nil, err
@@ -116,7 +118,7 @@ func (b *Bus) Publish(ctx context.Context, topicName string, m *Message, opts ..
 	return out, err
 }
 
-func (b *Bus) publish(ctx context.Context, name string, m *Message, start time.Time, sc sendConfig) ([]Delivery, error) {
+func (b *Bus) publish(ctx context.Context, name string, m *transport.Message, start time.Time, sc sendConfig) ([]Delivery, error) {
 	b.fill(m, start)
 	t := b.topic(name)
 	t.mu.Lock()

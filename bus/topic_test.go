@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
-func actions(msgs []*bus.Message) []string {
+func actions(msgs []*transport.Message) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
 		out[i] = m.Action()
@@ -125,22 +126,22 @@ func TestTopic_RetentionLimitAndDisabled(t *testing.T) {
 
 func TestTopic_Errors(t *testing.T) {
 	b := newBus(t, []string{"A"})
-	if err := b.Subscribe("A", ""); !errors.Is(err, bus.ErrValidation) {
+	if err := b.Subscribe("A", ""); !errors.Is(err, transport.ErrValidation) {
 		t.Errorf("got %v, want ErrValidation for an empty topic", err)
 	}
-	if err := b.Subscribe("Ghost", "t"); !errors.Is(err, bus.ErrUnknownAgent) {
+	if err := b.Subscribe("Ghost", "t"); !errors.Is(err, transport.ErrUnknownAgent) {
 		t.Errorf("got %v, want ErrUnknownAgent", err)
 	}
-	if err := b.Unsubscribe("Ghost", "t"); !errors.Is(err, bus.ErrUnknownAgent) {
+	if err := b.Unsubscribe("Ghost", "t"); !errors.Is(err, transport.ErrUnknownAgent) {
 		t.Errorf("got %v, want ErrUnknownAgent", err)
 	}
 	if err := b.Unsubscribe("A", "never"); err != nil {
 		t.Errorf("got %v, want nil for a topic never used", err)
 	}
-	if _, err := b.Publish(t.Context(), "", request("A", "", "x")); !errors.Is(err, bus.ErrValidation) {
+	if _, err := b.Publish(t.Context(), "", request("A", "", "x")); !errors.Is(err, transport.ErrValidation) {
 		t.Errorf("got %v, want ErrValidation", err)
 	}
-	if _, err := b.Publish(t.Context(), "t", &bus.Message{From: "A", Type: bus.MessageNotification}); !errors.Is(err, bus.ErrValidation) {
+	if _, err := b.Publish(t.Context(), "t", &transport.Message{From: "A", Type: transport.MessageNotification}); !errors.Is(err, transport.ErrValidation) {
 		t.Errorf("got %v, want ErrValidation for a message without content", err)
 	}
 }

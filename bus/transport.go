@@ -1,6 +1,10 @@
 package bus
 
-import "context"
+import (
+	"context"
+
+	"github.com/batonhq/baton/transport"
+)
 
 // These methods give the bus the shape of a work transport: the engine
 // reaches the message layer only through them (its Transport interface),
@@ -21,13 +25,13 @@ func (b *Bus) OpenMailbox(agentID string, capacity int) error {
 }
 
 // SendWork sends one message with the bus's defaults.
-func (b *Bus) SendWork(ctx context.Context, m *Message) error { return b.Send(ctx, m) }
+func (b *Bus) SendWork(ctx context.Context, m *transport.Message) error { return b.Send(ctx, m) }
 
 // OfferWork is SendWork, except for a full mailbox (or bus): the message
 // is refused with a *QueueFullError naming the agent, and is neither
 // accepted nor dead-lettered; its idempotency key stays free, so that the
 // sender can send it again later.
-func (b *Bus) OfferWork(ctx context.Context, m *Message) error {
+func (b *Bus) OfferWork(ctx context.Context, m *transport.Message) error {
 	start := b.clock.Now()
 	if err := b.admit(ctx, m); err != nil {
 		return err
@@ -40,9 +44,9 @@ func (b *Bus) OfferWork(ctx context.Context, m *Message) error {
 
 // TakeWork removes and returns up to max messages from agentID's mailbox,
 // highest priority first (Receive with a context).
-func (b *Bus) TakeWork(ctx context.Context, agentID string, max int) ([]*Message, error) {
+func (b *Bus) TakeWork(ctx context.Context, agentID string, max int) ([]*transport.Message, error) {
 	if ctx == nil {
-		return nil, &ValidationError{Field: "ctx", Reason: "is nil"}
+		return nil, &transport.ValidationError{Field: "ctx", Reason: "is nil"}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -54,7 +58,7 @@ func (b *Bus) TakeWork(ctx context.Context, agentID string, max int) ([]*Message
 // capacity.
 func (b *Bus) Room(ctx context.Context, agentID string) (free, capacity int, err error) {
 	if ctx == nil {
-		return 0, 0, &ValidationError{Field: "ctx", Reason: "is nil"}
+		return 0, 0, &transport.ValidationError{Field: "ctx", Reason: "is nil"}
 	}
 	p, err := b.Pressure(agentID)
 	if err != nil {
@@ -62,3 +66,9 @@ func (b *Bus) Room(ctx context.Context, agentID string) (free, capacity int, err
 	}
 	return max(p.Capacity-p.Depth, 0), p.Capacity, nil
 }
+
+var (
+	_ transport.Transport  = (*Bus)(nil)
+	_ transport.RoomTeller = (*Bus)(nil)
+	_ transport.Offerer    = (*Bus)(nil)
+)

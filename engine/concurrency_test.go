@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/transport"
 )
 
 // refundApproved are deterministic no-op agents that drive the refund
@@ -152,7 +153,7 @@ func TestEngine_Concurrency_TenThousandRefunds(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The bus was given with WithBus: the engine's Close leaves it open.
-	note := &bus.Message{Type: bus.MessageNotification, From: "customer", To: "seller", Content: map[string]any{"action": "ping"}}
+	note := &transport.Message{Type: transport.MessageNotification, From: "customer", To: "seller", Content: map[string]any{"action": "ping"}}
 	if err := b.Send(ctx, note); err != nil {
 		t.Errorf("Send on the caller's bus after the engine's Close: got %v, want nil", err)
 	}

@@ -9,9 +9,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -57,7 +57,7 @@ func (i *instance) sendExternal(ctx context.Context, r *run, s *sending) error {
 	if s.resent {
 		m.IdempotencyKey = resentKey(t.IdempotencyKey, s.commits)
 	}
-	if o, ok := i.e.tr.(Offerer); ok && s.patient() {
+	if o, ok := i.e.tr.(transport.Offerer); ok && s.patient() {
 		return o.OfferWork(ctx, m)
 	}
 	return i.e.tr.SendWork(ctx, m)
@@ -78,7 +78,7 @@ func resentKey(key string, commits int) string {
 // refuses it; unless patient (sent again later), the refused work is kept
 // as a dead letter.
 func (i *instance) sendLocal(l *lane, r *run, patient bool) error {
-	it := laneItem{i: i, step: r.step, level: bus.PriorityFromRank(r.priority)}
+	it := laneItem{i: i, step: r.step, level: transport.PriorityFromRank(r.priority)}
 	if r.notice {
 		it.notice, it.key = true, r.handoffID
 	}
@@ -132,8 +132,8 @@ func (e *Engine) runLocal(l *lane, it laneItem) {
 // full lane refused: nothing the engine sends is dropped in silence.
 func (e *Engine) keepRefused(i *instance, r *run, err error) {
 	dl := DeadLetter{
-		MessageID: r.key, Type: string(bus.MessageHandoff), From: r.from, To: r.agent,
-		Reason: string(bus.ReasonQueueOverflow), Instance: i.id, Step: r.step, Key: r.key,
+		MessageID: r.key, Type: string(transport.MessageHandoff), From: r.from, To: r.agent,
+		Reason: string(transport.ReasonQueueOverflow), Instance: i.id, Step: r.step, Key: r.key,
 		At: e.clock.Now(), Attempts: 1, LastError: err.Error(),
 	}
 	if dl.From == "" {

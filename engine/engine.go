@@ -20,6 +20,7 @@ import (
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -29,7 +30,7 @@ type Engine struct {
 	def      *fsm.Definition
 	reg      *registry.Registry
 	val      *handoff.Validator
-	tr       Transport
+	tr       transport.Transport
 	ownTr    io.Closer        // the transport the engine made, closed with it
 	lanes    map[string]*lane // Go agents' in-process paths; read-only after New
 	store    Store
@@ -172,7 +173,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 }
 
 // keepDeadLetter writes a message the transport gave up on to the store.
-func (e *Engine) keepDeadLetter(d bus.DeadLetter) {
+func (e *Engine) keepDeadLetter(d transport.DeadLetter) {
 	m := d.Message
 	dl := DeadLetter{
 		MessageID: m.MessageID, Type: string(m.Type), From: m.From, To: m.To, Reason: string(d.Reason),
@@ -201,7 +202,7 @@ func (e *Engine) keepDeadLetter(d bus.DeadLetter) {
 func (e *Engine) Workflow() *rules.Workflow { return e.wf }
 
 // Transport returns the transport external agents take their work from.
-func (e *Engine) Transport() Transport { return e.tr }
+func (e *Engine) Transport() transport.Transport { return e.tr }
 
 // Store returns the store the engine commits to.
 func (e *Engine) Store() Store { return e.store }
@@ -376,7 +377,7 @@ func (e *Engine) create(ctx context.Context, id string, input map[string]any) (*
 // firstExternal is the initial state's agent when it is an external one and
 // the transport can tell its room.
 func (e *Engine) firstExternal() (string, bool) {
-	if _, ok := e.tr.(RoomTeller); !ok {
+	if _, ok := e.tr.(transport.RoomTeller); !ok {
 		return "", false
 	}
 	st, ok := e.wf.State(e.wf.Initial)
@@ -390,7 +391,7 @@ func (e *Engine) firstExternal() (string, bool) {
 // room for fewer than n items. A transport that cannot answer does not
 // refuse: the first run then meets the same error and fails visibly.
 func (e *Engine) checkRoom(ctx context.Context, agent string, n int) error {
-	free, capacity, err := e.tr.(RoomTeller).Room(ctx, agent)
+	free, capacity, err := e.tr.(transport.RoomTeller).Room(ctx, agent)
 	if err != nil || free >= n {
 		return nil
 	}

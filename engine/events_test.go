@@ -17,6 +17,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/transport"
 )
 
 // ev renders an event without its time and ids: its type, state/agent and
@@ -259,13 +260,13 @@ func TestEngine_Events_SignalAndCancel(t *testing.T) {
 
 func TestEngine_Events_DeadLettered(t *testing.T) {
 	r := newSimRun(t, "terminal.yaml", map[string][]reply{"closer": {ok("loud", map[string]any{"code": 7})}})
-	filler := &bus.Message{Type: bus.MessageNotification, From: "closer", To: "monitor", Content: map[string]any{"action": "fill"}}
+	filler := &transport.Message{Type: transport.MessageNotification, From: "closer", To: "monitor", Content: map[string]any{"action": "fill"}}
 	if err := busOf(r.eng).Send(t.Context(), filler); err != nil {
 		t.Fatalf("fill the monitor's mailbox: %v", err)
 	}
 	res, _ := r.finish(nil)
 	dl := oneEvent(t, r.events, engine.EventDeadLettered)
-	if dl.Reason != string(bus.ReasonQueueOverflow) || dl.Agent != "monitor" || dl.InstanceID != res.ID || dl.Step != 2 || dl.MessageID == "" || dl.Workflow != "terminal" || dl.State != "LOUD" {
+	if dl.Reason != string(transport.ReasonQueueOverflow) || dl.Agent != "monitor" || dl.InstanceID != res.ID || dl.Step != 2 || dl.MessageID == "" || dl.Workflow != "terminal" || dl.State != "LOUD" {
 		t.Errorf("got dead_lettered %+v, want the notice to monitor of step 2", dl)
 	}
 	done := oneEvent(t, r.events, engine.EventCompleted)

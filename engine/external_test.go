@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -34,7 +35,7 @@ func TestEngine_External_ReceivesFromTheBusAndReportsTheMessage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReceiveWait: %v", err)
 	}
-	if m.Type != bus.MessageHandoff || m.From != "beta" || m.Metadata["step"] != 3 || m.Metadata["instance_id"] != inst.ID() {
+	if m.Type != transport.MessageHandoff || m.From != "beta" || m.Metadata["step"] != 3 || m.Metadata["instance_id"] != inst.ID() {
 		t.Fatalf("got %s from %s metadata %v, want the HANDOFF from beta for step 3 of %s", m.Type, m.From, m.Metadata, inst.ID())
 	}
 	d, err := wire.Decode(m)
@@ -120,7 +121,7 @@ func TestEngine_External_RetriesAreDispatchedToIt(t *testing.T) {
 	}
 	var steps []int
 	var at []time.Duration
-	take := func() *bus.Message {
+	take := func() *transport.Message {
 		t.Helper()
 		r.runUntil(r.queued("worker"))
 		m, err := busOf(r.eng).ReceiveWait(ctx, "worker")
@@ -254,10 +255,10 @@ type unavailableTransport struct {
 	sends atomic.Int64
 }
 
-func (u *unavailableTransport) SendWork(ctx context.Context, m *bus.Message) error {
+func (u *unavailableTransport) SendWork(ctx context.Context, m *transport.Message) error {
 	u.sends.Add(1)
 	if u.fails.Add(-1) >= 0 {
-		return fmt.Errorf("natsbus: send %s: %w: context deadline exceeded", m.MessageID, bus.ErrUnavailable)
+		return fmt.Errorf("natsbus: send %s: %w: context deadline exceeded", m.MessageID, transport.ErrUnavailable)
 	}
 	return u.Bus.SendWork(ctx, m)
 }
@@ -305,9 +306,9 @@ type stallingTransport struct {
 	release chan struct{}
 }
 
-func (s *stallingTransport) SendWork(ctx context.Context, m *bus.Message) error {
+func (s *stallingTransport) SendWork(ctx context.Context, m *transport.Message) error {
 	if s.sends.Add(1) == 1 {
-		return fmt.Errorf("natsbus: send %s: %w", m.MessageID, bus.ErrUnavailable)
+		return fmt.Errorf("natsbus: send %s: %w", m.MessageID, transport.ErrUnavailable)
 	}
 	select {
 	case <-s.release:

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/transport"
 )
 
 // stepKey names one step of one instance.
@@ -51,7 +51,7 @@ func (f *faultyWorkers) work(ctx context.Context, agent string) {
 		if err != nil {
 			return
 		}
-		if m.Type != bus.MessageHandoff {
+		if m.Type != transport.MessageHandoff {
 			continue
 		}
 		switch {
@@ -71,7 +71,7 @@ func (f *faultyWorkers) work(ctx context.Context, agent string) {
 	}
 }
 
-func (f *faultyWorkers) report(ctx context.Context, m *bus.Message) {
+func (f *faultyWorkers) report(ctx context.Context, m *transport.Message) {
 	err := reportWork(ctx, f.eng, m, registry.Outcome{Trigger: "ok"}, nil)
 	instance, _ := m.Metadata["instance_id"].(string)
 	step, _ := m.Metadata["step"].(int)

@@ -8,10 +8,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -37,7 +37,7 @@ func newHandoffRun(t *testing.T, input map[string]any) *handoffRun {
 }
 
 // take returns the one piece of work waiting for agent, decoded.
-func (h *handoffRun) take(agent string) (*bus.Message, *registry.Task) {
+func (h *handoffRun) take(agent string) (*transport.Message, *registry.Task) {
 	h.t.Helper()
 	msgs, err := h.eng.Transport().TakeWork(h.t.Context(), agent, 0)
 	if err != nil || len(msgs) != 1 {
@@ -69,7 +69,7 @@ func TestRF009_Scenario07_HandoffBetweenAgents(t *testing.T) {
 	h.report(first, "validated", result)
 
 	m, task := h.take("seller")
-	if m.Type != bus.MessageHandoff || m.From != "customer" || m.To != "seller" || m.Content[wire.KeyAction] != wire.ActionRun {
+	if m.Type != transport.MessageHandoff || m.From != "customer" || m.To != "seller" || m.Content[wire.KeyAction] != wire.ActionRun {
 		t.Fatalf("got %s %s -> %s %v, want a HANDOFF run from customer to seller", m.Type, m.From, m.To, m.Content[wire.KeyAction])
 	}
 	for _, key := range []string{wire.KeyTask, wire.KeyContext, wire.KeyPreviousResult, wire.KeyConstraints} {
@@ -86,7 +86,7 @@ func TestRF009_Scenario07_HandoffBetweenAgents(t *testing.T) {
 		t.Errorf("got workflow %q instance %q step %d key %q hand-off %q, want step 2 of the instance, its key as the hand-off id",
 			task.WorkflowID, task.InstanceID, task.Step, task.IdempotencyKey, task.HandoffID)
 	}
-	if m.Priority != bus.PriorityNormal {
+	if m.Priority != transport.PriorityNormal {
 		t.Errorf("got priority %s, want NORMAL", m.Priority)
 	}
 	recs := handoffHistory(t, h.eng, h.inst.ID())

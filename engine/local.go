@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // lane is the in-process path of one Go agent's work: a mailbox ordered by
@@ -35,7 +35,7 @@ type laneItem struct {
 	step   int
 	key    string // for a notice, its hand-off id
 	notice bool
-	level  bus.Priority
+	level  transport.Priority
 	seq    uint64
 }
 
@@ -114,7 +114,7 @@ func (l *lane) push(it laneItem, reserved, patient bool) (start bool, err error)
 		if !patient {
 			l.refused++
 		}
-		return false, &bus.QueueFullError{Agent: l.agent, Capacity: l.capacity}
+		return false, &transport.QueueFullError{Agent: l.agent, Capacity: l.capacity}
 	}
 	l.seq++
 	it.seq = l.seq

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // A lane hands its work out highest priority first, then in send order; a
@@ -14,9 +14,9 @@ func TestLane_PriorityCapacityAccounting(t *testing.T) {
 	l := newLane("payment", 5, 1)
 	sends := []struct {
 		step  int
-		level bus.Priority
+		level transport.Priority
 	}{
-		{1, bus.PriorityLow}, {2, bus.PriorityNormal}, {3, bus.PriorityCritical}, {4, bus.PriorityNormal}, {5, bus.PriorityHigh},
+		{1, transport.PriorityLow}, {2, transport.PriorityNormal}, {3, transport.PriorityCritical}, {4, transport.PriorityNormal}, {5, transport.PriorityHigh},
 	}
 	starts := 0
 	for _, s := range sends {
@@ -31,8 +31,8 @@ func TestLane_PriorityCapacityAccounting(t *testing.T) {
 	if starts != 1 {
 		t.Errorf("got %d runners started, want 1 (the agent's concurrency)", starts)
 	}
-	_, err := l.push(laneItem{step: 6, level: bus.PriorityCritical}, false, false)
-	var full *bus.QueueFullError
+	_, err := l.push(laneItem{step: 6, level: transport.PriorityCritical}, false, false)
+	var full *transport.QueueFullError
 	if !errors.As(err, &full) || full.Agent != "payment" || full.Capacity != 5 {
 		t.Fatalf("got %v, want a *bus.QueueFullError naming payment with capacity 5", err)
 	}

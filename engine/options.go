@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/transport"
 )
 
 // Option configures an Engine.
@@ -20,7 +21,7 @@ type config struct {
 	store      Store
 	executor   Executor
 	workers    int
-	transport  Transport
+	transport  transport.Transport
 	ids        func() string
 	observers  []Observer
 	tracing    trace.TracerProvider
@@ -74,7 +75,7 @@ func WithWorkers(n int) Option {
 // (a *bus.Bus shared with other engines or agents, the NATS transport)
 // instead of an in-memory bus of its own. The engine opens a mailbox for
 // every external agent; it does not close t.
-func WithTransport(t Transport) Option { return func(c *config) { c.transport = t } }
+func WithTransport(t transport.Transport) Option { return func(c *config) { c.transport = t } }
 
 // WithIDs sets the generator of instance ids (default random UUIDs). A
 // scenario replay passes a counter so that two runs print the same trace.

@@ -7,10 +7,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/transport"
 )
 
 // The transactional outbox. A step does not send the work it starts: it
@@ -90,7 +90,7 @@ func (s *sending) patient() bool { return s.resent || s.first }
 // than failing its run: the transport cannot take it for now, or s is
 // patient and the mailbox is full.
 func (s *sending) later(err error) bool {
-	return errors.Is(err, bus.ErrUnavailable) || (s.patient() && errors.Is(err, bus.ErrQueueFull))
+	return errors.Is(err, transport.ErrUnavailable) || (s.patient() && errors.Is(err, transport.ErrQueueFull))
 }
 
 // queueSending adds s to the step's outbox and to the open items.
@@ -289,7 +289,7 @@ const (
 // caller holds mu.
 func (i *instance) sendLater(s sending, err error, delay time.Duration) {
 	level := zap.WarnLevel
-	if errors.Is(err, bus.ErrQueueFull) {
+	if errors.Is(err, transport.ErrQueueFull) {
 		level = zap.InfoLevel // patient work behind a full mailbox: expected after a restart, the run waits
 	}
 	if ce := i.e.log.Check(level, "engine: work not sent for now; sending again"); ce != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 )
 
 // outboxWorkflow has a bit of everything a step can send: a retried run
@@ -96,7 +97,7 @@ func outboxDriver(t *testing.T, eng *engine.Engine, id string) []seen {
 				continue
 			}
 			progressed = true
-			if m.Type != bus.MessageHandoff {
+			if m.Type != transport.MessageHandoff {
 				continue
 			}
 			hid, _ := m.Metadata["handoff_id"].(string)
@@ -134,7 +135,7 @@ func outboxDriver(t *testing.T, eng *engine.Engine, id string) []seen {
 	return nil
 }
 
-func outboxBehaviour(agent string, m *bus.Message) (registry.Outcome, error) {
+func outboxBehaviour(agent string, m *transport.Message) (registry.Outcome, error) {
 	switch agent {
 	case "a":
 		if step, _ := m.Metadata["step"].(int); step == 1 {

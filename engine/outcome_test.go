@@ -11,10 +11,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 	"go.uber.org/goleak"
 )
 
@@ -122,7 +122,7 @@ func TestEngine_Terminal_FinalNoticeToAnExternalAgent(t *testing.T) {
 	res := inst.Result()
 	wantCompleted(t, res, "LOUD")
 	m := receiveOne(t, busOf(r.eng), "monitor")
-	if m.Type != bus.MessageHandoff || m.From != "closer" {
+	if m.Type != transport.MessageHandoff || m.From != "closer" {
 		t.Fatalf("got %s from %s, want a HANDOFF from closer", m.Type, m.From)
 	}
 	checks := map[string]any{
@@ -145,7 +145,7 @@ func TestEngine_Terminal_FinalNoticeToAnExternalAgent(t *testing.T) {
 func TestEngine_Terminal_UndeliverableFinalNoticeIsDeadLettered(t *testing.T) {
 	r := newSimRun(t, "terminal.yaml", map[string][]reply{"closer": {ok("loud", map[string]any{"code": 7})}})
 	// The monitor's mailbox holds one message: fill it.
-	filler := &bus.Message{Type: bus.MessageNotification, From: "closer", To: "monitor", Content: map[string]any{"action": "fill"}}
+	filler := &transport.Message{Type: transport.MessageNotification, From: "closer", To: "monitor", Content: map[string]any{"action": "fill"}}
 	if err := busOf(r.eng).Send(t.Context(), filler); err != nil {
 		t.Fatalf("fill the monitor's mailbox: %v", err)
 	}
@@ -159,10 +159,10 @@ func TestEngine_Terminal_UndeliverableFinalNoticeIsDeadLettered(t *testing.T) {
 	}
 	var found bool
 	for _, d := range busOf(r.eng).DeadLetters() {
-		if d.Message.To == "monitor" && d.Message.Type == bus.MessageHandoff {
+		if d.Message.To == "monitor" && d.Message.Type == transport.MessageHandoff {
 			found = true
-			if d.Reason != bus.ReasonQueueOverflow {
-				t.Errorf("got dead-letter reason %s, want %s", d.Reason, bus.ReasonQueueOverflow)
+			if d.Reason != transport.ReasonQueueOverflow {
+				t.Errorf("got dead-letter reason %s, want %s", d.Reason, transport.ReasonQueueOverflow)
 			}
 		}
 	}
@@ -174,7 +174,7 @@ func TestEngine_Terminal_UndeliverableFinalNoticeIsDeadLettered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(kept) != 1 || kept[0].To != "monitor" || kept[0].Reason != string(bus.ReasonQueueOverflow) ||
+	if len(kept) != 1 || kept[0].To != "monitor" || kept[0].Reason != string(transport.ReasonQueueOverflow) ||
 		kept[0].Instance == "" || kept[0].Key == "" || kept[0].Step != notices[0].Step || kept[0].Seq != 1 {
 		t.Errorf("store kept dead letters %+v, want the notice to monitor of step %d", kept, notices[0].Step)
 	}
@@ -307,7 +307,7 @@ func TestEngine_RunRefusedByAFullMailboxIsAFailedRun(t *testing.T) {
 				}
 				refused := 0
 				for _, d := range dead {
-					if d.To == "reviewer" && d.Instance == third.ID && d.Reason == string(bus.ReasonQueueOverflow) {
+					if d.To == "reviewer" && d.Instance == third.ID && d.Reason == string(transport.ReasonQueueOverflow) {
 						refused++
 					}
 				}
@@ -320,7 +320,7 @@ func TestEngine_RunRefusedByAFullMailboxIsAFailedRun(t *testing.T) {
 					switch {
 					case ev.InstanceID != third.ID || ev.Agent != "reviewer" || ev.State != "REVIEW":
 						t.Errorf("got %+v, want events of the third instance's reviewer runs", ev)
-					case ev.Type == engine.EventDeadLettered && ev.Reason == string(bus.ReasonQueueOverflow) && ev.Err != nil:
+					case ev.Type == engine.EventDeadLettered && ev.Reason == string(transport.ReasonQueueOverflow) && ev.Err != nil:
 						deadTold++
 					case ev.Type == engine.EventAgentReported:
 						failedTold++

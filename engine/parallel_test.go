@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 )
 
 // begin starts an instance and runs the work that queued, without moving
@@ -37,14 +37,14 @@ func (r *simRun) ready() {
 
 // take returns the next hand-off waiting in an external agent's mailbox,
 // skipping the notices (ERROR messages) the bus sends.
-func (r *simRun) take(agent string) *bus.Message {
+func (r *simRun) take(agent string) *transport.Message {
 	r.t.Helper()
 	for {
 		msgs, err := busOf(r.eng).Receive(agent, 1)
 		if err != nil || len(msgs) == 0 {
 			r.t.Fatalf("no hand-off waiting for %s (err %v)", agent, err)
 		}
-		if msgs[0].Type == bus.MessageHandoff {
+		if msgs[0].Type == transport.MessageHandoff {
 			return msgs[0]
 		}
 	}

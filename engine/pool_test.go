@@ -10,9 +10,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 )
 
 // answer is a Go handler that always reports trigger.
@@ -279,8 +279,8 @@ func TestEngine_Instance_API(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 	// The engine owns its transport: Close closed it.
-	note := &bus.Message{Type: bus.MessageNotification, From: "alpha", To: "beta", Content: map[string]any{"action": "ping"}}
-	if err := busOf(eng).Send(ctx, note); !errors.Is(err, bus.ErrClosed) {
+	note := &transport.Message{Type: transport.MessageNotification, From: "alpha", To: "beta", Content: map[string]any{"action": "ping"}}
+	if err := busOf(eng).Send(ctx, note); !errors.Is(err, transport.ErrClosed) {
 		t.Errorf("Send on the engine's bus after Close: got %v, want bus.ErrClosed", err)
 	}
 	if snap, err := eng.Store().Instance(ctx, inst.ID()); err != nil || snap.State != "SECOND" {

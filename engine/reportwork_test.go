@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -18,7 +18,7 @@ import (
 // settles it) and for taking the work (a heartbeat).
 
 // takeWork reads the task in m and acks m on eng's transport.
-func takeWork(ctx context.Context, eng *engine.Engine, m *bus.Message) (*registry.Task, error) {
+func takeWork(ctx context.Context, eng *engine.Engine, m *transport.Message) (*registry.Task, error) {
 	t, err := wire.Decode(m)
 	if err != nil {
 		return nil, err
@@ -31,7 +31,7 @@ func takeWork(ctx context.Context, eng *engine.Engine, m *bus.Message) (*registr
 
 // reportWork reports the outcome of the work in m; a final notice asks
 // for no outcome, and reporting it settles it.
-func reportWork(ctx context.Context, eng *engine.Engine, m *bus.Message, out registry.Outcome, runErr error) error {
+func reportWork(ctx context.Context, eng *engine.Engine, m *transport.Message, out registry.Outcome, runErr error) error {
 	t, err := takeWork(ctx, eng, m)
 	if err != nil {
 		return err
@@ -44,7 +44,7 @@ func reportWork(ctx context.Context, eng *engine.Engine, m *bus.Message, out reg
 
 // acceptWork tells the engine that the agent took the work in m (a
 // heartbeat); for a final notice, that settles it.
-func acceptWork(ctx context.Context, eng *engine.Engine, m *bus.Message) error {
+func acceptWork(ctx context.Context, eng *engine.Engine, m *transport.Message) error {
 	t, err := takeWork(ctx, eng, m)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func settleNotice(ctx context.Context, eng *engine.Engine, t *registry.Task) err
 }
 
 // isFinalNotice reports whether m carries a final notice.
-func isFinalNotice(m *bus.Message) bool {
+func isFinalNotice(m *transport.Message) bool {
 	t, err := wire.Decode(m)
 	return err == nil && t.Notice
 }

@@ -8,10 +8,11 @@ import (
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/transport"
 )
 
 // receiveOne takes the single message waiting in agent's mailbox.
-func receiveOne(t *testing.T, b *bus.Bus, agent string) *bus.Message {
+func receiveOne(t *testing.T, b *bus.Bus, agent string) *transport.Message {
 	t.Helper()
 	msgs, err := b.Receive(agent, 0)
 	if err != nil {
@@ -97,7 +98,7 @@ func TestEngine_Context_MergeAndTransfer(t *testing.T) {
 			if got, want := m.Content["previous_result"], map[string]any{"y": "why"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("previous_result on the bus: got %v, want %v", got, want)
 			}
-			if m.Type != bus.MessageHandoff || m.From != "middle" || m.To != "receiver" {
+			if m.Type != transport.MessageHandoff || m.From != "middle" || m.To != "receiver" {
 				t.Errorf("got %s %s->%s, want HANDOFF middle->receiver", m.Type, m.From, m.To)
 			}
 			if m.Content["task_description"] != "Receiver finishes" || m.Content["reason"] != string(handoff.ReasonRule) {
@@ -131,16 +132,16 @@ func TestEngine_Context_MergeAndTransfer(t *testing.T) {
 func TestEngine_Context_HandoffPriorityMapping(t *testing.T) {
 	tests := []struct {
 		trigger string
-		want    bus.Priority
+		want    transport.Priority
 	}{
-		{"p_critical", bus.PriorityCritical},
-		{"p_urgent", bus.PriorityCritical},
-		{"p_high", bus.PriorityHigh},
-		{"p_4", bus.PriorityHigh},
-		{"p_normal", bus.PriorityNormal},
-		{"p_9", bus.PriorityNormal},
-		{"p_low", bus.PriorityLow},
-		{"p_50", bus.PriorityLow},
+		{"p_critical", transport.PriorityCritical},
+		{"p_urgent", transport.PriorityCritical},
+		{"p_high", transport.PriorityHigh},
+		{"p_4", transport.PriorityHigh},
+		{"p_normal", transport.PriorityNormal},
+		{"p_9", transport.PriorityNormal},
+		{"p_low", transport.PriorityLow},
+		{"p_50", transport.PriorityLow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.trigger, func(t *testing.T) {

@@ -10,11 +10,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/replay"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -152,7 +152,7 @@ func TestEngine_Usage_VisibleToExpressions(t *testing.T) {
 
 // reportUsage answers the work m with trigger and usage through
 // HandleReport, as an agent on a transport does.
-func reportUsage(t *testing.T, eng *engine.Engine, m *bus.Message, trigger string, u registry.Usage) wire.Answer {
+func reportUsage(t *testing.T, eng *engine.Engine, m *transport.Message, trigger string, u registry.Usage) wire.Answer {
 	t.Helper()
 	task, err := wire.Decode(m)
 	if err != nil {

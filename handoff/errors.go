@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // Sentinel errors of the hand-off package, matched with errors.Is.
@@ -74,7 +74,7 @@ func (e *RefusalError) Error() string {
 // Unwrap returns ErrHandoffRefused, the check's sentinel, bus.ErrHandoff and
 // the underlying cause, if any.
 func (e *RefusalError) Unwrap() []error {
-	errs := []error{ErrHandoffRefused, bus.ErrHandoff}
+	errs := []error{ErrHandoffRefused, transport.ErrHandoff}
 	if e.err != nil {
 		errs = append(errs, e.err)
 	}

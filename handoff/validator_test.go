@@ -4,9 +4,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 )
 
 func newValidator(t testing.TB, opts ...handoff.Option) *handoff.Validator {
@@ -37,7 +37,7 @@ func refusal(t *testing.T, err error, check string, sentinel error) *handoff.Ref
 	if r.Check != check {
 		t.Errorf("got check %q, want %q (%v)", r.Check, check, err)
 	}
-	for _, s := range []error{handoff.ErrHandoffRefused, sentinel, bus.ErrHandoff} {
+	for _, s := range []error{handoff.ErrHandoffRefused, sentinel, transport.ErrHandoff} {
 		if !errors.Is(err, s) {
 			t.Errorf("error %v does not match %v", err, s)
 		}

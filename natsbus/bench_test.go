@@ -12,13 +12,13 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/clustertest"
 	"github.com/batonhq/baton/internal/cputime"
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/natsstore"
+	"github.com/batonhq/baton/transport"
 )
 
 // storages are the benchmarks' cases: memory streams, file streams synced
@@ -59,10 +59,10 @@ func BenchmarkNATSTransport(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
-				if err := tr.SendWork(ctx, work("bench", bus.PriorityNormal, "k"+strconv.Itoa(i))); err != nil {
+				if err := tr.SendWork(ctx, work("bench", transport.PriorityNormal, "k"+strconv.Itoa(i))); err != nil {
 					b.Fatal(err)
 				}
-				var got []*bus.Message
+				var got []*transport.Message
 				for tries := 0; len(got) == 0; tries++ {
 					var err error
 					if got, err = tr.TakeWork(ctx, "bench", 1); err != nil {

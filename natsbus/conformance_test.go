@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/engine/transporttest"
 	"github.com/batonhq/baton/natsbus"
+	"github.com/batonhq/baton/transport/transporttest"
 )
 
 // TestTransport_Conformance runs the transport conformance suite on natsbus,

@@ -8,17 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/transport"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
-
-	"github.com/batonhq/baton/bus"
 )
 
 // dead is a dead letter on its way to the dead-letter stream.
 type dead struct {
-	m        *bus.Message
-	reason   bus.DeadLetterReason
+	m        *transport.Message
+	reason   transport.DeadLetterReason
 	stream   string // the work stream it leaves, if it was in one
 	seq      uint64
 	attempts int
@@ -29,13 +28,13 @@ type dead struct {
 
 // deadLetterJSON is the form of a dead letter in the dead-letter stream.
 type deadLetterJSON struct {
-	Message   *bus.Message         `json:"message"`
-	Reason    bus.DeadLetterReason `json:"reason"`
-	At        time.Time            `json:"at"`
-	Attempts  int                  `json:"attempts"`
-	LastError string               `json:"last_error,omitempty"`
-	Stream    string               `json:"stream,omitempty"`
-	Seq       uint64               `json:"seq,omitempty"`
+	Message   *transport.Message         `json:"message"`
+	Reason    transport.DeadLetterReason `json:"reason"`
+	At        time.Time                  `json:"at"`
+	Attempts  int                        `json:"attempts"`
+	LastError string                     `json:"last_error,omitempty"`
+	Stream    string                     `json:"stream,omitempty"`
+	Seq       uint64                     `json:"seq,omitempty"`
 }
 
 // deadLetter publishes d to the dead-letter stream, then takes its message
@@ -48,7 +47,7 @@ type deadLetterJSON struct {
 // message record it once. Publishing first means a crash in between leaves
 // the message to be dead-lettered again (and deduplicated), never lost.
 func (t *Transport) deadLetter(ctx context.Context, d dead) error {
-	dl := bus.DeadLetter{Message: d.m, Reason: d.reason, At: time.Now().UTC(), Attempts: max(d.attempts, 1), LastError: d.lastErr}
+	dl := transport.DeadLetter{Message: d.m, Reason: d.reason, At: time.Now().UTC(), Attempts: max(d.attempts, 1), LastError: d.lastErr}
 	data, err := json.Marshal(deadLetterJSON{Message: d.m, Reason: d.reason, At: dl.At, Attempts: dl.Attempts,
 		LastError: d.lastErr, Stream: d.stream, Seq: d.seq})
 	if err != nil {
@@ -93,7 +92,7 @@ func (t *Transport) deadLetter(ctx context.Context, d dead) error {
 }
 
 // notify hands dl to every callback.
-func (t *Transport) notify(dl bus.DeadLetter) {
+func (t *Transport) notify(dl transport.DeadLetter) {
 	t.cbMu.RLock()
 	defer t.cbMu.RUnlock()
 	if t.cbDone {
@@ -110,7 +109,7 @@ func (t *Transport) notify(dl bus.DeadLetter) {
 // NATS system, from the moment it is called until cancel is: the dead
 // letters this Transport makes as it makes them, the others' as they reach
 // the dead-letter stream. f must not block for long.
-func (t *Transport) OnDeadLetter(f func(bus.DeadLetter)) (cancel func()) {
+func (t *Transport) OnDeadLetter(f func(transport.DeadLetter)) (cancel func()) {
 	if f == nil {
 		return func() {}
 	}
@@ -182,7 +181,7 @@ func (t *Transport) received(jm jetstream.Msg) {
 		t.log.Warn("natsbus: unreadable dead letter", zap.String("subject", jm.Subject()), zap.Error(err))
 		return
 	}
-	t.notify(bus.DeadLetter{Message: w.Message, Reason: w.Reason, At: w.At, Attempts: w.Attempts, LastError: w.LastError})
+	t.notify(transport.DeadLetter{Message: w.Message, Reason: w.Reason, At: w.At, Attempts: w.Attempts, LastError: w.LastError})
 }
 
 // deletedWhilePending is the reason JetStream gives in a terminated
@@ -234,10 +233,10 @@ func (t *Transport) terminated(am *nats.Msg) {
 	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
 	defer cancel()
 	m := t.terminatedWork(ctx, a.Stream, a.StreamSeq)
-	reason := bus.ReasonRejected
-	switch bus.DeadLetterReason(a.Reason) {
-	case bus.ReasonTTLExpired, bus.ReasonMaxRetries:
-		reason = bus.DeadLetterReason(a.Reason)
+	reason := transport.ReasonRejected
+	switch transport.DeadLetterReason(a.Reason) {
+	case transport.ReasonTTLExpired, transport.ReasonMaxRetries:
+		reason = transport.DeadLetterReason(a.Reason)
 	default:
 		t.rejects.Add(1)
 	}

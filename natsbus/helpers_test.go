@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/natsbus"
+	"github.com/batonhq/baton/transport"
 )
 
 // startServer starts an in-process JetStream server that syncs every write,
@@ -76,20 +76,20 @@ func newTransport(tb testing.TB, ns *server.Server, change func(*natsbus.Config)
 }
 
 // work is a message of work for agent at priority p.
-func work(agent string, p bus.Priority, key string) *bus.Message {
-	return &bus.Message{Type: bus.MessageHandoff, From: "engine", To: agent, Priority: p, RequiresAck: true,
+func work(agent string, p transport.Priority, key string) *transport.Message {
+	return &transport.Message{Type: transport.MessageHandoff, From: "engine", To: agent, Priority: p, RequiresAck: true,
 		IdempotencyKey: key, Content: map[string]any{"action": "run", "key": key}}
 }
 
 // deadLetters collects the dead letters a transport reports.
 type deadLetters struct {
 	mu  sync.Mutex
-	got []bus.DeadLetter
+	got []transport.DeadLetter
 }
 
 func collect(tr *natsbus.Transport) (*deadLetters, func()) {
 	d := &deadLetters{}
-	cancel := tr.OnDeadLetter(func(dl bus.DeadLetter) {
+	cancel := tr.OnDeadLetter(func(dl transport.DeadLetter) {
 		d.mu.Lock()
 		d.got = append(d.got, dl)
 		d.mu.Unlock()
@@ -97,10 +97,10 @@ func collect(tr *natsbus.Transport) (*deadLetters, func()) {
 	return d, cancel
 }
 
-func (d *deadLetters) all() []bus.DeadLetter {
+func (d *deadLetters) all() []transport.DeadLetter {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]bus.DeadLetter(nil), d.got...)
+	return append([]transport.DeadLetter(nil), d.got...)
 }
 
 // waitFor polls cond every few milliseconds for up to 10 seconds: the
@@ -118,7 +118,7 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 }
 
 // wantBalanced fails unless s's counts add up.
-func wantBalanced(tb testing.TB, s bus.Snapshot) {
+func wantBalanced(tb testing.TB, s transport.Snapshot) {
 	tb.Helper()
 	if sum := s.Delivered + s.DeadLettered + uint64(s.Queued) + uint64(s.InFlight); sum != s.Accepted {
 		tb.Errorf("got accepted %d, delivered %d + dead %d + queued %d + in flight %d = %d, want them equal",

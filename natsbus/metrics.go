@@ -5,10 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/batonhq/baton/transport"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
-
-	"github.com/batonhq/baton/bus"
 )
 
 // Metrics returns the accounting of every process sharing the NATS system,
@@ -30,11 +29,11 @@ import (
 // Acks, Nacks, Rejects, Redeliveries, Duplicates and ValidationErrors are
 // this process's own counts. When the server cannot be read, Metrics returns
 // those alone.
-func (t *Transport) Metrics() bus.Snapshot {
-	s := bus.Snapshot{
+func (t *Transport) Metrics() transport.Snapshot {
+	s := transport.Snapshot{
 		Acks: t.acks.Load(), Nacks: t.nacks.Load(), Rejects: t.rejects.Load(),
 		Redeliveries: t.redeliveries.Load(), Duplicates: t.duplicates.Load(), ValidationErrors: t.invalid.Load(),
-		DeadLettersByReason: map[bus.DeadLetterReason]uint64{},
+		DeadLettersByReason: map[transport.DeadLetterReason]uint64{},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
 	defer cancel()
@@ -90,14 +89,14 @@ func (t *Transport) Metrics() bus.Snapshot {
 			s.DeadLettersByReason[r] += c
 		}
 	}
-	s.Expired = s.DeadLettersByReason[bus.ReasonTTLExpired]
+	s.Expired = s.DeadLettersByReason[transport.ReasonTTLExpired]
 	sort.Slice(s.Agents, func(i, j int) bool { return s.Agents[i].Agent < s.Agents[j].Agent })
 	return s
 }
 
 // deadCounts reads the dead-letter stream's count of each subject, by agent
 // and reason, and how many dead letters it holds.
-func (t *Transport) deadCounts(ctx context.Context) (map[string]map[bus.DeadLetterReason]uint64, int, error) {
+func (t *Transport) deadCounts(ctx context.Context) (map[string]map[transport.DeadLetterReason]uint64, int, error) {
 	s, err := t.js.Stream(ctx, DeadStream)
 	if err != nil {
 		return nil, 0, err
@@ -106,7 +105,7 @@ func (t *Transport) deadCounts(ctx context.Context) (map[string]map[bus.DeadLett
 	if err != nil {
 		return nil, 0, err
 	}
-	out := map[string]map[bus.DeadLetterReason]uint64{}
+	out := map[string]map[transport.DeadLetterReason]uint64{}
 	for subj, n := range info.State.Subjects {
 		rest := strings.TrimPrefix(subj, DeadPrefix)
 		dot := strings.LastIndexByte(rest, '.')
@@ -115,16 +114,16 @@ func (t *Transport) deadCounts(ctx context.Context) (map[string]map[bus.DeadLett
 		}
 		agent := agentOf(rest[:dot])
 		if out[agent] == nil {
-			out[agent] = map[bus.DeadLetterReason]uint64{}
+			out[agent] = map[transport.DeadLetterReason]uint64{}
 		}
-		out[agent][bus.DeadLetterReason(rest[dot+1:])] += n
+		out[agent][transport.DeadLetterReason(rest[dot+1:])] += n
 	}
 	return out, int(info.State.Msgs), nil
 }
 
 // agentStats reads one agent's work stream and consumers.
-func (t *Transport) agentStats(ctx context.Context, agent string, dead map[bus.DeadLetterReason]uint64) (bus.AgentStats, error) {
-	a := bus.AgentStats{Agent: agent}
+func (t *Transport) agentStats(ctx context.Context, agent string, dead map[transport.DeadLetterReason]uint64) (transport.AgentStats, error) {
+	a := transport.AgentStats{Agent: agent}
 	mb, err := t.box(ctx, agent)
 	if err != nil {
 		return a, err
@@ -145,7 +144,7 @@ func (t *Transport) agentStats(ctx context.Context, agent string, dead map[bus.D
 	inflight = min(inflight, held)
 	var fromStream, refused uint64
 	for r, n := range dead {
-		if r == bus.ReasonQueueOverflow || r == bus.ReasonReceiverNotFound {
+		if r == transport.ReasonQueueOverflow || r == transport.ReasonReceiverNotFound {
 			refused += n
 		} else {
 			fromStream += n

@@ -9,8 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/natsbus"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -26,7 +26,7 @@ func TestTransport_SendWork_LongKeysHaveShortMessageIDs(t *testing.T) {
 	}
 	id := strings.Repeat("x", 3000)
 	for _, key := range []string{id + ":1", id + ":1", id + ":2", id + ":1"} {
-		if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, key)); err != nil {
+		if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, key)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -81,7 +81,7 @@ func TestTransport_SendWork_TheWorkCarriesItsAckWait(t *testing.T) {
 			if err := tr.OpenMailbox(agent, 0); err != nil {
 				t.Fatal(err)
 			}
-			if err := tr.SendWork(t.Context(), work(agent, bus.PriorityNormal, agent+":1")); err != nil {
+			if err := tr.SendWork(t.Context(), work(agent, transport.PriorityNormal, agent+":1")); err != nil {
 				t.Fatal(err)
 			}
 			msgs, err := tr.TakeWork(t.Context(), agent, 1)

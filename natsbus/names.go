@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // The subjects and streams natsbus uses. An agent id becomes one subject
@@ -43,16 +43,16 @@ const (
 // levels lists the priority levels highest first: the order TakeWork reads
 // the consumers in. JetStream has no priorities, so each level is a subject
 // of its own with a consumer of its own.
-var levels = [...]bus.Priority{bus.PriorityCritical, bus.PriorityHigh, bus.PriorityNormal, bus.PriorityLow}
+var levels = [...]transport.Priority{transport.PriorityCritical, transport.PriorityHigh, transport.PriorityNormal, transport.PriorityLow}
 
 // levelToken is the subject token (and consumer name) of a priority level.
-func levelToken(p bus.Priority) string {
+func levelToken(p transport.Priority) string {
 	switch p {
-	case bus.PriorityCritical:
+	case transport.PriorityCritical:
 		return "critical"
-	case bus.PriorityHigh:
+	case transport.PriorityHigh:
 		return "high"
-	case bus.PriorityLow:
+	case transport.PriorityLow:
 		return "low"
 	}
 	return "normal"
@@ -128,7 +128,7 @@ func msgID(key string) string {
 }
 
 // WorkSubject is the subject of agent's work at priority p.
-func WorkSubject(agent string, p bus.Priority) string {
+func WorkSubject(agent string, p transport.Priority) string {
 	return WorkPrefix + Token(agent) + "." + levelToken(p)
 }
 
@@ -136,6 +136,6 @@ func WorkSubject(agent string, p bus.Priority) string {
 func WorkStream(agent string) string { return WorkStreamPrefix + Token(agent) }
 
 // deadSubject is the subject of a dead letter of agent's with reason.
-func deadSubject(agent string, r bus.DeadLetterReason) string {
+func deadSubject(agent string, r transport.DeadLetterReason) string {
 	return DeadPrefix + Token(agent) + "." + string(r)
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/internal/jsretry"
+	"github.com/batonhq/baton/transport"
 )
 
 // Transport is the engine's work transport on NATS JetStream: it gives
@@ -36,7 +36,7 @@ type Transport struct {
 	closed bool
 
 	cbMu   sync.RWMutex // held for reading while callbacks run
-	cbs    map[int]func(bus.DeadLetter)
+	cbs    map[int]func(transport.DeadLetter)
 	nextCb int
 	cbDone bool
 
@@ -91,7 +91,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Transport, error) {
 	}
 	t := &Transport{
 		nc: nc, js: js, cfg: cfg, log: cfg.Logger, id: uuid.NewString(),
-		boxes: map[string]*mailbox{}, taken: map[string]*flight{}, cbs: map[int]func(bus.DeadLetter){},
+		boxes: map[string]*mailbox{}, taken: map[string]*flight{}, cbs: map[int]func(transport.DeadLetter){},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		inbox: nc.NewInbox() + ".", pulls: map[string]chan *nats.Msg{}, sent: newSentWork(),
 	}
@@ -150,7 +150,7 @@ func (t *Transport) OpenMailbox(agent string, capacity int) error {
 		return ErrClosed
 	}
 	if agent == "" {
-		return &bus.ValidationError{Field: "agent", Reason: "is required"}
+		return &transport.ValidationError{Field: "agent", Reason: "is required"}
 	}
 	if capacity <= 0 {
 		capacity = t.cfg.Capacity
@@ -196,7 +196,7 @@ func (t *Transport) OpenMailbox(agent string, capacity int) error {
 // The server redelivers without limit: natsbus counts the deliveries itself
 // and dead-letters a message after MaxDeliveries, since the server's own
 // limit only announces it by an advisory that nobody may be listening to.
-func (t *Transport) consumerConfig(agent string, p bus.Priority, capacity int) jetstream.ConsumerConfig {
+func (t *Transport) consumerConfig(agent string, p transport.Priority, capacity int) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       levelToken(p),
 		Description:   "Baton work of agent " + agent + " at priority " + p.String(),
@@ -226,7 +226,7 @@ func (t *Transport) box(ctx context.Context, agent string) (*mailbox, error) {
 	}
 	s, err := t.js.Stream(ctx, WorkStream(agent))
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, &bus.UnknownAgentError{Agent: agent}
+		return nil, &transport.UnknownAgentError{Agent: agent}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: find the mailbox of %s: %w", agent, err)

@@ -10,23 +10,23 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/natsbus"
+	"github.com/batonhq/baton/transport"
 )
 
 var _ interface {
 	OpenMailbox(string, int) error
-	SendWork(context.Context, *bus.Message) error
-	TakeWork(context.Context, string, int) ([]*bus.Message, error)
-	Ack(context.Context, *bus.Message) error
-	Nack(context.Context, *bus.Message) error
-	Reject(context.Context, *bus.Message, string) error
-	OnDeadLetter(func(bus.DeadLetter)) func()
-	Metrics() bus.Snapshot
+	SendWork(context.Context, *transport.Message) error
+	TakeWork(context.Context, string, int) ([]*transport.Message, error)
+	Ack(context.Context, *transport.Message) error
+	Nack(context.Context, *transport.Message) error
+	Reject(context.Context, *transport.Message, string) error
+	OnDeadLetter(func(transport.DeadLetter)) func()
+	Metrics() transport.Snapshot
 	Room(context.Context, string) (int, int, error)
 } = (*natsbus.Transport)(nil)
 
-func keys(ms []*bus.Message) []string {
+func keys(ms []*transport.Message) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
 		out[i] = m.IdempotencyKey
@@ -43,9 +43,9 @@ func TestTransport_TakeWork_HighestPriorityFirstThenSendOrder(t *testing.T) {
 	}
 	for _, w := range []struct {
 		key string
-		p   bus.Priority
-	}{{"low", bus.PriorityLow}, {"normal1", bus.PriorityNormal}, {"critical", bus.PriorityCritical},
-		{"high", bus.PriorityHigh}, {"normal2", bus.PriorityNormal}} {
+		p   transport.Priority
+	}{{"low", transport.PriorityLow}, {"normal1", transport.PriorityNormal}, {"critical", transport.PriorityCritical},
+		{"high", transport.PriorityHigh}, {"normal2", transport.PriorityNormal}} {
 		if err := tr.SendWork(ctx, work("billing.eu", w.p, w.key)); err != nil {
 			t.Fatalf("SendWork %s: %v", w.key, err)
 		}
@@ -115,19 +115,19 @@ func TestTransport_SendWork_FullMailboxRefusesNamingTheAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"a", "b"} {
-		if err := tr.SendWork(ctx, work("PaymentAgent", bus.PriorityNormal, k)); err != nil {
+		if err := tr.SendWork(ctx, work("PaymentAgent", transport.PriorityNormal, k)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	err := tr.SendWork(ctx, work("PaymentAgent", bus.PriorityCritical, "c"))
-	var full *bus.QueueFullError
-	if !errors.As(err, &full) || full.Agent != "PaymentAgent" || full.Capacity != 2 || !errors.Is(err, bus.ErrQueueFull) {
+	err := tr.SendWork(ctx, work("PaymentAgent", transport.PriorityCritical, "c"))
+	var full *transport.QueueFullError
+	if !errors.As(err, &full) || full.Agent != "PaymentAgent" || full.Capacity != 2 || !errors.Is(err, transport.ErrQueueFull) {
 		t.Fatalf("got %v, want a QueueFullError of PaymentAgent, capacity 2", err)
 	}
 	if !strings.Contains(err.Error(), "PaymentAgent queue full") {
 		t.Errorf("got %q, want it to read PaymentAgent queue full", err)
 	}
-	if got := dl.all(); len(got) != 1 || got[0].Reason != bus.ReasonQueueOverflow || got[0].Message.IdempotencyKey != "c" {
+	if got := dl.all(); len(got) != 1 || got[0].Reason != transport.ReasonQueueOverflow || got[0].Message.IdempotencyKey != "c" {
 		t.Errorf("got dead letters %+v, want c dead-lettered queue_overflow", got)
 	}
 	// Opening it again keeps its capacity and messages.
@@ -136,7 +136,7 @@ func TestTransport_SendWork_FullMailboxRefusesNamingTheAgent(t *testing.T) {
 	}
 	s := tr.Metrics()
 	wantBalanced(t, s)
-	if s.Accepted != 3 || s.Queued != 2 || s.DeadLettersByReason[bus.ReasonQueueOverflow] != 1 || s.Agents[0].Capacity != 2 {
+	if s.Accepted != 3 || s.Queued != 2 || s.DeadLettersByReason[transport.ReasonQueueOverflow] != 1 || s.Agents[0].Capacity != 2 {
 		t.Errorf("got %+v, want 3 accepted, 2 queued, 1 overflow, capacity 2", s)
 	}
 	// Settling one makes room, and the refused work sent again (its
@@ -149,7 +149,7 @@ func TestTransport_SendWork_FullMailboxRefusesNamingTheAgent(t *testing.T) {
 	if err := tr.Ack(ctx, got[0]); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SendWork(ctx, work("PaymentAgent", bus.PriorityCritical, "c")); err != nil {
+	if err := tr.SendWork(ctx, work("PaymentAgent", transport.PriorityCritical, "c")); err != nil {
 		t.Fatalf("the refused work sent again: %v", err)
 	}
 	seen(t, ns, "PaymentAgent", 2)
@@ -166,12 +166,12 @@ func TestTransport_SendWork_UnknownAgentIsDeadLettered(t *testing.T) {
 	ns := startServer(t, false)
 	tr := newTransport(t, ns, nil)
 	dl, _ := collect(tr)
-	err := tr.SendWork(t.Context(), work("nobody", bus.PriorityNormal, "k"))
-	var unknown *bus.UnknownAgentError
+	err := tr.SendWork(t.Context(), work("nobody", transport.PriorityNormal, "k"))
+	var unknown *transport.UnknownAgentError
 	if !errors.As(err, &unknown) || unknown.Agent != "nobody" {
 		t.Fatalf("got %v, want an UnknownAgentError of nobody", err)
 	}
-	if got := dl.all(); len(got) != 1 || got[0].Reason != bus.ReasonReceiverNotFound {
+	if got := dl.all(); len(got) != 1 || got[0].Reason != transport.ReasonReceiverNotFound {
 		t.Errorf("got %+v, want one receiver_not_found", got)
 	}
 	if _, err := tr.TakeWork(t.Context(), "nobody", 1); !errors.As(err, &unknown) {
@@ -190,9 +190,9 @@ func TestTransport_SendWork_InvalidMessageIsRefused(t *testing.T) {
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
 	}
-	m := work("a", bus.PriorityNormal, "k")
+	m := work("a", transport.PriorityNormal, "k")
 	m.Content = nil
-	var verr *bus.ValidationError
+	var verr *transport.ValidationError
 	if err := tr.SendWork(t.Context(), m); !errors.As(err, &verr) {
 		t.Fatalf("got %v, want a ValidationError", err)
 	}
@@ -209,7 +209,7 @@ func TestTransport_SendWork_SameIdempotencyKeyIsDroppedAsDuplicate(t *testing.T)
 		t.Fatal(err)
 	}
 	for range 3 {
-		if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "i1:3")); err != nil {
+		if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "i1:3")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -232,7 +232,7 @@ func TestTransport_TakeWork_RedeliversAfterTheAckWait(t *testing.T) {
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
 	seen(t, ns, "a", 1)
@@ -243,7 +243,7 @@ func TestTransport_TakeWork_RedeliversAfterTheAckWait(t *testing.T) {
 	if s := tr.Metrics(); s.InFlight != 1 || s.Queued != 0 {
 		t.Errorf("got in flight %d queued %d, want 1 and 0", s.InFlight, s.Queued)
 	}
-	var again []*bus.Message
+	var again []*transport.Message
 	waitFor(t, "the redelivery", func() bool {
 		again, err = tr.TakeWork(ctx, "a", 1)
 		return err != nil || len(again) == 1
@@ -272,7 +272,7 @@ func TestTransport_Nack_RedeliversAtOnce(t *testing.T) {
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
 	seen(t, ns, "a", 1)
@@ -283,7 +283,7 @@ func TestTransport_Nack_RedeliversAtOnce(t *testing.T) {
 	if err := tr.Nack(ctx, first[0]); err != nil {
 		t.Fatal(err)
 	}
-	var again []*bus.Message
+	var again []*transport.Message
 	waitFor(t, "the redelivery", func() bool {
 		again, _ = tr.TakeWork(ctx, "a", 1)
 		return len(again) == 1
@@ -306,7 +306,7 @@ func TestTransport_NackLater_RedeliversAfterAGrowingPause(t *testing.T) {
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
 	seen(t, ns, "a", 1)
@@ -348,7 +348,7 @@ func TestTransport_MaxDeliveries_DeadLettersAndRemoves(t *testing.T) {
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
 	seen(t, ns, "a", 1)
@@ -360,12 +360,12 @@ func TestTransport_MaxDeliveries_DeadLettersAndRemoves(t *testing.T) {
 	})
 	waitFor(t, "the dead letter", func() bool { return len(dl.all()) == 1 })
 	d := dl.all()[0]
-	if d.Reason != bus.ReasonMaxRetries || d.Message.IdempotencyKey != "k" || d.Attempts != 2 {
+	if d.Reason != transport.ReasonMaxRetries || d.Message.IdempotencyKey != "k" || d.Attempts != 2 {
 		t.Errorf("got %+v, want k dead-lettered max_retries after 2 attempts", d)
 	}
 	s := tr.Metrics()
 	wantBalanced(t, s)
-	if s.DeadLettersByReason[bus.ReasonMaxRetries] != 1 || s.Queued != 0 || s.InFlight != 0 || s.Delivered != 0 {
+	if s.DeadLettersByReason[transport.ReasonMaxRetries] != 1 || s.Queued != 0 || s.InFlight != 0 || s.Delivered != 0 {
 		t.Errorf("got %+v, want 1 max_retries and nothing left", s)
 	}
 }
@@ -383,7 +383,7 @@ func TestTransport_MaxDeliveries_TakerDiedOnTheLastDelivery(t *testing.T) {
 	if err := dying.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := dying.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+	if err := dying.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
 	seen(t, ns, "a", 1)
@@ -400,7 +400,7 @@ func TestTransport_MaxDeliveries_TakerDiedOnTheLastDelivery(t *testing.T) {
 		}
 		return len(dl.all()) == 1
 	})
-	if d := dl.all()[0]; d.Reason != bus.ReasonMaxRetries || d.Attempts != 1 {
+	if d := dl.all()[0]; d.Reason != transport.ReasonMaxRetries || d.Attempts != 1 {
 		t.Errorf("got %+v, want max_retries after 1 attempt", d)
 	}
 	wantBalanced(t, tr.Metrics())
@@ -414,7 +414,7 @@ func TestTransport_Reject_DeadLettersWithTheReasonAndRemoves(t *testing.T) {
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
 	seen(t, ns, "a", 1)
@@ -425,12 +425,12 @@ func TestTransport_Reject_DeadLettersWithTheReasonAndRemoves(t *testing.T) {
 	if err := tr.Reject(ctx, got[0], "not my job"); err != nil {
 		t.Fatal(err)
 	}
-	if d := dl.all(); len(d) != 1 || d[0].Reason != bus.ReasonRejected || d[0].LastError != "not my job" {
+	if d := dl.all(); len(d) != 1 || d[0].Reason != transport.ReasonRejected || d[0].LastError != "not my job" {
 		t.Fatalf("got %+v, want one rejected with the reason", d)
 	}
 	s := tr.Metrics()
 	wantBalanced(t, s)
-	if s.Rejects != 1 || s.Queued != 0 || s.InFlight != 0 || s.DeadLettersByReason[bus.ReasonRejected] != 1 {
+	if s.Rejects != 1 || s.Queued != 0 || s.InFlight != 0 || s.DeadLettersByReason[transport.ReasonRejected] != 1 {
 		t.Errorf("got %+v, want 1 reject and nothing left", s)
 	}
 	if len(dl.all()) != 1 {
@@ -446,13 +446,13 @@ func TestTransport_TakeWork_ExpiredIsDeadLetteredNeverHandedOut(t *testing.T) {
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
 	}
-	old := work("a", bus.PriorityHigh, "old")
+	old := work("a", transport.PriorityHigh, "old")
 	old.Timestamp = time.Now().Add(-time.Hour)
 	old.TTL = time.Minute
 	if err := tr.SendWork(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "fresh")); err != nil {
+	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "fresh")); err != nil {
 		t.Fatal(err)
 	}
 	seen(t, ns, "a", 2)
@@ -460,7 +460,7 @@ func TestTransport_TakeWork_ExpiredIsDeadLetteredNeverHandedOut(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].IdempotencyKey != "fresh" {
 		t.Fatalf("got %v (%v), want only fresh", keys(got), err)
 	}
-	if d := dl.all(); len(d) != 1 || d[0].Reason != bus.ReasonTTLExpired || d[0].Message.IdempotencyKey != "old" {
+	if d := dl.all(); len(d) != 1 || d[0].Reason != transport.ReasonTTLExpired || d[0].Message.IdempotencyKey != "old" {
 		t.Fatalf("got %+v, want old dead-lettered ttl_expired", d)
 	}
 	s := tr.Metrics()
@@ -478,7 +478,7 @@ func TestTransport_Heartbeat_KeepsTheMessageTaken(t *testing.T) {
 	if err := tr.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "k")); err != nil {
+	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
 	seen(t, ns, "a", 1)
@@ -524,15 +524,15 @@ func TestTransport_OnDeadLetter_SeenByEveryProcessUntilCancelled(t *testing.T) {
 	}
 	d1, _ := collect(one)
 	d2, cancel2 := collect(two)
-	if err := one.SendWork(ctx, work("a", bus.PriorityNormal, "k1")); err != nil {
+	if err := one.SendWork(ctx, work("a", transport.PriorityNormal, "k1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := two.SendWork(ctx, work("a", bus.PriorityNormal, "k2")); !errors.Is(err, bus.ErrQueueFull) {
+	if err := two.SendWork(ctx, work("a", transport.PriorityNormal, "k2")); !errors.Is(err, transport.ErrQueueFull) {
 		t.Fatalf("got %v, want queue full", err)
 	}
 	waitFor(t, "both processes to see the dead letter", func() bool { return len(d1.all()) == 1 && len(d2.all()) == 1 })
 	cancel2()
-	if err := one.SendWork(ctx, work("a", bus.PriorityNormal, "k3")); !errors.Is(err, bus.ErrQueueFull) {
+	if err := one.SendWork(ctx, work("a", transport.PriorityNormal, "k3")); !errors.Is(err, transport.ErrQueueFull) {
 		t.Fatalf("got %v, want queue full", err)
 	}
 	waitFor(t, "the second dead letter", func() bool { return len(d1.all()) == 2 })
@@ -560,7 +560,7 @@ func TestTransport_TerminatedByAPlainAgent_IsDeadLettered(t *testing.T) {
 	if err := tr.OpenMailbox("plain.agent", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SendWork(ctx, work("plain.agent", bus.PriorityNormal, "k")); err != nil {
+	if err := tr.SendWork(ctx, work("plain.agent", transport.PriorityNormal, "k")); err != nil {
 		t.Fatal(err)
 	}
 	js, err := jetstream.New(connect(t, ns))
@@ -581,7 +581,7 @@ func TestTransport_TerminatedByAPlainAgent_IsDeadLettered(t *testing.T) {
 		}
 	}
 	waitFor(t, "the dead letter", func() bool { return len(dl.all()) == 1 })
-	if d := dl.all()[0]; d.Reason != bus.ReasonRejected || d.LastError != "queue busy" || d.Message.To != "plain.agent" {
+	if d := dl.all()[0]; d.Reason != transport.ReasonRejected || d.LastError != "queue busy" || d.Message.To != "plain.agent" {
 		t.Errorf("got %+v, want plain.agent's message rejected: queue busy", d)
 	}
 	wantBalanced(t, tr.Metrics())
@@ -601,7 +601,7 @@ func TestTransport_DeletedWhilePending_IsNotADeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"k1", "k2"} {
-		if err := tr.SendWork(ctx, work("plain.agent", bus.PriorityNormal, key)); err != nil {
+		if err := tr.SendWork(ctx, work("plain.agent", transport.PriorityNormal, key)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -694,13 +694,13 @@ func TestTransport_Room_CountsTheWorkHeld(t *testing.T) {
 	if free, capacity, err := tr.Room(ctx, "PaymentAgent"); err != nil || free != 2 || capacity != 2 {
 		t.Fatalf("empty: got %d of %d, %v; want 2 of 2", free, capacity, err)
 	}
-	if err := tr.SendWork(ctx, work("PaymentAgent", bus.PriorityNormal, "a")); err != nil {
+	if err := tr.SendWork(ctx, work("PaymentAgent", transport.PriorityNormal, "a")); err != nil {
 		t.Fatal(err)
 	}
 	if free, _, err := tr.Room(ctx, "PaymentAgent"); err != nil || free != 1 {
 		t.Fatalf("one sent: got %d free, %v; want 1", free, err)
 	}
-	var unknown *bus.UnknownAgentError
+	var unknown *transport.UnknownAgentError
 	if _, _, err := tr.Room(ctx, "nobody"); !errors.As(err, &unknown) {
 		t.Errorf("unknown agent: got %v, want an UnknownAgentError", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -48,7 +48,7 @@ const (
 // Config.Timeout (a stream electing a leader), or refused for want of
 // storage (a full disk), matches bus.ErrUnavailable: it may be sent again
 // under the same key.
-func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
+func (t *Transport) SendWork(ctx context.Context, m *transport.Message) error {
 	return t.send(ctx, m, false)
 }
 
@@ -58,14 +58,14 @@ func (t *Transport) SendWork(ctx context.Context, m *bus.Message) error {
 // its key is not dropped as a duplicate): the sender keeps it, to send it
 // again. The engine offers the work it resends as it resumes an instance,
 // whose first send may be what fills the stream.
-func (t *Transport) OfferWork(ctx context.Context, m *bus.Message) error {
+func (t *Transport) OfferWork(ctx context.Context, m *transport.Message) error {
 	return t.send(ctx, m, true)
 }
 
 // send is SendWork, or OfferWork when offer is set.
-func (t *Transport) send(ctx context.Context, m *bus.Message, offer bool) error {
+func (t *Transport) send(ctx context.Context, m *transport.Message, offer bool) error {
 	if ctx == nil {
-		return &bus.ValidationError{Field: "ctx", Reason: "is nil"}
+		return &transport.ValidationError{Field: "ctx", Reason: "is nil"}
 	}
 	if err := m.Validate(); err != nil {
 		t.invalid.Add(1)
@@ -74,13 +74,13 @@ func (t *Transport) send(ctx context.Context, m *bus.Message, offer bool) error 
 	fill(m)
 	t.stampAckWait(m)
 	mb, err := t.box(ctx, m.To)
-	var unknown *bus.UnknownAgentError
+	var unknown *transport.UnknownAgentError
 	if errors.As(err, &unknown) {
-		_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonReceiverNotFound, lastErr: err.Error()})
+		_ = t.deadLetter(ctx, dead{m: m, reason: transport.ReasonReceiverNotFound, lastErr: err.Error()})
 		return err
 	}
 	if err != nil && ctx.Err() == nil && (unanswered(err) || unavailable(err)) {
-		return fmt.Errorf("%w: %w", bus.ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", transport.ErrUnavailable, err)
 	}
 	if err != nil {
 		return err
@@ -101,15 +101,15 @@ func (t *Transport) send(ctx context.Context, m *bus.Message, offer bool) error 
 	ack, err := t.publishWork(ctx, msg)
 	var api *jetstream.APIError
 	if errors.As(err, &api) && api.ErrorCode == errCodeStoreFailed {
-		full := &bus.QueueFullError{Agent: m.To, Capacity: mb.capacity}
+		full := &transport.QueueFullError{Agent: m.To, Capacity: mb.capacity}
 		if !offer {
-			_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonQueueOverflow, lastErr: full.Error()})
+			_ = t.deadLetter(ctx, dead{m: m, reason: transport.ReasonQueueOverflow, lastErr: full.Error()})
 		}
 		return full
 	}
 	if err != nil && ctx.Err() == nil && (unanswered(err) || unavailable(err)) {
 		// Sent again later under the same key, the server keeps it once.
-		return fmt.Errorf("natsbus: send %s to %s: %w: %w", m.MessageID, m.To, bus.ErrUnavailable, err)
+		return fmt.Errorf("natsbus: send %s to %s: %w: %w", m.MessageID, m.To, transport.ErrUnavailable, err)
 	}
 	if err != nil {
 		return fmt.Errorf("natsbus: send %s to %s: %w", m.MessageID, m.To, err)
@@ -175,7 +175,7 @@ func unavailable(err error) bool {
 }
 
 // fill sets what the bus sets on a message it accepts.
-func fill(m *bus.Message) {
+func fill(m *transport.Message) {
 	if m.MessageID == "" {
 		m.MessageID = uuid.NewString()
 	}
@@ -186,7 +186,7 @@ func fill(m *bus.Message) {
 		m.Timestamp = time.Now().UTC()
 	}
 	if m.TTL == 0 {
-		m.TTL = bus.DefaultTTL
+		m.TTL = transport.DefaultTTL
 	}
 }
 
@@ -194,7 +194,7 @@ func fill(m *bus.Message) {
 // hold the work before it is delivered again (the first delivery's wait
 // when the ack wait is a backoff schedule): a plain client need not read
 // the consumer's configuration to know when to send in-progress acks.
-func (t *Transport) stampAckWait(m *bus.Message) {
+func (t *Transport) stampAckWait(m *transport.Message) {
 	wait := t.cfg.AckWait
 	if len(t.cfg.Backoff) > 0 {
 		wait = t.cfg.Backoff[0]
@@ -210,7 +210,7 @@ func (t *Transport) stampAckWait(m *bus.Message) {
 // asks the server, so it sees the work every process sent.
 func (t *Transport) Room(ctx context.Context, agent string) (free, capacity int, err error) {
 	if ctx == nil {
-		return 0, 0, &bus.ValidationError{Field: "ctx", Reason: "is nil"}
+		return 0, 0, &transport.ValidationError{Field: "ctx", Reason: "is nil"}
 	}
 	mb, err := t.box(ctx, agent)
 	if err != nil {

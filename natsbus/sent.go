@@ -8,9 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batonhq/baton/transport"
 	"github.com/nats-io/nats.go"
-
-	"github.com/batonhq/baton/bus"
 )
 
 // sentWork remembers the work a Transport stored, by work stream and
@@ -130,7 +129,7 @@ func (t *Transport) answerSent(m *nats.Msg) {
 // terminated: as this Transport sent it, as another one answers for it,
 // or, where none remembers it, a message holding only what the advisory
 // tells.
-func (t *Transport) terminatedWork(ctx context.Context, stream string, seq uint64) *bus.Message {
+func (t *Transport) terminatedWork(ctx context.Context, stream string, seq uint64) *transport.Message {
 	data, ok := t.sent.get(stream, seq)
 	t.sent.forget(stream, seq)
 	if !ok {
@@ -142,11 +141,11 @@ func (t *Transport) terminatedWork(ctx context.Context, stream string, seq uint6
 		}
 	}
 	if ok {
-		var m bus.Message
+		var m transport.Message
 		if err := json.Unmarshal(data, &m); err == nil && m.MessageID != "" {
 			return &m
 		}
 	}
-	return &bus.Message{MessageID: stream + ":" + strconv.FormatUint(seq, 10), Type: bus.MessageHandoff,
+	return &transport.Message{MessageID: stream + ":" + strconv.FormatUint(seq, 10), Type: transport.MessageHandoff,
 		To: agentOf(strings.TrimPrefix(stream, WorkStreamPrefix)), Content: map[string]any{"action": "unknown"}}
 }

@@ -5,11 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/transport"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/batonhq/baton/bus"
 )
 
 // The work a Transport remembers stays within its bounds, in count and in
@@ -77,7 +76,7 @@ func TestTerminatedWork_AskedOfTheSender(t *testing.T) {
 	if err := sender.OpenMailbox("a", 0); err != nil {
 		t.Fatal(err)
 	}
-	m := &bus.Message{Type: bus.MessageHandoff, From: "engine", To: "a", RequiresAck: true, IdempotencyKey: "i:1",
+	m := &transport.Message{Type: transport.MessageHandoff, From: "engine", To: "a", RequiresAck: true, IdempotencyKey: "i:1",
 		Content: map[string]any{"action": "run"}}
 	if err := sender.SendWork(t.Context(), m); err != nil {
 		t.Fatal(err)

@@ -6,9 +6,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -62,7 +62,7 @@ func TestTransport_TerminatedWork_KeepsItsIdentity(t *testing.T) {
 	waitFor(t, "the dead letters", func() bool { return len(dl.all()) == n })
 	seen := map[string]bool{}
 	for _, d := range dl.all() {
-		if d.Reason != bus.ReasonRejected || d.LastError != "queue busy" {
+		if d.Reason != transport.ReasonRejected || d.LastError != "queue busy" {
 			t.Errorf("got %s %q, want rejected: queue busy", d.Reason, d.LastError)
 		}
 		task, err := wire.Decode(d.Message)

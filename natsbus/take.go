@@ -10,16 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/transport"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
-
-	"github.com/batonhq/baton/bus"
 )
 
 // flight is a requires_ack message this process took and has not settled.
 type flight struct {
-	m         *bus.Message
+	m         *transport.Message
 	jm        *nats.Msg
 	stream    string
 	seq       uint64
@@ -53,16 +52,16 @@ func (h *flightHeap) Pop() any {
 // dead-lettered "max_retries" and removed. A message that does not require
 // an ack is acked as it is taken; one that does stays taken until Ack, Nack
 // or Reject, and the server gives it out again after the ack wait.
-func (t *Transport) TakeWork(ctx context.Context, agent string, max int) ([]*bus.Message, error) {
+func (t *Transport) TakeWork(ctx context.Context, agent string, max int) ([]*transport.Message, error) {
 	return t.take(ctx, agent, max, t.cfg.TakeWait)
 }
 
 // take is TakeWork waiting wait at each level that seems empty. The Worker
 // polls without waiting: it takes again within milliseconds anyway, and
 // waiting at every empty level would halve its throughput.
-func (t *Transport) take(ctx context.Context, agent string, max int, wait time.Duration) ([]*bus.Message, error) {
+func (t *Transport) take(ctx context.Context, agent string, max int, wait time.Duration) ([]*transport.Message, error) {
 	if ctx == nil {
-		return nil, &bus.ValidationError{Field: "ctx", Reason: "is nil"}
+		return nil, &transport.ValidationError{Field: "ctx", Reason: "is nil"}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -119,9 +118,9 @@ func (t *Transport) unseen(ctx context.Context, mb *mailbox, i int, held map[str
 // answers it has nothing while the stream holds work of it that its
 // consumer has not heard of (sent just before) is asked again, waiting up
 // to recheck: a lower level's work is not handed out before it.
-func (t *Transport) takeLevels(ctx context.Context, mb *mailbox, n int, wait, recheck time.Duration) ([]*bus.Message, error) {
+func (t *Transport) takeLevels(ctx context.Context, mb *mailbox, n int, wait, recheck time.Duration) ([]*transport.Message, error) {
 	agent := mb.agent
-	var out []*bus.Message
+	var out []*transport.Message
 	var held map[string]uint64 // read once, at the first level that seems empty
 	for i := range levels {
 		for len(out) < n {
@@ -241,18 +240,18 @@ type pullRequest struct {
 }
 
 // admit turns a delivery into the message handed out, or dead-letters it.
-func (t *Transport) admit(ctx context.Context, mb *mailbox, jm *nats.Msg) (*bus.Message, bool) {
+func (t *Transport) admit(ctx context.Context, mb *mailbox, jm *nats.Msg) (*transport.Message, bool) {
 	md, err := jm.Metadata()
 	if err != nil {
 		t.log.Error("natsbus: delivery without metadata", zap.String("agent", mb.agent), zap.Error(err))
 		return nil, false
 	}
-	m := new(bus.Message)
+	m := new(transport.Message)
 	// Called directly, the message's decoder checks the JSON once;
 	// json.Unmarshal would check it, then hand it to the decoder.
 	if err := m.UnmarshalJSON(jm.Data); err != nil {
-		m = &bus.Message{To: mb.agent, Type: bus.MessageHandoff}
-		_ = t.deadLetter(ctx, dead{m: m, reason: bus.ReasonRejected, stream: md.Stream, seq: md.Sequence.Stream,
+		m = &transport.Message{To: mb.agent, Type: transport.MessageHandoff}
+		_ = t.deadLetter(ctx, dead{m: m, reason: transport.ReasonRejected, stream: md.Stream, seq: md.Sequence.Stream,
 			attempts: int(md.NumDelivered), lastErr: "natsbus: work is not a message: " + err.Error(),
 			term: jm, termWhy: "natsbus: not a message"})
 		return nil, false
@@ -261,9 +260,9 @@ func (t *Transport) admit(ctx context.Context, mb *mailbox, jm *nats.Msg) (*bus.
 	d := dead{m: m, stream: md.Stream, seq: md.Sequence.Stream, attempts: delivered, term: jm}
 	switch {
 	case !time.Now().Before(m.ExpiresAt()):
-		d.reason, d.lastErr = bus.ReasonTTLExpired, "natsbus: ttl expired before delivery"
+		d.reason, d.lastErr = transport.ReasonTTLExpired, "natsbus: ttl expired before delivery"
 	case m.RequiresAck && delivered > t.cfg.MaxDeliveries:
-		d.reason, d.attempts = bus.ReasonMaxRetries, delivered-1
+		d.reason, d.attempts = transport.ReasonMaxRetries, delivered-1
 		d.lastErr = "natsbus: not acknowledged after " + strconv.Itoa(delivered-1) + " deliveries (ack wait)"
 	}
 	if d.reason != "" {
@@ -303,9 +302,9 @@ func (t *Transport) hold(f *flight) {
 }
 
 // release forgets the flight of m and returns it.
-func (t *Transport) release(m *bus.Message) (*flight, error) {
+func (t *Transport) release(m *transport.Message) (*flight, error) {
 	if m == nil {
-		return nil, &bus.ValidationError{Field: "message", Reason: "is required"}
+		return nil, &transport.ValidationError{Field: "message", Reason: "is required"}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -323,7 +322,7 @@ func (t *Transport) release(m *bus.Message) (*flight, error) {
 // Ack settles a message taken: the server removes it from the work stream
 // once it confirms the ack. A message that did not require an ack was
 // settled when taken.
-func (t *Transport) Ack(ctx context.Context, m *bus.Message) error {
+func (t *Transport) Ack(ctx context.Context, m *transport.Message) error {
 	if m != nil && !m.RequiresAck {
 		return nil
 	}
@@ -347,7 +346,7 @@ func (t *Transport) Ack(ctx context.Context, m *bus.Message) error {
 // stale, as it did when a confirmed ack timed out. Transport.Ack still
 // waits, so that a caller of the engine.Transport sees the work gone from
 // the stream when it returns.
-func (t *Transport) ackNoWait(m *bus.Message) error {
+func (t *Transport) ackNoWait(m *transport.Message) error {
 	if m != nil && !m.RequiresAck {
 		return nil
 	}
@@ -364,7 +363,7 @@ func (t *Transport) ackNoWait(m *bus.Message) error {
 
 // Nack gives a message taken back for redelivery at once; on its last
 // delivery it is dead-lettered "max_retries" instead.
-func (t *Transport) Nack(ctx context.Context, m *bus.Message) error {
+func (t *Transport) Nack(ctx context.Context, m *transport.Message) error {
 	return t.nack(ctx, m, false)
 }
 
@@ -375,7 +374,7 @@ func (t *Transport) Nack(ctx context.Context, m *bus.Message) error {
 // partition is being taken over or the store is electing a leader): given
 // back at once, the work would spend its deliveries in a moment and be
 // dead-lettered before the takeover ends.
-func (t *Transport) NackLater(ctx context.Context, m *bus.Message) error {
+func (t *Transport) NackLater(ctx context.Context, m *transport.Message) error {
 	return t.nack(ctx, m, true)
 }
 
@@ -389,16 +388,16 @@ func laterPause(delivered int, ackWait time.Duration) time.Duration {
 	return min(d, ackWait)
 }
 
-func (t *Transport) nack(ctx context.Context, m *bus.Message, later bool) error {
+func (t *Transport) nack(ctx context.Context, m *transport.Message, later bool) error {
 	f, err := t.release(m)
 	if err != nil {
 		return err
 	}
 	t.nacks.Add(1)
 	if f.delivered >= t.cfg.MaxDeliveries {
-		return t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
+		return t.deadLetter(ctx, dead{m: f.m, reason: transport.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
 			lastErr: "natsbus: not acknowledged after " + strconv.Itoa(f.delivered) + " deliveries (nack)",
-			term:    f.jm, termWhy: "natsbus: " + string(bus.ReasonMaxRetries)})
+			term:    f.jm, termWhy: "natsbus: " + string(transport.ReasonMaxRetries)})
 	}
 	body := ackNak
 	if later {
@@ -412,13 +411,13 @@ func (t *Transport) nack(ctx context.Context, m *bus.Message, later bool) error 
 
 // Reject dead-letters a message taken, "rejected" with the agent's reason,
 // and terminates it with the reason (which removes it from the work stream).
-func (t *Transport) Reject(ctx context.Context, m *bus.Message, reason string) error {
+func (t *Transport) Reject(ctx context.Context, m *transport.Message, reason string) error {
 	f, err := t.release(m)
 	if err != nil {
 		return err
 	}
 	t.rejects.Add(1)
-	return t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonRejected, stream: f.stream, seq: f.seq, attempts: f.delivered,
+	return t.deadLetter(ctx, dead{m: f.m, reason: transport.ReasonRejected, stream: f.stream, seq: f.seq, attempts: f.delivered,
 		lastErr: reason, term: f.jm, termWhy: "natsbus: rejected: " + reason})
 }
 
@@ -476,9 +475,9 @@ func gone(err error) bool {
 
 // Heartbeat tells the server that the agent still works on m (an
 // in-progress ack): its ack wait starts again.
-func (t *Transport) Heartbeat(ctx context.Context, m *bus.Message) error {
+func (t *Transport) Heartbeat(ctx context.Context, m *transport.Message) error {
 	if m == nil {
-		return &bus.ValidationError{Field: "message", Reason: "is required"}
+		return &transport.ValidationError{Field: "message", Reason: "is required"}
 	}
 	t.mu.Lock()
 	f, ok := t.taken[m.MessageID]
@@ -557,7 +556,7 @@ func (t *Transport) expire(now time.Time) time.Duration {
 	t.mu.Unlock()
 	for _, f := range last {
 		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
-		_ = t.deadLetter(ctx, dead{m: f.m, reason: bus.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
+		_ = t.deadLetter(ctx, dead{m: f.m, reason: transport.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
 			lastErr: "natsbus: not acknowledged after " + strconv.Itoa(f.delivered) + " deliveries (ack wait)"})
 		cancel()
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/internal/clustertest"
 	"github.com/batonhq/baton/natsbus"
+	"github.com/batonhq/baton/transport"
 )
 
 // A work stream that lost its quorum takes no send: SendWork says so with
@@ -36,13 +36,13 @@ func TestSendWork_AStreamWithoutQuorumIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	send := func() error {
-		m := &bus.Message{Type: bus.MessageHandoff, From: "e", To: "a", IdempotencyKey: "i:1", RequiresAck: true, Content: map[string]any{"action": "work"}}
+		m := &transport.Message{Type: transport.MessageHandoff, From: "e", To: "a", IdempotencyKey: "i:1", RequiresAck: true, Content: map[string]any{"action": "work"}}
 		return tr.SendWork(ctx, m)
 	}
 	c.Kill(1)
 	c.Kill(2)
 	err = send()
-	if !errors.Is(err, bus.ErrUnavailable) {
+	if !errors.Is(err, transport.ErrUnavailable) {
 		t.Fatalf("got %v, want an error matching bus.ErrUnavailable", err)
 	}
 	c.Restart(1)
@@ -51,7 +51,7 @@ func TestSendWork_AStreamWithoutQuorumIsUnavailable(t *testing.T) {
 	if err := send(); err != nil {
 		t.Fatal(err)
 	}
-	var got []*bus.Message
+	var got []*transport.Message
 	clustertest.WaitFor(t, "the work to be taken", time.Minute, func() bool {
 		ms, err := tr.TakeWork(ctx, "a", 0)
 		if err == nil {
@@ -97,18 +97,18 @@ func TestSendWork_AServerOutOfStorageIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	fill(t, js)
-	err = tr.SendWork(ctx, work("a", bus.PriorityNormal, "i:1"))
-	if !errors.Is(err, bus.ErrUnavailable) {
+	err = tr.SendWork(ctx, work("a", transport.PriorityNormal, "i:1"))
+	if !errors.Is(err, transport.ErrUnavailable) {
 		t.Fatalf("got %v, want an error matching bus.ErrUnavailable", err)
 	}
-	var full *bus.QueueFullError
+	var full *transport.QueueFullError
 	if errors.As(err, &full) {
 		t.Fatalf("got %v, want no *bus.QueueFullError: the mailbox has room", err)
 	}
 	if err := filler.Purge(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SendWork(ctx, work("a", bus.PriorityNormal, "i:1")); err != nil {
+	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "i:1")); err != nil {
 		t.Fatalf("got %v once space was freed, want the send taken", err)
 	}
 	ms, err := tr.TakeWork(ctx, "a", 0)

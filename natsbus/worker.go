@@ -11,8 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -215,7 +215,7 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 			<-slots
 			return
 		}
-		failing := err != nil && !errors.Is(err, bus.ErrUnknownAgent)
+		failing := err != nil && !errors.Is(err, transport.ErrUnknownAgent)
 		switch {
 		case failing && failed == 0:
 			w.log.Warn("natsbus: worker: take work", zap.String("agent", agent), zap.Error(err))
@@ -266,7 +266,7 @@ const takeErrorsLogged = 100
 
 // run handles one message of agent's; drain is closed when the worker
 // stops taking work.
-func (w *Worker) run(ctx context.Context, drain <-chan struct{}, agent string, m *bus.Message) {
+func (w *Worker) run(ctx context.Context, drain <-chan struct{}, agent string, m *transport.Message) {
 	t, err := wire.Decode(m)
 	if err != nil {
 		// Work no handler can read: no retry will fix it.
@@ -302,7 +302,7 @@ func (w *Worker) run(ctx context.Context, drain <-chan struct{}, agent string, m
 // handleBeating runs the handler, sending an in-progress ack at a third of
 // the ack wait (two may be late before the work is redelivered) (or at the work's heartbeat interval, with a heartbeat report,
 // when it asks for one) until it returns.
-func (w *Worker) handleBeating(ctx context.Context, m *bus.Message, t *registry.Task) (out registry.Outcome, err error) {
+func (w *Worker) handleBeating(ctx context.Context, m *transport.Message, t *registry.Task) (out registry.Outcome, err error) {
 	every := w.tr.cfg.ackWait(m.DeliveryCount) / 3
 	if t.Heartbeat > 0 && t.Heartbeat < every {
 		every = t.Heartbeat
@@ -353,7 +353,7 @@ func (w *Worker) handleBeating(ctx context.Context, m *bus.Message, t *registry.
 // doubles up to HoldPause; after Hold, or once drain is closed, it gives m
 // back for redelivery after a pause that grows with its deliveries
 // (Transport.NackLater), and the kept o is what the next delivery reports.
-func (w *Worker) finish(ctx context.Context, drain <-chan struct{}, m *bus.Message, t *registry.Task, o keptOutcome) {
+func (w *Worker) finish(ctx context.Context, drain <-chan struct{}, m *transport.Message, t *registry.Task, o keptOutcome) {
 	key := keptKey(t)
 	settle := context.WithoutCancel(ctx)
 	until := time.Now().Add(w.cfg.Hold)

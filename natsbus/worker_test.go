@@ -12,12 +12,12 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -182,7 +182,7 @@ func TestWorker_RefundEndToEnd_AllAgentsOverNATS(t *testing.T) {
 	wantEachStepOnce(t, insts, &runs)
 	// The worker acks each piece of work once the engine has answered its
 	// report: the last acks may follow the instances' completion.
-	var s bus.Snapshot
+	var s transport.Snapshot
 	waitFor(t, "the last acks", func() bool { s = re.tr.Metrics(); return s.InFlight == 0 })
 	wantBalanced(t, s)
 	if s.Accepted != 800 || s.Delivered != 800 || s.DeadLettered != 0 {
@@ -334,7 +334,7 @@ func TestWorker_Close_WaitsForRunningHandlers(t *testing.T) {
 	waitFor(t, "the seller's step to be applied", func() bool { return inst.Result().Steps >= 2 && inst.Result().State == "REFUNDING" })
 	// The worker acks without waiting for the server: the last ack may
 	// reach the stream a moment after Close returns.
-	var s bus.Snapshot
+	var s transport.Snapshot
 	waitFor(t, "the seller's ack", func() bool { s = re.tr.Metrics(); return s.InFlight == 0 })
 	wantBalanced(t, s)
 	if s.InFlight != 0 || s.Queued != 1 || s.Delivered != 2 {

@@ -12,13 +12,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/suggest"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -499,7 +499,7 @@ func (s *script) poll(ctx context.Context) bool {
 
 // take plays one piece of work as an external agent would: it reads the
 // work with the wire codec, acks it, and reports the agent's next reply.
-func (s *script) take(ctx context.Context, agent string, m *bus.Message) {
+func (s *script) take(ctx context.Context, agent string, m *transport.Message) {
 	if m.RequiresAck {
 		// The script is the agent's only worker and never crashes: it
 		// takes the message for good, whatever the reply's delay.

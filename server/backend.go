@@ -18,6 +18,7 @@ import (
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/natsserver"
 	"github.com/batonhq/baton/natsstore"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -34,7 +35,7 @@ const (
 // and the in-memory bus.
 type backend struct {
 	store   engine.Store
-	tr      engine.Transport
+	tr      transport.Transport
 	figures busprom.Source
 	nc      *nats.Conn // nil without NATS
 	// natsStore is the store shared with the other servers of a NATS

@@ -15,11 +15,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/agentkind"
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/check"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/transport"
 )
 
 // flow is one workflow version the server runs: its engine, and whether
@@ -40,7 +40,7 @@ type flow struct {
 // started an instance on that this one takes over.
 type catalog struct {
 	store   engine.Store
-	tr      engine.Transport
+	tr      transport.Transport
 	cfg     Config
 	waits   *reportWaits
 	observe func(*rules.Workflow) engine.Observer
@@ -219,11 +219,11 @@ func kindKey(kind string) string {
 // its dead letters to the shared store: each engine subscribes to every
 // dead letter of the transport.
 type keepDeadLetters struct {
-	engine.Transport
+	transport.Transport
 	keep bool
 }
 
-func (k keepDeadLetters) OnDeadLetter(f func(bus.DeadLetter)) func() {
+func (k keepDeadLetters) OnDeadLetter(f func(transport.DeadLetter)) func() {
 	if !k.keep {
 		return func() {}
 	}
@@ -232,7 +232,7 @@ func (k keepDeadLetters) OnDeadLetter(f func(bus.DeadLetter)) func() {
 
 // buildCatalog makes an engine for every workflow of the directory and for
 // every other version the store has instances of.
-func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr engine.Transport, cfg Config, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
+func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr transport.Transport, cfg Config, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
 	c := &catalog{store: store, tr: tr, cfg: cfg, waits: waits, observe: observe, byHash: map[string]*flow{}, byName: map[string][]*flow{}}
 	c.fam = engine.NewFamily(func(name string) *engine.Engine {
 		if f, ok := c.pick(name, 0); ok {

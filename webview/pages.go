@@ -13,11 +13,11 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/check"
 	"github.com/batonhq/baton/fsm"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/transport"
 )
 
 // Paging of the view.
@@ -274,8 +274,8 @@ type deadLettersPage struct {
 
 // Reasons the bus gives up on a message for, offered by the filter.
 var deadLetterReasons = []string{
-	string(bus.ReasonReceiverNotFound), string(bus.ReasonTTLExpired), string(bus.ReasonQueueOverflow),
-	string(bus.ReasonMaxRetries), string(bus.ReasonRejected),
+	string(transport.ReasonReceiverNotFound), string(transport.ReasonTTLExpired), string(transport.ReasonQueueOverflow),
+	string(transport.ReasonMaxRetries), string(transport.ReasonRejected),
 }
 
 func (h *Handler) deadLetters(w http.ResponseWriter, r *http.Request) {

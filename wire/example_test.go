@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -37,7 +37,7 @@ func ExampleDecode() {
 		"requires_ack": true,
 		"timestamp": "2026-11-24T05:00:00Z"
 	}`)
-	var m bus.Message
+	var m transport.Message
 	if err := json.Unmarshal(work, &m); err != nil {
 		fmt.Println(err)
 		return

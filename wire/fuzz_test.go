@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -45,7 +45,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var m bus.Message
+		var m transport.Message
 		if err := json.Unmarshal(data, &m); err != nil {
 			return
 		}
@@ -62,11 +62,11 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("got %v encoding a decoded task, want success", err)
 		}
-		var again bus.Message
+		var again transport.Message
 		if err := json.Unmarshal(enc, &again); err != nil {
 			t.Fatalf("got %v reading %s, want success", err, enc)
 		}
-		for name, m := range map[string]*bus.Message{"through JSON": &again, "in process": wire.Encode(task)} {
+		for name, m := range map[string]*transport.Message{"through JSON": &again, "in process": wire.Encode(task)} {
 			back, err := wire.Decode(m)
 			if err != nil {
 				t.Fatalf("%s: got %v decoding %s, want the task back", name, err, enc)

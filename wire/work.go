@@ -7,15 +7,15 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 )
 
 // Encode writes t into the HANDOFF message that carries it to t.Agent. The
 // task's maps are shared with the message, not copied; context,
 // previous_result, constraints and input are always objects. The message
 // asks for an ack: the work stays in flight until its agent takes it.
-func Encode(t *registry.Task) *bus.Message {
+func Encode(t *registry.Task) *transport.Message {
 	from := t.From
 	if from == "" {
 		from = Engine
@@ -77,11 +77,11 @@ func Encode(t *registry.Task) *bus.Message {
 	if t.Heartbeat > 0 {
 		meta[KeyHeartbeat] = t.Heartbeat.Seconds()
 	}
-	return &bus.Message{
-		Type:        bus.MessageHandoff,
+	return &transport.Message{
+		Type:        transport.MessageHandoff,
 		From:        from,
 		To:          t.Agent,
-		Priority:    bus.PriorityFromRank(t.Priority),
+		Priority:    transport.PriorityFromRank(t.Priority),
 		Content:     content,
 		Metadata:    meta,
 		RequiresAck: true,
@@ -99,11 +99,11 @@ func actionOf(t *registry.Task) string {
 // metadata as Encode wrote them or as they come back from JSON (numbers as
 // float64). A message that is not such work is a *FieldError naming the
 // first field that is wrong.
-func Decode(m *bus.Message) (*registry.Task, error) {
+func Decode(m *transport.Message) (*registry.Task, error) {
 	if m == nil {
 		return nil, fieldError("message", "is nil")
 	}
-	if m.Type != bus.MessageHandoff {
+	if m.Type != transport.MessageHandoff {
 		return nil, fieldError("message_type", "is "+strconv.Quote(string(m.Type))+", not HANDOFF")
 	}
 	c, md := m.Content, m.Metadata
@@ -273,13 +273,13 @@ func object(src map[string]any, key string) (map[string]any, error) {
 
 // rankOf is the rank a bus priority stands for (the inverse of
 // bus.PriorityFromRank on its canonical ranks).
-func rankOf(p bus.Priority) int {
+func rankOf(p transport.Priority) int {
 	switch p {
-	case bus.PriorityCritical:
+	case transport.PriorityCritical:
 		return 1
-	case bus.PriorityHigh:
+	case transport.PriorityHigh:
 		return 2
-	case bus.PriorityLow:
+	case transport.PriorityLow:
 		return 10
 	}
 	return 5

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -118,13 +118,13 @@ func roundTripTasks() []struct {
 
 // throughJSON sends m as a remote agent receives it: marshalled, then
 // unmarshalled into a fresh message.
-func throughJSON(t testing.TB, m *bus.Message) *bus.Message {
+func throughJSON(t testing.TB, m *transport.Message) *transport.Message {
 	t.Helper()
 	data, err := json.Marshal(m)
 	if err != nil {
 		t.Fatalf("json.Marshal: %v", err)
 	}
-	var got bus.Message
+	var got transport.Message
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatalf("json.Unmarshal(%s): %v", data, err)
 	}
@@ -309,8 +309,8 @@ func TestKeys_MatchSpec(t *testing.T) {
 
 func TestEncode_Message(t *testing.T) {
 	m := wire.Encode(fullTask())
-	if m.Type != bus.MessageHandoff || m.From != "seller" || m.To != "payment" ||
-		m.Priority != bus.PriorityHigh || !m.RequiresAck {
+	if m.Type != transport.MessageHandoff || m.From != "seller" || m.To != "payment" ||
+		m.Priority != transport.PriorityHigh || !m.RequiresAck {
 		t.Errorf("got %s from %q to %q at %v, ack %v; want HANDOFF from seller to payment at HIGH, ack true",
 			m.Type, m.From, m.To, m.Priority, m.RequiresAck)
 	}
@@ -435,16 +435,16 @@ func TestDecode_ExplanationWithoutHandoff(t *testing.T) {
 func TestEncode_Decode_Priority(t *testing.T) {
 	tests := []struct {
 		rank     int
-		priority bus.Priority
+		priority transport.Priority
 		back     int
 	}{
-		{1, bus.PriorityCritical, 1},
-		{2, bus.PriorityHigh, 2},
-		{3, bus.PriorityHigh, 2},
-		{5, bus.PriorityNormal, 5},
-		{7, bus.PriorityNormal, 5},
-		{10, bus.PriorityLow, 10},
-		{12, bus.PriorityLow, 10},
+		{1, transport.PriorityCritical, 1},
+		{2, transport.PriorityHigh, 2},
+		{3, transport.PriorityHigh, 2},
+		{5, transport.PriorityNormal, 5},
+		{7, transport.PriorityNormal, 5},
+		{10, transport.PriorityLow, 10},
+		{12, transport.PriorityLow, 10},
 	}
 	for _, tt := range tests {
 		t.Run("rank "+strconv.Itoa(tt.rank), func(t *testing.T) {
@@ -564,7 +564,7 @@ func TestDecode_Errors(t *testing.T) {
 			if err != nil {
 				t.Fatalf("json.Marshal: %v", err)
 			}
-			var again bus.Message
+			var again transport.Message
 			if err := json.Unmarshal(data, &again); err != nil {
 				t.Fatalf("json.Unmarshal: %v", err)
 			}
@@ -575,18 +575,18 @@ func TestDecode_Errors(t *testing.T) {
 
 func TestDecode_MessageErrors(t *testing.T) {
 	notHandoff := wire.Encode(fullTask())
-	notHandoff.Type = bus.MessageRequest
+	notHandoff.Type = transport.MessageRequest
 	noContent := wire.Encode(fullTask())
 	noContent.Content = nil
 	noMetadata := wire.Encode(fullTask())
 	noMetadata.Metadata = nil
 	tests := []struct {
 		name  string
-		m     *bus.Message
+		m     *transport.Message
 		field string
 	}{
 		{"nil", nil, "message"},
-		{"zero message", &bus.Message{}, "message_type"},
+		{"zero message", &transport.Message{}, "message_type"},
 		{"wrong message type", notHandoff, "message_type"},
 		{"no content", noContent, "content.action"},
 		{"no metadata", noMetadata, "metadata.instance_id"},
@@ -596,7 +596,7 @@ func TestDecode_MessageErrors(t *testing.T) {
 	}
 }
 
-func checkFieldError(t *testing.T, m *bus.Message, field string) {
+func checkFieldError(t *testing.T, m *transport.Message, field string) {
 	t.Helper()
 	task, err := wire.Decode(m)
 	if err == nil {

@@ -4,12 +4,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // Source is what the collector reads; *bus.Bus implements it.
 type Source interface {
 	// Metrics returns a consistent snapshot of the bus's figures.
-	Metrics() bus.Snapshot
+	Metrics() transport.Snapshot
 }
 
 var _ Source = (*bus.Bus)(nil)
@@ -32,17 +33,17 @@ func WithConstLabels(l prometheus.Labels) Option { return func(c *config) { c.co
 // counter is one cumulative figure of the snapshot.
 type counter struct {
 	desc *prometheus.Desc
-	get  func(*bus.Snapshot) uint64
+	get  func(*transport.Snapshot) uint64
 }
 
 // gauge is one current figure of the snapshot.
 type gauge struct {
 	desc *prometheus.Desc
-	get  func(*bus.Snapshot) int
+	get  func(*transport.Snapshot) int
 }
 
 // breakerStates are the values of the per-agent breaker gauge.
-var breakerStates = []bus.BreakerState{bus.BreakerClosed, bus.BreakerHalfOpen, bus.BreakerOpen}
+var breakerStates = []transport.BreakerState{transport.BreakerClosed, transport.BreakerHalfOpen, transport.BreakerOpen}
 
 // Collector is a prometheus.Collector over a bus's snapshots. It takes one
 // snapshot per scrape.
@@ -91,43 +92,43 @@ func NewCollector(src Source, opts ...Option) *Collector {
 	}
 	for _, g := range []struct {
 		name, help string
-		get        func(*bus.Snapshot) int
+		get        func(*transport.Snapshot) int
 	}{
-		{"messages_in_flight", "Received requires_ack messages not yet acknowledged.", func(s *bus.Snapshot) int { return s.InFlight }},
-		{"messages_deferred", "Messages waiting in senders' outbound queues for rate-limit tokens.", func(s *bus.Snapshot) int { return s.Deferred }},
-		{"idempotency_keys", "Idempotency keys remembered.", func(s *bus.Snapshot) int { return s.IdempotencyKeys }},
+		{"messages_in_flight", "Received requires_ack messages not yet acknowledged.", func(s *transport.Snapshot) int { return s.InFlight }},
+		{"messages_deferred", "Messages waiting in senders' outbound queues for rate-limit tokens.", func(s *transport.Snapshot) int { return s.Deferred }},
+		{"idempotency_keys", "Idempotency keys remembered.", func(s *transport.Snapshot) int { return s.IdempotencyKeys }},
 	} {
 		c.gauges = append(c.gauges, gauge{desc: desc(g.name, g.help), get: g.get})
 	}
 	for _, k := range []struct {
 		name, help string
-		get        func(*bus.Snapshot) uint64
+		get        func(*transport.Snapshot) uint64
 	}{
-		{"messages_accepted_total", "Messages accepted by the bus (sent).", func(s *bus.Snapshot) uint64 { return s.Accepted }},
-		{"messages_delivered_total", "Messages delivered to a receiver.", func(s *bus.Snapshot) uint64 { return s.Delivered }},
-		{"messages_expired_total", "Messages whose TTL ran out before delivery.", func(s *bus.Snapshot) uint64 { return s.Expired }},
-		{"validation_errors_total", "Messages refused as invalid.", func(s *bus.Snapshot) uint64 { return s.ValidationErrors }},
-		{"broadcasts_total", "Broadcasts fanned out.", func(s *bus.Snapshot) uint64 { return s.Broadcasts }},
-		{"published_total", "Publications on topics.", func(s *bus.Snapshot) uint64 { return s.Published }},
-		{"handoffs_total", "HANDOFF messages queued.", func(s *bus.Snapshot) uint64 { return s.Handoffs }},
-		{"retries_total", "Retry attempts of sends to full mailboxes.", func(s *bus.Snapshot) uint64 { return s.Retries }},
-		{"requeued_total", "Dead letters sent again.", func(s *bus.Snapshot) uint64 { return s.Requeued }},
-		{"discarded_total", "Dead letters discarded.", func(s *bus.Snapshot) uint64 { return s.Discarded }},
-		{"acks_total", "Acknowledgements sent.", func(s *bus.Snapshot) uint64 { return s.Acks }},
-		{"redeliveries_total", "requires_ack messages delivered again after an ack timeout or a nack.", func(s *bus.Snapshot) uint64 { return s.Redeliveries }},
-		{"nacks_total", "Messages handed back with Nack.", func(s *bus.Snapshot) uint64 { return s.Nacks }},
-		{"rejects_total", "Messages refused for good with Reject.", func(s *bus.Snapshot) uint64 { return s.Rejects }},
-		{"duplicates_total", "Sends acknowledged without delivery for a repeated idempotency key.", func(s *bus.Snapshot) uint64 { return s.Duplicates }},
-		{"rate_deferred_total", "Messages that waited for rate-limit tokens.", func(s *bus.Snapshot) uint64 { return s.RateDeferred }},
-		{"breaker_refused_total", "Sends refused by an open circuit breaker.", func(s *bus.Snapshot) uint64 { return s.BreakerRefused }},
-		{"breaker_opened_total", "Times a circuit breaker opened.", func(s *bus.Snapshot) uint64 { return s.BreakerOpened }},
-		{"pressure_changes_total", "Changes of a mailbox's pressure level.", func(s *bus.Snapshot) uint64 { return s.PressureChanges }},
-		{"backpressure_signals_total", "Backpressure notifications sent to senders.", func(s *bus.Snapshot) uint64 { return s.BackpressureSignals }},
-		{"conversations_refused_total", "Messages refused because their conversation was closed.", func(s *bus.Snapshot) uint64 { return s.ConversationsRefused }},
-		{"dead_letters_retried_total", "Dead letters sent again by dead-letter processing.", func(s *bus.Snapshot) uint64 { return s.DeadLetterRetried }},
-		{"dead_letters_stale_total", "Stale dead letters discarded with an audit record.", func(s *bus.Snapshot) uint64 { return s.DeadLetterStale }},
-		{"dead_letter_alerts_total", "Alerts for dead letters arriving too fast.", func(s *bus.Snapshot) uint64 { return s.DeadLetterAlerts }},
-		{"dead_letter_passes_total", "Dead-letter processing passes.", func(s *bus.Snapshot) uint64 { return s.DeadLetterPasses }},
+		{"messages_accepted_total", "Messages accepted by the bus (sent).", func(s *transport.Snapshot) uint64 { return s.Accepted }},
+		{"messages_delivered_total", "Messages delivered to a receiver.", func(s *transport.Snapshot) uint64 { return s.Delivered }},
+		{"messages_expired_total", "Messages whose TTL ran out before delivery.", func(s *transport.Snapshot) uint64 { return s.Expired }},
+		{"validation_errors_total", "Messages refused as invalid.", func(s *transport.Snapshot) uint64 { return s.ValidationErrors }},
+		{"broadcasts_total", "Broadcasts fanned out.", func(s *transport.Snapshot) uint64 { return s.Broadcasts }},
+		{"published_total", "Publications on topics.", func(s *transport.Snapshot) uint64 { return s.Published }},
+		{"handoffs_total", "HANDOFF messages queued.", func(s *transport.Snapshot) uint64 { return s.Handoffs }},
+		{"retries_total", "Retry attempts of sends to full mailboxes.", func(s *transport.Snapshot) uint64 { return s.Retries }},
+		{"requeued_total", "Dead letters sent again.", func(s *transport.Snapshot) uint64 { return s.Requeued }},
+		{"discarded_total", "Dead letters discarded.", func(s *transport.Snapshot) uint64 { return s.Discarded }},
+		{"acks_total", "Acknowledgements sent.", func(s *transport.Snapshot) uint64 { return s.Acks }},
+		{"redeliveries_total", "requires_ack messages delivered again after an ack timeout or a nack.", func(s *transport.Snapshot) uint64 { return s.Redeliveries }},
+		{"nacks_total", "Messages handed back with Nack.", func(s *transport.Snapshot) uint64 { return s.Nacks }},
+		{"rejects_total", "Messages refused for good with Reject.", func(s *transport.Snapshot) uint64 { return s.Rejects }},
+		{"duplicates_total", "Sends acknowledged without delivery for a repeated idempotency key.", func(s *transport.Snapshot) uint64 { return s.Duplicates }},
+		{"rate_deferred_total", "Messages that waited for rate-limit tokens.", func(s *transport.Snapshot) uint64 { return s.RateDeferred }},
+		{"breaker_refused_total", "Sends refused by an open circuit breaker.", func(s *transport.Snapshot) uint64 { return s.BreakerRefused }},
+		{"breaker_opened_total", "Times a circuit breaker opened.", func(s *transport.Snapshot) uint64 { return s.BreakerOpened }},
+		{"pressure_changes_total", "Changes of a mailbox's pressure level.", func(s *transport.Snapshot) uint64 { return s.PressureChanges }},
+		{"backpressure_signals_total", "Backpressure notifications sent to senders.", func(s *transport.Snapshot) uint64 { return s.BackpressureSignals }},
+		{"conversations_refused_total", "Messages refused because their conversation was closed.", func(s *transport.Snapshot) uint64 { return s.ConversationsRefused }},
+		{"dead_letters_retried_total", "Dead letters sent again by dead-letter processing.", func(s *transport.Snapshot) uint64 { return s.DeadLetterRetried }},
+		{"dead_letters_stale_total", "Stale dead letters discarded with an audit record.", func(s *transport.Snapshot) uint64 { return s.DeadLetterStale }},
+		{"dead_letter_alerts_total", "Alerts for dead letters arriving too fast.", func(s *transport.Snapshot) uint64 { return s.DeadLetterAlerts }},
+		{"dead_letter_passes_total", "Dead-letter processing passes.", func(s *transport.Snapshot) uint64 { return s.DeadLetterPasses }},
 	} {
 		c.counters = append(c.counters, counter{desc: desc(k.name, k.help), get: k.get})
 	}
@@ -183,7 +184,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.capacity, prometheus.GaugeValue, float64(a.Capacity), a.Agent, a.Type)
 		ch <- prometheus.MustNewConstMetric(c.awaitingAck, prometheus.GaugeValue, float64(a.AwaitingAck), a.Agent, a.Type)
 		ch <- prometheus.MustNewConstMetric(c.pressure, prometheus.GaugeValue, float64(a.Pressure), a.Agent, a.Type)
-		if a.Breaker == bus.BreakerNone {
+		if a.Breaker == transport.BreakerNone {
 			continue
 		}
 		for _, st := range breakerStates {
@@ -196,7 +197,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, l := range []struct {
 		op string
-		s  bus.LatencySummary
+		s  transport.LatencySummary
 	}{
 		{"send", s.Send}, {"receive", s.Receive}, {"wait", s.Wait}, {"handoff", s.Handoff},
 		{"round_trip", s.RoundTrip}, {"broadcast", s.Broadcast}, {"ack", s.Ack},

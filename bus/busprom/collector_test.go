@@ -13,11 +13,12 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/bus/busprom"
+	"github.com/batonhq/baton/transport"
 )
 
 func send(t *testing.T, b *bus.Bus, to string) {
 	t.Helper()
-	_ = b.Send(t.Context(), &bus.Message{Type: bus.MessageRequest, From: "X", To: to, Content: map[string]any{"action": "a"}})
+	_ = b.Send(t.Context(), &transport.Message{Type: transport.MessageRequest, From: "X", To: to, Content: map[string]any{"action": "a"}})
 }
 
 func TestRegister_Errors(t *testing.T) {
@@ -54,7 +55,7 @@ func TestCollector_ReportsTheSnapshot(t *testing.T) {
 		if _, err := b.Receive("A", 2); err != nil {
 			t.Fatal(err)
 		}
-		_ = b.Send(t.Context(), &bus.Message{From: "X", To: "A"}) // invalid
+		_ = b.Send(t.Context(), &transport.Message{From: "X", To: "A"}) // invalid
 
 		c := busprom.NewCollector(b, busprom.WithConstLabels(prometheus.Labels{"bus": "main"}))
 		want := `
@@ -144,7 +145,7 @@ func TestCollector_ReportsDeliveryAndFlowControl(t *testing.T) {
 		if err := b.Register("A", bus.WithMailboxCapacity(10)); err != nil {
 			t.Fatal(err)
 		}
-		m := &bus.Message{Type: bus.MessageRequest, From: "X", To: "A", RequiresAck: true, IdempotencyKey: "k", Content: map[string]any{"action": "a"}}
+		m := &transport.Message{Type: transport.MessageRequest, From: "X", To: "A", RequiresAck: true, IdempotencyKey: "k", Content: map[string]any{"action": "a"}}
 		if err := b.Send(t.Context(), m); err != nil {
 			t.Fatal(err)
 		}

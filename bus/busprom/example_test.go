@@ -9,13 +9,14 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/bus/busprom"
+	"github.com/batonhq/baton/transport"
 )
 
 func ExampleRegister() {
 	b := bus.New()
 	defer b.Close()
 	_ = b.Register("PaymentAgent")
-	_ = b.Send(context.Background(), &bus.Message{Type: bus.MessageRequest, From: "FlightAgent", To: "PaymentAgent",
+	_ = b.Send(context.Background(), &transport.Message{Type: transport.MessageRequest, From: "FlightAgent", To: "PaymentAgent",
 		Content: map[string]any{"action": "process_payment"}})
 
 	reg := prometheus.NewRegistry()

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -141,9 +141,9 @@ func buildCorpus(t *testing.T) corpus {
 	for i := range c.Work {
 		wc := &c.Work[i]
 		data, _ := json.Marshal(wc.Message)
-		var m bus.Message
+		var m transport.Message
 		if err := json.Unmarshal(data, &m); err != nil {
-			var ve *bus.ValidationError
+			var ve *transport.ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("%s: %v", wc.Name, err)
 			}
@@ -225,7 +225,7 @@ func buildCorpus(t *testing.T) corpus {
 }
 
 // tsWork is the Work the TypeScript decodeWork should make of task.
-func tsWork(task *registry.Task, p bus.Priority) map[string]any {
+func tsWork(task *registry.Task, p transport.Priority) map[string]any {
 	obj := func(m map[string]any) map[string]any {
 		if m == nil {
 			return map[string]any{}

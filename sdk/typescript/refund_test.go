@@ -14,11 +14,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/transport"
 )
 
 // refundAgents is the node program that serves the refund example's five
@@ -221,7 +221,7 @@ type refundEngine struct {
 	tr  *natsbus.Transport
 
 	mu   sync.Mutex
-	dead []bus.DeadLetter
+	dead []transport.DeadLetter
 }
 
 func newRefundEngine(t *testing.T, nc *nats.Conn) *refundEngine {
@@ -246,7 +246,7 @@ func newRefundEngine(t *testing.T, nc *nats.Conn) *refundEngine {
 		t.Fatal(err)
 	}
 	re := &refundEngine{eng: eng, tr: tr}
-	cancelDead := tr.OnDeadLetter(func(dl bus.DeadLetter) {
+	cancelDead := tr.OnDeadLetter(func(dl transport.DeadLetter) {
 		re.mu.Lock()
 		re.dead = append(re.dead, dl)
 		re.mu.Unlock()
@@ -267,7 +267,7 @@ func newRefundEngine(t *testing.T, nc *nats.Conn) *refundEngine {
 	return re
 }
 
-func (re *refundEngine) deadLetters() []bus.DeadLetter {
+func (re *refundEngine) deadLetters() []transport.DeadLetter {
 	re.mu.Lock()
 	defer re.mu.Unlock()
 	return slices.Clone(re.dead)

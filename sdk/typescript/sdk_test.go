@@ -26,11 +26,11 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/transport"
 )
 
 // URLEnv names the environment variable that gives the node tests the NATS
@@ -149,11 +149,11 @@ type started struct {
 // deadLetter is a dead letter as the control service gives it to the node
 // tests.
 type deadLetter struct {
-	Agent     string       `json:"agent"`
-	Reason    string       `json:"reason"`
-	LastError string       `json:"last_error"`
-	Attempts  int          `json:"attempts"`
-	Message   *bus.Message `json:"message"`
+	Agent     string             `json:"agent"`
+	Reason    string             `json:"reason"`
+	LastError string             `json:"last_error"`
+	Attempts  int                `json:"attempts"`
+	Message   *transport.Message `json:"message"`
 }
 
 func newHarness(t *testing.T, nc *nats.Conn) *harness {
@@ -186,7 +186,7 @@ func newHarness(t *testing.T, nc *nats.Conn) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{eng: eng, tr: tr, spans: spans}
-	cancelDead := tr.OnDeadLetter(func(dl bus.DeadLetter) {
+	cancelDead := tr.OnDeadLetter(func(dl transport.DeadLetter) {
 		h.mu.Lock()
 		h.dead = append(h.dead, deadLetter{Agent: dl.Message.To, Reason: string(dl.Reason), LastError: dl.LastError, Attempts: dl.Attempts, Message: dl.Message})
 		h.mu.Unlock()
@@ -353,7 +353,7 @@ func (h *harness) checkOutcomes(t *testing.T) {
 			t.Errorf("instance %s: got %s %s (%v), want %s", s.inst.ID(), res.Status, res.Outcome, res.Err, s.expect)
 		}
 	}
-	var snap bus.Snapshot
+	var snap transport.Snapshot
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		snap = h.tr.Metrics()

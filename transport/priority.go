@@ -1,4 +1,4 @@
-package bus
+package transport
 
 import (
 	"encoding/json"
@@ -23,14 +23,15 @@ const (
 	PriorityCritical Priority = 2
 )
 
-// numPriorities is the number of valid levels; index = p - PriorityLow.
-const numPriorities = int(PriorityCritical-PriorityLow) + 1
+// NumPriorities is the number of valid levels; Index = p - PriorityLow.
+const NumPriorities = int(PriorityCritical-PriorityLow) + 1
 
 // Valid reports whether p is one of the four levels.
 func (p Priority) Valid() bool { return p >= PriorityLow && p <= PriorityCritical }
 
-// index maps a valid priority to 0 (LOW) .. 3 (CRITICAL).
-func (p Priority) index() int { return int(p - PriorityLow) }
+// Index maps a valid priority to 0 (LOW) .. 3 (CRITICAL), for a table
+// with one slot per level.
+func (p Priority) Index() int { return int(p - PriorityLow) }
 
 // String returns the canonical name: "LOW", "NORMAL", "HIGH" or "CRITICAL".
 // An invalid value prints as "Priority(n)".

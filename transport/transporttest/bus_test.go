@@ -8,7 +8,7 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
-	"github.com/batonhq/baton/engine/transporttest"
+	"github.com/batonhq/baton/transport/transporttest"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them.

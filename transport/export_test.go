@@ -1,4 +1,4 @@
-package bus
+package transport
 
 // MarshalReflect and UnmarshalReflect are the encoding/json forms of a
 // message's codec, which the fuzz tests hold equal to the direct ones.

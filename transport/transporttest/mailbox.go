@@ -5,8 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/batonhq/baton/bus"
-	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/transport"
 )
 
 // testOpenTwice: opening an agent again keeps its mailbox and what waits in
@@ -37,11 +36,11 @@ func testUnknownAgent(c *checker) {
 	m := work(ghost, 1)
 	key := m.Key()
 	err := c.tr.SendWork(c.t.Context(), m)
-	if !errors.Is(err, bus.ErrUnknownAgent) || !strings.Contains(errText(err), ghost) {
+	if !errors.Is(err, transport.ErrUnknownAgent) || !strings.Contains(errText(err), ghost) {
 		c.t.Fatalf("got SendWork error %v, want one matching bus.ErrUnknownAgent that names %s", err, ghost)
 	}
-	c.letterFor(c.wait(l, 1), key, bus.ReasonReceiverNotFound)
-	if _, err := c.tr.TakeWork(c.t.Context(), ghost, 0); !errors.Is(err, bus.ErrUnknownAgent) {
+	c.letterFor(c.wait(l, 1), key, transport.ReasonReceiverNotFound)
+	if _, err := c.tr.TakeWork(c.t.Context(), ghost, 0); !errors.Is(err, transport.ErrUnknownAgent) {
 		c.t.Fatalf("got TakeWork error %v for %s, want one matching bus.ErrUnknownAgent", err, ghost)
 	}
 	c.takeNone("seller")
@@ -69,7 +68,7 @@ func testInvalid(c *checker) {
 	m := work(agent, 1)
 	delete(m.Content, "action")
 	err := c.tr.SendWork(c.t.Context(), m)
-	if !errors.Is(err, bus.ErrValidation) || !strings.Contains(errText(err), "content.action") {
+	if !errors.Is(err, transport.ErrValidation) || !strings.Contains(errText(err), "content.action") {
 		c.t.Fatalf("got SendWork error %v for work without an action, want one matching bus.ErrValidation that names content.action", err)
 	}
 	c.takeNone(agent)
@@ -91,7 +90,7 @@ func testPriority(c *checker) {
 	ranks := []int{10, 5, 1, 3, 5, 10, 1, 3, 5}
 	type sent struct {
 		key  string
-		prio bus.Priority
+		prio transport.Priority
 	}
 	var order []sent
 	for i, r := range ranks {
@@ -133,19 +132,19 @@ func testCapacity(c *checker) {
 	over := work(agent, capacity+1)
 	overKey := over.Key()
 	err := c.tr.SendWork(c.t.Context(), over)
-	if !errors.Is(err, bus.ErrQueueFull) || !strings.Contains(errText(err), agent) {
+	if !errors.Is(err, transport.ErrQueueFull) || !strings.Contains(errText(err), agent) {
 		c.t.Fatalf("got SendWork error %v to a full mailbox, want one matching bus.ErrQueueFull that names %s", err, agent)
 	}
-	c.letterFor(c.wait(l, 1), overKey, bus.ReasonQueueOverflow)
+	c.letterFor(c.wait(l, 1), overKey, transport.ReasonQueueOverflow)
 
 	first := c.take(agent, 1)
 	if c.h.SettleFreesRoom {
 		// Still full until the taken message is settled.
 		still := work(agent, capacity+2)
-		if err := c.tr.SendWork(c.t.Context(), still); !errors.Is(err, bus.ErrQueueFull) {
+		if err := c.tr.SendWork(c.t.Context(), still); !errors.Is(err, transport.ErrQueueFull) {
 			c.t.Fatalf("got SendWork error %v while a taken message is unsettled, want bus.ErrQueueFull (SettleFreesRoom)", err)
 		}
-		c.letterFor(c.wait(l, 2), still.Key(), bus.ReasonQueueOverflow)
+		c.letterFor(c.wait(l, 2), still.Key(), transport.ReasonQueueOverflow)
 		c.ack(first...)
 	}
 	kept = append(kept, c.send(work(agent, capacity+1)))
@@ -188,8 +187,8 @@ func testExpired(c *checker) {
 	c.ack(got...)
 	c.takeNone(agent)
 	ds := c.wait(l, 2)
-	c.letterFor(ds, k1, bus.ReasonTTLExpired)
-	c.letterFor(ds, k3, bus.ReasonTTLExpired)
+	c.letterFor(ds, k1, transport.ReasonTTLExpired)
+	c.letterFor(ds, k3, transport.ReasonTTLExpired)
 	c.metrics(counts{Accepted: 3, Delivered: 1, DeadLettered: 2})
 
 	// Taken once and never settled, it expires before it could come back.
@@ -199,11 +198,11 @@ func testExpired(c *checker) {
 	c.take(agent, 1)
 	c.advance(max(c.h.AckWait, 2*shortTTL))
 	c.takeNone(agent)
-	c.letterFor(c.wait(l, 3), k4, bus.ReasonTTLExpired)
+	c.letterFor(c.wait(l, 3), k4, transport.ReasonTTLExpired)
 	s := c.metrics(counts{Accepted: 4, Delivered: 1, DeadLettered: 3})
-	if s.Expired != 3 || s.DeadLettersByReason[bus.ReasonTTLExpired] != 3 {
+	if s.Expired != 3 || s.DeadLettersByReason[transport.ReasonTTLExpired] != 3 {
 		c.t.Errorf("got expired %d, dead letters ttl_expired %d, want 3 and 3",
-			s.Expired, s.DeadLettersByReason[bus.ReasonTTLExpired])
+			s.Expired, s.DeadLettersByReason[transport.ReasonTTLExpired])
 	}
 }
 
@@ -214,7 +213,7 @@ func testExpired(c *checker) {
 // once, as is work offered to a mailbox with room. A transport without
 // OfferWork has nothing to check here.
 func testOffer(c *checker) {
-	o, ok := c.tr.(engine.Offerer)
+	o, ok := c.tr.(transport.Offerer)
 	if !ok {
 		c.t.Logf("%T does not implement engine.Offerer: the engine sends with SendWork", c.tr)
 		return
@@ -231,7 +230,7 @@ func testOffer(c *checker) {
 	over := work(agent, 3)
 	overKey := over.Key()
 	err := o.OfferWork(c.t.Context(), over)
-	if !errors.Is(err, bus.ErrQueueFull) || !strings.Contains(errText(err), agent) {
+	if !errors.Is(err, transport.ErrQueueFull) || !strings.Contains(errText(err), agent) {
 		c.t.Fatalf("got OfferWork error %v to a full mailbox, want one matching bus.ErrQueueFull that names %s", err, agent)
 	}
 	c.metrics(counts{Accepted: capacity, Queued: capacity})

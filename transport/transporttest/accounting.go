@@ -3,7 +3,7 @@ package transporttest
 import (
 	"errors"
 
-	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // testAccounting: after a mixed workload (redeliveries to the limit, sends,
@@ -29,10 +29,10 @@ func testAccounting(c *checker) {
 	expiring.TTL = shortTTL
 	c.send(expiring)
 	k4 := c.send(work(agent, 4))
-	if err := c.tr.SendWork(c.t.Context(), work(agent, 5)); !errors.Is(err, bus.ErrQueueFull) {
+	if err := c.tr.SendWork(c.t.Context(), work(agent, 5)); !errors.Is(err, transport.ErrQueueFull) {
 		c.t.Fatalf("got SendWork error %v to a full mailbox, want one matching bus.ErrQueueFull", err)
 	}
-	if err := c.tr.SendWork(c.t.Context(), work(ghost, 1)); !errors.Is(err, bus.ErrUnknownAgent) {
+	if err := c.tr.SendWork(c.t.Context(), work(ghost, 1)); !errors.Is(err, transport.ErrUnknownAgent) {
 		c.t.Fatalf("got SendWork error %v to %s, want one matching bus.ErrUnknownAgent", err, ghost)
 	}
 	c.send(workAt(agent, 1, 3)) // a duplicate of k1: not accepted
@@ -61,13 +61,13 @@ func testAccounting(c *checker) {
 	// flaky's, 5, the ghost's, k2 and 3; queued 6 and 7; k4 in flight.
 	s := c.metrics(counts{Accepted: 9, Delivered: 1, DeadLettered: 5, Queued: 2, InFlight: 1})
 	ds := c.wait(l, 5)
-	byReason := map[bus.DeadLetterReason]uint64{}
+	byReason := map[transport.DeadLetterReason]uint64{}
 	for _, d := range ds {
 		byReason[d.Reason]++
 	}
-	want := map[bus.DeadLetterReason]uint64{
-		bus.ReasonMaxRetries: 1, bus.ReasonQueueOverflow: 1, bus.ReasonReceiverNotFound: 1,
-		bus.ReasonRejected: 1, bus.ReasonTTLExpired: 1,
+	want := map[transport.DeadLetterReason]uint64{
+		transport.ReasonMaxRetries: 1, transport.ReasonQueueOverflow: 1, transport.ReasonReceiverNotFound: 1,
+		transport.ReasonRejected: 1, transport.ReasonTTLExpired: 1,
 	}
 	var total uint64
 	for r, n := range s.DeadLettersByReason {
@@ -103,7 +103,7 @@ func testDeadLetterCancel(c *checker) {
 	stopped.cancel()
 	stopped.cancel()
 	_ = c.tr.SendWork(c.t.Context(), work(ghost, 2))
-	c.letterFor(c.wait(kept, 2), keyOf(ghost, 2), bus.ReasonReceiverNotFound)
+	c.letterFor(c.wait(kept, 2), keyOf(ghost, 2), transport.ReasonReceiverNotFound)
 	c.wait(stopped, 1)
 	c.takeNone("seller") // a quiet time for a late call
 	c.wait(stopped, 1)

@@ -1,4 +1,4 @@
-package bus_test
+package transport_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // FuzzMessageJSON decodes and validates arbitrary bytes: it must never
@@ -35,25 +35,25 @@ func FuzzMessageJSON(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var direct, reflected bus.Message
-		derr, rerr := direct.UnmarshalJSON(data), bus.UnmarshalReflect(&reflected, data)
+		var direct, reflected transport.Message
+		derr, rerr := direct.UnmarshalJSON(data), transport.UnmarshalReflect(&reflected, data)
 		if (derr == nil) != (rerr == nil) || derr != nil && derr.Error() != rerr.Error() {
 			t.Fatalf("got error %v decoding %q, want encoding/json's %v", derr, data, rerr)
 		}
 		if !reflect.DeepEqual(direct, reflected) {
 			t.Fatalf("got %+v decoding %q, want encoding/json's %+v", direct, data, reflected)
 		}
-		var m bus.Message
+		var m transport.Message
 		if err := json.Unmarshal(data, &m); err != nil {
 			return
 		}
 		denc, derr := m.MarshalJSON()
-		renc, rerr := bus.MarshalReflect(m)
+		renc, rerr := transport.MarshalReflect(m)
 		if (derr == nil) != (rerr == nil) || derr != nil && derr.Error() != rerr.Error() || string(denc) != string(renc) {
 			t.Fatalf("got %s, %v encoding %+v, want encoding/json's %s, %v", denc, derr, m, renc, rerr)
 		}
 		if err := m.Validate(); err != nil {
-			var ve *bus.ValidationError
+			var ve *transport.ValidationError
 			if !errors.As(err, &ve) || ve.Field == "" {
 				t.Fatalf("got %v, want a *ValidationError naming a field", err)
 			}
@@ -65,7 +65,7 @@ func FuzzMessageJSON(f *testing.F) {
 			}
 			return
 		}
-		var again bus.Message
+		var again transport.Message
 		if err := json.Unmarshal(enc, &again); err != nil {
 			t.Fatalf("got %v decoding %s, want success", err, enc)
 		}

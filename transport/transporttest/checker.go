@@ -10,9 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/batonhq/baton/bus"
-	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -25,7 +24,7 @@ const poll = 2 * time.Millisecond
 type checker struct {
 	t  *testing.T
 	h  Harness
-	tr engine.Transport
+	tr transport.Transport
 }
 
 // eventually polls cond until it holds or the harness's patience runs out;
@@ -52,7 +51,7 @@ func (c *checker) open(agent string, capacity int) {
 
 // send sends m and returns its idempotency key, read before the transport
 // owns m.
-func (c *checker) send(m *bus.Message) string {
+func (c *checker) send(m *transport.Message) string {
 	c.t.Helper()
 	key := m.Key()
 	require.NoError(c.t, c.tr.SendWork(c.t.Context(), m), "SendWork %s to %s", key, m.To)
@@ -61,9 +60,9 @@ func (c *checker) send(m *bus.Message) string {
 
 // take takes exactly n messages of agent, polling until they have all come,
 // never asking for more than are still due.
-func (c *checker) take(agent string, n int) []*bus.Message {
+func (c *checker) take(agent string, n int) []*transport.Message {
 	c.t.Helper()
-	var got []*bus.Message
+	var got []*transport.Message
 	c.eventually(func() (bool, string) {
 		want := n - len(got)
 		ms, err := c.tr.TakeWork(c.t.Context(), agent, want)
@@ -93,14 +92,14 @@ func (c *checker) takeNone(agent string) {
 	}
 }
 
-func (c *checker) ack(ms ...*bus.Message) {
+func (c *checker) ack(ms ...*transport.Message) {
 	c.t.Helper()
 	for _, m := range ms {
 		require.NoError(c.t, c.tr.Ack(c.t.Context(), m), "Ack %s", m.Key())
 	}
 }
 
-func (c *checker) nack(m *bus.Message) {
+func (c *checker) nack(m *transport.Message) {
 	c.t.Helper()
 	require.NoError(c.t, c.tr.Nack(c.t.Context(), m), "Nack %s", m.Key())
 }
@@ -126,15 +125,15 @@ func (n counts) addsUp() bool {
 		n.Accepted == n.Delivered+n.DeadLettered+uint64(n.Queued)+uint64(n.InFlight)
 }
 
-func countsOf(s bus.Snapshot) counts {
+func countsOf(s transport.Snapshot) counts {
 	return counts{Accepted: s.Accepted, Delivered: s.Delivered, DeadLettered: s.DeadLettered, Queued: s.Queued, InFlight: s.InFlight}
 }
 
 // metrics waits for the transport's metrics to show want and returns the
 // snapshot that did. Every snapshot it reads must add up.
-func (c *checker) metrics(want counts) bus.Snapshot {
+func (c *checker) metrics(want counts) transport.Snapshot {
 	c.t.Helper()
-	var s bus.Snapshot
+	var s transport.Snapshot
 	c.eventually(func() (bool, string) {
 		s = c.tr.Metrics()
 		got := countsOf(s)
@@ -149,14 +148,14 @@ func (c *checker) metrics(want counts) bus.Snapshot {
 // letters records what a transport's OnDeadLetter reports.
 type letters struct {
 	mu     sync.Mutex
-	got    []bus.DeadLetter
+	got    []transport.DeadLetter
 	cancel func()
 }
 
 // watch subscribes to the transport's dead letters until the subtest ends.
 func (c *checker) watch() *letters {
 	l := &letters{}
-	l.cancel = c.tr.OnDeadLetter(func(d bus.DeadLetter) {
+	l.cancel = c.tr.OnDeadLetter(func(d transport.DeadLetter) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.got = append(l.got, d)
@@ -166,7 +165,7 @@ func (c *checker) watch() *letters {
 	return l
 }
 
-func (l *letters) all() []bus.DeadLetter {
+func (l *letters) all() []transport.DeadLetter {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.got)
@@ -174,9 +173,9 @@ func (l *letters) all() []bus.DeadLetter {
 
 // wait waits until l holds n dead letters and returns them; more than n
 // fails at once.
-func (c *checker) wait(l *letters, n int) []bus.DeadLetter {
+func (c *checker) wait(l *letters, n int) []transport.DeadLetter {
 	c.t.Helper()
-	var got []bus.DeadLetter
+	var got []transport.DeadLetter
 	c.eventually(func() (bool, string) {
 		got = l.all()
 		if len(got) > n {
@@ -189,9 +188,9 @@ func (c *checker) wait(l *letters, n int) []bus.DeadLetter {
 
 // letterFor returns the dead letter of the message with key, failing if
 // there is none or more than one, and checks its reason.
-func (c *checker) letterFor(ds []bus.DeadLetter, key string, reason bus.DeadLetterReason) bus.DeadLetter {
+func (c *checker) letterFor(ds []transport.DeadLetter, key string, reason transport.DeadLetterReason) transport.DeadLetter {
 	c.t.Helper()
-	var found []bus.DeadLetter
+	var found []transport.DeadLetter
 	for _, d := range ds {
 		if d.Message != nil && d.Message.Key() == key {
 			found = append(found, d)
@@ -208,12 +207,12 @@ func (c *checker) letterFor(ds []bus.DeadLetter, key string, reason bus.DeadLett
 
 // work is a realistic work item: the HANDOFF message wire.Encode writes for
 // step of a run on agent, whose idempotency key is "<agent>-run:<step>".
-func work(agent string, step int) *bus.Message {
+func work(agent string, step int) *transport.Message {
 	return wire.Encode(task(agent, step, 5))
 }
 
 // workAt is work at a priority rank (1 critical ... 10 low).
-func workAt(agent string, step, rank int) *bus.Message {
+func workAt(agent string, step, rank int) *transport.Message {
 	return wire.Encode(task(agent, step, rank))
 }
 
@@ -238,7 +237,7 @@ func task(agent string, step, rank int) *registry.Task {
 // keyOf is the idempotency key work(agent, step) carries.
 func keyOf(agent string, step int) string { return agent + "-run:" + strconv.Itoa(step) }
 
-func keys(ms []*bus.Message) []string {
+func keys(ms []*transport.Message) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
 		out[i] = m.Key()
@@ -246,7 +245,7 @@ func keys(ms []*bus.Message) []string {
 	return out
 }
 
-func letterKeys(ds []bus.DeadLetter) []string {
+func letterKeys(ds []transport.DeadLetter) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
 		if d.Message == nil {

@@ -4,9 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/transport"
 	"github.com/stretchr/testify/require"
-
-	"github.com/batonhq/baton/engine"
 )
 
 // Harness is one transport under test, fresh and empty, with the means to
@@ -14,7 +13,7 @@ import (
 type Harness struct {
 	// Transport is the transport under test, with no mailbox open and
 	// nothing sent yet.
-	Transport engine.Transport
+	Transport transport.Transport
 	// Advance makes d of the transport's time pass: a simulated clock moves
 	// and fires the timers that fall due before Advance returns; a
 	// transport on the wall clock sleeps for d.

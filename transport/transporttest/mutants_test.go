@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/bus"
-	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/engine/transporttest"
+	"github.com/batonhq/baton/transport"
+	"github.com/batonhq/baton/transport/transporttest"
 )
 
 // The knobs: each breaks the wrapped bus in one way.
@@ -79,7 +79,7 @@ type mutant struct {
 	taken   atomic.Int64
 }
 
-var _ engine.Transport = (*mutant)(nil)
+var _ transport.Transport = (*mutant)(nil)
 
 // hiddenKey is where ignoresIdempotency keeps the key out of the bus's sight.
 const hiddenKey = "hidden_idempotency_key"
@@ -102,26 +102,26 @@ func (b *mutant) OpenMailbox(agent string, capacity int) error {
 	return b.Bus.OpenMailbox(agent, capacity)
 }
 
-func (b *mutant) SendWork(ctx context.Context, m *bus.Message) error {
+func (b *mutant) SendWork(ctx context.Context, m *transport.Message) error {
 	switch b.knob {
 	case fifo:
-		m.Priority = bus.PriorityNormal
+		m.Priority = transport.PriorityNormal
 	case ignoresTTL:
 		m.TTL = 0
 	case ignoresIdempotency:
 		m.Metadata = maps.Clone(m.Metadata)
-		m.Metadata[hiddenKey] = m.Metadata[bus.MetadataIdempotencyKey]
-		delete(m.Metadata, bus.MetadataIdempotencyKey)
+		m.Metadata[hiddenKey] = m.Metadata[transport.MetadataIdempotencyKey]
+		delete(m.Metadata, transport.MetadataIdempotencyKey)
 	case refusesSilently:
 		b.mu.Lock()
 		known := b.opened[m.To]
 		b.mu.Unlock()
 		if !known {
-			return &bus.UnknownAgentError{Agent: m.To}
+			return &transport.UnknownAgentError{Agent: m.To}
 		}
 		for _, a := range b.Metrics().Agents {
 			if a.Agent == m.To && a.Depth >= a.Capacity {
-				return &bus.QueueFullError{Agent: a.Agent, Capacity: a.Capacity}
+				return &transport.QueueFullError{Agent: a.Agent, Capacity: a.Capacity}
 			}
 		}
 	}
@@ -136,7 +136,7 @@ func (b *mutant) SendWork(ctx context.Context, m *bus.Message) error {
 	}
 	err := b.Bus.SendWork(ctx, m)
 	switch {
-	case b.knob == invalidSilent && errors.Is(err, bus.ErrValidation):
+	case b.knob == invalidSilent && errors.Is(err, transport.ErrValidation):
 		return nil
 	case b.knob == refusalKeepsKey && err != nil:
 		b.mu.Lock()
@@ -146,7 +146,7 @@ func (b *mutant) SendWork(ctx context.Context, m *bus.Message) error {
 	return err
 }
 
-func (b *mutant) OfferWork(ctx context.Context, m *bus.Message) error {
+func (b *mutant) OfferWork(ctx context.Context, m *transport.Message) error {
 	switch b.knob {
 	case offerDeadLetters:
 		return b.SendWork(ctx, m)
@@ -169,7 +169,7 @@ func (b *mutant) OfferWork(ctx context.Context, m *bus.Message) error {
 	return b.Bus.OfferWork(ctx, m)
 }
 
-func (b *mutant) TakeWork(ctx context.Context, agent string, max int) ([]*bus.Message, error) {
+func (b *mutant) TakeWork(ctx context.Context, agent string, max int) ([]*transport.Message, error) {
 	ms, err := b.Bus.TakeWork(ctx, agent, max)
 	switch b.knob {
 	case autoAck:
@@ -181,7 +181,7 @@ func (b *mutant) TakeWork(ctx context.Context, agent string, max int) ([]*bus.Me
 			unhide(m)
 		}
 	case losesOneIn64:
-		ms = slices.DeleteFunc(ms, func(m *bus.Message) bool {
+		ms = slices.DeleteFunc(ms, func(m *transport.Message) bool {
 			if b.taken.Add(1)%64 != 0 {
 				return false
 			}
@@ -193,28 +193,28 @@ func (b *mutant) TakeWork(ctx context.Context, agent string, max int) ([]*bus.Me
 }
 
 // unhide puts back the key ignoresIdempotency hid from the bus.
-func unhide(m *bus.Message) {
+func unhide(m *transport.Message) {
 	if k, ok := m.Metadata[hiddenKey]; ok {
-		m.Metadata[bus.MetadataIdempotencyKey] = k
+		m.Metadata[transport.MetadataIdempotencyKey] = k
 		delete(m.Metadata, hiddenKey)
 	}
 }
 
-func (b *mutant) Ack(ctx context.Context, m *bus.Message) error {
+func (b *mutant) Ack(ctx context.Context, m *transport.Message) error {
 	if b.knob == ackIgnored || b.knob == autoAck {
 		return nil
 	}
 	return b.Bus.Ack(ctx, m)
 }
 
-func (b *mutant) Nack(ctx context.Context, m *bus.Message) error {
+func (b *mutant) Nack(ctx context.Context, m *transport.Message) error {
 	if b.knob == autoAck {
 		return nil
 	}
 	return b.Bus.Nack(ctx, m)
 }
 
-func (b *mutant) Reject(ctx context.Context, m *bus.Message, reason string) error {
+func (b *mutant) Reject(ctx context.Context, m *transport.Message, reason string) error {
 	switch b.knob {
 	case autoAck:
 		return nil
@@ -224,10 +224,10 @@ func (b *mutant) Reject(ctx context.Context, m *bus.Message, reason string) erro
 	return b.Bus.Reject(ctx, m, reason)
 }
 
-func (b *mutant) OnDeadLetter(f func(bus.DeadLetter)) (cancel func()) {
+func (b *mutant) OnDeadLetter(f func(transport.DeadLetter)) (cancel func()) {
 	if b.knob == ignoresIdempotency {
 		g := f
-		f = func(d bus.DeadLetter) {
+		f = func(d transport.DeadLetter) {
 			unhide(d.Message)
 			g(d)
 		}
@@ -239,7 +239,7 @@ func (b *mutant) OnDeadLetter(f func(bus.DeadLetter)) (cancel func()) {
 	return cancel
 }
 
-func (b *mutant) Metrics() bus.Snapshot {
+func (b *mutant) Metrics() transport.Snapshot {
 	s := b.Bus.Metrics()
 	switch b.knob {
 	case inFlightUncounted:
@@ -248,11 +248,11 @@ func (b *mutant) Metrics() bus.Snapshot {
 		s.Delivered += uint64(s.InFlight)
 		s.InFlight = 0
 	case refusalsUncounted:
-		refused := s.DeadLettersByReason[bus.ReasonReceiverNotFound] + s.DeadLettersByReason[bus.ReasonQueueOverflow]
+		refused := s.DeadLettersByReason[transport.ReasonReceiverNotFound] + s.DeadLettersByReason[transport.ReasonQueueOverflow]
 		s.Accepted -= refused
 		s.DeadLettered -= refused
-		s.DeadLettersByReason[bus.ReasonReceiverNotFound] = 0
-		s.DeadLettersByReason[bus.ReasonQueueOverflow] = 0
+		s.DeadLettersByReason[transport.ReasonReceiverNotFound] = 0
+		s.DeadLettersByReason[transport.ReasonQueueOverflow] = 0
 	}
 	return s
 }

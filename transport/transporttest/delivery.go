@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -68,7 +68,7 @@ func testNack(c *checker) {
 		c.nack(c.take(agent, 1)[0])
 	}
 	c.takeNone(agent)
-	d := c.letterFor(c.wait(l, 1), hopeless, bus.ReasonMaxRetries)
+	d := c.letterFor(c.wait(l, 1), hopeless, transport.ReasonMaxRetries)
 	if d.Attempts != c.h.MaxDeliveries {
 		c.t.Errorf("got a dead letter after %d attempts, want %d", d.Attempts, c.h.MaxDeliveries)
 	}
@@ -105,14 +105,14 @@ func testRedelivery(c *checker) {
 		c.advance(c.h.AckWait)
 	}
 	c.takeNone(agent)
-	d := c.letterFor(c.wait(l, 1), key, bus.ReasonMaxRetries)
+	d := c.letterFor(c.wait(l, 1), key, transport.ReasonMaxRetries)
 	if d.Attempts != c.h.MaxDeliveries {
 		c.t.Errorf("got a dead letter after %d attempts, want %d", d.Attempts, c.h.MaxDeliveries)
 	}
 	c.advance(c.h.AckWait)
 	c.takeNone(agent)
 	s := c.metrics(counts{Accepted: 1, DeadLettered: 1})
-	if got := s.DeadLettersByReason[bus.ReasonMaxRetries]; got != 1 {
+	if got := s.DeadLettersByReason[transport.ReasonMaxRetries]; got != 1 {
 		c.t.Errorf("got %d dead letters max_retries, want 1", got)
 	}
 }
@@ -128,7 +128,7 @@ func testReject(c *checker) {
 	if err := c.tr.Reject(c.t.Context(), m, reason); err != nil {
 		c.t.Fatalf("got Reject error %v, want nil", err)
 	}
-	d := c.letterFor(c.wait(l, 1), key, bus.ReasonRejected)
+	d := c.letterFor(c.wait(l, 1), key, transport.ReasonRejected)
 	if d.LastError != reason {
 		c.t.Errorf("got last error %q, want the agent's reason %q", d.LastError, reason)
 	}
@@ -137,7 +137,7 @@ func testReject(c *checker) {
 		c.takeNone(agent)
 	}
 	s := c.metrics(counts{Accepted: 1, DeadLettered: 1})
-	if got := s.DeadLettersByReason[bus.ReasonRejected]; got != 1 {
+	if got := s.DeadLettersByReason[transport.ReasonRejected]; got != 1 {
 		c.t.Errorf("got %d dead letters rejected, want 1", got)
 	}
 }

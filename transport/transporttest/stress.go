@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/transport"
 )
 
 // testConcurrent: senders and takers working at once on small mailboxes,
@@ -46,7 +46,7 @@ func testConcurrent(c *checker) {
 				key := m.Key()
 				err := c.tr.SendWork(c.t.Context(), m)
 				switch {
-				case errors.Is(err, bus.ErrQueueFull):
+				case errors.Is(err, transport.ErrQueueFull):
 					mu.Lock()
 					refused[key]++
 					mu.Unlock()
@@ -124,7 +124,7 @@ func testConcurrent(c *checker) {
 	}
 	ds := c.wait(l, len(refused))
 	for _, d := range ds {
-		if d.Reason != bus.ReasonQueueOverflow || d.Message == nil || refused[d.Message.Key()] != 1 {
+		if d.Reason != transport.ReasonQueueOverflow || d.Message == nil || refused[d.Message.Key()] != 1 {
 			c.t.Fatalf("got dead letters %v, want each refused send once, queue_overflow", letterKeys(ds))
 		}
 	}
@@ -132,7 +132,7 @@ func testConcurrent(c *checker) {
 }
 
 // settle acks m, except that every fifth step is nacked once first.
-func (c *checker) settle(m *bus.Message, mu *sync.Mutex, acked map[string]int, nacked map[string]bool, settled *atomic.Int64) {
+func (c *checker) settle(m *transport.Message, mu *sync.Mutex, acked map[string]int, nacked map[string]bool, settled *atomic.Int64) {
 	key := m.Key()
 	step, _ := strconv.Atoi(key[strings.LastIndexByte(key, ':')+1:])
 	mu.Lock()
