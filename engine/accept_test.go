@@ -33,7 +33,7 @@ func newNoticeEngine(t *testing.T) *engine.Engine {
 	require.NoError(t, err)
 	reg, err := engine.NewRegistry(w, nil)
 	require.NoError(t, err)
-	eng, err := engine.New(w, reg)
+	eng, err := newEngine(w, reg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = eng.Close() })
 	return eng

@@ -56,7 +56,7 @@ func benchRefundWith(b *testing.B, handlers map[string]registry.Handler, opts ..
 	if err != nil {
 		b.Fatal(err)
 	}
-	eng, err := engine.New(w, reg, opts...)
+	eng, err := newEngine(w, reg, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func benchRefundSimWith(b *testing.B, store engine.Store, handlers map[string]re
 		b.Fatal(err)
 	}
 	sim := clock.NewSim(time.Unix(0, 0))
-	eng, err := engine.New(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithStore(store))
+	eng, err := newEngine(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithStore(store))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func benchIdle(b *testing.B, store func() engine.Store) {
 		// Room for every instance's first hand-off: a full mailbox would
 		// dead-letter it and fail the instance, which is not idle.
 		bb := bus.New(bus.WithCapacity(2*n), bus.WithDefaultMailboxCapacity(2*n), bus.WithAckMessages(false))
-		eng, err := engine.New(w, reg, engine.WithWorkers(1), engine.WithTransport(bb), engine.WithStore(store()))
+		eng, err := newEngine(w, reg, engine.WithWorkers(1), engine.WithTransport(bb), engine.WithStore(store()))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -298,7 +298,7 @@ func TestEngine_Budgets_MaxDurationAfterARestart(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("inst")))
+				eng, err := newEngine(w, reg, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("inst")))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -460,7 +460,7 @@ func newChildBudgetRun(t *testing.T, agents map[string][]reply, edits ...string)
 		}
 	}
 	r := &simRun{t: t, sim: sim, script: sc}
-	eng, err := engine.New(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")))
+	eng, err := newEngine(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,7 +593,7 @@ func TestEngine_Budgets_ChildRunsCountAfterARestart(t *testing.T) {
 			store := openStore(t, name)
 			sim := clock.NewSim(epoch)
 			build := func() *engine.Engine {
-				eng, err := engine.New(childBudgetSet(t), nil, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")))
+				eng, err := newEngine(childBudgetSet(t), nil, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -49,7 +49,7 @@ func newChildRun(t *testing.T, agents map[string][]reply) *simRun {
 		}
 	}
 	r := &simRun{t: t, sim: sim, script: sc}
-	eng, err := engine.New(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")),
+	eng, err := newEngine(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")),
 		engine.WithObserver(func(ev engine.Event) { r.events = append(r.events, ev) }))
 	if err != nil {
 		t.Fatal(err)
@@ -156,14 +156,14 @@ func TestEngine_Child_NeedsTheSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.New(w, nil); err == nil || !strings.Contains(err.Error(), "rules.LoadSet") {
+	if _, err := newEngine(w, nil); err == nil || !strings.Contains(err.Error(), "rules.LoadSet") {
 		t.Errorf("got %v, want a refusal naming rules.LoadSet", err)
 	}
 }
 
 func TestEngine_Child_ResumedWhileTheChildRuns(t *testing.T) {
 	build := func(t *testing.T, store engine.Store, sim *clock.Sim) *engine.Engine {
-		eng, err := engine.New(loadChildSet(t), nil, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")))
+		eng, err := newEngine(loadChildSet(t), nil, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,7 @@ func TestEngine_Child_NestingDeeperThanEightFails(t *testing.T) {
 	}
 	root, _ := set.Workflow("w0")
 	sim := clock.NewSim(epoch)
-	eng, err := engine.New(root, nil, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("n")))
+	eng, err := newEngine(root, nil, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestEngine_Child_ARefusedParentStepLeavesTheChildRunning(t *testing.T) {
 			return registry.Outcome{Trigger: "ok", Result: map[string]any{"level": "high"}}, nil
 		})
 	}
-	eng, err := engine.New(w, reg, engine.WithStore(store))
+	eng, err := newEngine(w, reg, engine.WithStore(store))
 	if err != nil {
 		t.Fatal(err)
 	}

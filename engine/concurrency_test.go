@@ -84,7 +84,7 @@ func TestEngine_Concurrency_TenThousandRefunds(t *testing.T) {
 		}
 	}
 	var completed atomic.Int64
-	eng, err := engine.New(w, reg, engine.WithTransport(b), engine.WithObserver(func(e engine.Event) {
+	eng, err := newEngine(w, reg, engine.WithTransport(b), engine.WithObserver(func(e engine.Event) {
 		if e.Type == engine.EventCompleted {
 			completed.Add(1)
 		}

@@ -117,7 +117,7 @@ func crashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(w, reg, engine.WithStore(st))
+	eng, err := newEngine(w, reg, engine.WithStore(st))
 	if err != nil {
 		t.Fatal(err)
 	}

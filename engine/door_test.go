@@ -322,7 +322,7 @@ func TestEngine_Start_RefusesADuplicateID(t *testing.T) {
 // Nil contexts and values are errors, never panics.
 func TestEngine_NilInputsAreErrors(t *testing.T) {
 	w := loadRefund(t)
-	eng, err := engine.New(w, nil)
+	eng, err := newEngine(w, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

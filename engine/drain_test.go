@@ -50,7 +50,7 @@ func TestEngine_Drain_WaitsForRunsAndStartsNoNewOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := engine.NewMemStore()
-	eng, err := engine.New(w, reg, engine.WithStore(store))
+	eng, err := newEngine(w, reg, engine.WithStore(store))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestEngine_Drain_WaitsForRunsAndStartsNoNewOne(t *testing.T) {
 	}
 
 	// The next engine on the store runs it.
-	eng2, err := engine.New(w, reg, engine.WithStore(store))
+	eng2, err := newEngine(w, reg, engine.WithStore(store))
 	if err != nil {
 		t.Fatal(err)
 	}

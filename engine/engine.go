@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/fsm"
 	"github.com/batonhq/baton/handoff"
@@ -114,12 +113,6 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	} else {
 		e.givenIDs = true
 	}
-	if e.tr == nil {
-		// Only external agents use the transport; acks back to the senders
-		// would only fill their mailboxes.
-		b := bus.New(bus.WithLogger(cfg.logger), bus.WithClock(cfg.clock), bus.WithIDs(e.ids), bus.WithAckMessages(false))
-		e.tr, e.ownTr = b, b
-	}
 	var external []string
 	for _, a := range reg.All() {
 		if a.Handler != nil {
@@ -129,13 +122,20 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 			continue
 		}
 		external = append(external, a.ID)
+		if e.tr == nil && cfg.newTransport != nil {
+			e.tr = cfg.newTransport(e.clock, e.ids)
+			e.ownTr, _ = e.tr.(io.Closer)
+		}
+		if e.tr == nil {
+			return nil, &NoTransportError{Workflow: w.Name, Agent: a.ID}
+		}
 		if err := e.tr.OpenMailbox(a.ID, a.Queue); err != nil {
 			e.closeTransport()
 			return nil, fmt.Errorf("engine: mailbox for %s: %w", a.ID, err)
 		}
 	}
-	if cfg.transport == nil && len(external) > 0 {
-		// With the engine's own in-memory transport, an agent without a Go
+	if e.ownTr != nil {
+		// With a transport of the engine's own, an agent without a Go
 		// handler is served only by code that takes from Transport(): a
 		// forgotten handler would otherwise leave its instances waiting
 		// with nothing said.
@@ -159,7 +159,9 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 		e.closeTransport()
 		return nil, fmt.Errorf("engine: save the workflow source: %w", err)
 	}
-	e.unsubDead = e.tr.OnDeadLetter(e.keepDeadLetter)
+	if e.tr != nil {
+		e.unsubDead = e.tr.OnDeadLetter(e.keepDeadLetter)
+	}
 	e.fam = cfg.family
 	if e.fam == nil {
 		e.fam = &family{}
@@ -582,7 +584,9 @@ func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.closed.Store(true)
 		e.stopRecovery()
-		e.unsubDead()
+		if e.unsubDead != nil {
+			e.unsubDead()
+		}
 		e.cancel()
 		e.instances.Range(func(_, v any) bool {
 			v.(*instance).halt()

@@ -53,7 +53,26 @@ var (
 	// ErrNoActiveRun means a user selection came when no agent was working on
 	// the instance (or the state is parallel).
 	ErrNoActiveRun = errors.New("engine: no run under way to hand over")
+	// ErrNoTransport matches every *NoTransportError.
+	ErrNoTransport = errors.New("engine: no transport for an external agent")
 )
+
+// NoTransportError is New refusing a workflow with an agent that has no Go
+// handler when no transport (WithTransport) carries its work: nothing would
+// ever take that agent's work. Give the engine a transport (bus.New() in
+// one process, natsbus across processes), or the agent a handler.
+type NoTransportError struct {
+	// Workflow and Agent name the workflow and its first external agent.
+	Workflow, Agent string
+}
+
+// Error returns the message text.
+func (e *NoTransportError) Error() string {
+	return fmt.Sprintf("engine: workflow %s: agent %s has no Go handler and no transport carries its work (WithTransport)", e.Workflow, e.Agent)
+}
+
+// Unwrap makes the error match ErrNoTransport.
+func (e *NoTransportError) Unwrap() error { return ErrNoTransport }
 
 // IDError is an instance id StartID refuses, and why (see record.CheckID:
 // at most record.MaxIDLen bytes of UTF-8 without control characters, not

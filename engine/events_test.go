@@ -319,7 +319,7 @@ func TestEngine_New_WarnsOfAgentsWithoutAHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(w, reg, engine.WithLogger(zap.New(core)))
+	eng, err := newEngine(w, reg, engine.WithLogger(zap.New(core)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestEngine_New_WarnsOfAgentsWithoutAHandler(t *testing.T) {
 	core, logs = observer.New(zapcore.WarnLevel)
 	tr := bus.New()
 	defer tr.Close()
-	eng2, err := engine.New(w, nil, engine.WithLogger(zap.New(core)), engine.WithTransport(tr))
+	eng2, err := newEngine(w, nil, engine.WithLogger(zap.New(core)), engine.WithTransport(tr))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
@@ -63,16 +64,18 @@ func Example() {
 // External agents read their hand-offs from the bus and report back.
 func ExampleEngine_Report() {
 	w, _ := rules.Parse("greet.yaml", []byte(exampleWorkflow))
-	reg, _ := engine.NewRegistry(w, nil) // no handlers: both agents are external
-	eng, _ := engine.New(w, reg)
+	reg, _ := engine.NewRegistry(w, nil)     // no handlers: both agents are external
+	b := bus.New(bus.WithAckMessages(false)) // carries their work, in this process
+	defer b.Close()
+	eng, _ := engine.New(w, reg, engine.WithTransport(b))
 	defer eng.Close()
 	ctx := context.Background()
 	inst, _ := eng.Start(ctx, map[string]any{"name": "bus"})
 
-	msg, _ := busOf(eng).ReceiveWait(ctx, "writer")
+	msg, _ := b.ReceiveWait(ctx, "writer")
 	task, _ := wire.Decode(msg) // the work: instance, step, task, context
 	_ = eng.Report(ctx, task.InstanceID, task.Step, registry.Outcome{Trigger: "drafted", Result: map[string]any{"text": "hi"}}, nil)
-	msg, _ = busOf(eng).ReceiveWait(ctx, "reviewer")
+	msg, _ = b.ReceiveWait(ctx, "reviewer")
 	fmt.Println(msg.Type, msg.From, "->", msg.To, msg.Content["task_description"])
 	task, _ = wire.Decode(msg)
 	_ = eng.Report(ctx, task.InstanceID, task.Step, registry.Outcome{Trigger: "approved"}, nil)
@@ -104,12 +107,14 @@ rules:
 func ExampleInstance_Signal() {
 	w, _ := rules.Parse("approval.yaml", []byte(approvalWorkflow))
 	reg, _ := engine.NewRegistry(w, nil)
-	eng, _ := engine.New(w, reg)
+	b := bus.New(bus.WithAckMessages(false))
+	defer b.Close()
+	eng, _ := engine.New(w, reg, engine.WithTransport(b))
 	defer eng.Close()
 	ctx := context.Background()
 	inst, _ := eng.Start(ctx, nil)
 
-	msg, _ := busOf(eng).ReceiveWait(ctx, "writer")
+	msg, _ := b.ReceiveWait(ctx, "writer")
 	task, _ := wire.Decode(msg)
 	_ = eng.Report(ctx, task.InstanceID, task.Step, registry.Outcome{Trigger: "drafted"}, nil)
 	fmt.Println("waiting in", inst.Result().Waiting)

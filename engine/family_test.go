@@ -26,7 +26,7 @@ func familyEngine(t *testing.T, w *rules.Workflow, fam *engine.Family, store eng
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithFamily(fam))
+	eng, err := newEngine(w, reg, engine.WithStore(store), engine.WithFamily(fam))
 	if err != nil {
 		t.Fatal(err)
 	}

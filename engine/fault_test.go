@@ -97,7 +97,7 @@ func TestEngine_Fault_CrashesSlowAgentsAndAFlood(t *testing.T) {
 		require.NoError(t, err)
 		reg, err := engine.NewRegistry(w, nil)
 		require.NoError(t, err)
-		eng, err := engine.New(w, reg)
+		eng, err := newEngine(w, reg)
 		require.NoError(t, err)
 		ctx, stop := context.WithCancel(context.Background())
 

@@ -40,7 +40,7 @@ rules:
 	if err != nil {
 		b.Fatal(err)
 	}
-	eng, err := engine.New(w, reg)
+	eng, err := newEngine(w, reg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func BenchmarkChildWorkflow(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			eng, err := engine.New(w, reg)
+			eng, err := newEngine(w, reg)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -188,7 +188,7 @@ func TestEngine_Foreach_CancelStopsTheItems(t *testing.T) {
 func foreachEngine(t *testing.T, store engine.Store, sim *clock.Sim) *engine.Engine {
 	t.Helper()
 	w := loadWorkflow(t, "foreach.yaml")
-	eng, err := engine.New(w, nil, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("f")))
+	eng, err := newEngine(w, nil, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("f")))
 	if err != nil {
 		t.Fatal(err)
 	}

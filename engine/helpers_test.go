@@ -17,6 +17,7 @@ import (
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
+	"github.com/batonhq/baton/transport"
 )
 
 // epoch is where every simulated test clock starts.
@@ -178,8 +179,10 @@ func newSimRunOf(t testing.TB, w *rules.Workflow, agents map[string][]reply, opt
 		}
 	}
 	r := &simRun{t: t, sim: sim, script: sc}
+	ids := counter("inst")
 	all := append([]engine.Option{
-		engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("inst")),
+		engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(ids),
+		withBus(),
 		engine.WithObserver(func(ev engine.Event) { r.events = append(r.events, ev) }),
 	}, opts...)
 	eng, err := engine.New(w, reg, all...)
@@ -340,7 +343,20 @@ func wantFailed(t testing.TB, res engine.Result, msg string) {
 	}
 }
 
-// busOf returns the in-memory bus an engine made for its external agents.
+// withBus gives an engine an in-memory bus of its own for its external
+// agents, on the engine's clock and ids, as a Go program without NATS has.
+func withBus() engine.Option {
+	return engine.WithOwnTransport(func(clk clock.Clock, ids func() string) transport.Transport {
+		return bus.New(bus.WithClock(clk), bus.WithIDs(ids), bus.WithAckMessages(false))
+	})
+}
+
+// newEngine is engine.New with withBus before the given options.
+func newEngine(w *rules.Workflow, reg *registry.Registry, opts ...engine.Option) (*engine.Engine, error) {
+	return engine.New(w, reg, append([]engine.Option{withBus()}, opts...)...)
+}
+
+// busOf returns the in-memory bus that carries an engine's external agents' work.
 func busOf(eng *engine.Engine) *bus.Bus { return eng.Transport().(*bus.Bus) }
 
 // allHandoffs returns the hand-off records of every instance eng's store

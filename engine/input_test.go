@@ -152,7 +152,7 @@ rules:
 		return
 	}
 	reg, _ := engine.NewRegistry(w, nil)
-	eng, _ := engine.New(w, reg)
+	eng, _ := newEngine(w, reg)
 	defer eng.Close()
 	_, err = eng.Start(context.Background(), map[string]any{"order_id": "o-1", "amount": "12.50"})
 	var ie *engine.InputError
@@ -188,7 +188,7 @@ func BenchmarkEngineRefundSimTyped(b *testing.B) {
 		b.Fatal(err)
 	}
 	sim := clock.NewSim(time.Unix(0, 0))
-	eng, err := engine.New(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithStore(discardStore{}))
+	eng, err := newEngine(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithStore(discardStore{}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,18 +14,19 @@ import (
 type Option func(*config)
 
 type config struct {
-	jitterSeed uint64
-	seeded     bool
-	logger     *zap.Logger
-	clock      clock.Clock
-	store      Store
-	executor   Executor
-	workers    int
-	transport  transport.Transport
-	ids        func() string
-	observers  []Observer
-	tracing    trace.TracerProvider
-	family     *family // the engines of a parent workflow and its children
+	jitterSeed   uint64
+	seeded       bool
+	logger       *zap.Logger
+	clock        clock.Clock
+	store        Store
+	executor     Executor
+	workers      int
+	transport    transport.Transport
+	newTransport func(clock.Clock, func() string) transport.Transport
+	ids          func() string
+	observers    []Observer
+	tracing      trace.TracerProvider
+	family       *family // the engines of a parent workflow and its children
 }
 
 // withFamily makes the engine one of the family of a parent workflow.
@@ -71,11 +72,26 @@ func WithWorkers(n int) Option {
 	}
 }
 
-// WithTransport makes the engine send the work of external agents through t
-// (a *bus.Bus shared with other engines or agents, the NATS transport)
-// instead of an in-memory bus of its own. The engine opens a mailbox for
-// every external agent; it does not close t.
+// WithTransport makes the engine send the work of external agents (agents
+// without a Go handler) through t: the in-memory *bus.Bus, shared with
+// other engines or agents, or the NATS transport. The engine opens a
+// mailbox for every external agent; it does not close t. A workflow with
+// an external agent needs a transport: New refuses it without one (a
+// *NoTransportError).
 func WithTransport(t transport.Transport) Option { return func(c *config) { c.transport = t } }
+
+// WithOwnTransport makes the engine build the transport of its external
+// agents itself, with newT on the engine's clock and id generator, when it
+// has an external agent and no WithTransport; the engine closes it (when it
+// is an io.Closer) as it closes. The engines of child workflows build
+// theirs the same way. For example, an in-memory bus on the engine's clock:
+//
+//	engine.WithOwnTransport(func(clk clock.Clock, ids func() string) transport.Transport {
+//		return bus.New(bus.WithClock(clk), bus.WithIDs(ids), bus.WithAckMessages(false))
+//	})
+func WithOwnTransport(newT func(clk clock.Clock, ids func() string) transport.Transport) Option {
+	return func(c *config) { c.newTransport = newT }
+}
 
 // WithIDs sets the generator of instance ids (default random UUIDs). A
 // scenario replay passes a counter so that two runs print the same trace.

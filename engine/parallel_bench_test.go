@@ -35,7 +35,7 @@ func BenchmarkParallelJoin3(b *testing.B) {
 				b.Fatal(err)
 			}
 			sim := clock.NewSim(epoch)
-			eng, err := engine.New(w, reg, engine.WithClock(sim), engine.WithExecutor(sim))
+			eng, err := newEngine(w, reg, engine.WithClock(sim), engine.WithExecutor(sim))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -48,7 +48,7 @@ func poolEngine(t *testing.T, file string, handlers map[string]registry.Handler,
 	if err != nil {
 		t.Fatalf("NewRegistry: %v", err)
 	}
-	eng, err := engine.New(w, reg, opts...)
+	eng, err := newEngine(w, reg, opts...)
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)
 	}

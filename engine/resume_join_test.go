@@ -153,7 +153,7 @@ func TestEngine_Resume_ResentWorkIsDeliveredAfterTheFirstWasAcknowledged(t *test
 		require.NoError(t, err)
 		reg, err := engine.NewRegistry(w, nil)
 		require.NoError(t, err)
-		eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithTransport(shared))
+		eng, err := newEngine(w, reg, engine.WithStore(store), engine.WithTransport(shared))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = eng.Close() })
 		return eng

@@ -37,7 +37,7 @@ func externalEngine(t *testing.T, src string, store engine.Store) *engine.Engine
 	require.NoError(t, err)
 	reg, err := engine.NewRegistry(w, nil)
 	require.NoError(t, err)
-	eng, err := engine.New(w, reg, engine.WithStore(store))
+	eng, err := newEngine(w, reg, engine.WithStore(store))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = eng.Close() })
 	return eng
@@ -113,7 +113,7 @@ func TestEngine_Resume_OtherVersionsFinishOnTheirOwnRules(t *testing.T) {
 	assert.Equal(t, snap.Hash, w.Hash)
 	reg, err := engine.NewRegistry(w, nil)
 	require.NoError(t, err)
-	same, err := engine.New(w, reg, engine.WithStore(store))
+	same, err := newEngine(w, reg, engine.WithStore(store))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = same.Close() })
 	rep, err = same.Resume(ctx)

@@ -232,7 +232,7 @@ func TestEngine_RetryPolicy_ResumedRetryKeepsItsKind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("k")))
+		eng, err := newEngine(w, reg, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("k")))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,7 @@ func simEngine(b *testing.B, w *rules.Workflow, handlers map[string]registry.Han
 		b.Fatal(err)
 	}
 	sim := clock.NewSim(time.Unix(0, 0))
-	eng, err := engine.New(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithStore(discardStore{}))
+	eng, err := newEngine(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithStore(discardStore{}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func BenchmarkEngineSlowAgents(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			eng, err := engine.New(w, reg)
+			eng, err := newEngine(w, reg)
 			if err != nil {
 				b.Fatal(err)
 			}

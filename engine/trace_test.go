@@ -75,7 +75,7 @@ func TestEngine_Trace_SpansPerInstanceAndRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	sim := clock.NewSim(epoch)
-	eng, err := engine.New(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("tr")), engine.WithTracerProvider(tp))
+	eng, err := newEngine(w, reg, engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("tr")), engine.WithTracerProvider(tp))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestEngine_Resume_IsCountedToldAndTraced(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := engine.New(w, reg, append([]engine.Option{engine.WithStore(store)}, opts...)...)
+		eng, err := newEngine(w, reg, append([]engine.Option{engine.WithStore(store)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -177,7 +177,7 @@ func waitEngine(t *testing.T, store engine.Store, sim *clock.Sim) *engine.Engine
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("w")))
+	eng, err := newEngine(w, reg, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("w")))
 	if err != nil {
 		t.Fatal(err)
 	}

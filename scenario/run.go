@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/suggest"
@@ -120,7 +121,12 @@ func RunFrom(ctx context.Context, s *Scenario, load Loader, start time.Time, opt
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
 	}
-	all := append([]engine.Option{engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter())}, opts...)
+	// The script plays the agents on an in-memory bus on the simulated
+	// clock, drawing ids from the engine's counter.
+	ids := counter()
+	b := bus.New(bus.WithClock(sim), bus.WithIDs(ids), bus.WithAckMessages(false))
+	defer b.Close()
+	all := append([]engine.Option{engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(ids), engine.WithTransport(b)}, opts...)
 	eng, err := engine.New(w, reg, all...)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.File, err)
