@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/batonhq/baton/agentkind"
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/httpagent"
 	"github.com/batonhq/baton/internal/llmtest"
@@ -117,7 +118,9 @@ func TestHandlers_RunAWorkflowOfModelAndHTTPAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(w, reg)
+	b := bus.New(bus.WithAckMessages(false)) // carries the person's work
+	defer b.Close()
+	eng, err := engine.New(w, reg, engine.WithTransport(b))
 	if err != nil {
 		t.Fatal(err)
 	}

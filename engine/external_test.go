@@ -247,7 +247,7 @@ func TestEngine_DeferredOutcomeIsReportedLater(t *testing.T) {
 }
 
 // unavailableTransport is a bus whose SendWork fails the way a transport
-// whose server does not answer does (bus.ErrUnavailable), as many times
+// whose server does not answer does (transport.ErrUnavailable), as many times
 // as it is told to.
 type unavailableTransport struct {
 	*bus.Bus

@@ -100,7 +100,7 @@ func (l *lane) signalRoom() {
 	}
 }
 
-// push queues an item; a full lane refuses it with a *bus.QueueFullError
+// push queues an item; a full lane refuses it with a *transport.QueueFullError
 // naming the agent, unless the item's room was reserved. A refusal is
 // counted (its work is dead-lettered) unless the item is patient: its
 // sender keeps it, to push it again later. start reports whether the

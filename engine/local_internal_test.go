@@ -8,7 +8,7 @@ import (
 )
 
 // A lane hands its work out highest priority first, then in send order; a
-// full lane refuses with a *bus.QueueFullError naming the agent; and its
+// full lane refuses with a *transport.QueueFullError naming the agent; and its
 // accounting adds up.
 func TestLane_PriorityCapacityAccounting(t *testing.T) {
 	l := newLane("payment", 5, 1)
@@ -34,7 +34,7 @@ func TestLane_PriorityCapacityAccounting(t *testing.T) {
 	_, err := l.push(laneItem{step: 6, level: transport.PriorityCritical}, false, false)
 	var full *transport.QueueFullError
 	if !errors.As(err, &full) || full.Agent != "payment" || full.Capacity != 5 {
-		t.Fatalf("got %v, want a *bus.QueueFullError naming payment with capacity 5", err)
+		t.Fatalf("got %v, want a *transport.QueueFullError naming payment with capacity 5", err)
 	}
 	var got []int
 	for {

@@ -276,7 +276,7 @@ func noticeStep(id string) int {
 }
 
 // The pauses before work the transport could not take for now
-// (bus.ErrUnavailable), or patient work a full mailbox refused, is sent
+// (transport.ErrUnavailable), or patient work a full mailbox refused, is sent
 // again: it doubles from sendAgainFirst up to sendAgainMax.
 const (
 	sendAgainFirst = 500 * time.Millisecond

@@ -281,7 +281,7 @@ func TestEngine_Instance_API(t *testing.T) {
 	// The engine owns its transport: Close closed it.
 	note := &transport.Message{Type: transport.MessageNotification, From: "alpha", To: "beta", Content: map[string]any{"action": "ping"}}
 	if err := busOf(eng).Send(ctx, note); !errors.Is(err, transport.ErrClosed) {
-		t.Errorf("Send on the engine's bus after Close: got %v, want bus.ErrClosed", err)
+		t.Errorf("Send on the engine's bus after Close: got %v, want transport.ErrClosed", err)
 	}
 	if snap, err := eng.Store().Instance(ctx, inst.ID()); err != nil || snap.State != "SECOND" {
 		t.Errorf("got stored snapshot %+v (%v), want it kept in SECOND", snap, err)

@@ -54,7 +54,7 @@ const (
 // RefusalError is the validator's refusal of a hand-off: which check refused
 // it, the agents involved and why. It matches ErrHandoffRefused, the
 // check's own sentinel (ErrSelfHandoff, ErrLoopDetected, ...) and
-// bus.ErrHandoff; for an unknown target it also matches
+// transport.ErrHandoff; for an unknown target it also matches
 // registry.ErrUnknownAgent.
 type RefusalError struct {
 	Check  string // one of the Check* constants
@@ -71,7 +71,7 @@ func (e *RefusalError) Error() string {
 	return fmt.Sprintf("handoff: refused %s -> %s (%s): %s", e.From, e.To, e.Check, e.Reason)
 }
 
-// Unwrap returns ErrHandoffRefused, the check's sentinel, bus.ErrHandoff and
+// Unwrap returns ErrHandoffRefused, the check's sentinel, transport.ErrHandoff and
 // the underlying cause, if any.
 func (e *RefusalError) Unwrap() []error {
 	errs := []error{ErrHandoffRefused, transport.ErrHandoff}

@@ -16,12 +16,12 @@
 // OpenMailbox creates the agent's work stream, BATON_WORK_<agent>: a
 // work-queue stream whose MaxMsgs is the agent's capacity with DiscardNew,
 // so that a full mailbox refuses a send atomically whichever process sends
-// (bus.QueueFullError, naming the agent). The capacity counts work waiting
+// (transport.QueueFullError, naming the agent). The capacity counts work waiting
 // and work taken but not settled. JetStream has no priorities, so each
 // level has its subject, baton.work.<agent>.<level>, and its durable pull
 // consumer; TakeWork reads them highest first.
 //
-// SendWork publishes the message's JSON (bus.Message's own) with its
+// SendWork publishes the message's JSON (transport.Message's own) with its
 // idempotency key as Nats-Msg-Id (a key over 256 bytes as "sha256:" and
 // the base64 of its hash): JetStream drops a second send within the dedup
 // window. TakeWork pulls "no wait" from each level, highest first;

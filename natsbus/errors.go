@@ -3,7 +3,7 @@ package natsbus
 import "errors"
 
 // Sentinels of natsbus. Errors of the message layer itself are package
-// bus's (*bus.QueueFullError, *bus.UnknownAgentError, *bus.ValidationError).
+// bus's (*transport.QueueFullError, *transport.UnknownAgentError, *transport.ValidationError).
 var (
 	// ErrClosed is returned by every operation on a closed Transport or
 	// Worker.

@@ -212,7 +212,7 @@ func (t *Transport) consumerConfig(agent string, p transport.Priority, capacity 
 
 // box returns agent's mailbox, looking for its stream on the server when
 // another process opened it. An agent without a stream is a
-// *bus.UnknownAgentError.
+// *transport.UnknownAgentError.
 func (t *Transport) box(ctx context.Context, agent string) (*mailbox, error) {
 	t.mu.Lock()
 	mb, ok := t.boxes[agent]

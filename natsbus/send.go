@@ -41,19 +41,19 @@ const (
 // its priority, with its idempotency key (its message id when it has none)
 // as Nats-Msg-Id: a second send of the key within the dedup window is
 // dropped as a duplicate. It fills the message's id, conversation, timestamp
-// and TTL as the bus does. A full stream is a *bus.QueueFullError naming
-// the agent and an agent without a stream a *bus.UnknownAgentError; either
+// and TTL as the bus does. A full stream is a *transport.QueueFullError naming
+// the agent and an agent without a stream a *transport.UnknownAgentError; either
 // way the message is dead-lettered. An invalid message is a
-// *bus.ValidationError and is not sent. A send the server did not take for
+// *transport.ValidationError and is not sent. A send the server did not take for
 // Config.Timeout (a stream electing a leader), or refused for want of
-// storage (a full disk), matches bus.ErrUnavailable: it may be sent again
+// storage (a full disk), matches transport.ErrUnavailable: it may be sent again
 // under the same key.
 func (t *Transport) SendWork(ctx context.Context, m *transport.Message) error {
 	return t.send(ctx, m, false)
 }
 
 // OfferWork is SendWork, except for a full work stream: the message is
-// refused with a *bus.QueueFullError naming the agent and is not
+// refused with a *transport.QueueFullError naming the agent and is not
 // dead-lettered (the server keeps no trace of it, and a later send under
 // its key is not dropped as a duplicate): the sender keeps it, to send it
 // again. The engine offers the work it resends as it resumes an instance,

@@ -15,7 +15,7 @@ import (
 )
 
 // A work stream that lost its quorum takes no send: SendWork says so with
-// an error matching bus.ErrUnavailable, not a refusal, and the same send
+// an error matching transport.ErrUnavailable, not a refusal, and the same send
 // made again once the stream is back is kept once.
 func TestSendWork_AStreamWithoutQuorumIsUnavailable(t *testing.T) {
 	if testing.Short() {
@@ -43,7 +43,7 @@ func TestSendWork_AStreamWithoutQuorumIsUnavailable(t *testing.T) {
 	c.Kill(2)
 	err = send()
 	if !errors.Is(err, transport.ErrUnavailable) {
-		t.Fatalf("got %v, want an error matching bus.ErrUnavailable", err)
+		t.Fatalf("got %v, want an error matching transport.ErrUnavailable", err)
 	}
 	c.Restart(1)
 	c.Restart(2)
@@ -99,11 +99,11 @@ func TestSendWork_AServerOutOfStorageIsUnavailable(t *testing.T) {
 	fill(t, js)
 	err = tr.SendWork(ctx, work("a", transport.PriorityNormal, "i:1"))
 	if !errors.Is(err, transport.ErrUnavailable) {
-		t.Fatalf("got %v, want an error matching bus.ErrUnavailable", err)
+		t.Fatalf("got %v, want an error matching transport.ErrUnavailable", err)
 	}
 	var full *transport.QueueFullError
 	if errors.As(err, &full) {
-		t.Fatalf("got %v, want no *bus.QueueFullError: the mailbox has room", err)
+		t.Fatalf("got %v, want no *transport.QueueFullError: the mailbox has room", err)
 	}
 	if err := filler.Purge(ctx); err != nil {
 		t.Fatal(err)

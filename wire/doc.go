@@ -3,7 +3,7 @@
 // and the engine's answer to it. Every sender and receiver uses it: the
 // engine, the scenario player, the NATS worker and the HTTP agent client.
 //
-// Work is a registry.Task written into a bus.Message. Content holds what the
+// Work is a registry.Task written into a transport.Message. Content holds what the
 // agent needs to do the work:
 //
 //	action            "run" for work to do, "notice" for a final notice

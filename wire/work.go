@@ -272,7 +272,7 @@ func object(src map[string]any, key string) (map[string]any, error) {
 }
 
 // rankOf is the rank a bus priority stands for (the inverse of
-// bus.PriorityFromRank on its canonical ranks).
+// transport.PriorityFromRank on its canonical ranks).
 func rankOf(p transport.Priority) int {
 	switch p {
 	case transport.PriorityCritical:

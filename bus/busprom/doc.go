@@ -1,5 +1,5 @@
 // Package busprom exposes a bus's metrics to Prometheus. The bus keeps its
-// figures in its own dependency-free core (bus.Snapshot); this adapter reads
+// figures in its own dependency-free core (transport.Snapshot); this adapter reads
 // a snapshot on every scrape and reports it as client_golang metrics on a
 // registry the caller passes:
 //

@@ -30,10 +30,10 @@ func testAccounting(c *checker) {
 	c.send(expiring)
 	k4 := c.send(work(agent, 4))
 	if err := c.tr.SendWork(c.t.Context(), work(agent, 5)); !errors.Is(err, transport.ErrQueueFull) {
-		c.t.Fatalf("got SendWork error %v to a full mailbox, want one matching bus.ErrQueueFull", err)
+		c.t.Fatalf("got SendWork error %v to a full mailbox, want one matching transport.ErrQueueFull", err)
 	}
 	if err := c.tr.SendWork(c.t.Context(), work(ghost, 1)); !errors.Is(err, transport.ErrUnknownAgent) {
-		c.t.Fatalf("got SendWork error %v to %s, want one matching bus.ErrUnknownAgent", err, ghost)
+		c.t.Fatalf("got SendWork error %v to %s, want one matching transport.ErrUnknownAgent", err, ghost)
 	}
 	c.send(workAt(agent, 1, 3)) // a duplicate of k1: not accepted
 

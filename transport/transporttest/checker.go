@@ -107,7 +107,7 @@ func (c *checker) nack(m *transport.Message) {
 // advance makes d of the transport's time pass.
 func (c *checker) advance(d time.Duration) { c.h.Advance(d) }
 
-// counts are the figures of a bus.Snapshot that accounting adds
+// counts are the figures of a transport.Snapshot that accounting adds
 // up: Accepted == Delivered + DeadLettered + Queued + InFlight.
 type counts struct {
 	Accepted, Delivered, DeadLettered uint64

@@ -11,19 +11,19 @@
 //   - OpenMailbox may be called again for an agent: its mailbox and what
 //     waits in it are kept.
 //   - SendWork to an agent never opened returns an error matching
-//     bus.ErrUnknownAgent whose text names the agent, and the message is
-//     dead-lettered bus.ReasonReceiverNotFound; TakeWork of such an agent
-//     is an error matching bus.ErrUnknownAgent.
+//     transport.ErrUnknownAgent whose text names the agent, and the message is
+//     dead-lettered transport.ReasonReceiverNotFound; TakeWork of such an agent
+//     is an error matching transport.ErrUnknownAgent.
 //   - SendWork of a message that breaks format returns an error
-//     matching bus.ErrValidation whose text names the field
+//     matching transport.ErrValidation whose text names the field
 //     ("content.action"); the message is counted in
 //     Snapshot.ValidationErrors, neither accepted nor dead-lettered.
 //   - TakeWork hands out the highest priority first and, within a
 //     priority, in send order, never more than max messages, each with the
 //     priority and content it was sent with (wire.Decode reads it back).
 //   - A mailbox opened with capacity N holds N messages; the next SendWork
-//     returns an error matching bus.ErrQueueFull whose text names the
-//     agent, and the message is dead-lettered bus.ReasonQueueOverflow;
+//     returns an error matching transport.ErrQueueFull whose text names the
+//     agent, and the message is dead-lettered transport.ReasonQueueOverflow;
 //     taking a message makes room again.
 //   - A refused send does not keep its idempotency key: the same work sent
 //     again (a sender's retry) once there is room, or once the agent is
@@ -32,19 +32,19 @@
 //     delivered and never handed out again. Nacked, it is handed out again
 //     with the same message_id and idempotency key. Left alone, it comes
 //     back after the ack wait and not before; once handed out
-//     MaxDeliveries times, it is dead-lettered bus.ReasonMaxRetries with
+//     MaxDeliveries times, it is dead-lettered transport.ReasonMaxRetries with
 //     Attempts == MaxDeliveries. DeliveryCount, when the transport sets
 //     it (not zero), is 1 on the first delivery and grows by one on each.
-//   - Reject dead-letters the message bus.ReasonRejected with the agent's
+//   - Reject dead-letters the message transport.ReasonRejected with the agent's
 //     reason as LastError; it is never handed out again.
 //   - A message whose idempotency key was already sent to the same agent
 //     is dropped: SendWork returns nil, it is not accepted and never
 //     delivered, also when the first was already acked.
 //   - A message whose TTL ran out before it was taken, or before it could
 //     be handed out again, is never handed out: it is dead-lettered
-//     bus.ReasonTTLExpired and counted in Snapshot.Expired, while live
+//     transport.ReasonTTLExpired and counted in Snapshot.Expired, while live
 //     messages behind it are delivered.
-//   - Metrics add up in every snapshot, as bus.Snapshot documents:
+//   - Metrics add up in every snapshot, as transport.Snapshot documents:
 //     Accepted == Delivered + DeadLettered + Queued + InFlight, where a
 //     refused send (unknown agent, full mailbox) is accepted and
 //     dead-lettered, a duplicate is not accepted, a message counts as

@@ -37,11 +37,11 @@ func testUnknownAgent(c *checker) {
 	key := m.Key()
 	err := c.tr.SendWork(c.t.Context(), m)
 	if !errors.Is(err, transport.ErrUnknownAgent) || !strings.Contains(errText(err), ghost) {
-		c.t.Fatalf("got SendWork error %v, want one matching bus.ErrUnknownAgent that names %s", err, ghost)
+		c.t.Fatalf("got SendWork error %v, want one matching transport.ErrUnknownAgent that names %s", err, ghost)
 	}
 	c.letterFor(c.wait(l, 1), key, transport.ReasonReceiverNotFound)
 	if _, err := c.tr.TakeWork(c.t.Context(), ghost, 0); !errors.Is(err, transport.ErrUnknownAgent) {
-		c.t.Fatalf("got TakeWork error %v for %s, want one matching bus.ErrUnknownAgent", err, ghost)
+		c.t.Fatalf("got TakeWork error %v for %s, want one matching transport.ErrUnknownAgent", err, ghost)
 	}
 	c.takeNone("seller")
 	c.metrics(counts{Accepted: 1, DeadLettered: 1})
@@ -59,7 +59,7 @@ func testUnknownAgent(c *checker) {
 }
 
 // testInvalid: a message that breaks format is refused with an
-// error matching bus.ErrValidation whose text names the field, counted, and
+// error matching transport.ErrValidation whose text names the field, counted, and
 // neither accepted nor dead-lettered.
 func testInvalid(c *checker) {
 	const agent = "seller"
@@ -69,7 +69,7 @@ func testInvalid(c *checker) {
 	delete(m.Content, "action")
 	err := c.tr.SendWork(c.t.Context(), m)
 	if !errors.Is(err, transport.ErrValidation) || !strings.Contains(errText(err), "content.action") {
-		c.t.Fatalf("got SendWork error %v for work without an action, want one matching bus.ErrValidation that names content.action", err)
+		c.t.Fatalf("got SendWork error %v for work without an action, want one matching transport.ErrValidation that names content.action", err)
 	}
 	c.takeNone(agent)
 	s := c.metrics(counts{})
@@ -133,7 +133,7 @@ func testCapacity(c *checker) {
 	overKey := over.Key()
 	err := c.tr.SendWork(c.t.Context(), over)
 	if !errors.Is(err, transport.ErrQueueFull) || !strings.Contains(errText(err), agent) {
-		c.t.Fatalf("got SendWork error %v to a full mailbox, want one matching bus.ErrQueueFull that names %s", err, agent)
+		c.t.Fatalf("got SendWork error %v to a full mailbox, want one matching transport.ErrQueueFull that names %s", err, agent)
 	}
 	c.letterFor(c.wait(l, 1), overKey, transport.ReasonQueueOverflow)
 
@@ -142,7 +142,7 @@ func testCapacity(c *checker) {
 		// Still full until the taken message is settled.
 		still := work(agent, capacity+2)
 		if err := c.tr.SendWork(c.t.Context(), still); !errors.Is(err, transport.ErrQueueFull) {
-			c.t.Fatalf("got SendWork error %v while a taken message is unsettled, want bus.ErrQueueFull (SettleFreesRoom)", err)
+			c.t.Fatalf("got SendWork error %v while a taken message is unsettled, want transport.ErrQueueFull (SettleFreesRoom)", err)
 		}
 		c.letterFor(c.wait(l, 2), still.Key(), transport.ReasonQueueOverflow)
 		c.ack(first...)
@@ -231,7 +231,7 @@ func testOffer(c *checker) {
 	overKey := over.Key()
 	err := o.OfferWork(c.t.Context(), over)
 	if !errors.Is(err, transport.ErrQueueFull) || !strings.Contains(errText(err), agent) {
-		c.t.Fatalf("got OfferWork error %v to a full mailbox, want one matching bus.ErrQueueFull that names %s", err, agent)
+		c.t.Fatalf("got OfferWork error %v to a full mailbox, want one matching transport.ErrQueueFull that names %s", err, agent)
 	}
 	c.metrics(counts{Accepted: capacity, Queued: capacity})
 	taken := c.take(agent, 1)
