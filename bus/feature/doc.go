@@ -1,0 +1,14 @@
+// Package feature holds the message-layer features a transport does not
+// need to carry work: topics, broadcast, request/reply and correlation,
+// conversations, rate limits, circuit breakers, backpressure signals,
+// dead-letter processing and sender retries. Each is a decorator over any
+// transport.Transport (the in-memory bus or natsbus), in a file of its own,
+// and is itself a transport.Transport, so that a program composes the ones
+// it wants:
+//
+//	b := bus.New()
+//	var tr transport.Transport = feature.NewBreakers(b, feature.BreakerSettings{})
+//
+// No feature is checked inside a transport's send path: a program that
+// composes none pays for none.
+package feature
