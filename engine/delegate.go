@@ -126,7 +126,7 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 		task = "user selected agent " + agentID
 	}
 	cmd := handoff.Command{From: r.agent, To: agentID, Reason: handoff.ReasonUserRequest, Task: task}
-	if err := i.e.val.Validate(cmd, i.recentHandoffs()); err != nil {
+	if err := i.e.val.Validate(cmd, i.recent); err != nil {
 		return err
 	}
 	r.ended = true

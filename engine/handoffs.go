@@ -27,7 +27,7 @@ func (i *instance) checkHandoff(r *run) error {
 		From: r.from, To: r.agent, Reason: reason, Task: r.description,
 		Payload: r.payload, Priority: r.priority,
 	}
-	return i.e.val.Validate(cmd, i.recentHandoffs())
+	return i.e.val.Validate(cmd, i.recent)
 }
 
 // noteHandoff remembers a hand-off's target for the loop window.
@@ -46,14 +46,6 @@ func (i *instance) noteHandoff(to string) {
 	i.recent = append(i.recent, to)
 }
 
-// recentHandoffs is the loop window as the validator reads it.
-func (i *instance) recentHandoffs() []handoff.Record {
-	out := make([]handoff.Record, len(i.recent))
-	for k, to := range i.recent {
-		out[k] = handoff.Record{To: to, Status: handoff.StatusAccepted}
-	}
-	return out
-}
 
 // recentFrom rebuilds the loop window from an instance's history.
 func (i *instance) recentFrom(history []Entry) {
