@@ -46,7 +46,6 @@ func (i *instance) noteHandoff(to string) {
 	i.recent = append(i.recent, to)
 }
 
-
 // recentFrom rebuilds the loop window from an instance's history.
 func (i *instance) recentFrom(history []Entry) {
 	for _, e := range history {
