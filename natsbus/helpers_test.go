@@ -31,6 +31,13 @@ func startServerSync(tb testing.TB, listen, syncAlways bool) *server.Server {
 	} else {
 		opts.DontListen = true
 	}
+	return runServer(tb, opts)
+}
+
+// runServer starts an in-process server with opts, shut down at the end of
+// the test.
+func runServer(tb testing.TB, opts *server.Options) *server.Server {
+	tb.Helper()
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		tb.Fatal(err)
@@ -87,16 +94,17 @@ type testTransport struct {
 // memory storage and each of changes applied to its config in turn.
 func newTestTransport(tb testing.TB, changes ...func(*natsbus.Config)) *testTransport {
 	tb.Helper()
-	return onServer(tb, startServer(tb, false), changes)
+	return onServer(tb, startServer(tb, false), changes...)
 }
 
 // another returns a second Transport on tt's server, as another process's.
 func (tt *testTransport) another(changes ...func(*natsbus.Config)) *testTransport {
 	tt.tb.Helper()
-	return onServer(tt.tb, tt.ns, changes)
+	return onServer(tt.tb, tt.ns, changes...)
 }
 
-func onServer(tb testing.TB, ns *server.Server, changes []func(*natsbus.Config)) *testTransport {
+// onServer is newTestTransport on a server of the test's own.
+func onServer(tb testing.TB, ns *server.Server, changes ...func(*natsbus.Config)) *testTransport {
 	tb.Helper()
 	tr := newTransport(tb, ns, func(c *natsbus.Config) {
 		for _, change := range changes {

@@ -1,7 +1,6 @@
 package natsbus_test
 
 import (
-	"context"
 	"encoding/json"
 	"sync"
 	"testing"
@@ -31,12 +30,7 @@ func TestReports_ProgressAndUsageOverNATS(t *testing.T) {
 				mu.Unlock()
 			}
 		}))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	inst, err := re.eng.Start(ctx, refundInput)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, inst := startInstance(t, re.eng, refundInput)
 	nc := connect(t, ns)
 	var msg = nextWork(nc, "BATON_WORK_customer")
 	for msg == nil && ctx.Err() == nil {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -34,30 +33,9 @@ rules:
 	}
 	ns := startServer(t, false)
 	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
-	cfg := natsbus.DefaultConfig()
-	mem(&cfg)
 	nc := connect(t, ns)
-	tr, err := natsbus.New(t.Context(), nc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := engine.NewRegistry(w, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(w, reg, engine.WithTransport(tr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop, err := natsbus.ServeReports(context.Background(), nc, eng.HandleReport)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stop()
-		_ = eng.Close()
-		_ = tr.Close()
-	})
+	eng, _ := newEngine(t, nc, w, mem)
+	serveReports(t, nc, eng)
 	var runs atomic.Int64
 	startWorker(t, connect(t, ns), map[string]registry.Handler{
 		"counter": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
@@ -67,12 +45,7 @@ rules:
 			return registry.Outcome{Trigger: "counted", Result: map[string]any{"words": 2}}, nil
 		}),
 	}, mem)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	inst, err := eng.Start(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, inst := startInstance(t, eng, nil)
 	res, err := inst.Wait(ctx)
 	if err != nil || res.Outcome != "DONE" {
 		t.Fatalf("got %s %s (%v, %v), want DONE", res.Status, res.Outcome, res.Err, err)
