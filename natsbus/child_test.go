@@ -140,7 +140,7 @@ func drain(t *testing.T, child *exec.Cmd) {
 	}
 }
 
-func TestWorker_RefundEndToEnd_WorkerInAChildProcess(t *testing.T) {
+func TestWorker_InAChildProcess_RunsEachStepOnceAndDrainsOnSIGTERM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
@@ -154,7 +154,7 @@ func TestWorker_RefundEndToEnd_WorkerInAChildProcess(t *testing.T) {
 // The worker is killed with SIGKILL mid-run and started again: the work it
 // held comes back after the ack wait, and every instance completes with
 // each step applied once.
-func TestWorker_RefundEndToEnd_WorkerKilledAndRestarted(t *testing.T) {
+func TestWorker_KilledMidRun_ItsWorkComesBackAndEachStepAppliesOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}

@@ -70,7 +70,7 @@ func connect(tb testing.TB, ns *server.Server) *nats.Conn {
 func newTransport(tb testing.TB, ns *server.Server, change func(*natsbus.Config)) *natsbus.Transport {
 	tb.Helper()
 	cfg := natsbus.DefaultConfig()
-	cfg.Storage = jetstream.MemoryStorage
+	memStorage(&cfg)
 	if change != nil {
 		change(&cfg)
 	}
@@ -219,6 +219,19 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// memStorage has a transport keep its streams in memory.
+func memStorage(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
+
+// settled waits (for what) until none of tr's work is in flight, and
+// returns its counts, failing unless they add up.
+func settled(tb testing.TB, tr *natsbus.Transport, what string) bus.Snapshot {
+	tb.Helper()
+	var s bus.Snapshot
+	waitFor(tb, what, func() bool { s = tr.Metrics(); return s.InFlight == 0 })
+	wantBalanced(tb, s)
+	return s
 }
 
 // wantBalanced fails unless s's counts add up.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/refundagents"
@@ -25,7 +24,7 @@ type silentEngine struct {
 
 func newSilentEngine(t *testing.T, nc *nats.Conn) *silentEngine {
 	t.Helper()
-	eng, _ := newEngine(t, nc, loadRefund(t), func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage })
+	eng, _ := newEngine(t, nc, loadRefund(t), memStorage)
 	s := &silentEngine{eng: eng, nc: nc}
 	spy, err := nc.Subscribe(natsbus.ReportsSubject, func(*nats.Msg) { s.reports.Add(1) })
 	if err != nil {
@@ -55,7 +54,7 @@ func keptOutcomeApplied(t *testing.T, change func(*natsbus.Config), cfg natsbus.
 	var runs runCounter
 	cfg.ReportTimeout = 50 * time.Millisecond // the spy never answers: do not wait long for it
 	wk := runWorker(t, connect(t, ns), runs.wrap(refundagents.Approved()), func(c *natsbus.Config) {
-		c.Storage = jetstream.MemoryStorage
+		memStorage(c)
 		change(c)
 	}, cfg)
 	ctx, inst := startInstance(t, se.eng, refundInput)

@@ -268,7 +268,7 @@ func TestTransport_MaxDeliveries_DeadLettersAndRemoves(t *testing.T) {
 
 // A process that took the message on its last delivery died: the next
 // taker finds it delivered once too often and dead-letters it.
-func TestTransport_MaxDeliveries_TakerDiedOnTheLastDelivery(t *testing.T) {
+func TestTransport_MaxDeliveries_NextTakerDeadLettersWorkWhoseTakerDied(t *testing.T) {
 	change := func(c *natsbus.Config) {
 		c.AckWait = 50 * time.Millisecond
 		c.MaxDeliveries = 1
@@ -481,7 +481,7 @@ func TestTransport_DeletedWhilePending_IsNotADeadLetter(t *testing.T) {
 	}
 }
 
-func TestConfig_Validate(t *testing.T) {
+func TestConfig_Validate_DefaultsPassAndEachBadFieldIsNamed(t *testing.T) {
 	for _, tc := range []struct {
 		field  string
 		change func(*natsbus.Config)

@@ -6,23 +6,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/registry"
 )
 
 // Progress and usage travel in reports over NATS like any report: an agent
 // with nothing but a NATS client sends progress while it works, then its
 // outcome with the run's usage.
-func TestReports_ProgressAndUsageOverNATS(t *testing.T) {
+func TestReports_ProgressAndUsageOverNATS_CheckedAndApplied(t *testing.T) {
 	ns := startServer(t, false)
 	var (
 		mu   sync.Mutex
 		told []registry.Progress
 	)
-	re := newRefundEngine(t, connect(t, ns), func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage },
+	re := newRefundEngine(t, connect(t, ns), memStorage,
 		engine.WithObserver(func(ev engine.Event) {
 			if ev.Type == engine.EventAgentProgress {
 				mu.Lock()

@@ -6,10 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -32,9 +29,8 @@ rules:
 		t.Fatal(err)
 	}
 	ns := startServer(t, false)
-	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
 	nc := connect(t, ns)
-	eng, _ := newEngine(t, nc, w, mem)
+	eng, _ := newEngine(t, nc, w, memStorage)
 	serveReports(t, nc, eng)
 	var runs atomic.Int64
 	startWorker(t, connect(t, ns), map[string]registry.Handler{
@@ -44,7 +40,7 @@ rules:
 			}
 			return registry.Outcome{Trigger: "counted", Result: map[string]any{"words": 2}}, nil
 		}),
-	}, mem)
+	}, memStorage)
 	ctx, inst := startInstance(t, eng, nil)
 	res, err := inst.Wait(ctx)
 	if err != nil || res.Outcome != "DONE" {

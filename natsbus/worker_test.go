@@ -8,11 +8,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsbus"
@@ -240,19 +238,16 @@ func itoa(n int) string {
 	return itoa(n/10) + digits[n%10:n%10+1]
 }
 
-func TestWorker_RefundEndToEnd_AllAgentsOverNATS(t *testing.T) {
+func TestWorker_RefundsOverNATS_EachStepAppliedOnceAndAllWorkAcked(t *testing.T) {
 	ns := startServer(t, false)
-	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
-	re := newRefundEngine(t, connect(t, ns), mem)
+	re := newRefundEngine(t, connect(t, ns), memStorage)
 	var runs runCounter
-	startWorker(t, connect(t, ns), runs.wrap(refundagents.Approved()), mem)
+	startWorker(t, connect(t, ns), runs.wrap(refundagents.Approved()), memStorage)
 	insts := runRefunds(t, re.eng, 200)
 	wantEachStepOnce(t, insts, &runs)
 	// The worker acks each piece of work once the engine has answered its
 	// report: the last acks may follow the instances' completion.
-	var s bus.Snapshot
-	waitFor(t, "the last acks", func() bool { s = re.tr.Metrics(); return s.InFlight == 0 })
-	wantBalanced(t, s)
+	s := settled(t, re.tr, "the last acks")
 	if s.Accepted != 800 || s.Delivered != 800 || s.DeadLettered != 0 {
 		t.Errorf("got accepted %d delivered %d dead %d, want 800, 800, 0", s.Accepted, s.Delivered, s.DeadLettered)
 	}
@@ -337,7 +332,10 @@ func blockingRefund(runs *runCounter, started chan<- struct{}, release <-chan st
 // worker's heartbeats: it runs once and its work is not redelivered.
 func TestWorker_Heartbeats_KeepALongRunFromRedelivery(t *testing.T) {
 	ns := startServer(t, false)
-	short := func(c *natsbus.Config) { c.Storage, c.AckWait = jetstream.MemoryStorage, 500*time.Millisecond }
+	short := func(c *natsbus.Config) {
+		memStorage(c)
+		c.AckWait = 500 * time.Millisecond
+	}
 	re := newRefundEngine(t, connect(t, ns), short)
 	var runs runCounter
 	started, release := make(chan struct{}, 1), make(chan struct{})
@@ -364,11 +362,10 @@ func TestWorker_Heartbeats_KeepALongRunFromRedelivery(t *testing.T) {
 // whose report is applied and whose work is acked.
 func TestWorker_Close_WaitsForRunningHandlers(t *testing.T) {
 	ns := startServer(t, false)
-	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
-	re := newRefundEngine(t, connect(t, ns), mem)
+	re := newRefundEngine(t, connect(t, ns), memStorage)
 	var runs runCounter
 	started, release := make(chan struct{}, 1), make(chan struct{})
-	wk := startWorker(t, connect(t, ns), blockingRefund(&runs, started, release), mem)
+	wk := startWorker(t, connect(t, ns), blockingRefund(&runs, started, release), memStorage)
 	_, inst := startInstance(t, re.eng, refundInput)
 	<-started
 	closed := make(chan struct{})
@@ -387,9 +384,7 @@ func TestWorker_Close_WaitsForRunningHandlers(t *testing.T) {
 	waitFor(t, "the seller's step to be applied", func() bool { return inst.Result().Steps >= 2 && inst.Result().State == "REFUNDING" })
 	// The worker acks without waiting for the server: the last ack may
 	// reach the stream a moment after Close returns.
-	var s bus.Snapshot
-	waitFor(t, "the seller's ack", func() bool { s = re.tr.Metrics(); return s.InFlight == 0 })
-	wantBalanced(t, s)
+	s := settled(t, re.tr, "the seller's ack")
 	if s.InFlight != 0 || s.Queued != 1 || s.Delivered != 2 {
 		t.Errorf("got in flight %d queued %d delivered %d, want 0, 1 (payment's work) and 2", s.InFlight, s.Queued, s.Delivered)
 	}
@@ -397,10 +392,9 @@ func TestWorker_Close_WaitsForRunningHandlers(t *testing.T) {
 
 // A handler still running when the grace period ends has its context
 // cancelled; its work is given back, and another worker completes it.
-func TestWorker_Close_GraceRunsOut(t *testing.T) {
+func TestWorker_Close_PastTheGraceCancelsTheHandlerAndGivesTheWorkBack(t *testing.T) {
 	ns := startServer(t, false)
-	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
-	re := newRefundEngine(t, connect(t, ns), mem)
+	re := newRefundEngine(t, connect(t, ns), memStorage)
 	var runs runCounter
 	started, never := make(chan struct{}, 1), make(chan struct{})
 	wk := runWorker(t, connect(t, ns), blockingRefund(&runs, started, never), nil, natsbus.WorkerConfig{Grace: 20 * time.Millisecond})
@@ -412,7 +406,7 @@ func TestWorker_Close_GraceRunsOut(t *testing.T) {
 	if err := wk.ran(); err != nil {
 		t.Errorf("Run: got %v, want nil after a drain", err)
 	}
-	startWorker(t, connect(t, ns), refundagents.Approved(), mem)
+	startWorker(t, connect(t, ns), refundagents.Approved(), memStorage)
 	if res, err := inst.Wait(ctx); err != nil || res.Outcome != "COMPLETED" {
 		t.Fatalf("got %s %s (%v), want COMPLETED by the second worker", res.Status, res.Outcome, err)
 	}
