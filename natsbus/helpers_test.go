@@ -221,6 +221,14 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 	}
 }
 
+// balanced returns tt's counts, failing unless they add up.
+func (tt *testTransport) balanced() bus.Snapshot {
+	tt.tb.Helper()
+	s := tt.Metrics()
+	wantBalanced(tt.tb, s)
+	return s
+}
+
 // memStorage has a transport keep its streams in memory.
 func memStorage(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
 

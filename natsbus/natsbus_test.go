@@ -55,8 +55,7 @@ func TestTransport_TakeWork_HighestPriorityFirstThenSendOrder(t *testing.T) {
 			t.Errorf("Ack %s: %v", m.IdempotencyKey, err)
 		}
 	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.Accepted != 5 || s.Delivered != 5 || s.Queued != 0 || s.InFlight != 0 {
 		t.Errorf("got %+v, want 5 accepted and delivered", s)
 	}
@@ -81,8 +80,7 @@ func TestTransport_SendWork_FullMailboxRefusesNamingTheAgent(t *testing.T) {
 	}
 	// Opening it again keeps its capacity and messages.
 	tr.open("PaymentAgent", 10)
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.Accepted != 3 || s.Queued != 2 || s.DeadLettersByReason[bus.ReasonQueueOverflow] != 1 || s.Agents[0].Capacity != 2 {
 		t.Errorf("got %+v, want 3 accepted, 2 queued, 1 overflow, capacity 2", s)
 	}
@@ -122,8 +120,7 @@ func TestTransport_SendWork_UnknownAgentIsDeadLettered(t *testing.T) {
 	if _, err := tr.TakeWork(t.Context(), "nobody", 1); !errors.As(err, &unknown) {
 		t.Errorf("TakeWork: got %v, want an UnknownAgentError", err)
 	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.Accepted != 1 || s.DeadLettered != 1 {
 		t.Errorf("got %+v, want 1 accepted and dead-lettered", s)
 	}
@@ -181,8 +178,7 @@ func TestTransport_TakeWork_RedeliversAfterTheAckWait(t *testing.T) {
 	if err := tr.Ack(ctx, first); !errors.Is(err, natsbus.ErrNotTaken) {
 		t.Errorf("second Ack: got %v, want ErrNotTaken", err)
 	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.Redeliveries != 1 || s.Delivered != 1 || s.Acks != 1 {
 		t.Errorf("got %+v, want 1 redelivery, 1 delivered, 1 ack", s)
 	}
@@ -259,8 +255,7 @@ func TestTransport_MaxDeliveries_DeadLettersAndRemoves(t *testing.T) {
 	if d.Reason != bus.ReasonMaxRetries || d.Message.IdempotencyKey != "k" || d.Attempts != 2 {
 		t.Errorf("got %+v, want k dead-lettered max_retries after 2 attempts", d)
 	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.DeadLettersByReason[bus.ReasonMaxRetries] != 1 || s.Queued != 0 || s.InFlight != 0 || s.Delivered != 0 {
 		t.Errorf("got %+v, want 1 max_retries and nothing left", s)
 	}
@@ -289,7 +284,7 @@ func TestTransport_MaxDeliveries_NextTakerDeadLettersWorkWhoseTakerDied(t *testi
 	if d := dl.all()[0]; d.Reason != bus.ReasonMaxRetries || d.Attempts != 1 {
 		t.Errorf("got %+v, want max_retries after 1 attempt", d)
 	}
-	wantBalanced(t, tr.Metrics())
+	tr.balanced()
 }
 
 func TestTransport_Reject_DeadLettersWithTheReasonAndRemoves(t *testing.T) {
@@ -303,8 +298,7 @@ func TestTransport_Reject_DeadLettersWithTheReasonAndRemoves(t *testing.T) {
 	if d := dl.all(); len(d) != 1 || d[0].Reason != bus.ReasonRejected || d[0].LastError != "not my job" {
 		t.Fatalf("got %+v, want one rejected with the reason", d)
 	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.Rejects != 1 || s.Queued != 0 || s.InFlight != 0 || s.DeadLettersByReason[bus.ReasonRejected] != 1 {
 		t.Errorf("got %+v, want 1 reject and nothing left", s)
 	}
@@ -331,8 +325,7 @@ func TestTransport_TakeWork_ExpiredIsDeadLetteredNeverHandedOut(t *testing.T) {
 	if d := dl.all(); len(d) != 1 || d[0].Reason != bus.ReasonTTLExpired || d[0].Message.IdempotencyKey != "old" {
 		t.Fatalf("got %+v, want old dead-lettered ttl_expired", d)
 	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.Expired != 1 || s.InFlight != 1 || s.Queued != 0 {
 		t.Errorf("got %+v, want 1 expired, 1 in flight", s)
 	}
@@ -396,8 +389,7 @@ func TestTransport_OnDeadLetter_SeenByEveryProcessUntilCancelled(t *testing.T) {
 	if n := len(d2.all()); n != 1 {
 		t.Errorf("got %d dead letters after cancel, want 1", n)
 	}
-	s1, s2 := one.Metrics(), two.Metrics()
-	wantBalanced(t, s1)
+	s1, s2 := one.balanced(), two.Metrics()
 	if s1.Accepted != s2.Accepted || s1.DeadLettered != 2 || s2.DeadLettered != 2 {
 		t.Errorf("got %+v and %+v, want the same accounting in both", s1, s2)
 	}
@@ -428,7 +420,7 @@ func TestTransport_TerminatedByAPlainAgent_IsDeadLettered(t *testing.T) {
 	if d := dl.all()[0]; d.Reason != bus.ReasonRejected || d.LastError != "queue busy" || d.Message.To != "plain.agent" {
 		t.Errorf("got %+v, want plain.agent's message rejected: queue busy", d)
 	}
-	wantBalanced(t, tr.Metrics())
+	tr.balanced()
 }
 
 // Work JetStream deletes while a consumer still holds it delivered (as a
