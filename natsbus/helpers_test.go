@@ -103,7 +103,8 @@ func (tt *testTransport) another(changes ...func(*natsbus.Config)) *testTranspor
 	return onServer(tt.tb, tt.ns, changes...)
 }
 
-// onServer is newTestTransport on a server of the test's own.
+// onServer is newTestTransport on ns, a server the test started itself
+// (with options of its own, or to share among subtests).
 func onServer(tb testing.TB, ns *server.Server, changes ...func(*natsbus.Config)) *testTransport {
 	tb.Helper()
 	tr := newTransport(tb, ns, func(c *natsbus.Config) {
@@ -126,7 +127,7 @@ func (tt *testTransport) open(agent string, capacity int) {
 func (tt *testTransport) send(agent string, keys ...string) {
 	tt.tb.Helper()
 	for _, key := range keys {
-		if err := tt.SendWork(context.Background(), work(agent, bus.PriorityNormal, key)); err != nil {
+		if err := tt.SendWork(tt.tb.Context(), work(agent, bus.PriorityNormal, key)); err != nil {
 			tt.tb.Fatalf("SendWork %s: %v", key, err)
 		}
 	}
@@ -138,10 +139,10 @@ func (tt *testTransport) seen(agent string, n int) {
 	seen(tt.tb, tt.ns, agent, n)
 }
 
-// take takes up to max of agent's work (0: all that waits).
-func (tt *testTransport) take(agent string, max int) []*bus.Message {
+// take takes up to n of agent's work (0: all that waits).
+func (tt *testTransport) take(agent string, n int) []*bus.Message {
 	tt.tb.Helper()
-	ms, err := tt.TakeWork(context.Background(), agent, max)
+	ms, err := tt.TakeWork(tt.tb.Context(), agent, n)
 	if err != nil {
 		tt.tb.Fatalf("TakeWork %s: %v", agent, err)
 	}
