@@ -197,7 +197,7 @@ func (b *Bus) Ack(ctx context.Context, m *transport.Message) error {
 	delete(mb.unacked, m.MessageID)
 	if f.queued {
 		queued := f.m
-		mb.rings[queued.Priority.Index()].removeIf(func(e entry) bool { return e.m == queued })
+		mb.queue.RemoveIf(queued.Priority, func(e entry) bool { return e.m == queued })
 		mb.c.depth--
 		b.total.Add(-1)
 		b.relievedLocked(mb, at.UnixNano())

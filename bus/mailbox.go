@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/batonhq/baton/internal/prioq"
 	"github.com/batonhq/baton/transport"
 )
 
@@ -13,66 +14,6 @@ type entry struct {
 	m   *transport.Message
 	enq int64 // bus-clock unix nanoseconds when enqueued
 	exp int64 // bus-clock unix nanoseconds when the TTL runs out
-}
-
-// ring is a FIFO of entries on a power-of-two circular buffer.
-type ring struct {
-	buf  []entry
-	head int
-	n    int
-}
-
-func (r *ring) push(e entry) {
-	if r.n == len(r.buf) {
-		r.grow()
-	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = e
-	r.n++
-}
-
-// pushFront puts e before every other entry, for a redelivery that keeps
-// its place at the head of its priority.
-func (r *ring) pushFront(e entry) {
-	if r.n == len(r.buf) {
-		r.grow()
-	}
-	r.head = (r.head - 1) & (len(r.buf) - 1)
-	r.buf[r.head] = e
-	r.n++
-}
-
-func (r *ring) pop() entry {
-	e := r.buf[r.head]
-	r.buf[r.head] = entry{}
-	r.head = (r.head + 1) & (len(r.buf) - 1)
-	r.n--
-	return e
-}
-
-func (r *ring) grow() {
-	size := max(8, 2*len(r.buf))
-	buf := make([]entry, size)
-	for i := 0; i < r.n; i++ {
-		buf[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
-	}
-	r.buf, r.head = buf, 0
-}
-
-// removeIf drops, in order, every entry for which drop returns true.
-func (r *ring) removeIf(drop func(entry) bool) {
-	kept := 0
-	for i := 0; i < r.n; i++ {
-		e := r.buf[(r.head+i)&(len(r.buf)-1)]
-		if drop(e) {
-			continue
-		}
-		r.buf[(r.head+kept)&(len(r.buf)-1)] = e
-		kept++
-	}
-	for i := kept; i < r.n; i++ {
-		r.buf[(r.head+i)&(len(r.buf)-1)] = entry{}
-	}
-	r.n = kept
 }
 
 // counts are one mailbox's accounting figures. They change only under the
@@ -127,7 +68,7 @@ type mailbox struct {
 
 	mu     sync.Mutex
 	closed bool
-	rings  [transport.NumPriorities]ring
+	queue  prioq.Queue[entry]
 	c      counts
 
 	// At-least-once delivery (delivery.go).
@@ -160,7 +101,7 @@ func newMailbox(id string, mc mailboxConfig, sh *shard, bp Backpressure) *mailbo
 // pushLocked queues e at its priority and wakes a waiter if the mailbox was
 // empty.
 func (mb *mailbox) pushLocked(e entry) {
-	mb.rings[e.m.Priority.Index()].push(e)
+	mb.queue.Push(e.m.Priority, e)
 	mb.c.depth++
 	if mb.c.depth == 1 {
 		mb.signal()
@@ -169,13 +110,11 @@ func (mb *mailbox) pushLocked(e entry) {
 
 // popLocked takes the oldest entry of the highest non-empty priority.
 func (mb *mailbox) popLocked() (entry, bool) {
-	for p := transport.NumPriorities - 1; p >= 0; p-- {
-		if mb.rings[p].n > 0 {
-			mb.c.depth--
-			return mb.rings[p].pop(), true
-		}
+	e, ok := mb.queue.Pop()
+	if ok {
+		mb.c.depth--
 	}
-	return entry{}, false
+	return e, ok
 }
 
 // signal marks the mailbox ready without blocking; a pending signal is

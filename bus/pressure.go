@@ -64,11 +64,7 @@ func (b *Bus) pressureLocked(mb *mailbox, now int64) PressureState {
 
 func delayLocked(mb *mailbox, now int64) time.Duration {
 	d := mb.waitEWMA
-	for p := range mb.rings {
-		if r := &mb.rings[p]; r.n > 0 {
-			d = max(d, now-r.buf[r.head].enq)
-		}
-	}
+	mb.queue.Heads(func(e entry) { d = max(d, now-e.enq) })
 	return time.Duration(max(d, 0))
 }
 
@@ -78,7 +74,7 @@ func delayLocked(mb *mailbox, now int64) time.Duration {
 // itself in the bus's total, which reserveLocked does for every other push.
 func (b *Bus) pushLocked(mb *mailbox, e entry, front bool, now int64) {
 	if front {
-		mb.rings[e.m.Priority.Index()].pushFront(e)
+		mb.queue.PushFront(e.m.Priority, e)
 		mb.c.depth++
 		b.total.Add(1)
 		if mb.c.depth == 1 {

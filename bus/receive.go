@@ -176,18 +176,14 @@ func (b *Bus) expireLocked(mb *mailbox, m *transport.Message, at time.Time) {
 // purgeExpiredLocked dead-letters every expired message of mb and returns
 // how many there were.
 func (b *Bus) purgeExpiredLocked(mb *mailbox, now int64, at time.Time, expired *[]*transport.Message) int {
-	n := 0
-	for p := range mb.rings {
-		mb.rings[p].removeIf(func(e entry) bool {
-			if e.exp > now {
-				return false
-			}
-			b.expireLocked(mb, e.m, at)
-			*expired = append(*expired, e.m)
-			n++
-			return true
-		})
-	}
+	n := mb.queue.RemoveAll(func(e entry) bool {
+		if e.exp > now {
+			return false
+		}
+		b.expireLocked(mb, e.m, at)
+		*expired = append(*expired, e.m)
+		return true
+	})
 	mb.c.depth -= n
 	b.total.Add(int64(-n))
 	if n > 0 && mb.level != transport.PressureNormal {
