@@ -207,6 +207,19 @@ func handlers(w *rules.Workflow, cfg Config, waits *reportWaits, eng *func() *en
 	return hs, set, nil
 }
 
+// endingObserver is observe, telling the agents' handlers of each instance
+// that ends, so that an A2A task left waiting for input is cancelled with
+// its instance.
+func endingObserver(observe engine.Observer, kinds *agentkind.Set) engine.Observer {
+	return func(ev engine.Event) {
+		observe(ev)
+		switch ev.Type {
+		case engine.EventCompleted, engine.EventFailed, engine.EventCancelled:
+			kinds.EndInstance(ev.InstanceID)
+		}
+	}
+}
+
 // kindKey is the workflow key that gives an agent kind.
 func kindKey(kind string) string {
 	if kind == rules.KindHTTP {
@@ -296,7 +309,7 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 		engine.WithTransport(keepDeadLetters{Transport: c.tr, keep: first}),
 		engine.WithLogger(c.cfg.Logger),
 		engine.WithFamily(c.fam),
-		engine.WithObserver(c.observe(w)),
+		engine.WithObserver(endingObserver(c.observe(w), kinds)),
 		engine.WithTracerProvider(c.cfg.TracerProvider))
 	if err != nil {
 		return nil, fmt.Errorf("server: workflow %s version %d: %w", w.Name, w.Version, err)
