@@ -317,17 +317,6 @@ func (b *Bus) Reject(ctx context.Context, m *transport.Message, reason string) e
 }
 
 // notifiable reports whether the sender of m can be told about it: it has
-// a mailbox, or a Request is waiting for the answer to m. Without either,
-// an ACK or ERROR would only be dead-lettered "receiver_not_found".
-func (b *Bus) notifiable(m *transport.Message) bool {
-	if b.lookup(m.From) != nil {
-		return true
-	}
-	if b.npending.Load() == 0 {
-		return false
-	}
-	b.reqMu.Lock()
-	_, ok := b.pending[m.MessageID]
-	b.reqMu.Unlock()
-	return ok
-}
+// a mailbox. Without one, an ACK or ERROR would only be dead-lettered
+// "receiver_not_found".
+func (b *Bus) notifiable(m *transport.Message) bool { return b.lookup(m.From) != nil }
