@@ -11,4 +11,6 @@
 //
 // No feature is checked inside a transport's send path: a program that
 // composes none pays for none.
+//
+// Routing: NewConversations goes directly over the transport, then NewTopics, NewBroadcaster and NewRequests (see Example_routing).
 package feature
