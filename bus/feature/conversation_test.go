@@ -176,7 +176,8 @@ func TestCommFlow_Conversation_RepliesToBroadcastAndTopicCopies(t *testing.T) {
 		if err := r.topics.Subscribe("reviewer", "policy"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.bc.Broadcast(t.Context(), routingNotice("lead", "", "maintenance")); err != nil {
+		alert := routingNotice("lead", "", "maintenance")
+		if _, err := r.bc.Broadcast(t.Context(), alert); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := r.topics.Publish(t.Context(), "policy", routingNotice("lead", "", "new_rule")); err != nil {
@@ -195,6 +196,39 @@ func TestCommFlow_Conversation_RepliesToBroadcastAndTopicCopies(t *testing.T) {
 					t.Errorf("%s replying to its copy of %q: got %v, want the copy known", agent, m.Action(), err)
 				}
 			}
+		}
+		// The broadcast is one message of its thread, however many copies
+		// it made; each reply to a copy joins it.
+		if msgs, _ := r.conv.Conversation(alert.ConversationID); len(msgs) != 3 || msgs[0].MessageID != alert.MessageID {
+			t.Errorf("got thread %v, want the broadcast and the two replies to its copies", routingActions(msgs))
+		}
+	})
+}
+
+// TestCommFlow_Conversation_AnswerToRequestJoinsThread sends a Request
+// through the routing stack: its answer goes straight to the waiting
+// caller, not through the transport, and still joins the thread.
+func TestCommFlow_Conversation_AnswerToRequestJoinsThread(t *testing.T) {
+	onEach(t, func(t *testing.T, tr transport.Transport) {
+		r := conversationRouting(t, tr, feature.ConversationLimits{})
+		done := make(chan error, 1)
+		go func() {
+			got, err := r.takeNext(t, "reviewer")
+			if err == nil {
+				err = r.req.Reply(t.Context(), got, &transport.Message{Content: map[string]any{"action": "approved"}})
+			}
+			done <- err
+		}()
+		ask := routingRequest("lead", "reviewer", "review")
+		if _, err := r.req.Request(t.Context(), ask); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		msgs, _ := r.conv.Conversation(ask.ConversationID)
+		if got := routingActions(msgs); len(got) != 2 || got[0] != "review" || got[1] != "approved" {
+			t.Errorf("got thread %v, want [review approved]", got)
 		}
 	})
 }

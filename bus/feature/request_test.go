@@ -403,7 +403,11 @@ func TestRequest_RejectedEndsTheRequest(t *testing.T) {
 		})
 		req := routingRequest("A", "B", "work")
 		req.RequiresAck = true
-		resp, err := r.req.Request(t.Context(), req)
+		// The routing clock stands still: without the ERROR only this
+		// context would end the wait.
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		resp, err := r.req.Request(ctx, req)
 		if err != nil || resp.Type != transport.MessageError || resp.Action() != "rejected" || resp.Content["error"] != "no capacity" || resp.InReplyTo != req.MessageID {
 			t.Fatalf("got %+v %v, want the ERROR of the rejection", resp, err)
 		}
