@@ -148,10 +148,12 @@ func (b *Broadcaster) broadcastTo(ctx context.Context, m *transport.Message, kee
 	if err := admit(ctx, m); err != nil {
 		return nil, err
 	}
-	fill(m, start)
+	// The thread first: a reply without a conversation_id inherits its
+	// parent's before fill gives it one of its own.
 	if err := joinBelow(b.Transport, m, start); err != nil {
 		return nil, err
 	}
+	fill(m, start)
 	b.mu.Lock()
 	to := make([]string, 0, len(b.ids))
 	for _, id := range b.ids {

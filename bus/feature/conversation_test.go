@@ -1,6 +1,7 @@
 package feature_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -229,6 +230,36 @@ func TestCommFlow_Conversation_AnswerToRequestJoinsThread(t *testing.T) {
 		msgs, _ := r.conv.Conversation(ask.ConversationID)
 		if got := routingActions(msgs); len(got) != 2 || got[0] != "review" || got[1] != "approved" {
 			t.Errorf("got thread %v, want [review approved]", got)
+		}
+	})
+}
+
+// TestCommFlow_Conversation_RequestAndBroadcastInheritTheThread sends a
+// Request and a broadcast that answer a message but name no conversation:
+// both join the thread of the message they answer.
+func TestCommFlow_Conversation_RequestAndBroadcastInheritTheThread(t *testing.T) {
+	onEach(t, func(t *testing.T, tr transport.Transport) {
+		r := conversationRouting(t, tr, feature.ConversationLimits{})
+		root := routingRequest("lead", "reviewer", "review")
+		r.mustSend(t, root)
+		ask := routingRequest("reviewer", "implementer", "clarify")
+		ask.InReplyTo = root.MessageID
+		ctx, cancel := context.WithCancel(t.Context())
+		done := r.requestAsync(ctx, ask)
+		r.waitTimer(t)
+		cancel()
+		<-done
+		all := routingNotice("reviewer", "", "heads_up")
+		all.InReplyTo = root.MessageID
+		if _, err := r.bc.Broadcast(t.Context(), all); err != nil {
+			t.Fatal(err)
+		}
+		if ask.ConversationID != root.ConversationID || all.ConversationID != root.ConversationID {
+			t.Errorf("got conversations %q and %q, want the root's %q", ask.ConversationID, all.ConversationID, root.ConversationID)
+		}
+		msgs, _ := r.conv.Conversation(root.ConversationID)
+		if got := routingActions(msgs); len(got) != 3 || got[1] != "clarify" || got[2] != "heads_up" {
+			t.Errorf("got thread %v, want [review clarify heads_up]", got)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/clock"
@@ -151,7 +152,12 @@ func (r *Requests) Request(ctx context.Context, m *transport.Message, opts ...Re
 	for _, o := range opts {
 		o(&rc)
 	}
-	fill(m, start)
+	// Only the id, which the answer names: the transport (and a
+	// Conversations below, which lets a reply inherit its parent's
+	// conversation first) fills the rest.
+	if m.MessageID == "" {
+		m.MessageID = uuid.NewString()
+	}
 	w := waiter{ch: make(chan *transport.Message, 1), from: m.From}
 	if err := r.wait(m, w); err != nil {
 		return nil, err
@@ -285,10 +291,10 @@ func (r *Requests) SendWork(ctx context.Context, m *transport.Message) error {
 		return err
 	}
 	now := r.clock.Now()
-	fill(m, now)
 	if err := joinBelow(r.Transport, m, now); err != nil {
 		return err
 	}
+	fill(m, now)
 	r.mu.Lock()
 	w, ok = r.pending[m.InReplyTo]
 	if ok && w.from == m.To {

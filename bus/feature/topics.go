@@ -199,10 +199,12 @@ func (t *Topics) Publish(ctx context.Context, topicName string, m *transport.Mes
 	if err := admit(ctx, m); err != nil {
 		return nil, err
 	}
-	fill(m, start)
+	// The thread first: a reply without a conversation_id inherits its
+	// parent's before fill gives it one of its own.
 	if err := joinBelow(t.Transport, m, start); err != nil {
 		return nil, err
 	}
+	fill(m, start)
 	tp := t.topic(topicName)
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
