@@ -12,5 +12,5 @@
 // No feature is checked inside a transport's send path: a program that
 // composes none pays for none.
 //
-// Routing: NewConversations goes directly over the transport, then NewTopics, NewBroadcaster and NewRequests (see Example_routing).
+// Routing (topics, broadcast, request/reply, conversations): NewConversations directly over the transport, then NewTopics, NewBroadcaster, NewRequests (Example_routing).
 package feature
