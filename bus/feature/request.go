@@ -171,6 +171,12 @@ func (r *Requests) Request(ctx context.Context, m *transport.Message, opts ...Re
 			// take it rather than drop it.
 			return r.tookAnswer(m, <-w.ch, start), nil
 		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			// The deadline passed during the send (natsbus waits for
+			// its server): the same timeout as one passing later.
+			err = &transport.TimeoutError{Op: "request", MessageID: m.MessageID, After: r.clock.Now().Sub(start), Cause: err}
+			r.timedOut.Add(1)
+		}
 		return nil, err
 	}
 

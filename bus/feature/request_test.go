@@ -3,6 +3,7 @@ package feature_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -416,4 +417,31 @@ func TestRequest_RejectedEndsTheRequest(t *testing.T) {
 			t.Errorf("got dead letters %v, want the request rejected", s.DeadLettersByReason)
 		}
 	})
+}
+
+// stalled is a transport whose sends wait for their context to end, as a
+// natsbus send waits for a server that does not answer.
+type stalled struct{ transport.Transport }
+
+func (s stalled) SendWork(ctx context.Context, _ *transport.Message) error {
+	<-ctx.Done()
+	return fmt.Errorf("send: %w", ctx.Err())
+}
+
+// TestRequest_DeadlineDuringSendIsATimeout lets the context's deadline
+// pass while the request is being sent: Request reports it as the timeout
+// it is, not as a failed send.
+func TestRequest_DeadlineDuringSendIsATimeout(t *testing.T) {
+	req := feature.NewRequests(stalled{newBus(t)}, feature.RequestSettings{}, nil)
+	defer req.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	_, err := req.Request(ctx, routingRequest("A", "B", "pay"))
+	var te *transport.TimeoutError
+	if !errors.As(err, &te) || !errors.Is(err, transport.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want a TimeoutError caused by the context deadline", err)
+	}
+	if s := req.Stats(); s.Waiting != 0 || s.TimedOut != 1 {
+		t.Errorf("got %+v, want none waiting and 1 timed out", s)
+	}
 }

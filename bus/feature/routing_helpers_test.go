@@ -85,7 +85,11 @@ func (r *routing) takeAll(t *testing.T, agent string) []*transport.Message {
 	return nil
 }
 
-// takeOne waits for agent's next message, at most 200 takes.
+// patience bounds the waits of the helpers below: long enough for a
+// loaded machine, short enough to fail a test that would hang.
+const patience = 10 * time.Second
+
+// takeOne waits for agent's next message, at most patience.
 func (r *routing) takeOne(t *testing.T, agent string) *transport.Message {
 	t.Helper()
 	m, err := r.takeNext(t, agent)
@@ -98,7 +102,7 @@ func (r *routing) takeOne(t *testing.T, agent string) *transport.Message {
 // takeNext is takeOne for a goroutine: it returns the error instead of
 // failing the test.
 func (r *routing) takeNext(t *testing.T, agent string) (*transport.Message, error) {
-	for range 200 {
+	for start := time.Now(); time.Since(start) < patience; {
 		ms, err := r.top().TakeWork(t.Context(), agent, 1)
 		if err != nil {
 			return nil, err
@@ -115,10 +119,10 @@ func (r *routing) takeNext(t *testing.T, agent string) (*transport.Message, erro
 }
 
 // waitTimer waits until a callback is scheduled on the routing clock (a
-// Request waiting for its answer), at most about a second.
+// Request waiting for its answer), at most patience.
 func (r *routing) waitTimer(t *testing.T) {
 	t.Helper()
-	for range 2000 {
+	for start := time.Now(); time.Since(start) < patience; {
 		if _, ok := r.clock.NextDeadline(); ok {
 			return
 		}
