@@ -71,7 +71,7 @@ func defaultConfig() config {
 // Option configures a Bus.
 type Option func(*config)
 
-// WithLogger sets the logger for sends, broadcasts, expiries and dead
+// WithLogger sets the logger for sends, expiries and dead
 // letters; nil keeps the default zap.NewNop().
 func WithLogger(l *zap.Logger) Option {
 	return func(c *config) {

@@ -294,8 +294,8 @@ type Receipt struct {
 	Deferred bool
 }
 
-// WithReceipt makes Send or Request fill r with what became of the message.
-// SendAll, Broadcast and Publish ignore it.
+// WithReceipt makes Send fill r with what became of the message. SendAll
+// ignores it.
 func WithReceipt(r *Receipt) SendOption {
 	return func(c *sendConfig) { c.receipt = r }
 }
