@@ -30,8 +30,7 @@ type directory struct {
 }
 
 // Bus is the in-memory message bus: one mailbox per registered agent,
-// topics, broadcast, request/response correlation, acknowledgements, retries
-// and a dead-letter queue. It is safe for concurrent use. Create it with New
+// acknowledgements, retries and a dead-letter queue. It is safe for concurrent use. Create it with New
 // and release it with Close.
 type Bus struct {
 	cfg    config
@@ -57,35 +56,23 @@ type Bus struct {
 
 	dlq  deadLetters
 	ev   events
-	idem *idempotency   // nil when deduplication is off
-	conv *conversations // nil unless WithConversations
-	rl   *limiter       // nil unless WithRateLimits
+	idem *idempotency // nil when deduplication is off
+	rl   *limiter     // nil unless WithRateLimits
 
 	validationErrors atomic.Uint64
-	broadcasts       atomic.Uint64
-	published        atomic.Uint64
 	retries          atomic.Uint64
 	requeued         atomic.Uint64
 	discarded        atomic.Uint64
 	acks             atomic.Uint64
 	flow             // counters of the delivery guarantees and flow control
-	roundTrip        histogram
-	broadcastLatency histogram
 	ackLatency       histogram
-
-	reqMu    sync.Mutex
-	pending  map[string]waiter
-	npending atomic.Int64
-
-	topicsMu sync.Mutex
-	topics   map[string]*topic
 }
 
 // New returns a bus configured by opts. Without options it uses the wall
 // clock, UUID v4 ids, a no-op logger, 1000 messages per mailbox and 10 000
 // across the bus, redelivers unacknowledged requires_ack messages after 30s
 // (3 deliveries at most), and remembers idempotency keys for 24h; rate
-// limits, circuit breakers, conversation tracking, backpressure signals and
+// limits, circuit breakers, backpressure signals and
 // periodic dead-letter processing are off until their options turn them on.
 func New(opts ...Option) *Bus {
 	cfg := defaultConfig()
@@ -93,17 +80,14 @@ func New(opts ...Option) *Bus {
 		o(&cfg)
 	}
 	b := &Bus{
-		cfg:     cfg,
-		log:     cfg.logger,
-		clock:   cfg.clock,
-		timers:  newTimers(cfg.clock),
-		done:    make(chan struct{}),
-		pending: make(map[string]waiter),
-		topics:  make(map[string]*topic),
-		dlq:     newDeadLetters(cfg.deadLetterLimit, cfg.dlPolicy),
-		idem:    newIdempotency(cfg),
-		conv:    newConversations(cfg.conversations),
-		rl:      newLimiter(cfg.rateLimits),
+		cfg:    cfg,
+		log:    cfg.logger,
+		clock:  cfg.clock,
+		timers: newTimers(cfg.clock),
+		done:   make(chan struct{}),
+		dlq:    newDeadLetters(cfg.deadLetterLimit, cfg.dlPolicy),
+		idem:   newIdempotency(cfg),
+		rl:     newLimiter(cfg.rateLimits),
 	}
 	b.dir.Store(&directory{byID: map[string]*mailbox{}})
 	if cfg.sweepInterval > 0 {
@@ -121,7 +105,7 @@ func (b *Bus) isClosed() bool { return b.closed.Load() }
 func (b *Bus) lookup(id string) *mailbox { return b.dir.Load().byID[id] }
 
 // Register gives agentID a mailbox. The id must be new and non-empty;
-// WithAgentType records the agent's type for BroadcastToTypes and
+// WithAgentType records the agent's type for its metrics and
 // WithMailboxCapacity overrides the bus's default mailbox capacity.
 func (b *Bus) Register(agentID string, opts ...MailboxOption) error {
 	mc := mailboxConfig{capacity: b.cfg.mailboxCapacity}
@@ -164,7 +148,7 @@ func (b *Bus) Register(agentID string, opts ...MailboxOption) error {
 
 // Unregister removes agentID's mailbox. Messages still queued in it are
 // dead-lettered "receiver_not_found", waiters in ReceiveWait return an
-// error matching ErrUnknownAgent, and the agent leaves every topic.
+// error matching ErrUnknownAgent.
 func (b *Bus) Unregister(agentID string) error {
 	now := b.clock.Now()
 	b.mu.Lock()
@@ -214,7 +198,6 @@ func (b *Bus) Unregister(agentID string) error {
 	mb.mu.Unlock()
 	b.mu.Unlock()
 
-	b.leaveTopics(agentID)
 	for _, m := range dropped {
 		b.logDeadLetter(m, transport.ReasonReceiverNotFound, "bus: receiver unregistered")
 	}
@@ -226,7 +209,7 @@ func (b *Bus) Unregister(agentID string) error {
 func (b *Bus) Agents() []string { return slices.Clone(b.dir.Load().ids) }
 
 // Close stops the bus: later operations return ErrClosed, blocked calls
-// (ReceiveWait, Request, retrying sends) return ErrClosed, and every timer
+// (ReceiveWait, retrying sends) return ErrClosed, and every timer
 // the bus owns is stopped and waited for. Queued messages stay queued and
 // counted. Close is safe to call more than once; it always returns nil.
 func (b *Bus) Close() error {

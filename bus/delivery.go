@@ -263,8 +263,9 @@ func (b *Bus) Nack(ctx context.Context, m *transport.Message) error {
 // Reject refuses a received requires_ack message for good: it is
 // dead-lettered "rejected" with reason as its last error, and its sender
 // receives an ERROR (action "rejected", correlation_id and in_reply_to the
-// message's id, content "error" the reason) when it has a mailbox or a
-// Request waiting. Only the delivery in hand may be rejected.
+// message's id, content "error" the reason) when it has a mailbox (a
+// waiting request of package bus/feature gets it from feature.Requests).
+// Only the delivery in hand may be rejected.
 //
 // Any error but a *NoticeError means the message was not rejected. A
 // *NoticeError (matching ErrNotice) means it was rejected and dead-lettered,
@@ -317,17 +318,6 @@ func (b *Bus) Reject(ctx context.Context, m *transport.Message, reason string) e
 }
 
 // notifiable reports whether the sender of m can be told about it: it has
-// a mailbox, or a Request is waiting for the answer to m. Without either,
-// an ACK or ERROR would only be dead-lettered "receiver_not_found".
-func (b *Bus) notifiable(m *transport.Message) bool {
-	if b.lookup(m.From) != nil {
-		return true
-	}
-	if b.npending.Load() == 0 {
-		return false
-	}
-	b.reqMu.Lock()
-	_, ok := b.pending[m.MessageID]
-	b.reqMu.Unlock()
-	return ok
-}
+// a mailbox. Without one, an ACK or ERROR would only be dead-lettered
+// "receiver_not_found".
+func (b *Bus) notifiable(m *transport.Message) bool { return b.lookup(m.From) != nil }

@@ -1,7 +1,6 @@
 // Package bus is Baton's built-in message layer: the Message
 // envelope that carries every hand-off, one mailbox per registered agent,
-// broadcast, topics, request/response correlation, acknowledgements with
-// redelivery, idempotency keys, conversation threads, rate limits,
+// acknowledgements with redelivery, idempotency keys, rate limits,
 // backpressure, circuit breakers, retries on full mailboxes, a dead-letter
 // queue with processing and alerts, and metrics. It is in-memory and
 // safe for concurrent use.
@@ -26,8 +25,7 @@
 // Timestamps do not reorder messages. Receive takes all messages or up to N,
 // TryReceive takes one without blocking or allocating, ReceiveWait blocks
 // until one arrives or its context ends, and Ready exposes a channel that
-// lets one event loop wait on many mailboxes. Each topic is FIFO: its
-// publications reach every subscriber in publish order (within a priority).
+// lets one event loop wait on many mailboxes.
 //
 // # Capacity
 //
@@ -38,9 +36,9 @@
 // WithRetry instead blocks its caller, waits 100ms, 500ms, then 2s on the
 // bus clock (WithRetrySchedule changes the waits) and tries again after
 // each wait; it returns nil as soon as the message fits, or the
-// *QueueFullError once the schedule is spent. SendAll, Broadcast and
-// Publish retry all their waiting copies together, so a batch waits as long
-// as its slowest message, not the sum. Close, or the end of the context,
+// *QueueFullError once the schedule is spent. SendAll retries all its
+// waiting messages together, so a batch waits as long as its slowest
+// message, not the sum. Close, or the end of the context,
 // stops a retrying send early.
 //
 // # Time to live
@@ -73,7 +71,7 @@
 // always holds: nothing is lost silently. A message counts as delivered
 // once: when it is received, or, if it requires an acknowledgement, when it
 // is acknowledged. Messages refused before acceptance (invalid, an open
-// circuit breaker, a closed conversation, a duplicate idempotency key) are
+// circuit breaker, a duplicate idempotency key) are
 // counted apart and never enter the equation.
 //
 // ProcessDeadLetters (periodically with WithDeadLetterProcessing, every 5
@@ -109,29 +107,18 @@
 // At-most-once, for every other message: a message taken from a mailbox is
 // the receiver's, and the bus does not redeliver it.
 //
-// Best-effort: broadcasts and publications (a copy per recipient, each
-// accepted and accounted for on its own, but no acknowledgement across
-// them), backpressure signals, ACKs and rejection notices (sent only to a
-// sender with a mailbox or a waiting Request), and the estimated delay. All
+// Best-effort: backpressure signals, ACKs and rejection notices (sent only
+// to a sender with a mailbox), and the estimated delay. All
 // of it is in-process: nothing survives the process.
 //
-// # Requests, queries and notifications
+// # Topics, broadcast, requests and conversations
 //
-// Request waits for the RESPONSE or ERROR whose in_reply_to is the request's
-// id, up to a timeout: 2 minutes for a REQUEST or HANDOFF, 30s for a QUERY
-// (WithRequestTimeout, WithQueryTimeout, or WithTimeout per call). A
-// NOTIFICATION expects no reply: Request refuses it (and every other type
-// that is not a request); send it with Send. Reply builds a response.
-//
-// # Conversations
-//
-// WithConversations threads messages by conversation_id (a reply without
-// one inherits its parent's): a reply whose in_reply_to names no message the
-// bus knows is refused as a *ValidationError, a thread closes after 20
-// messages or 24h (a *ConversationClosedError), and Conversation and
-// Correlated return the messages of a thread, or of every thread sharing a
-// correlation_id. Threads are kept for twice their maximum duration, 10 000
-// at most. Without the option threading costs nothing.
+// The bus carries point-to-point messages only: a send to "*" or to
+// "topic:<name>" finds no mailbox and is dead-lettered
+// receiver_not_found. Topics, broadcast, request/reply and conversation
+// threads are decorators of package bus/feature (Topics, Broadcaster,
+// Requests, Conversations) that a program composes over the bus, or over
+// any other transport.
 //
 // # Flow control
 //
@@ -159,14 +146,13 @@
 // # Observability
 //
 // Metrics counts sends, receipts, expiries, dead letters by reason,
-// validation errors, broadcasts, hand-offs, retries, acks, redeliveries,
+// validation errors, hand-offs, retries, acks, redeliveries,
 // nacks, rejects, duplicates, rate-limited messages, breaker refusals,
 // pressure changes and dead-letter processing, reports the depth, pressure
 // and breaker state of every mailbox, and summarises latencies (p50, p95, p99) of
-// sends, receives, time in mailbox, hand-offs, round trips, broadcasts and
-// acks from fixed log-scale histograms that cost one atomic add per sample.
+// sends, receives, time in mailbox, hand-offs and acks from fixed log-scale histograms that cost one atomic add per sample.
 // Package busprom exposes the same figures to Prometheus. Sends (debug),
-// broadcasts (info), refusals, expiries and dead letters (warn) are logged
+// refusals, expiries and dead letters (warn) are logged
 // through the injected zap logger with the fields: category, from, to,
 // message_id, type and latency.
 package bus

@@ -1,7 +1,6 @@
 package bus
 
 import (
-	"errors"
 	"slices"
 	"sync/atomic"
 
@@ -19,7 +18,6 @@ type flow struct {
 	breakerOpened       atomic.Uint64
 	pressureChanges     atomic.Uint64
 	backpressureSignals atomic.Uint64
-	convRefused         atomic.Uint64
 	dlRetried           atomic.Uint64
 	dlStale             atomic.Uint64
 	dlAlerts            atomic.Uint64
@@ -76,8 +74,6 @@ func (b *Bus) Metrics() transport.Snapshot {
 	s.DeadLettersHeld = len(b.dlq.items)
 	b.dlq.mu.Unlock()
 	s.ValidationErrors = b.validationErrors.Load()
-	s.Broadcasts = b.broadcasts.Load()
-	s.Published = b.published.Load()
 	s.Retries = b.retries.Load()
 	s.Requeued = b.requeued.Load()
 	s.Discarded = b.discarded.Load()
@@ -92,8 +88,6 @@ func (b *Bus) Metrics() transport.Snapshot {
 		handoff.add(&b.shards[i].handoff)
 	}
 	s.Send, s.Receive, s.Wait, s.Handoff = send.summary(), receive.summary(), wait.summary(), handoff.summary()
-	s.RoundTrip = summarize(&b.roundTrip)
-	s.Broadcast = summarize(&b.broadcastLatency)
 	s.Ack = summarize(&b.ackLatency)
 	return s
 }
@@ -117,18 +111,8 @@ func (b *Bus) flowMetrics(s *transport.Snapshot) {
 	s.BreakerOpened = b.breakerOpened.Load()
 	s.PressureChanges = b.pressureChanges.Load()
 	s.BackpressureSignals = b.backpressureSignals.Load()
-	s.ConversationsRefused = b.convRefused.Load()
 	s.DeadLetterRetried = b.dlRetried.Load()
 	s.DeadLetterStale = b.dlStale.Load()
 	s.DeadLetterAlerts = b.dlAlerts.Load()
 	s.DeadLetterPasses = b.dlPasses.Load()
-}
-
-// refusedBy counts a message refused by the conversation rules.
-func (b *Bus) refusedBy(m *transport.Message, err error) {
-	if errors.Is(err, ErrConversationClosed) {
-		b.convRefused.Add(1)
-		return
-	}
-	b.refuse(m, err)
 }

@@ -15,17 +15,6 @@ const (
 	DefaultMailboxCapacity = 1000
 	// DefaultCapacity is the number of messages all mailboxes hold together.
 	DefaultCapacity = 10000
-	// DefaultRequestTimeout bounds Request of a REQUEST or HANDOFF when its
-	// context has no earlier deadline.
-	DefaultRequestTimeout = 2 * time.Minute
-	// DefaultQueryTimeout bounds Request of a QUERY, a lightweight request
-	// for information that must be answered sooner than a REQUEST.
-	DefaultQueryTimeout = 30 * time.Second
-	// DefaultTopicRetention is how long a topic keeps its messages for late
-	// subscribers.
-	DefaultTopicRetention = time.Hour
-	// DefaultTopicRetainMax bounds the number of messages a topic retains.
-	DefaultTopicRetainMax = 1000
 	// DefaultDeadLetterLimit bounds the dead letters the bus holds; the
 	// oldest are dropped first (they stay counted in the metrics).
 	DefaultDeadLetterLimit = 10000
@@ -45,19 +34,14 @@ type config struct {
 	capacity        int
 	mailboxCapacity int
 	retrySchedule   []time.Duration
-	requestTimeout  time.Duration
-	topicRetention  time.Duration
-	topicRetainMax  int
 	deadLetterLimit int
 	sweepInterval   time.Duration
 
-	queryTimeout  time.Duration
 	ackTimeout    time.Duration
 	noAckMessages bool
 	maxDeliveries int
 	idemWindow    time.Duration
 	idemMax       int
-	conversations *ConversationLimits
 	rateLimits    *RateLimits
 	pressure      Backpressure
 	signals       bool
@@ -74,11 +58,7 @@ func defaultConfig() config {
 		capacity:        DefaultCapacity,
 		mailboxCapacity: DefaultMailboxCapacity,
 		retrySchedule:   DefaultRetrySchedule(),
-		requestTimeout:  DefaultRequestTimeout,
-		topicRetention:  DefaultTopicRetention,
-		topicRetainMax:  DefaultTopicRetainMax,
 		deadLetterLimit: DefaultDeadLetterLimit,
-		queryTimeout:    DefaultQueryTimeout,
 		ackTimeout:      DefaultAckTimeout,
 		maxDeliveries:   DefaultMaxDeliveries,
 		idemWindow:      DefaultIdempotencyWindow,
@@ -91,7 +71,7 @@ func defaultConfig() config {
 // Option configures a Bus.
 type Option func(*config)
 
-// WithLogger sets the logger for sends, broadcasts, expiries and dead
+// WithLogger sets the logger for sends, expiries and dead
 // letters; nil keeps the default zap.NewNop().
 func WithLogger(l *zap.Logger) Option {
 	return func(c *config) {
@@ -149,28 +129,6 @@ func WithRetrySchedule(waits ...time.Duration) Option {
 	return func(c *config) { c.retrySchedule = positive(waits) }
 }
 
-// WithRequestTimeout sets how long Request waits for a response when its
-// context has no earlier deadline; d <= 0 keeps DefaultRequestTimeout.
-func WithRequestTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.requestTimeout = d
-		}
-	}
-}
-
-// WithTopicRetention sets how long, and how many, messages a topic keeps to
-// replay to late subscribers. window <= 0 disables retention; max <= 0 keeps
-// DefaultTopicRetainMax.
-func WithTopicRetention(window time.Duration, max int) Option {
-	return func(c *config) {
-		c.topicRetention = window
-		if max > 0 {
-			c.topicRetainMax = max
-		}
-	}
-}
-
 // WithDeadLetterLimit bounds how many dead letters the bus holds; n <= 0
 // keeps DefaultDeadLetterLimit.
 func WithDeadLetterLimit(n int) Option {
@@ -198,7 +156,7 @@ type mailboxConfig struct {
 	required  []string
 }
 
-// WithAgentType records the agent's type, used by BroadcastToTypes.
+// WithAgentType records the agent's type, which its metrics carry.
 func WithAgentType(t string) MailboxOption {
 	return func(c *mailboxConfig) { c.agentType = t }
 }
@@ -217,13 +175,12 @@ func WithRequiredContent(keys ...string) MailboxOption {
 	return func(c *mailboxConfig) { c.required = append(c.required, keys...) }
 }
 
-// SendOption configures one send (Send, SendAll, Broadcast, Publish...).
+// SendOption configures one send (Send, SendAll).
 type SendOption func(*sendConfig)
 
 type sendConfig struct {
 	retry    bool
 	schedule []time.Duration
-	timeout  time.Duration
 	receipt  *Receipt
 	offer    bool // OfferWork: a full mailbox refuses, and the sender keeps the message
 }
@@ -238,12 +195,6 @@ func WithRetry(waits ...time.Duration) SendOption {
 		c.retry = true
 		c.schedule = positive(waits)
 	}
-}
-
-// WithTimeout bounds how long Request waits for its response, overriding
-// the bus's request timeout.
-func WithTimeout(d time.Duration) SendOption {
-	return func(c *sendConfig) { c.timeout = d }
 }
 
 func positive(ds []time.Duration) []time.Duration {

@@ -67,58 +67,6 @@ func WithIdempotency(window time.Duration, max int) Option {
 	}
 }
 
-// WithQueryTimeout sets how long Request waits for the answer to a QUERY
-// when neither its context nor WithTimeout says otherwise; d <= 0 keeps
-// DefaultQueryTimeout.
-func WithQueryTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.queryTimeout = d
-		}
-	}
-}
-
-// ConversationLimits bound the threads the bus tracks with WithConversations.
-// Zero fields take the defaults.
-type ConversationLimits struct {
-	// MaxDepth is how many messages a thread holds before it is closed
-	// (20 by default).
-	MaxDepth int
-	// MaxDuration is how long after its root message a thread stays open
-	// (24h by default).
-	MaxDuration time.Duration
-	// MaxThreads bounds the threads retained for queries (10 000 by
-	// default); the oldest are forgotten first, and every thread is
-	// forgotten twice MaxDuration after its root message.
-	MaxThreads int
-}
-
-func (l ConversationLimits) withDefaults() ConversationLimits {
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = 20
-	}
-	if l.MaxDuration <= 0 {
-		l.MaxDuration = 24 * time.Hour
-	}
-	if l.MaxThreads <= 0 {
-		l.MaxThreads = 10_000
-	}
-	return l
-}
-
-// WithConversations makes the bus track conversation threads: every message
-// it accepts joins its conversation_id's thread, a message whose in_reply_to
-// names no message the bus knows is refused, a thread closes after
-// MaxDepth messages or MaxDuration, and Conversation and Correlated return
-// the messages of a thread. Without it (the default) threading costs
-// nothing and in_reply_to is not checked.
-func WithConversations(l ConversationLimits) Option {
-	return func(c *config) {
-		l = l.withDefaults()
-		c.conversations = &l
-	}
-}
-
 // RateLimits are the per-agent message rates of WithRateLimits. Zero fields
 // take the defaults.
 type RateLimits struct {
@@ -346,8 +294,8 @@ type Receipt struct {
 	Deferred bool
 }
 
-// WithReceipt makes Send or Request fill r with what became of the message.
-// SendAll, Broadcast and Publish ignore it.
+// WithReceipt makes Send fill r with what became of the message. SendAll
+// ignores it.
 func WithReceipt(r *Receipt) SendOption {
 	return func(c *sendConfig) { c.receipt = r }
 }

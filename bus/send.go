@@ -26,13 +26,12 @@ type pendingSend struct {
 
 // Send validates m, fills what the bus owns (message_id when empty,
 // conversation_id, timestamp, TTL) and queues it for m.To. A to_agent of "*"
-// broadcasts (see Broadcast) and "topic:<name>" publishes (see Publish).
+// or "topic:<name>" names no mailbox: broadcast and topics are decorators
+// of package bus/feature.
 //
 // Send never blocks unless WithRetry is given. Outcomes:
 //   - invalid message, done ctx, or closed bus: an error, and the message is
-//     not accepted (a *ValidationError is counted in the metrics); with
-//     WithConversations, a reply to an unknown message is such an error and
-//     a message for a closed thread a *ConversationClosedError;
+//     not accepted (a *ValidationError is counted in the metrics);
 //   - an open circuit breaker (WithCircuitBreaker): a *CircuitOpenError, and
 //     the message is not accepted;
 //   - a duplicate idempotency key: nil, and the message is neither accepted
@@ -61,21 +60,8 @@ func (b *Bus) Send(ctx context.Context, m *transport.Message, opts ...SendOption
 	return err
 }
 
-// dispatch routes one admitted message: broadcast, publication or
-// point-to-point.
+// dispatch routes one admitted message to its mailbox.
 func (b *Bus) dispatch(ctx context.Context, m *transport.Message, start time.Time, sc *sendConfig) error {
-	if name, isTopic := m.Topic(); isTopic || m.To == transport.BroadcastAll {
-		if dup, err := b.accept(m, start, sc); dup || err != nil {
-			return err
-		}
-		var err error
-		if isTopic {
-			_, err = b.publish(ctx, name, m, start, *sc)
-		} else {
-			_, err = b.fanOut(ctx, m, start, *sc, b.recipientsExcept(m.From), "")
-		}
-		return err
-	}
 	var pend []pendingSend
 	err := b.sendOne(m, start, sc, &pend, 0)
 	if len(pend) > 0 {
@@ -85,13 +71,9 @@ func (b *Bus) dispatch(ctx context.Context, m *transport.Message, start time.Tim
 	return err
 }
 
-// accept fills m and admits it once per idempotency key and into its
-// conversation thread. It reports dup for a duplicate, which the caller
-// acknowledges without delivering; an error means m was refused.
+// accept fills m and admits it once per idempotency key. It reports dup
+// for a duplicate, which the caller acknowledges without delivering.
 func (b *Bus) accept(m *transport.Message, start time.Time, sc *sendConfig) (dup bool, err error) {
-	if b.conv != nil {
-		b.conv.inherit(m)
-	}
 	b.fill(m, start)
 	if sc != nil && sc.receipt != nil {
 		*sc.receipt = Receipt{MessageID: m.MessageID}
@@ -99,22 +81,12 @@ func (b *Bus) accept(m *transport.Message, start time.Time, sc *sendConfig) (dup
 	if b.claimKey(m, sc, start.UnixNano()) {
 		return true, nil
 	}
-	if b.conv != nil {
-		if err := b.conv.record(m, start); err != nil {
-			b.releaseKey(m)
-			b.refusedBy(m, err)
-			return false, err
-		}
-	}
 	return false, nil
 }
 
 // unaccept undoes accept for a message refused afterwards.
 func (b *Bus) unaccept(m *transport.Message) {
 	b.releaseKey(m)
-	if b.conv != nil {
-		b.conv.forget(m)
-	}
 }
 
 // SendAll sends every message of msgs in one call and reports each result
@@ -133,10 +105,6 @@ func (b *Bus) SendAll(ctx context.Context, msgs []*transport.Message, opts ...Se
 	for i, m := range msgs {
 		if err := b.admit(ctx, m); err != nil {
 			errs[i] = err
-			continue
-		}
-		if _, isTopic := m.Topic(); isTopic || m.To == transport.BroadcastAll {
-			errs[i] = b.dispatch(ctx, m, start, &sc)
 			continue
 		}
 		errs[i] = b.sendOne(m, start, &sc, &pend, i)
@@ -232,9 +200,6 @@ func (b *Bus) fill(m *transport.Message, now time.Time) {
 func (b *Bus) sendOne(m *transport.Message, start time.Time, sc *sendConfig, pend *[]pendingSend, idx int) error {
 	if dup, err := b.accept(m, start, sc); dup || err != nil {
 		return err
-	}
-	if (m.Type == transport.MessageResponse || m.Type == transport.MessageError) && b.npending.Load() > 0 && b.handToWaiter(m, start) {
-		return nil
 	}
 	mb := b.lookup(m.To)
 	if mb == nil {

@@ -42,11 +42,6 @@ type Snapshot struct {
 	DeadLettersHeld int
 	// ValidationErrors counts messages refused as invalid.
 	ValidationErrors uint64
-	// Broadcasts counts Broadcast and BroadcastToTypes calls that reached
-	// the fan-out.
-	Broadcasts uint64
-	// Published counts publications on topics.
-	Published uint64
 	// Handoffs counts HANDOFF messages queued.
 	Handoffs uint64
 	// Retries counts retry attempts of sends to full mailboxes.
@@ -71,9 +66,6 @@ type Snapshot struct {
 	// PressureChanges counts changes of a mailbox's pressure level;
 	// BackpressureSignals the NOTIFICATIONs sent to senders about them.
 	PressureChanges, BackpressureSignals uint64
-	// ConversationsRefused counts messages refused because their thread was
-	// closed.
-	ConversationsRefused uint64
 	// DeadLetterRetried and DeadLetterStale count dead letters that
 	// processing sent again or discarded as stale, DeadLetterAlerts the
 	// alerts raised and DeadLetterPasses the processing passes.
@@ -88,10 +80,6 @@ type Snapshot struct {
 	Wait LatencySummary
 	// Handoff is Wait for HANDOFF messages: from send to receipt.
 	Handoff LatencySummary
-	// RoundTrip is the time from Request to its response.
-	RoundTrip LatencySummary
-	// Broadcast is the time a broadcast takes to queue every copy.
-	Broadcast LatencySummary
 	// Ack is the time from a message's timestamp to its acknowledgement.
 	Ack LatencySummary
 }

@@ -108,8 +108,6 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		{"messages_delivered_total", "Messages delivered to a receiver.", func(s *transport.Snapshot) uint64 { return s.Delivered }},
 		{"messages_expired_total", "Messages whose TTL ran out before delivery.", func(s *transport.Snapshot) uint64 { return s.Expired }},
 		{"validation_errors_total", "Messages refused as invalid.", func(s *transport.Snapshot) uint64 { return s.ValidationErrors }},
-		{"broadcasts_total", "Broadcasts fanned out.", func(s *transport.Snapshot) uint64 { return s.Broadcasts }},
-		{"published_total", "Publications on topics.", func(s *transport.Snapshot) uint64 { return s.Published }},
 		{"handoffs_total", "HANDOFF messages queued.", func(s *transport.Snapshot) uint64 { return s.Handoffs }},
 		{"retries_total", "Retry attempts of sends to full mailboxes.", func(s *transport.Snapshot) uint64 { return s.Retries }},
 		{"requeued_total", "Dead letters sent again.", func(s *transport.Snapshot) uint64 { return s.Requeued }},
@@ -124,7 +122,6 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		{"breaker_opened_total", "Times a circuit breaker opened.", func(s *transport.Snapshot) uint64 { return s.BreakerOpened }},
 		{"pressure_changes_total", "Changes of a mailbox's pressure level.", func(s *transport.Snapshot) uint64 { return s.PressureChanges }},
 		{"backpressure_signals_total", "Backpressure notifications sent to senders.", func(s *transport.Snapshot) uint64 { return s.BackpressureSignals }},
-		{"conversations_refused_total", "Messages refused because their conversation was closed.", func(s *transport.Snapshot) uint64 { return s.ConversationsRefused }},
 		{"dead_letters_retried_total", "Dead letters sent again by dead-letter processing.", func(s *transport.Snapshot) uint64 { return s.DeadLetterRetried }},
 		{"dead_letters_stale_total", "Stale dead letters discarded with an audit record.", func(s *transport.Snapshot) uint64 { return s.DeadLetterStale }},
 		{"dead_letter_alerts_total", "Alerts for dead letters arriving too fast.", func(s *transport.Snapshot) uint64 { return s.DeadLetterAlerts }},
@@ -200,7 +197,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		s  transport.LatencySummary
 	}{
 		{"send", s.Send}, {"receive", s.Receive}, {"wait", s.Wait}, {"handoff", s.Handoff},
-		{"round_trip", s.RoundTrip}, {"broadcast", s.Broadcast}, {"ack", s.Ack},
+		{"ack", s.Ack},
 	} {
 		ch <- prometheus.MustNewConstSummary(c.latency, l.s.Count, l.s.Sum.Seconds(), map[float64]float64{
 			0.5: l.s.P50.Seconds(), 0.95: l.s.P95.Seconds(), 0.99: l.s.P99.Seconds(),

@@ -13,6 +13,6 @@
 // messages in flight, rate-limited messages and remembered idempotency keys
 // are gauges; queue depths, pressure levels and circuit-breaker states are
 // gauges labelled by agent; latencies are summaries in seconds labelled by op (send, receive,
-// wait, handoff, round_trip, broadcast, ack) with the 0.5, 0.95 and 0.99
+// wait, handoff, ack) with the 0.5, 0.95 and 0.99
 // quantiles of the bus's log-scale histograms.
 package busprom

@@ -11,4 +11,6 @@
 //
 // No feature is checked inside a transport's send path: a program that
 // composes none pays for none.
+//
+// Routing (topics, broadcast, request/reply, conversations): NewConversations directly over the transport, then NewTopics, NewBroadcaster, NewRequests (Example_routing).
 package feature
