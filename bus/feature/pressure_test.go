@@ -1,0 +1,135 @@
+package feature_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/bus/feature"
+	"github.com/batonhq/baton/transport"
+)
+
+// newGauge gives e senders A and C and a receiver B holding 10 messages
+// (throttled at 8, overloaded at 10, recovered at 5), and wraps its
+// transport in a pressure gauge on e's clock.
+func newGauge(t *testing.T, e *guardEnv, p feature.Backpressure) *feature.PressureGauge {
+	e.open(t, 0, "A", "C")
+	e.open(t, 10, "B")
+	g := feature.NewPressureGauge(e.tr, p, e.clk)
+	t.Cleanup(func() { _ = g.Close() })
+	return g
+}
+
+// statuses takes agent's messages and returns the statuses of the
+// backpressure notices among them.
+func statuses(t *testing.T, e *guardEnv, agent string) []string {
+	t.Helper()
+	var out []string
+	for _, m := range e.take(t, e.tr, agent, 0) {
+		if m.Type != transport.MessageNotification || m.Action() != "backpressure" || m.From != "B" || m.Priority != transport.PriorityHigh {
+			t.Fatalf("got %s %q from %s, want a backpressure NOTIFICATION from B", m.Type, m.Action(), m.From)
+		}
+		out = append(out, m.Content["status"].(string))
+	}
+	return out
+}
+
+// takeN takes n messages of agent through tr.
+func takeN(t *testing.T, e *guardEnv, tr transport.Transport, agent string, n int) {
+	t.Helper()
+	if got := e.take(t, tr, agent, n); len(got) != n {
+		t.Fatalf("got %d messages, want %d", len(got), n)
+	}
+}
+
+func TestCommFlow_Backpressure_NotifiesSendersOnStateChanges(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		g := newGauge(t, e, feature.Backpressure{})
+		steps := []struct {
+			name    string
+			do      func()
+			a, c    []string
+			level   feature.PressureLevel
+			depthOf int
+		}{
+			{"below 80%", func() { e.sendN(t, g, "A", "B", transport.PriorityNormal, 7) }, nil, nil, feature.PressureNormal, 7},
+			{"80% throttles", func() { e.sendN(t, g, "A", "B", transport.PriorityNormal, 1) }, []string{"throttled"}, nil, feature.PressureThrottled, 8},
+			{"a new sender is told once", func() { e.sendN(t, g, "C", "B", transport.PriorityNormal, 1) }, nil, []string{"throttled"}, feature.PressureThrottled, 9},
+			{"95% overloads", func() { e.sendN(t, g, "A", "B", transport.PriorityNormal, 1) }, []string{"overloaded"}, []string{"overloaded"}, feature.PressureOverloaded, 10},
+			{"below 80% is throttled again", func() { takeN(t, e, g, "B", 3) }, []string{"throttled"}, []string{"throttled"}, feature.PressureThrottled, 7},
+			{"above the low-water mark stays throttled", func() { takeN(t, e, g, "B", 1) }, nil, nil, feature.PressureThrottled, 6},
+			{"at 50% recovers", func() { takeN(t, e, g, "B", 1) }, []string{"recovering"}, []string{"recovering"}, feature.PressureNormal, 5},
+			{"no pressure, no signal", func() { e.sendN(t, g, "A", "B", transport.PriorityNormal, 2) }, nil, nil, feature.PressureNormal, 7},
+		}
+		for _, st := range steps {
+			st.do()
+			e.settle(t, "B", st.depthOf)
+			if a, c := statuses(t, e, "A"), statuses(t, e, "C"); !slices.Equal(a, st.a) || !slices.Equal(c, st.c) {
+				t.Fatalf("%s: got A %v C %v, want A %v C %v", st.name, a, c, st.a, st.c)
+			}
+			p, err := g.Pressure(t.Context(), "B")
+			if err != nil || p.Level != st.level || p.Depth != st.depthOf || p.Capacity != 10 {
+				t.Fatalf("%s: got %+v %v, want level %s depth %d", st.name, p, err, st.level, st.depthOf)
+			}
+		}
+		if st := g.Stats(); st.Changes != 4 || st.Signals != 8 || st.Levels["B"] != feature.PressureNormal {
+			t.Errorf("got %+v, want 4 changes and 8 signals, B normal", st)
+		}
+		e.counts(t, g, guardCounts{Accepted: 20, Delivered: 13, Queued: 7})
+	})
+}
+
+func TestCommFlow_Backpressure_GoCallersWithoutSignals(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		g := newGauge(t, e, feature.Backpressure{Silent: true})
+		var got []feature.PressureChange
+		stop := g.OnPressure(func(c feature.PressureChange) { got = append(got, c) })
+		e.sendN(t, g, "A", "B", transport.PriorityNormal, 10)
+		takeN(t, e, g, "B", 10)
+		stop()
+		e.settle(t, "B", 0)
+		e.sendN(t, g, "A", "B", transport.PriorityNormal, 10)
+		if a := e.take(t, e.tr, "A", 0); len(a) != 0 {
+			t.Errorf("got %d messages for the sender, want none from a silent gauge", len(a))
+		}
+		want := []struct {
+			from, to feature.PressureLevel
+			status   string
+			depth    int
+		}{
+			{feature.PressureNormal, feature.PressureThrottled, feature.StatusThrottled, 8},
+			{feature.PressureThrottled, feature.PressureOverloaded, feature.StatusOverloaded, 10},
+			{feature.PressureOverloaded, feature.PressureThrottled, feature.StatusThrottled, 7},
+			{feature.PressureThrottled, feature.PressureNormal, feature.StatusRecovering, 5},
+		}
+		if len(got) != len(want) {
+			t.Fatalf("got %d changes, want %d (and none after cancel)", len(got), len(want))
+		}
+		for i, w := range want {
+			if c := got[i]; c.Agent != "B" || c.From != w.from || c.Level != w.to || c.Status != w.status || c.Depth != w.depth {
+				t.Errorf("change %d: got %+v, want %s -> %s (%s) at depth %d", i, c, w.from, w.to, w.status, w.depth)
+			}
+		}
+		if _, err := g.Pressure(t.Context(), "nobody"); !errors.Is(err, transport.ErrUnknownAgent) {
+			t.Errorf("got %v, want ErrUnknownAgent", err)
+		}
+	})
+}
+
+func TestCommFlow_Backpressure_EstimatedDelay(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		g := newGauge(t, e, feature.Backpressure{})
+		e.sendN(t, g, "C", "B", transport.PriorityNormal, 7)
+		e.clk.Advance(10 * time.Second)
+		e.sendN(t, g, "A", "B", transport.PriorityNormal, 1)
+		msgs := e.take(t, e.tr, "A", 0)
+		if len(msgs) != 1 {
+			t.Fatalf("got %d notices, want 1", len(msgs))
+		}
+		c := msgs[0].Content
+		if guardNum(c["estimated_delay"]) != 10 || guardNum(c["queue_depth"]) != 8 || guardNum(c["capacity"]) != 10 || c["agent"] != "B" {
+			t.Errorf("got %v, want depth 8 of 10 and a 10s estimated delay (the oldest message's age)", c)
+		}
+	})
+}

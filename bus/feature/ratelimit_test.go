@@ -1,0 +1,168 @@
+package feature_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/bus/feature"
+	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/transport"
+)
+
+// newLimiter wraps e's transport in a rate limiter on e's clock, closed
+// when the test ends (before the transport).
+func newLimiter(t *testing.T, e *guardEnv, limits feature.RateLimits) *feature.RateLimiter {
+	rl := feature.NewRateLimiter(e.tr, limits, e.clk)
+	t.Cleanup(func() { _ = rl.Close() })
+	return rl
+}
+
+// sendDeferred sends n NOTIFICATIONs from -> to at priority p through rl
+// and returns how many were deferred.
+func sendDeferred(t *testing.T, rl *feature.RateLimiter, from, to string, p transport.Priority, n int) int {
+	t.Helper()
+	deferred := 0
+	for i := range n {
+		m := guardMsg(transport.MessageNotification, from, to, fmt.Sprint("msg-", i))
+		m.Priority = p
+		d, err := rl.Send(t.Context(), m)
+		if err != nil {
+			t.Fatalf("send %s -> %s: %v", from, to, err)
+		}
+		if d {
+			deferred++
+		}
+	}
+	return deferred
+}
+
+func TestCommFlow_RateLimit_OutboundExcessWaitsNotDropped(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		e.open(t, 0, "B")
+		rl := newLimiter(t, e, feature.RateLimits{Outbound: 60, Inbound: 6000, Burst: 2})
+		if got := sendDeferred(t, rl, "A", "B", transport.PriorityNormal, 5); got != 3 {
+			t.Fatalf("got %d deferred, want 3 past the burst of 2", got)
+		}
+		e.counts(t, rl, guardCounts{Accepted: 5, Queued: 5})
+		if st := rl.Stats(); st.Deferred != 3 || st.DeferredTotal != 3 || st.DeferredFor["B"] != 3 || e.depth(t, "B") != 2 {
+			t.Fatalf("got %+v depth %d, want 3 waiting for B, 3 counted, depth 2", st, e.depth(t, "B"))
+		}
+		for want := 3; want <= 5; want++ { // 60/min: one more each second
+			e.clk.Advance(time.Second)
+			if got := e.depth(t, "B"); got != want {
+				t.Fatalf("got depth %d after %d s, want %d", got, want-2, want)
+			}
+		}
+		msgs := e.take(t, rl, "B", 0)
+		for i, m := range msgs {
+			if want := fmt.Sprint("msg-", i); m.Action() != want {
+				t.Errorf("got %q at %d, want %q: the backlog leaves in order", m.Action(), i, want)
+			}
+		}
+		e.counts(t, rl, guardCounts{Accepted: 5, Delivered: 5})
+	})
+}
+
+func TestCommFlow_RateLimit_InboundLimitAcrossSenders(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		e.open(t, 0, "B")
+		rl := newLimiter(t, e, feature.RateLimits{Outbound: 6000, Inbound: 60, Burst: 1})
+		if got := sendDeferred(t, rl, "A", "B", transport.PriorityNormal, 1) + sendDeferred(t, rl, "C", "B", transport.PriorityNormal, 1); got != 1 {
+			t.Fatalf("got %d deferred, want the second sender's message to wait for B's inbound limit", got)
+		}
+		e.clk.Advance(time.Second)
+		if got := e.depth(t, "B"); got != 2 {
+			t.Errorf("got depth %d, want 2 after a second", got)
+		}
+	})
+}
+
+func TestCommFlow_RateLimit_PriorityFactors(t *testing.T) {
+	tests := []struct {
+		p        transport.Priority
+		n        int
+		deferred int
+		drained  time.Duration // when the whole batch is in the mailbox
+	}{
+		{transport.PriorityCritical, 50, 0, 0},                 // no limit
+		{transport.PriorityHigh, 5, 1, 500 * time.Millisecond}, // 2/s, burst 4
+		{transport.PriorityNormal, 3, 1, time.Second},          // 1/s, burst 2
+		{transport.PriorityLow, 2, 1, 2 * time.Second},         // 0.5/s, burst 1
+	}
+	for _, tc := range tests {
+		t.Run(tc.p.String(), func(t *testing.T) {
+			guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+				e.open(t, 0, "B")
+				rl := newLimiter(t, e, feature.RateLimits{Outbound: 60, Inbound: 6000, Burst: 2})
+				if got := sendDeferred(t, rl, "A", "B", tc.p, tc.n); got != tc.deferred {
+					t.Fatalf("got %d deferred, want %d", got, tc.deferred)
+				}
+				if tc.drained > 0 {
+					e.clk.Advance(tc.drained - time.Millisecond)
+					if got := e.depth(t, "B"); got != tc.n-1 {
+						t.Fatalf("got depth %d just before %v, want %d", got, tc.drained, tc.n-1)
+					}
+					e.clk.Advance(time.Millisecond)
+				}
+				if got := e.depth(t, "B"); got != tc.n {
+					t.Errorf("got depth %d, want all %d", got, tc.n)
+				}
+			})
+		})
+	}
+}
+
+// TestCommFlow_RateLimit_OffByDefault: a transport without a rate limiter
+// queues every message at once.
+func TestCommFlow_RateLimit_OffByDefault(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		e.open(t, 0, "B")
+		e.sendN(t, e.tr, "A", "B", transport.PriorityLow, 500)
+		if got := e.depth(t, "B"); got != 500 {
+			t.Errorf("got depth %d, want all 500 queued without a rate limiter", got)
+		}
+	})
+}
+
+// TestCommFlow_RateLimit_DeferredToUnregisteredReceiver runs on the bus
+// only: the transport interface has no way to remove a mailbox, and the
+// bus's Unregister does.
+func TestCommFlow_RateLimit_DeferredToUnregisteredReceiver(t *testing.T) {
+	clk := clock.NewManual(time.Now())
+	b := newBus(t, bus.WithClock(clk))
+	e := &guardEnv{tr: b, clk: clk, bus: b}
+	e.open(t, 0, "B")
+	rl := newLimiter(t, e, feature.RateLimits{Outbound: 60, Burst: 1})
+	sendDeferred(t, rl, "A", "B", transport.PriorityNormal, 3)
+	if err := b.Unregister("B"); err != nil {
+		t.Fatal(err)
+	}
+	e.counts(t, rl, guardCounts{Accepted: 3, DeadLettered: 1, Queued: 2})
+	clk.Advance(2 * time.Second)
+	s := e.counts(t, rl, guardCounts{Accepted: 3, DeadLettered: 3})
+	if s.DeadLettersByReason[transport.ReasonReceiverNotFound] != 3 {
+		t.Errorf("got %v, want 3 receiver_not_found", s.DeadLettersByReason)
+	}
+}
+
+func TestCommFlow_RateLimit_CloseKeepsBacklogCounted(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		e.open(t, 0, "B")
+		rl := newLimiter(t, e, feature.RateLimits{Outbound: 60, Burst: 1})
+		sendDeferred(t, rl, "A", "B", transport.PriorityNormal, 4)
+		if err := rl.Close(); err != nil {
+			t.Fatal(err)
+		}
+		e.clk.Advance(time.Minute)
+		e.counts(t, rl, guardCounts{Accepted: 4, Queued: 4})
+		if st := rl.Stats(); st.Deferred != 3 {
+			t.Errorf("got %d deferred after Close, want 3 still counted", st.Deferred)
+		}
+		if _, err := rl.Send(t.Context(), guardMsg(transport.MessageNotification, "A", "B", "late")); !errors.Is(err, transport.ErrClosed) {
+			t.Errorf("got %v, want ErrClosed after Close", err)
+		}
+	})
+}
