@@ -99,7 +99,7 @@ func (b *Bus) fanOut(ctx context.Context, tmpl *transport.Message, start time.Ti
 			out[i].Err = err
 			continue
 		}
-		err := b.enqueue(mb, c, start, retryOrDeadLetter(sc.retry), nil)
+		err := b.enqueue(mb, c, start, retryOrDeadLetter(sc.retry))
 		switch {
 		case err == errGone:
 			err = b.unroutable(c, start)

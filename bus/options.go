@@ -58,10 +58,6 @@ type config struct {
 	idemWindow    time.Duration
 	idemMax       int
 	conversations *ConversationLimits
-	rateLimits    *RateLimits
-	pressure      Backpressure
-	signals       bool
-	breaker       *BreakerSettings
 	dlPolicy      DeadLetterPolicy
 	dlProcessing  bool
 }
@@ -83,7 +79,6 @@ func defaultConfig() config {
 		maxDeliveries:   DefaultMaxDeliveries,
 		idemWindow:      DefaultIdempotencyWindow,
 		idemMax:         DefaultIdempotencyKeys,
-		pressure:        Backpressure{}.withDefaults(),
 		dlPolicy:        DeadLetterPolicy{}.withDefaults(),
 	}
 }

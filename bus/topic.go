@@ -49,7 +49,7 @@ func (b *Bus) Subscribe(agentID, topicName string) error {
 		if b.conv != nil {
 			b.conv.alias(c.MessageID, m.MessageID)
 		}
-		if err := b.enqueue(mb, c, start, overflowDeadLetter, nil); err == errGone {
+		if err := b.enqueue(mb, c, start, overflowDeadLetter); err == errGone {
 			return &transport.UnknownAgentError{Agent: agentID}
 		}
 	}

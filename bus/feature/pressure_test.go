@@ -1,12 +1,16 @@
 package feature_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/bus/feature"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/transport"
 )
 
@@ -84,6 +88,7 @@ func TestCommFlow_Backpressure_GoCallersWithoutSignals(t *testing.T) {
 	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
 		g := newGauge(t, e, feature.Backpressure{Silent: true})
 		var got []feature.PressureChange
+		g.OnPressure(nil)() // ignored
 		stop := g.OnPressure(func(c feature.PressureChange) { got = append(got, c) })
 		e.sendN(t, g, "A", "B", transport.PriorityNormal, 10)
 		takeN(t, e, g, "B", 10)
@@ -132,4 +137,27 @@ func TestCommFlow_Backpressure_EstimatedDelay(t *testing.T) {
 			t.Errorf("got %v, want depth 8 of 10 and a 10s estimated delay (the oldest message's age)", c)
 		}
 	})
+}
+
+// Go callers follow a mailbox's pressure; without Silent the gauge would
+// also send its senders a NOTIFICATION at each change.
+func ExamplePressureGauge_OnPressure() {
+	b := bus.New()
+	defer b.Close()
+	_ = b.Register("reviewer", bus.WithMailboxCapacity(10))
+	g := feature.NewPressureGauge(b, feature.Backpressure{Silent: true}, clock.Real())
+	defer g.Close()
+	g.OnPressure(func(c feature.PressureChange) {
+		fmt.Println(c.Agent, c.Status, c.Depth)
+	})
+	ctx := context.Background()
+	for range 10 {
+		_ = g.SendWork(ctx, &transport.Message{Type: transport.MessageRequest, From: "lead", To: "reviewer", Content: map[string]any{"action": "review"}})
+	}
+	_, _ = g.TakeWork(ctx, "reviewer", 0)
+	// Output:
+	// reviewer throttled 8
+	// reviewer overloaded 10
+	// reviewer throttled 7
+	// reviewer recovering 5
 }

@@ -57,6 +57,12 @@ type RateStats struct {
 	DeferredFor map[string]int
 	// DeferredTotal counts every message that had to wait for its tokens.
 	DeferredTotal uint64
+	// Refused counts deferred messages the wrapped transport refused for
+	// good when their turn came, without queueing or dead-lettering them
+	// (a decorator inside the limiter refused them): nobody was waiting
+	// for the error. A full or unknown mailbox is no refusal: the
+	// transport dead-letters those messages.
+	Refused uint64
 }
 
 // The priority bands that rate limits apply to; CRITICAL is never limited.
@@ -117,6 +123,7 @@ type RateLimiter struct {
 	deferred map[string]int // by receiver
 	waiting  int
 	total    uint64
+	refused  uint64
 	timers   map[*rateTimer]struct{}
 	wg       sync.WaitGroup
 }
@@ -388,10 +395,15 @@ func (r *RateLimiter) drain(sender string, s *rateAgent, tm *rateTimer) {
 
 	var kept []*transport.Message
 	var keptErr error
+	refused := 0
 	for i, m := range ready {
-		if err := r.Transport.SendWork(r.ctx, m); !rateTaken(err) {
+		err := r.Transport.SendWork(r.ctx, m)
+		if rateLater(err) || (err != nil && r.ctx.Err() != nil) {
 			kept, keptErr = ready[i:], err // not taken: they wait again, at the head of their bands
 			break
+		}
+		if !rateTaken(err) {
+			refused++ // refused for good (an open breaker, say): nobody waits for the error
 		}
 	}
 
@@ -399,6 +411,7 @@ func (r *RateLimiter) drain(sender string, s *rateAgent, tm *rateTimer) {
 	for _, m := range ready[:len(ready)-len(kept)] {
 		r.settleLocked(m)
 	}
+	r.refused += uint64(refused)
 	for i := len(kept) - 1; i >= 0; i-- {
 		band, _ := rateBandOf(kept[i])
 		s.queue[band] = append([]*transport.Message{kept[i]}, s.queue[band]...)
@@ -420,6 +433,12 @@ func (r *RateLimiter) drain(sender string, s *rateAgent, tm *rateTimer) {
 // dead-lettered it (a full or unknown mailbox).
 func rateTaken(err error) bool {
 	return err == nil || errors.Is(err, transport.ErrQueueFull) || errors.Is(err, transport.ErrUnknownAgent)
+}
+
+// rateLater reports whether the transport could not take a message for
+// now (transport.ErrUnavailable) or is closed: the message keeps waiting.
+func rateLater(err error) bool {
+	return errors.Is(err, transport.ErrUnavailable) || errors.Is(err, transport.ErrClosed)
 }
 
 // rateUnavailablePause is the pause before a backlog the transport could
@@ -463,7 +482,7 @@ func (r *RateLimiter) Metrics() transport.Snapshot {
 func (r *RateLimiter) Stats() RateStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := RateStats{Deferred: r.waiting, DeferredTotal: r.total, DeferredFor: make(map[string]int, len(r.deferred))}
+	st := RateStats{Deferred: r.waiting, DeferredTotal: r.total, Refused: r.refused, DeferredFor: make(map[string]int, len(r.deferred))}
 	for to, n := range r.deferred {
 		st.DeferredFor[to] = n
 	}
