@@ -144,3 +144,45 @@ func TestCommFlow_Breaker_OffByDefault(t *testing.T) {
 		}
 	})
 }
+
+// A requires_ack message not acknowledged in time is a failed delivery
+// even when its redelivery is acknowledged later.
+func TestBreakers_AckTimeoutFailsEvenIfTheRedeliveryIsAcked(t *testing.T) {
+	guardEach(t, guardAckWait, func(t *testing.T, e *guardEnv) {
+		e.open(t, 0, "B")
+		br := newBreakers(t, e, feature.BreakerSettings{Failures: 1})
+		e.send(t, br, guardAckable("Ghost", "B", "work"))
+		e.takeOne(t, br, "B")
+		if err := br.Ack(t.Context(), e.redelivered(t, br, "B")); err != nil {
+			t.Fatal(err)
+		}
+		assertBreaker(t, br, "B", feature.BreakerOpen)
+	})
+}
+
+// A rejection made past the breakers (by another process, on NATS) reaches
+// them through the transport's dead letters; a message nacked through them
+// is no ack timeout when it comes back.
+func TestBreakers_SeeRejectionsElsewhereAndNacks(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		e.open(t, 0, "B")
+		br := newBreakers(t, e, feature.BreakerSettings{Failures: 1})
+		e.send(t, br, guardAckable("Ghost", "B", "nacked"))
+		if err := br.Nack(t.Context(), e.takeOne(t, br, "B")); err != nil {
+			t.Fatal(err)
+		}
+		if err := br.Ack(t.Context(), e.takeOne(t, br, "B")); err != nil {
+			t.Fatal(err)
+		}
+		assertBreaker(t, br, "B", feature.BreakerClosed)
+
+		e.send(t, br, guardAckable("Ghost", "B", "rejected elsewhere"))
+		if err := e.tr.Reject(t.Context(), e.takeOne(t, e.tr, "B"), "no"); err != nil {
+			t.Fatal(err)
+		}
+		assertBreaker(t, br, "B", feature.BreakerOpen)
+		if err := br.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -139,6 +139,23 @@ func TestCommFlow_Backpressure_EstimatedDelay(t *testing.T) {
 	})
 }
 
+// The estimated delay is the longer of the oldest message's age and the
+// smoothed time the messages taken spent in the mailbox.
+func TestPressureGauge_EstimatedDelayFollowsRecentWaits(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		g := newGauge(t, e, feature.Backpressure{})
+		e.sendN(t, g, "A", "B", transport.PriorityNormal, 1)
+		e.clk.Advance(80 * time.Second)
+		takeN(t, e, g, "B", 1) // waited 80s: the average moves an eighth of the way
+		e.settle(t, "B", 0)
+		e.sendN(t, g, "A", "B", transport.PriorityNormal, 1)
+		p, err := g.Pressure(t.Context(), "B")
+		if err != nil || p.EstimatedDelay != 10*time.Second || p.Depth != 1 {
+			t.Errorf("got %+v %v, want depth 1 and a 10s estimated delay", p, err)
+		}
+	})
+}
+
 // Go callers follow a mailbox's pressure; without Silent the gauge would
 // also send its senders a NOTIFICATION at each change.
 func ExamplePressureGauge_OnPressure() {
@@ -160,4 +177,21 @@ func ExamplePressureGauge_OnPressure() {
 	// reviewer overloaded 10
 	// reviewer throttled 7
 	// reviewer recovering 5
+}
+
+// A transport that cannot tell a mailbox's room leaves the gauge blind:
+// Pressure says so, and sends still pass.
+func TestPressureGauge_NeedsRoom(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		e.open(t, 0, "B")
+		narrow := struct{ transport.Transport }{e.tr} // the interface alone, without Room
+		g := feature.NewPressureGauge(narrow, feature.Backpressure{}, e.clk)
+		e.sendN(t, g, "A", "B", transport.PriorityNormal, 1)
+		if _, err := g.Pressure(t.Context(), "B"); !errors.Is(err, feature.ErrNoRoom) || !errors.Is(err, transport.ErrCommunication) {
+			t.Errorf("got %v, want ErrNoRoom", err)
+		}
+		if e.depth(t, "B") != 1 {
+			t.Errorf("got depth %d, want the message sent", e.depth(t, "B"))
+		}
+	})
 }

@@ -166,3 +166,54 @@ func TestCommFlow_RateLimit_CloseKeepsBacklogCounted(t *testing.T) {
 		}
 	})
 }
+
+// A deferred message that the transport inside the limiter refuses for
+// good when its turn comes (here an open breaker) is counted as refused,
+// and leaves the accounting.
+func TestRateLimiter_RefusedWhenItsTurnCame(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		e.open(t, 0, "B")
+		br := newBreakers(t, e, feature.BreakerSettings{Failures: 1})
+		rl := newLimiter(t, &guardEnv{tr: br, clk: e.clk}, feature.RateLimits{Outbound: 60, Burst: 1})
+		e.send(t, rl, guardAckable("A", "B", "first"))
+		if deferred, err := rl.Send(t.Context(), guardAckable("A", "B", "second")); err != nil || !deferred {
+			t.Fatalf("got deferred %v, %v, want the second message deferred", deferred, err)
+		}
+		if err := rl.Reject(t.Context(), e.takeOne(t, rl, "B"), "no"); err != nil { // opens B's breaker
+			t.Fatal(err)
+		}
+		e.clk.Advance(time.Second)
+		if st := rl.Stats(); st.Refused != 1 || st.Deferred != 0 {
+			t.Errorf("got %+v, want the second message refused and nothing waiting", st)
+		}
+		e.counts(t, rl, guardCounts{Accepted: 1, DeadLettered: 1})
+	})
+}
+
+// The decorators keep the transport's offers: a full mailbox refuses an
+// offered message without accepting or dead-lettering it.
+func TestGuards_KeepOffers(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		e.open(t, 2, "B")
+		e.sendN(t, e.tr, "A", "B", transport.PriorityCritical, 2)
+		for _, o := range []transport.Offerer{
+			newLimiter(t, e, feature.RateLimits{}),
+			newBreakers(t, e, feature.BreakerSettings{}),
+			feature.NewPressureGauge(e.tr, feature.Backpressure{}, e.clk),
+		} {
+			before := e.tr.Metrics()
+			m := guardMsg(transport.MessageRequest, "A", "B", "offered")
+			m.Priority = transport.PriorityCritical
+			if err := o.OfferWork(t.Context(), m); !errors.Is(err, transport.ErrQueueFull) {
+				t.Fatalf("%T: got %v, want ErrQueueFull", o, err)
+			}
+			if after := e.tr.Metrics(); after.Accepted != before.Accepted || after.DeadLettered != before.DeadLettered {
+				t.Errorf("%T: got accepted %d -> %d dead %d -> %d, want the offer neither accepted nor dead-lettered",
+					o, before.Accepted, after.Accepted, before.DeadLettered, after.DeadLettered)
+			}
+			if free, capacity, err := o.(transport.RoomTeller).Room(t.Context(), "B"); err != nil || free != 0 || capacity != 2 {
+				t.Errorf("%T: got room %d of %d (%v), want the transport's: 0 of 2", o, free, capacity, err)
+			}
+		}
+	})
+}
