@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/transport"
 )
@@ -87,7 +89,9 @@ const breakerMaxPending = 1 << 16
 // Breakers (its delivery count grows without a Nack through Breakers), or
 // when its last delivery dead-letters it "max_retries"; an Ack made
 // elsewhere is never seen, and such a send is forgotten after
-// 65 536 newer ones.
+// 65 536 newer ones. A half-open breaker whose trial's outcome is still
+// unknown after OpenFor lets another trial through, so that an outcome it
+// cannot see never keeps it half-open.
 type Breakers struct {
 	transport.Transport
 	cfg        BreakerSettings
@@ -151,6 +155,11 @@ func (b *Breakers) send(ctx context.Context, m *transport.Message, offer bool) e
 	if m == nil || ctx == nil || m.Validate() != nil || !breakerGuards(m) {
 		return b.pass(ctx, m, offer) // the transport refuses it, and counts it
 	}
+	if m.RequiresAck && m.MessageID == "" {
+		// Its outcome may come back before SendWork returns: the pending
+		// send must be known by its id before it leaves.
+		m.MessageID = uuid.NewString()
+	}
 	b.mu.Lock()
 	c := b.circuitLocked(m.To)
 	gen, state, ok := c.allow(b.clock.Now())
@@ -159,33 +168,47 @@ func (b *Breakers) send(ctx context.Context, m *transport.Message, offer bool) e
 		b.mu.Unlock()
 		return &CircuitOpenError{Agent: m.To, State: state}
 	}
+	if m.RequiresAck {
+		b.pendLocked(m.MessageID, breakerPending{agent: m.To, gen: gen})
+	}
 	b.mu.Unlock()
 	err := b.pass(ctx, m, offer)
+	var o breakerOutcome
 	switch {
 	case errors.Is(err, transport.ErrQueueFull):
-		b.report(m.To, gen, breakerFull)
+		o = breakerFull
 	case err != nil:
-		b.report(m.To, gen, breakerExcluded)
+		o = breakerExcluded
 	case b.atCapacity(ctx, m.To):
-		b.report(m.To, gen, breakerFull)
-	case m.RequiresAck && m.MessageID != "":
-		b.mu.Lock()
-		if prev, ok := b.pending[m.MessageID]; ok {
-			b.reportLocked(prev.agent, prev.gen, breakerExcluded)
-		}
-		if len(b.pending) >= breakerMaxPending {
-			for id, p := range b.pending {
-				delete(b.pending, id)
-				b.reportLocked(p.agent, p.gen, breakerExcluded)
-				break
-			}
-		}
-		b.pending[m.MessageID] = breakerPending{agent: m.To, gen: gen}
-		b.mu.Unlock()
-	default:
-		b.report(m.To, gen, breakerSuccess)
+		o = breakerFull
+	case m.RequiresAck:
+		return nil // pending until acked, rejected or timed out
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if m.RequiresAck {
+		if p, ok := b.pending[m.MessageID]; !ok || p.gen != gen || p.agent != m.To {
+			return err // settled already, by an outcome that came first
+		}
+		delete(b.pending, m.MessageID)
+	}
+	b.reportLocked(m.To, gen, o)
 	return err
+}
+
+// pendLocked records a requires_ack send whose outcome is not known yet.
+func (b *Breakers) pendLocked(id string, p breakerPending) {
+	if prev, ok := b.pending[id]; ok {
+		b.reportLocked(prev.agent, prev.gen, breakerExcluded)
+	}
+	if len(b.pending) >= breakerMaxPending {
+		for old, q := range b.pending {
+			delete(b.pending, old)
+			b.reportLocked(q.agent, q.gen, breakerExcluded)
+			break
+		}
+	}
+	b.pending[id] = p
 }
 
 // breakerGuards reports whether m goes through its receiver's breaker: a
@@ -296,12 +319,6 @@ func (b *Breakers) settle(id string, o breakerOutcome) {
 	}
 }
 
-func (b *Breakers) report(agent string, gen uint64, o breakerOutcome) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.reportLocked(agent, gen, o)
-}
-
 func (b *Breakers) reportLocked(agent string, gen uint64, o breakerOutcome) {
 	if c := b.circuits[agent]; c != nil && c.report(gen, o, b.clock.Now()) {
 		b.opened++
@@ -365,6 +382,7 @@ type circuit struct {
 	openFor  time.Duration
 	until    time.Time // while open: when it half-opens
 	trial    bool      // while half-open: the trial is under way
+	trialAt  time.Time // when the trial left
 }
 
 // current moves an open circuit whose time is up to half-open and returns
@@ -390,10 +408,17 @@ func (c *circuit) allow(now time.Time) (gen uint64, refusing BreakerState, ok bo
 	case BreakerOpen:
 		return 0, BreakerOpen, false
 	case BreakerHalfOpen:
-		if c.trial {
+		if c.trial && !now.After(c.trialAt.Add(c.openFor)) {
 			return 0, BreakerHalfOpen, false
 		}
-		c.trial = true
+		if c.trial {
+			// A trial whose outcome is unknown after OpenFor (acknowledged
+			// by another process, or dropped as a duplicate) counts for
+			// nothing: another one may go, so that the breaker never
+			// stays half-open for good.
+			c.gen++
+		}
+		c.trial, c.trialAt = true, now
 	}
 	return c.gen, "", true
 }

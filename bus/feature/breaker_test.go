@@ -186,3 +186,25 @@ func TestBreakers_SeeRejectionsElsewhereAndNacks(t *testing.T) {
 		}
 	})
 }
+
+// A trial acknowledged past the breakers (by another process) is never
+// seen: after OpenFor another trial may go, and its success closes the
+// breaker.
+func TestBreakers_UnseenTrialLetsAnotherThroughAfterOpenFor(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		e.open(t, 0, "B")
+		br := newBreakers(t, e, feature.BreakerSettings{Failures: 1, OpenFor: 10 * time.Second})
+		failOne(t, e, br, "reject")
+		e.clk.Advance(10*time.Second + time.Millisecond)
+		e.send(t, br, guardAckable("A", "B", "trial"))
+		if err := e.tr.Ack(t.Context(), e.takeOne(t, e.tr, "B")); err != nil {
+			t.Fatal(err)
+		}
+		assertRefused(t, e, br, "B", feature.BreakerHalfOpen)
+		e.clk.Advance(10 * time.Second)
+		assertRefused(t, e, br, "B", feature.BreakerHalfOpen)
+		e.clk.Advance(time.Millisecond)
+		e.send(t, br, guardMsg(transport.MessageNotification, "A", "B", "second trial"))
+		assertBreaker(t, br, "B", feature.BreakerClosed)
+	})
+}
