@@ -97,7 +97,7 @@ func TestCommFlow_Breaker_OpensAtCapacityThenHalfOpenTrialCloses(t *testing.T) {
 		e.sendN(t, br, "A", "B", transport.PriorityNormal, 1) // 90%: queued, and the breaker opens
 		assertBreaker(t, br, "B", feature.BreakerOpen)
 		assertRefused(t, e, br, "B", feature.BreakerOpen)
-		e.take(t, br, "B", 0)
+		e.takeAll(t, br, "B", 9)
 		e.settle(t, "B", 0)
 
 		e.clk.Advance(time.Minute) // open for a minute, half-open once it has passed

@@ -127,15 +127,36 @@ func (e *guardEnv) take(t *testing.T, tr transport.Transport, agent string, max 
 	return msgs
 }
 
-// takeOne takes the next message of agent through tr, failing if there is
-// none.
+// takeN takes n messages of agent through tr, taking again while fewer
+// came: natsbus may hand out work sent a moment before only at the next
+// take (its consumers hear of new work a moment after the send returns).
+func (e *guardEnv) takeN(t *testing.T, tr transport.Transport, agent string, n int) []*transport.Message {
+	t.Helper()
+	var got []*transport.Message
+	for i := 0; len(got) < n && i < 250; i++ {
+		got = append(got, e.take(t, tr, agent, n-len(got))...)
+	}
+	if len(got) != n {
+		t.Fatalf("take %s: got %d messages, want %d", agent, len(got), n)
+	}
+	return got
+}
+
+// takeAll takes the n messages of agent through tr and checks that no
+// other waits.
+func (e *guardEnv) takeAll(t *testing.T, tr transport.Transport, agent string, n int) []*transport.Message {
+	t.Helper()
+	got := e.takeN(t, tr, agent, n)
+	if more := e.take(t, tr, agent, 0); len(more) > 0 {
+		t.Fatalf("take %s: got %d more messages, want %d in all", agent, len(more), n)
+	}
+	return got
+}
+
+// takeOne takes the next message of agent through tr.
 func (e *guardEnv) takeOne(t *testing.T, tr transport.Transport, agent string) *transport.Message {
 	t.Helper()
-	msgs := e.take(t, tr, agent, 1)
-	if len(msgs) != 1 {
-		t.Fatalf("take %s: got %d messages, want one", agent, len(msgs))
-	}
-	return msgs[0]
+	return e.takeN(t, tr, agent, 1)[0]
 }
 
 // redelivered waits for the next delivery of a requires_ack message of

@@ -25,26 +25,18 @@ func newGauge(t *testing.T, e *guardEnv, p feature.Backpressure) *feature.Pressu
 	return g
 }
 
-// statuses takes agent's messages and returns the statuses of the
-// backpressure notices among them.
-func statuses(t *testing.T, e *guardEnv, agent string) []string {
+// statuses takes the n messages of agent and returns the statuses of
+// the backpressure notices they are.
+func statuses(t *testing.T, e *guardEnv, agent string, n int) []string {
 	t.Helper()
 	var out []string
-	for _, m := range e.take(t, e.tr, agent, 0) {
+	for _, m := range e.takeAll(t, e.tr, agent, n) {
 		if m.Type != transport.MessageNotification || m.Action() != "backpressure" || m.From != "B" || m.Priority != transport.PriorityHigh {
 			t.Fatalf("got %s %q from %s, want a backpressure NOTIFICATION from B", m.Type, m.Action(), m.From)
 		}
 		out = append(out, m.Content["status"].(string))
 	}
 	return out
-}
-
-// takeN takes n messages of agent through tr.
-func takeN(t *testing.T, e *guardEnv, tr transport.Transport, agent string, n int) {
-	t.Helper()
-	if got := e.take(t, tr, agent, n); len(got) != n {
-		t.Fatalf("got %d messages, want %d", len(got), n)
-	}
 }
 
 func TestCommFlow_Backpressure_NotifiesSendersOnStateChanges(t *testing.T) {
@@ -61,15 +53,15 @@ func TestCommFlow_Backpressure_NotifiesSendersOnStateChanges(t *testing.T) {
 			{"80% throttles", func() { e.sendN(t, g, "A", "B", transport.PriorityNormal, 1) }, []string{"throttled"}, nil, feature.PressureThrottled, 8},
 			{"a new sender is told once", func() { e.sendN(t, g, "C", "B", transport.PriorityNormal, 1) }, nil, []string{"throttled"}, feature.PressureThrottled, 9},
 			{"95% overloads", func() { e.sendN(t, g, "A", "B", transport.PriorityNormal, 1) }, []string{"overloaded"}, []string{"overloaded"}, feature.PressureOverloaded, 10},
-			{"below 80% is throttled again", func() { takeN(t, e, g, "B", 3) }, []string{"throttled"}, []string{"throttled"}, feature.PressureThrottled, 7},
-			{"above the low-water mark stays throttled", func() { takeN(t, e, g, "B", 1) }, nil, nil, feature.PressureThrottled, 6},
-			{"at 50% recovers", func() { takeN(t, e, g, "B", 1) }, []string{"recovering"}, []string{"recovering"}, feature.PressureNormal, 5},
+			{"below 80% is throttled again", func() { e.takeN(t, g, "B", 3) }, []string{"throttled"}, []string{"throttled"}, feature.PressureThrottled, 7},
+			{"above the low-water mark stays throttled", func() { e.takeN(t, g, "B", 1) }, nil, nil, feature.PressureThrottled, 6},
+			{"at 50% recovers", func() { e.takeN(t, g, "B", 1) }, []string{"recovering"}, []string{"recovering"}, feature.PressureNormal, 5},
 			{"no pressure, no signal", func() { e.sendN(t, g, "A", "B", transport.PriorityNormal, 2) }, nil, nil, feature.PressureNormal, 7},
 		}
 		for _, st := range steps {
 			st.do()
 			e.settle(t, "B", st.depthOf)
-			if a, c := statuses(t, e, "A"), statuses(t, e, "C"); !slices.Equal(a, st.a) || !slices.Equal(c, st.c) {
+			if a, c := statuses(t, e, "A", len(st.a)), statuses(t, e, "C", len(st.c)); !slices.Equal(a, st.a) || !slices.Equal(c, st.c) {
 				t.Fatalf("%s: got A %v C %v, want A %v C %v", st.name, a, c, st.a, st.c)
 			}
 			p, err := g.Pressure(t.Context(), "B")
@@ -91,7 +83,7 @@ func TestCommFlow_Backpressure_GoCallersWithoutSignals(t *testing.T) {
 		g.OnPressure(nil)() // ignored
 		stop := g.OnPressure(func(c feature.PressureChange) { got = append(got, c) })
 		e.sendN(t, g, "A", "B", transport.PriorityNormal, 10)
-		takeN(t, e, g, "B", 10)
+		e.takeN(t, g, "B", 10)
 		stop()
 		e.settle(t, "B", 0)
 		e.sendN(t, g, "A", "B", transport.PriorityNormal, 10)
@@ -128,10 +120,7 @@ func TestCommFlow_Backpressure_EstimatedDelay(t *testing.T) {
 		e.sendN(t, g, "C", "B", transport.PriorityNormal, 7)
 		e.clk.Advance(10 * time.Second)
 		e.sendN(t, g, "A", "B", transport.PriorityNormal, 1)
-		msgs := e.take(t, e.tr, "A", 0)
-		if len(msgs) != 1 {
-			t.Fatalf("got %d notices, want 1", len(msgs))
-		}
+		msgs := e.takeAll(t, e.tr, "A", 1)
 		c := msgs[0].Content
 		if guardNum(c["estimated_delay"]) != 10 || guardNum(c["queue_depth"]) != 8 || guardNum(c["capacity"]) != 10 || c["agent"] != "B" {
 			t.Errorf("got %v, want depth 8 of 10 and a 10s estimated delay (the oldest message's age)", c)
@@ -146,7 +135,7 @@ func TestPressureGauge_EstimatedDelayFollowsRecentWaits(t *testing.T) {
 		g := newGauge(t, e, feature.Backpressure{})
 		e.sendN(t, g, "A", "B", transport.PriorityNormal, 1)
 		e.clk.Advance(80 * time.Second)
-		takeN(t, e, g, "B", 1) // waited 80s: the average moves an eighth of the way
+		e.takeN(t, g, "B", 1) // waited 80s: the average moves an eighth of the way
 		e.settle(t, "B", 0)
 		e.sendN(t, g, "A", "B", transport.PriorityNormal, 1)
 		p, err := g.Pressure(t.Context(), "B")

@@ -56,7 +56,7 @@ func TestCommFlow_RateLimit_OutboundExcessWaitsNotDropped(t *testing.T) {
 				t.Fatalf("got depth %d after %d s, want %d", got, want-2, want)
 			}
 		}
-		msgs := e.take(t, rl, "B", 0)
+		msgs := e.takeAll(t, rl, "B", 5)
 		for i, m := range msgs {
 			if want := fmt.Sprint("msg-", i); m.Action() != want {
 				t.Errorf("got %q at %d, want %q: the backlog leaves in order", m.Action(), i, want)
