@@ -291,7 +291,7 @@ func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full o
 		case overflowRetry:
 			mb.c.accepted++
 			mb.c.retrying++
-		case overflowRefuse:
+		case overflowRefuse: // neither accepted nor dead-lettered: the sender keeps it
 		default:
 			mb.c.accepted++
 			b.deadLetterLocked(&mb.c, m, transport.ReasonQueueOverflow, 1, err.Error(), start)
