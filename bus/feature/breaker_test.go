@@ -1,7 +1,11 @@
 package feature_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/clock"
 	"testing"
 	"time"
 
@@ -207,4 +211,27 @@ func TestBreakers_UnseenTrialLetsAnotherThroughAfterOpenFor(t *testing.T) {
 		e.send(t, br, guardMsg(transport.MessageNotification, "A", "B", "second trial"))
 		assertBreaker(t, br, "B", feature.BreakerClosed)
 	})
+}
+
+// A receiver that rejects what it is sent opens its breaker: the next send
+// is refused before it reaches the transport.
+func ExampleNewBreakers() {
+	b := bus.New()
+	defer b.Close()
+	_ = b.Register("payments")
+	br := feature.NewBreakers(b, feature.BreakerSettings{Failures: 1}, clock.Real())
+	defer br.Close()
+	ctx := context.Background()
+	send := func() error {
+		return br.SendWork(ctx, &transport.Message{Type: transport.MessageRequest, From: "shop", To: "payments",
+			RequiresAck: true, Content: map[string]any{"action": "charge"}})
+	}
+	_ = send()
+	got, _ := br.TakeWork(ctx, "payments", 1)
+	_ = br.Reject(ctx, got[0], "card declined")
+	fmt.Println(br.Breaker("payments"))
+	fmt.Println(errors.Is(send(), feature.ErrCircuitOpen))
+	// Output:
+	// open
+	// true
 }

@@ -1,6 +1,7 @@
 package feature_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -216,4 +217,30 @@ func TestGuards_KeepOffers(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A sender past its burst waits in its outbound queue; the limiter's clock
+// lets the backlog go, one message per token.
+func ExampleNewRateLimiter() {
+	clk := clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := bus.New(bus.WithClock(clk))
+	defer b.Close()
+	_ = b.Register("reviewer")
+	rl := feature.NewRateLimiter(b, feature.RateLimits{Outbound: 60, Burst: 2}, clk) // one a second after two
+	defer rl.Close()
+	ctx := context.Background()
+	for range 3 {
+		deferred, err := rl.Send(ctx, &transport.Message{Type: transport.MessageRequest, From: "lead", To: "reviewer",
+			Content: map[string]any{"action": "review"}})
+		fmt.Println(deferred, err)
+	}
+	free, _, _ := b.Room(ctx, "reviewer")
+	clk.Advance(time.Second)
+	after, _, _ := b.Room(ctx, "reviewer")
+	fmt.Println(free-after, "more queued a second later")
+	// Output:
+	// false <nil>
+	// false <nil>
+	// true <nil>
+	// 1 more queued a second later
 }
