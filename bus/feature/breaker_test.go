@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/batonhq/baton/bus"
-	"github.com/batonhq/baton/clock"
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/bus/feature"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/transport"
 )
 
