@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -116,6 +117,7 @@ type RateLimiter struct {
 	ctx   context.Context // of the sends the timer makes; cancelled by Close
 	stop  context.CancelFunc
 
+	shut     atomic.Bool // closed, read without the lock by every send
 	mu       sync.Mutex
 	closed   bool
 	agents   map[string]*rateAgent
@@ -184,6 +186,9 @@ func (r *RateLimiter) Room(ctx context.Context, agent string) (free, capacity in
 }
 
 func (r *RateLimiter) send(ctx context.Context, m *transport.Message, offer bool) (bool, error) {
+	if r.shut.Load() {
+		return false, transport.ErrClosed
+	}
 	if m == nil || ctx == nil || m.Validate() != nil {
 		return false, r.pass(ctx, m, offer) // the transport refuses it, and counts it
 	}
@@ -493,6 +498,7 @@ func (r *RateLimiter) Stats() RateStats {
 // sends return transport.ErrClosed. The messages still waiting stay
 // counted. Close is safe to call more than once and returns nil.
 func (r *RateLimiter) Close() error {
+	r.shut.Store(true)
 	r.mu.Lock()
 	r.closed = true
 	for tm := range r.timers {

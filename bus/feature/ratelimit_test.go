@@ -162,8 +162,13 @@ func TestCommFlow_RateLimit_CloseKeepsBacklogCounted(t *testing.T) {
 		if st := rl.Stats(); st.Deferred != 3 {
 			t.Errorf("got %d deferred after Close, want 3 still counted", st.Deferred)
 		}
-		if _, err := rl.Send(t.Context(), guardMsg(transport.MessageNotification, "A", "B", "late")); !errors.Is(err, transport.ErrClosed) {
+		late := guardMsg(transport.MessageNotification, "A", "B", "late")
+		if _, err := rl.Send(t.Context(), late); !errors.Is(err, transport.ErrClosed) {
 			t.Errorf("got %v, want ErrClosed after Close", err)
+		}
+		late.Priority = transport.PriorityCritical // never limited, refused all the same
+		if err := rl.SendWork(t.Context(), late); !errors.Is(err, transport.ErrClosed) || rl.Close() != nil {
+			t.Errorf("got %v, want ErrClosed after Close (and a second Close to return nil)", err)
 		}
 	})
 }
