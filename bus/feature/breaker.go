@@ -193,6 +193,11 @@ func (b *Breakers) send(ctx context.Context, m *transport.Message, offer bool) e
 		delete(b.pending, m.MessageID)
 	}
 	b.reportLocked(m.To, gen, o)
+	if c := b.circuits[m.To]; c != nil && errors.Is(err, transport.ErrUnknownAgent) && c.state == BreakerClosed && c.count == 0 {
+		// No mailbox, no breaker to keep: sends to made-up ids must not
+		// grow the table.
+		delete(b.circuits, m.To)
+	}
 	return err
 }
 

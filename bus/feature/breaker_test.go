@@ -235,3 +235,19 @@ func ExampleNewBreakers() {
 	// open
 	// true
 }
+
+// Sends to agents without a mailbox leave no breaker behind.
+func TestBreakers_ForgetUnknownReceivers(t *testing.T) {
+	guardEach(t, 0, func(t *testing.T, e *guardEnv) {
+		br := newBreakers(t, e, feature.BreakerSettings{})
+		for i := range 3 {
+			err := br.SendWork(t.Context(), guardMsg(transport.MessageRequest, "A", fmt.Sprint("nobody-", i), "lost"))
+			if !errors.Is(err, transport.ErrUnknownAgent) {
+				t.Fatalf("got %v, want ErrUnknownAgent", err)
+			}
+		}
+		if st := br.Stats(); len(st.States) != 0 {
+			t.Errorf("got breakers %v, want none for unknown receivers", st.States)
+		}
+	})
+}
