@@ -57,7 +57,6 @@ type Bus struct {
 	dlq  deadLetters
 	ev   events
 	idem *idempotency // nil when deduplication is off
-	rl   *limiter     // nil unless WithRateLimits
 
 	validationErrors atomic.Uint64
 	retries          atomic.Uint64
@@ -71,9 +70,10 @@ type Bus struct {
 // New returns a bus configured by opts. Without options it uses the wall
 // clock, UUID v4 ids, a no-op logger, 1000 messages per mailbox and 10 000
 // across the bus, redelivers unacknowledged requires_ack messages after 30s
-// (3 deliveries at most), and remembers idempotency keys for 24h; rate
-// limits, circuit breakers, backpressure signals and
-// periodic dead-letter processing are off until their options turn them on.
+// (3 deliveries at most), and remembers idempotency keys for 24h; periodic
+// dead-letter processing is off until its option turns it on. Topics,
+// broadcast, request/reply, conversations, rate limits, circuit breakers
+// and backpressure signals are decorators of package bus/feature.
 func New(opts ...Option) *Bus {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -87,7 +87,6 @@ func New(opts ...Option) *Bus {
 		done:   make(chan struct{}),
 		dlq:    newDeadLetters(cfg.deadLetterLimit, cfg.dlPolicy),
 		idem:   newIdempotency(cfg),
-		rl:     newLimiter(cfg.rateLimits),
 	}
 	b.dir.Store(&directory{byID: map[string]*mailbox{}})
 	if cfg.sweepInterval > 0 {
@@ -135,10 +134,7 @@ func (b *Bus) Register(agentID string, opts ...MailboxOption) error {
 	for id, mb := range old.byID {
 		next.byID[id] = mb
 	}
-	mb := newMailbox(agentID, mc, sh, b.cfg.pressure)
-	if b.cfg.breaker != nil {
-		mb.br = b.newBreaker(agentID, mc.capacity)
-	}
+	mb := newMailbox(agentID, mc, sh)
 	next.byID[agentID] = mb
 	i, _ := slices.BinarySearch(old.ids, agentID)
 	next.ids = slices.Insert(slices.Clone(old.ids), i, agentID)

@@ -10,6 +10,13 @@ import (
 	"go.uber.org/zap"
 )
 
+// deadNote is a dead letter to log once the locks are released.
+type deadNote struct {
+	m      *transport.Message
+	reason transport.DeadLetterReason
+	err    string
+}
+
 // flight is a requires_ack message that was delivered and not yet
 // acknowledged. While the receiver holds it, it sits in its mailbox's due
 // heap; once its ack timeout passes (or the receiver nacks it) a copy with
@@ -105,7 +112,6 @@ func (b *Bus) ackTimeouts(mb *mailbox, gen uint64) {
 	}
 	for len(mb.due) > 0 && mb.due[0].deadline <= now {
 		f := heap.Pop(&mb.due).(*flight)
-		mb.br.resolveLocked(f.m.MessageID, errAckTimeout)
 		if d, ok := b.redeliverLocked(mb, f, now, at, "ack timeout"); ok {
 			dead = append(dead, d)
 		}
@@ -129,7 +135,6 @@ func (b *Bus) redeliverLocked(mb *mailbox, f *flight, now int64, at time.Time, w
 	mb.c.inflight--
 	if f.m.DeliveryCount >= b.cfg.maxDeliveries {
 		delete(mb.unacked, f.m.MessageID)
-		mb.br.resolveLocked(f.m.MessageID, errAckTimeout)
 		d := f.m.Clone()
 		lastErr := "bus: not acknowledged after " + strconv.Itoa(d.DeliveryCount) + " deliveries (" + why + ")"
 		b.deadLetterLocked(&mb.c, d, transport.ReasonMaxRetries, d.DeliveryCount, lastErr, at)
@@ -138,7 +143,7 @@ func (b *Bus) redeliverLocked(mb *mailbox, f *flight, now int64, at time.Time, w
 	c := f.m.Clone()
 	c.DeliveryCount = f.m.DeliveryCount + 1
 	f.m, f.queued = c, true
-	b.pushLocked(mb, entry{m: c, enq: now, exp: c.ExpiresAt().UnixNano()}, true, now)
+	b.pushLocked(mb, entry{m: c, enq: now, exp: c.ExpiresAt().UnixNano()}, true)
 	b.redeliveries.Add(1)
 	if ce := b.log.Check(zap.DebugLevel, "message redelivered"); ce != nil {
 		ce.Write(zap.String("category", "redelivery"), messageFields(c),
@@ -200,13 +205,11 @@ func (b *Bus) Ack(ctx context.Context, m *transport.Message) error {
 		mb.queue.RemoveIf(queued.Priority, func(e entry) bool { return e.m == queued })
 		mb.c.depth--
 		b.total.Add(-1)
-		b.relievedLocked(mb, at.UnixNano())
 	} else {
 		heap.Remove(&mb.due, f.idx)
 		mb.c.inflight--
 	}
 	mb.c.delivered++
-	mb.br.resolveLocked(m.MessageID, nil)
 	mb.mu.Unlock()
 
 	b.acks.Add(1)
@@ -291,7 +294,6 @@ func (b *Bus) Reject(ctx context.Context, m *transport.Message, reason string) e
 	heap.Remove(&mb.due, f.idx)
 	delete(mb.unacked, m.MessageID)
 	mb.c.inflight--
-	mb.br.resolveLocked(m.MessageID, errRejected)
 	d := m.Clone()
 	b.deadLetterLocked(&mb.c, d, transport.ReasonRejected, d.DeliveryCount, reason, at)
 	mb.mu.Unlock()

@@ -25,9 +25,6 @@ var (
 	// ErrDeadLetterNotFound is returned by Requeue and Discard for an id that
 	// is not in the dead-letter queue.
 	ErrDeadLetterNotFound error = &busError{"bus: dead letter not found"}
-	// ErrCircuitOpen marks a send refused because the receiver's circuit
-	// breaker is open (or half-open with its trial message under way).
-	ErrCircuitOpen error = &busError{"bus: circuit open"}
 	// ErrNotice marks a failure to send the ACK or ERROR that tells a
 	// sender what became of its message, after the bus did what was asked
 	// (see NoticeError).
@@ -63,24 +60,6 @@ func (e *DuplicateAgentError) Error() string {
 
 // Unwrap makes the error match ErrDuplicateAgent.
 func (e *DuplicateAgentError) Unwrap() error { return ErrDuplicateAgent }
-
-// CircuitOpenError reports a send refused by the receiver's circuit
-// breaker. The message was not accepted.
-type CircuitOpenError struct {
-	// Agent is the receiver whose breaker refused the message.
-	Agent string
-	// State is BreakerOpen, or BreakerHalfOpen when the one trial message
-	// allowed is still under way.
-	State transport.BreakerState
-}
-
-// Error returns the message text.
-func (e *CircuitOpenError) Error() string {
-	return "bus: circuit breaker of " + e.Agent + " is " + string(e.State)
-}
-
-// Unwrap makes the error match ErrCircuitOpen.
-func (e *CircuitOpenError) Unwrap() error { return ErrCircuitOpen }
 
 // NoticeError reports that Reject rejected and dead-lettered a message but
 // could not send the ERROR telling its sender: the rejection stands.

@@ -20,13 +20,11 @@ type events struct {
 	running bool
 	n       atomic.Int32 // len(q), read without the lock on the hot path
 
-	subMu    sync.Mutex
-	nextSub  int
-	pressure map[int]func(PressureChange)
-	alerts   map[int]func(DeadLetterAlert)
-	dead     map[int]func(transport.DeadLetter)
-	npress   atomic.Int32 // len(pressure)
-	ndead    atomic.Int32 // len(dead)
+	subMu   sync.Mutex
+	nextSub int
+	alerts  map[int]func(DeadLetterAlert)
+	dead    map[int]func(transport.DeadLetter)
+	ndead   atomic.Int32 // len(dead)
 }
 
 // later queues f to run, outside every lock, at the next flush.
@@ -63,20 +61,11 @@ func (b *Bus) flush() {
 	b.ev.mu.Unlock()
 }
 
-// OnPressure calls f each time a mailbox's pressure level changes (see
-// Pressure), until the returned function is called. f runs outside the
-// bus's locks in the goroutine of whichever bus call caused or followed
-// the change; it may call the bus but must not block.
-func (b *Bus) OnPressure(f func(PressureChange)) (cancel func()) {
-	if f == nil {
-		return func() {}
-	}
-	return subscribe(&b.ev, &b.ev.pressure, &b.ev.npress, f)
-}
-
 // OnDeadLetterAlert calls f each time dead letters arrive faster than the
 // dead-letter policy allows (more than AlertThreshold within AlertWindow),
-// until the returned function is called. f runs as OnPressure's callbacks do.
+// until the returned function is called. f runs outside the bus's locks in
+// the goroutine of whichever bus call caused or followed the alert; it may
+// call the bus but must not block.
 func (b *Bus) OnDeadLetterAlert(f func(DeadLetterAlert)) (cancel func()) {
 	if f == nil {
 		return func() {}
@@ -86,7 +75,7 @@ func (b *Bus) OnDeadLetterAlert(f func(DeadLetterAlert)) (cancel func()) {
 
 // OnDeadLetter calls f with each message the bus dead-letters, until the
 // returned function is called: a durable store can keep them. f runs as
-// OnPressure's callbacks do; the DeadLetter's Message is a copy f may keep.
+// OnDeadLetterAlert's callbacks do; the DeadLetter's Message is a copy f may keep.
 func (b *Bus) OnDeadLetter(f func(transport.DeadLetter)) (cancel func()) {
 	if f == nil {
 		return func() {}
@@ -122,13 +111,6 @@ func (b *Bus) deadLetterSubscribers() []func(transport.DeadLetter) {
 	b.ev.subMu.Lock()
 	defer b.ev.subMu.Unlock()
 	return sortedSubs(b.ev.dead)
-}
-
-// pressureSubscribers returns the OnPressure callbacks in subscription order.
-func (b *Bus) pressureSubscribers() []func(PressureChange) {
-	b.ev.subMu.Lock()
-	defer b.ev.subMu.Unlock()
-	return sortedSubs(b.ev.pressure)
 }
 
 func (b *Bus) alertSubscribers() []func(DeadLetterAlert) {

@@ -9,7 +9,7 @@ import (
 )
 
 // entry is a queued message with the bus's bookkeeping, stored by value in
-// the rings so that queueing a message allocates nothing.
+// the mailbox's queue so that queueing a message allocates nothing.
 type entry struct {
 	m   *transport.Message
 	enq int64 // bus-clock unix nanoseconds when enqueued
@@ -18,7 +18,7 @@ type entry struct {
 
 // counts are one mailbox's accounting figures. They change only under the
 // mailbox's lock, each transition keeping
-// accepted = delivered + dead + depth + retrying + deferred + inflight.
+// accepted = delivered + dead + depth + retrying + inflight.
 type counts struct {
 	accepted  uint64
 	delivered uint64
@@ -28,13 +28,12 @@ type counts struct {
 	handoffs  uint64
 	depth     int
 	retrying  int // waiting for a retry of a full mailbox
-	deferred  int // waiting in a sender's outbound queue for rate-limit tokens
 	inflight  int // received, requires_ack, neither acked nor redelivered yet
 }
 
 // waiting reports whether messages for the mailbox are still outside it
-// (retrying or rate-limited), which keeps its figures alive after Unregister.
-func (c *counts) waiting() bool { return c.retrying > 0 || c.deferred > 0 }
+// (retrying), which keeps its figures alive after Unregister.
+func (c *counts) waiting() bool { return c.retrying > 0 }
 
 func (c *counts) add(o *counts) {
 	c.accepted += o.accepted
@@ -47,7 +46,6 @@ func (c *counts) add(o *counts) {
 	c.handoffs += o.handoffs
 	c.depth += o.depth
 	c.retrying += o.retrying
-	c.deferred += o.deferred
 	c.inflight += o.inflight
 }
 
@@ -61,11 +59,6 @@ type mailbox struct {
 	ready     chan struct{} // cap 1: signalled when the mailbox becomes non-empty
 	gone      chan struct{} // closed at Unregister
 
-	br         *breaker // nil unless WithCircuitBreaker
-	throttleAt int      // depth at which the mailbox becomes throttled
-	overloadAt int      // depth at which it becomes overloaded
-	recoverAt  int      // depth at or below which it has recovered
-
 	mu     sync.Mutex
 	closed bool
 	queue  prioq.Queue[entry]
@@ -77,14 +70,9 @@ type mailbox struct {
 	ackTimer *timer
 	ackAt    int64  // deadline ackTimer is armed for
 	ackGen   uint64 // bumped each time ackTimer is armed
-
-	// Backpressure (pressure.go).
-	level    transport.PressureLevel
-	waitEWMA int64               // smoothed time in mailbox of delivered messages, ns
-	senders  map[string]struct{} // told of the current pressure
 }
 
-func newMailbox(id string, mc mailboxConfig, sh *shard, bp Backpressure) *mailbox {
+func newMailbox(id string, mc mailboxConfig, sh *shard) *mailbox {
 	mb := &mailbox{
 		id:        id,
 		agentType: mc.agentType,
@@ -94,7 +82,6 @@ func newMailbox(id string, mc mailboxConfig, sh *shard, bp Backpressure) *mailbo
 		ready:     make(chan struct{}, 1),
 		gone:      make(chan struct{}),
 	}
-	mb.throttleAt, mb.overloadAt, mb.recoverAt = bp.marks(mc.capacity)
 	return mb
 }
 
@@ -103,6 +90,23 @@ func newMailbox(id string, mc mailboxConfig, sh *shard, bp Backpressure) *mailbo
 func (mb *mailbox) pushLocked(e entry) {
 	mb.queue.Push(e.m.Priority, e)
 	mb.c.depth++
+	if mb.c.depth == 1 {
+		mb.signal()
+	}
+}
+
+// pushLocked queues e in mb. With front set (a redelivery) e goes to the
+// head of its priority and, having been accepted long ago, bypasses the
+// capacity checks: it counts itself in the bus's total, which reserveLocked
+// does for every other push.
+func (b *Bus) pushLocked(mb *mailbox, e entry, front bool) {
+	if !front {
+		mb.pushLocked(e)
+		return
+	}
+	mb.queue.PushFront(e.m.Priority, e)
+	mb.c.depth++
+	b.total.Add(1)
 	if mb.c.depth == 1 {
 		mb.signal()
 	}

@@ -9,19 +9,14 @@ import (
 
 // flow holds the counters of the delivery guarantees and flow control.
 type flow struct {
-	redeliveries        atomic.Uint64
-	nacks               atomic.Uint64
-	rejects             atomic.Uint64
-	duplicates          atomic.Uint64
-	rateDeferred        atomic.Uint64
-	breakerRefused      atomic.Uint64
-	breakerOpened       atomic.Uint64
-	pressureChanges     atomic.Uint64
-	backpressureSignals atomic.Uint64
-	dlRetried           atomic.Uint64
-	dlStale             atomic.Uint64
-	dlAlerts            atomic.Uint64
-	dlPasses            atomic.Uint64
+	redeliveries atomic.Uint64
+	nacks        atomic.Uint64
+	rejects      atomic.Uint64
+	duplicates   atomic.Uint64
+	dlRetried    atomic.Uint64
+	dlStale      atomic.Uint64
+	dlAlerts     atomic.Uint64
+	dlPasses     atomic.Uint64
 }
 
 // Metrics returns a snapshot of the bus's metrics. It briefly locks each
@@ -36,12 +31,10 @@ func (b *Bus) Metrics() transport.Snapshot {
 		mb := dir.byID[id]
 		mb.mu.Lock()
 		c := mb.c
-		level := mb.level
 		mb.mu.Unlock()
 		total.add(&c)
 		s.Agents = append(s.Agents, transport.AgentStats{
 			Agent: id, Type: mb.agentType, Depth: c.depth, Capacity: mb.capacity, AwaitingAck: c.inflight,
-			Deferred: c.deferred, Pressure: level, Breaker: mb.br.state(),
 			Accepted: c.accepted, Delivered: c.delivered, DeadLettered: c.dead,
 		})
 	}
@@ -60,9 +53,8 @@ func (b *Bus) Metrics() transport.Snapshot {
 	b.mu.Unlock()
 
 	s.Accepted, s.Delivered, s.DeadLettered = total.accepted, total.delivered, total.dead
-	s.Queued = total.depth + total.retrying + total.deferred
+	s.Queued = total.depth + total.retrying
 	s.Retrying = total.retrying
-	s.Deferred = total.deferred
 	s.InFlight = total.inflight
 	s.Expired = total.expired
 	s.Handoffs = total.handoffs
@@ -106,11 +98,6 @@ func (b *Bus) flowMetrics(s *transport.Snapshot) {
 	if b.idem != nil {
 		s.IdempotencyKeys = b.idem.size(b.clock.Now().UnixNano())
 	}
-	s.RateDeferred = b.rateDeferred.Load()
-	s.BreakerRefused = b.breakerRefused.Load()
-	s.BreakerOpened = b.breakerOpened.Load()
-	s.PressureChanges = b.pressureChanges.Load()
-	s.BackpressureSignals = b.backpressureSignals.Load()
 	s.DeadLetterRetried = b.dlRetried.Load()
 	s.DeadLetterStale = b.dlStale.Load()
 	s.DeadLetterAlerts = b.dlAlerts.Load()

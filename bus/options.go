@@ -42,10 +42,6 @@ type config struct {
 	maxDeliveries int
 	idemWindow    time.Duration
 	idemMax       int
-	rateLimits    *RateLimits
-	pressure      Backpressure
-	signals       bool
-	breaker       *BreakerSettings
 	dlPolicy      DeadLetterPolicy
 	dlProcessing  bool
 }
@@ -63,7 +59,6 @@ func defaultConfig() config {
 		maxDeliveries:   DefaultMaxDeliveries,
 		idemWindow:      DefaultIdempotencyWindow,
 		idemMax:         DefaultIdempotencyKeys,
-		pressure:        Backpressure{}.withDefaults(),
 		dlPolicy:        DeadLetterPolicy{}.withDefaults(),
 	}
 }

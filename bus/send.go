@@ -20,8 +20,7 @@ type pendingSend struct {
 	m     *transport.Message
 	start time.Time
 	err   error
-	idx   int         // position in the caller's batch
-	done  func(error) // the receiver's circuit breaker, when it has one
+	idx   int // position in the caller's batch
 }
 
 // Send validates m, fills what the bus owns (message_id when empty,
@@ -32,12 +31,8 @@ type pendingSend struct {
 // Send never blocks unless WithRetry is given. Outcomes:
 //   - invalid message, done ctx, or closed bus: an error, and the message is
 //     not accepted (a *ValidationError is counted in the metrics);
-//   - an open circuit breaker (WithCircuitBreaker): a *CircuitOpenError, and
-//     the message is not accepted;
 //   - a duplicate idempotency key: nil, and the message is neither accepted
 //     nor delivered (WithReceipt reports Duplicate);
-//   - rate limited (WithRateLimits): nil; the message is accepted and waits
-//     in its sender's outbound queue (WithReceipt reports Deferred);
 //   - unknown receiver: the message is accepted, dead-lettered
 //     "receiver_not_found", and a *RoutingError matching ErrRouting and
 //     ErrUnknownAgent is returned;
@@ -212,24 +207,6 @@ func (b *Bus) sendOne(m *transport.Message, start time.Time, sc *sendConfig, pen
 			return err
 		}
 	}
-	var done func(error)
-	if mb.br != nil && m.Type != transport.MessageAck {
-		var err error
-		if done, err = mb.br.allow(mb.id); err != nil {
-			b.unaccept(m)
-			b.breakerRefused.Add(1)
-			if ce := b.log.Check(zap.WarnLevel, "message refused"); ce != nil {
-				ce.Write(zap.String("category", "circuit_breaker"), messageFields(m), zap.Error(err))
-			}
-			return err
-		}
-	}
-	if b.rl != nil && b.rateLimited(mb, m, start, done) {
-		if sc.receipt != nil {
-			sc.receipt.Deferred = true
-		}
-		return nil
-	}
 	full := overflowDeadLetter
 	switch {
 	case sc.offer:
@@ -237,13 +214,12 @@ func (b *Bus) sendOne(m *transport.Message, start time.Time, sc *sendConfig, pen
 	case sc.retry:
 		full = overflowRetry
 	}
-	err := b.enqueue(mb, m, start, full, done)
+	err := b.enqueue(mb, m, start, full)
 	switch {
 	case err == errGone:
-		mb.br.report(done, errNotDelivered)
 		return b.unroutable(m, start)
 	case err != nil && sc.retry:
-		*pend = append(*pend, pendingSend{mb: mb, m: m, start: start, err: err, idx: idx, done: done})
+		*pend = append(*pend, pendingSend{mb: mb, m: m, start: start, err: err, idx: idx})
 		return nil
 	}
 	return err
@@ -265,9 +241,8 @@ const (
 )
 
 // enqueue is the hot path: one lock of the receiver's mailbox, no
-// allocation. A full mailbox is handled as full says. done, when not nil,
-// receives the outcome for the receiver's circuit breaker.
-func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full overflow, done func(error)) error {
+// allocation. A full mailbox is handled as full says.
+func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full overflow) error {
 	now := start.UnixNano()
 	e := entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}
 	mb.mu.Lock()
@@ -281,12 +256,10 @@ func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full o
 		case overflowRetry:
 			mb.c.accepted++
 			mb.c.retrying++
-		case overflowRefuse:
-			mb.br.report(done, err)
+		case overflowRefuse: // neither accepted nor dead-lettered: the sender keeps it
 		default:
 			mb.c.accepted++
 			b.deadLetterLocked(&mb.c, m, transport.ReasonQueueOverflow, 1, err.Error(), start)
-			mb.br.report(done, err)
 		}
 		mb.mu.Unlock()
 		b.logExpired(expired)
@@ -302,10 +275,7 @@ func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full o
 	if m.Type == transport.MessageHandoff {
 		mb.c.handoffs++
 	}
-	b.pushLocked(mb, e, false, now)
-	if done != nil {
-		mb.br.queuedLocked(mb, m, done)
-	}
+	b.pushLocked(mb, e, false)
 	mb.mu.Unlock()
 	b.logExpired(expired)
 	b.recordSent(mb, m, start)
@@ -437,7 +407,6 @@ func (b *Bus) retryEnqueue(p *pendingSend, at time.Time) error {
 		mb.c.retrying--
 		err := &transport.RoutingError{To: m.To, Reason: "receiver not found", Err: transport.ErrUnknownAgent}
 		b.deadLetterLocked(&mb.c, m, transport.ReasonReceiverNotFound, 1, err.Error(), at)
-		mb.br.report(p.done, errNotDelivered)
 		mb.mu.Unlock()
 		b.logDeadLetter(m, transport.ReasonReceiverNotFound, err.Error())
 		return err
@@ -451,8 +420,7 @@ func (b *Bus) retryEnqueue(p *pendingSend, at time.Time) error {
 	if m.Type == transport.MessageHandoff {
 		mb.c.handoffs++
 	}
-	b.pushLocked(mb, entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}, false, now)
-	mb.br.queuedLocked(mb, m, p.done)
+	b.pushLocked(mb, entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}, false)
 	mb.mu.Unlock()
 	b.logExpired(expired)
 	b.recordSent(mb, m, p.start)
@@ -464,7 +432,6 @@ func (b *Bus) giveUp(p *pendingSend, reason transport.DeadLetterReason, attempts
 	p.mb.mu.Lock()
 	p.mb.c.retrying--
 	b.deadLetterLocked(&p.mb.c, p.m, reason, attempts, p.err.Error(), at)
-	p.mb.br.report(p.done, p.err)
 	p.mb.mu.Unlock()
 	b.logDeadLetter(p.m, reason, p.err.Error())
 }

@@ -6,9 +6,8 @@ package transport
 //
 //	Accepted == Delivered + DeadLettered + Queued + InFlight
 //
-// where Queued counts the messages waiting in mailboxes, those waiting for
-// a retry (Retrying) and those waiting for rate-limit tokens (Deferred), and
-// InFlight the requires_ack messages received but not yet acknowledged. A
+// where Queued counts the messages waiting in mailboxes and those waiting
+// for a retry (Retrying), and InFlight the requires_ack messages received but not yet acknowledged. A
 // message is counted delivered once: when it is received, or, for a
 // requires_ack message, when it is acknowledged. Redelivery moves it from
 // InFlight back to Queued; Nack too; Reject and the last failed delivery
@@ -24,13 +23,10 @@ type Snapshot struct {
 	// those later discarded or requeued.
 	DeadLettered uint64
 	// Queued is the number of accepted messages waiting to be received: in
-	// a mailbox, waiting for a retry, or waiting for rate-limit tokens.
+	// a mailbox, or waiting for a retry.
 	Queued int
 	// Retrying is the part of Queued waiting for a retry of a full mailbox.
 	Retrying int
-	// Deferred is the part of Queued waiting in senders' outbound queues
-	// for rate-limit tokens (WithRateLimits).
-	Deferred int
 	// InFlight is the number of requires_ack messages received and not yet
 	// acknowledged, rejected or redelivered.
 	InFlight int
@@ -58,14 +54,6 @@ type Snapshot struct {
 	Duplicates uint64
 	// IdempotencyKeys is the number of idempotency keys remembered now.
 	IdempotencyKeys int
-	// RateDeferred counts messages that had to wait for rate-limit tokens.
-	RateDeferred uint64
-	// BreakerRefused counts sends refused by an open circuit breaker;
-	// BreakerOpened counts the times a breaker opened.
-	BreakerRefused, BreakerOpened uint64
-	// PressureChanges counts changes of a mailbox's pressure level;
-	// BackpressureSignals the NOTIFICATIONs sent to senders about them.
-	PressureChanges, BackpressureSignals uint64
 	// DeadLetterRetried and DeadLetterStale count dead letters that
 	// processing sent again or discarded as stale, DeadLetterAlerts the
 	// alerts raised and DeadLetterPasses the processing passes.
@@ -93,12 +81,6 @@ type AgentStats struct {
 	// AwaitingAck counts received requires_ack messages in flight: neither
 	// acknowledged nor redelivered yet.
 	AwaitingAck int
-	// Deferred counts messages for this agent waiting for rate-limit tokens.
-	Deferred int
-	// Pressure is the mailbox's pressure level.
-	Pressure PressureLevel
-	// Breaker is the state of its circuit breaker (BreakerNone without).
-	Breaker BreakerState
 	// Accepted, Delivered and DeadLettered are the mailbox's counters.
 	Accepted, Delivered, DeadLettered uint64
 }

@@ -42,9 +42,6 @@ type gauge struct {
 	get  func(*transport.Snapshot) int
 }
 
-// breakerStates are the values of the per-agent breaker gauge.
-var breakerStates = []transport.BreakerState{transport.BreakerClosed, transport.BreakerHalfOpen, transport.BreakerOpen}
-
 // Collector is a prometheus.Collector over a bus's snapshots. It takes one
 // snapshot per scrape.
 type Collector struct {
@@ -54,8 +51,6 @@ type Collector struct {
 	queued       *prometheus.Desc
 	retrying     *prometheus.Desc
 	gauges       []gauge
-	pressure     *prometheus.Desc
-	breaker      *prometheus.Desc
 	held         *prometheus.Desc
 	dropRatio    *prometheus.Desc
 	depth        *prometheus.Desc
@@ -79,7 +74,7 @@ func NewCollector(src Source, opts ...Option) *Collector {
 	c := &Collector{
 		src:          src,
 		deadByReason: desc("messages_dead_lettered_total", "Messages moved to the dead-letter queue, by reason.", "reason"),
-		queued:       desc("messages_queued", "Accepted messages waiting to be received (in a mailbox, retrying, or rate-limited)."),
+		queued:       desc("messages_queued", "Accepted messages waiting to be received (in a mailbox or retrying)."),
 		retrying:     desc("messages_retrying", "Messages waiting for a retry of a full mailbox."),
 		held:         desc("dead_letters_held", "Dead letters currently held in the queue."),
 		dropRatio:    desc("drop_ratio", "Dead-lettered messages over accepted messages."),
@@ -87,15 +82,12 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		capacity:     desc("queue_capacity", "Capacity of an agent's mailbox.", "agent", "agent_type"),
 		awaitingAck:  desc("awaiting_ack", "Received requires_ack messages not yet acknowledged.", "agent", "agent_type"),
 		latency:      desc("latency_seconds", "Latency of bus operations.", "op"),
-		pressure:     desc("pressure_level", "Pressure of an agent's mailbox: 0 normal, 1 throttled, 2 overloaded.", "agent", "agent_type"),
-		breaker:      desc("circuit_breaker_state", "1 for the current state of an agent's circuit breaker.", "agent", "agent_type", "state"),
 	}
 	for _, g := range []struct {
 		name, help string
 		get        func(*transport.Snapshot) int
 	}{
 		{"messages_in_flight", "Received requires_ack messages not yet acknowledged.", func(s *transport.Snapshot) int { return s.InFlight }},
-		{"messages_deferred", "Messages waiting in senders' outbound queues for rate-limit tokens.", func(s *transport.Snapshot) int { return s.Deferred }},
 		{"idempotency_keys", "Idempotency keys remembered.", func(s *transport.Snapshot) int { return s.IdempotencyKeys }},
 	} {
 		c.gauges = append(c.gauges, gauge{desc: desc(g.name, g.help), get: g.get})
@@ -117,11 +109,6 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		{"nacks_total", "Messages handed back with Nack.", func(s *transport.Snapshot) uint64 { return s.Nacks }},
 		{"rejects_total", "Messages refused for good with Reject.", func(s *transport.Snapshot) uint64 { return s.Rejects }},
 		{"duplicates_total", "Sends acknowledged without delivery for a repeated idempotency key.", func(s *transport.Snapshot) uint64 { return s.Duplicates }},
-		{"rate_deferred_total", "Messages that waited for rate-limit tokens.", func(s *transport.Snapshot) uint64 { return s.RateDeferred }},
-		{"breaker_refused_total", "Sends refused by an open circuit breaker.", func(s *transport.Snapshot) uint64 { return s.BreakerRefused }},
-		{"breaker_opened_total", "Times a circuit breaker opened.", func(s *transport.Snapshot) uint64 { return s.BreakerOpened }},
-		{"pressure_changes_total", "Changes of a mailbox's pressure level.", func(s *transport.Snapshot) uint64 { return s.PressureChanges }},
-		{"backpressure_signals_total", "Backpressure notifications sent to senders.", func(s *transport.Snapshot) uint64 { return s.BackpressureSignals }},
 		{"dead_letters_retried_total", "Dead letters sent again by dead-letter processing.", func(s *transport.Snapshot) uint64 { return s.DeadLetterRetried }},
 		{"dead_letters_stale_total", "Stale dead letters discarded with an audit record.", func(s *transport.Snapshot) uint64 { return s.DeadLetterStale }},
 		{"dead_letter_alerts_total", "Alerts for dead letters arriving too fast.", func(s *transport.Snapshot) uint64 { return s.DeadLetterAlerts }},
@@ -155,7 +142,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, g := range c.gauges {
 		ch <- g.desc
 	}
-	for _, d := range []*prometheus.Desc{c.deadByReason, c.queued, c.retrying, c.held, c.dropRatio, c.depth, c.capacity, c.awaitingAck, c.latency, c.pressure, c.breaker} {
+	for _, d := range []*prometheus.Desc{c.deadByReason, c.queued, c.retrying, c.held, c.dropRatio, c.depth, c.capacity, c.awaitingAck, c.latency} {
 		ch <- d
 	}
 }
@@ -180,17 +167,6 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(a.Depth), a.Agent, a.Type)
 		ch <- prometheus.MustNewConstMetric(c.capacity, prometheus.GaugeValue, float64(a.Capacity), a.Agent, a.Type)
 		ch <- prometheus.MustNewConstMetric(c.awaitingAck, prometheus.GaugeValue, float64(a.AwaitingAck), a.Agent, a.Type)
-		ch <- prometheus.MustNewConstMetric(c.pressure, prometheus.GaugeValue, float64(a.Pressure), a.Agent, a.Type)
-		if a.Breaker == transport.BreakerNone {
-			continue
-		}
-		for _, st := range breakerStates {
-			v := 0.0
-			if a.Breaker == st {
-				v = 1
-			}
-			ch <- prometheus.MustNewConstMetric(c.breaker, prometheus.GaugeValue, v, a.Agent, a.Type, string(st))
-		}
 	}
 	for _, l := range []struct {
 		op string

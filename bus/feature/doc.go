@@ -7,7 +7,7 @@
 // it wants:
 //
 //	b := bus.New()
-//	var tr transport.Transport = feature.NewBreakers(b, feature.BreakerSettings{})
+//	var tr transport.Transport = feature.NewBreakers(b, feature.BreakerSettings{}, clock.Real())
 //
 // No feature is checked inside a transport's send path: a program that
 // composes none pays for none.
