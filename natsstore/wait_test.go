@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/natsserver"
@@ -42,9 +43,13 @@ func TestStore_ResumesAWaitingInstance(t *testing.T) {
 	newEngine := func(store *natsstore.Store, sim *clock.Sim) *engine.Engine {
 		reg, err := engine.NewRegistry(w, nil)
 		require.NoError(t, err)
-		eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim))
+		b := bus.New(bus.WithClock(sim), bus.WithAckMessages(false)) // the writer's work waits there
+		eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithTransport(b))
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = eng.Close() })
+		t.Cleanup(func() {
+			_ = eng.Close()
+			_ = b.Close()
+		})
 		return eng
 	}
 	for _, path := range []string{"signal", "timeout"} {
