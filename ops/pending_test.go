@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/ops"
 	"github.com/batonhq/baton/registry"
@@ -90,7 +91,9 @@ func setFixture(t *testing.T) (*engine.MemStore, *ops.Ops, map[string]*rules.Wor
 				require.NoError(t, reg.Add(engine.AgentOf(a, handlers[a.ID])))
 			}
 		}
-		eng, err := engine.New(w, reg, engine.WithStore(store))
+		tr := bus.New(bus.WithAckMessages(false)) // the work of agents the test leaves unscripted
+		t.Cleanup(func() { _ = tr.Close() })
+		eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithTransport(tr))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = eng.Close() })
 		engines = append(engines, eng)
