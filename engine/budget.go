@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -282,7 +283,7 @@ func (i *instance) childOverBudget(ctx context.Context, c *childRun) bool {
 		n = len(*i.pending)
 	}
 	i.limitHit(ctx, hit)
-	if i.pending != nil && len(*i.pending) > n && (*i.pending)[n].Kind == KindLimitHit {
+	if i.pending != nil && len(*i.pending) > n && (*i.pending)[n].Kind == record.KindLimitHit {
 		(*i.pending)[n].Agent, (*i.pending)[n].Usage = c.state.Name, used
 	}
 	return true

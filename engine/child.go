@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -121,7 +122,7 @@ func (f *family) version(hash string) *Engine {
 }
 
 // of returns the engine of the instance snap, among the family.
-func (f *family) of(snap Snapshot) *Engine {
+func (f *family) of(snap record.Snapshot) *Engine {
 	if m := f.version(snap.Hash); m != nil {
 		return m
 	}
@@ -221,7 +222,7 @@ func (i *instance) startChild(ctx context.Context, d dispatch) {
 	}
 	c := &childRun{id: id, state: st, eng: target, since: i.e.clock.Now()}
 	i.child = c
-	i.note(Entry{Kind: KindChild, State: st.Name, Agent: target.wf.Name, Detail: id, Result: input, Delay: st.Timeout})
+	i.note(record.Entry{Kind: record.KindChild, State: st.Name, Agent: target.wf.Name, Detail: id, Result: input, Delay: st.Timeout})
 	i.armChild(c, st.Timeout)
 	i.e.fam.leaveRoom(id, i.childRoom())
 	i.launchChild(ctx, c, input)
@@ -333,11 +334,11 @@ func (i *instance) childDone(ctx context.Context, id string) {
 	i.child = nil
 	c.stop()
 	i.childSpent(snap.Usage)
-	if snap.Status == StatusCanceled && i.childOverBudget(ctx, c) {
+	if snap.Status == record.StatusCanceled && i.childOverBudget(ctx, c) {
 		i.commit(ctx)
 		return
 	}
-	if snap.Status == StatusCompleted {
+	if snap.Status == record.StatusCompleted {
 		i.decide(ctx, snap.Outcome, maps.Clone(orEmpty(snap.Context)), rules.ErrorInfo{})
 	} else {
 		msg := fmt.Sprintf("child %s %s: %s", id, snap.Status, snap.Error)
@@ -363,16 +364,16 @@ func (i *instance) stopChild(ctx context.Context) {
 // that finished meanwhile reports now, and one the crash kept from starting
 // starts now with the input the history recorded. The state's deadline
 // stays where it was.
-func (i *instance) resumeChild(ctx context.Context, history []Entry, outbox []Outgoing) error {
+func (i *instance) resumeChild(ctx context.Context, history []record.Entry, outbox []record.Outgoing) error {
 	st := i.state
-	var started *Entry
+	var started *record.Entry
 	for k := len(history) - 1; k >= 0; k-- {
 		e := &history[k]
-		if e.Kind == KindChild && e.State == st.Name {
+		if e.Kind == record.KindChild && e.State == st.Name {
 			started = e
 			break
 		}
-		if e.Kind == KindTransition && e.Next == st.Name {
+		if e.Kind == record.KindTransition && e.Next == st.Name {
 			break
 		}
 	}
@@ -380,7 +381,7 @@ func (i *instance) resumeChild(ctx context.Context, history []Entry, outbox []Ou
 		return fmt.Errorf("%w %s: no child of state %s in its history", ErrCannotResume, i.id, st.Name)
 	}
 	for _, o := range outbox {
-		if o.Kind == OutgoingNotice {
+		if o.Kind == record.OutgoingNotice {
 			if err := i.resend(ctx, o, nil); err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/wire"
 )
@@ -131,7 +132,7 @@ func (e *Engine) runLocal(l *lane, it laneItem) {
 // keepRefused writes to the store, as a dead letter, the work a Go agent's
 // full lane refused: nothing the engine sends is dropped in silence.
 func (e *Engine) keepRefused(i *instance, r *run, err error) {
-	dl := DeadLetter{
+	dl := record.DeadLetter{
 		MessageID: r.key, Type: string(bus.MessageHandoff), From: r.from, To: r.agent,
 		Reason: string(bus.ReasonQueueOverflow), Instance: i.id, Step: r.step, Key: r.key,
 		At: e.clock.Now(), Attempts: 1, LastError: err.Error(),
@@ -171,7 +172,7 @@ func (i *instance) takeNotice(id string) bool {
 	delete(i.notices, id)
 	// The notice's outbox item is settled: a commit of its own, since the
 	// instance has no step left to carry it.
-	i.note(Entry{Kind: KindNoticeTaken, HandoffID: id, Step: noticeStep(id)})
+	i.note(record.Entry{Kind: record.KindNoticeTaken, HandoffID: id, Step: noticeStep(id)})
 	i.commit(i.e.ctx)
 	return true
 }

@@ -70,9 +70,9 @@
 // # History, store and events
 //
 // Each step (an outcome processed, a retry dispatched, a timeout) is
-// committed to the [Store] as one [StepRecord]: the instance's [Snapshot]
-// after the step, the history [Entry] lines it produced, and the work it
-// sends as [Outgoing] items (a transactional outbox). Only once the store
+// committed to the [record.Store] as one [record.Step]: the instance's
+// [record.Snapshot] after the step, the history [record.Entry] lines it
+// produced, and the work it sends as [record.Outgoing] items (a transactional outbox). Only once the store
 // has committed the step is its work sent; then observers
 // registered with [WithObserver] receive the step's events (instance_started,
 // run_started, agent_reported, retry_scheduled, rule_fired, state_changed,

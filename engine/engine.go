@@ -32,7 +32,7 @@ type Engine struct {
 	tr       Transport
 	ownTr    io.Closer        // the transport the engine made, closed with it
 	lanes    map[string]*lane // Go agents' in-process paths; read-only after New
-	store    Store
+	store    record.Store
 	clock    clock.Clock
 	exec     Executor
 	pool     *pool
@@ -99,7 +99,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 		lanes: map[string]*lane{},
 	}
 	if e.store == nil {
-		e.store = NewMemStore()
+		e.store = record.NewMemStore()
 	}
 	if cfg.tracing != nil {
 		e.tracer = cfg.tracing.Tracer("github.com/batonhq/baton/engine")
@@ -148,7 +148,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	// The store keeps the source of every workflow version an instance
 	// started on, so that an old version's engine can be built again.
-	if err := e.store.SaveWorkflow(e.ctx, WorkflowSource{
+	if err := e.store.SaveWorkflow(e.ctx, record.WorkflowSource{
 		Hash: w.Hash, Name: w.Name, Version: w.Version, File: w.File, Source: w.Source, Saved: e.clock.Now(),
 	}); err != nil {
 		e.cancel()
@@ -174,7 +174,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 // keepDeadLetter writes a message the transport gave up on to the store.
 func (e *Engine) keepDeadLetter(d bus.DeadLetter) {
 	m := d.Message
-	dl := DeadLetter{
+	dl := record.DeadLetter{
 		MessageID: m.MessageID, Type: string(m.Type), From: m.From, To: m.To, Reason: string(d.Reason),
 		Key: m.Key(), At: d.At, Attempts: d.Attempts, LastError: d.LastError, Content: m.Content,
 	}
@@ -204,7 +204,7 @@ func (e *Engine) Workflow() *rules.Workflow { return e.wf }
 func (e *Engine) Transport() Transport { return e.tr }
 
 // Store returns the store the engine commits to.
-func (e *Engine) Store() Store { return e.store }
+func (e *Engine) Store() record.Store { return e.store }
 
 // Start creates an instance with input and dispatches its initial state's
 // agent. The returned Instance can be waited for, inspected and cancelled.
@@ -331,7 +331,7 @@ func (e *Engine) startRefused(ctx context.Context, inst *instance) (*Instance, e
 	if v, ok := e.instances.Load(inst.id); ok && v == inst {
 		e.instances.Delete(inst.id) // make room for the instance resumed from the store
 	}
-	rep, rerr := e.resumeFrom(context.WithoutCancel(ctx), []Snapshot{snap}, nil)
+	rep, rerr := e.resumeFrom(context.WithoutCancel(ctx), []record.Snapshot{snap}, nil)
 	if rerr == nil {
 		rerr = rep.Failed[inst.id]
 	}
@@ -481,7 +481,7 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 		return err
 	}
 	for _, o := range outbox {
-		if o.Kind == OutgoingNotice {
+		if o.Kind == record.OutgoingNotice {
 			if i.notices == nil {
 				i.notices = map[string]bool{}
 			}

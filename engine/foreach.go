@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -82,7 +83,7 @@ func (i *instance) startForeach(ctx context.Context, d dispatch) {
 		}
 	}
 	if err != nil {
-		i.note(Entry{Kind: KindForeach, State: st.Name, Agent: st.Foreach.Agent, Error: err.Error(), ErrorKind: "invalid_items"})
+		i.note(record.Entry{Kind: record.KindForeach, State: st.Name, Agent: st.Foreach.Agent, Error: err.Error(), ErrorKind: "invalid_items"})
 		i.decide(ctx, "error", emptyItemsResult(), rules.ErrorInfo{Message: err.Error(), Kind: "invalid_items"})
 		return
 	}
@@ -91,7 +92,7 @@ func (i *instance) startForeach(ctx context.Context, d dispatch) {
 	}
 	f := newForeach(st, items, d)
 	i.each = f
-	i.note(Entry{Kind: KindForeach, State: st.Name, Agent: st.Foreach.Agent, Result: map[string]any{"items": items},
+	i.note(record.Entry{Kind: record.KindForeach, State: st.Name, Agent: st.Foreach.Agent, Result: map[string]any{"items": items},
 		Detail: fmt.Sprintf("%d items, at most %d at once", len(items), st.Foreach.MaxConcurrency)})
 	i.pumpItems(ctx)
 	i.checkForeach(ctx)
@@ -171,7 +172,7 @@ func (i *instance) itemFailed(r *run, err error, retryable bool) {
 	kind := registry.KindOf(err)
 	if retryable && r.attempt-1 < st.Retry.Max && st.Retry.Retries(kind) {
 		delay := st.Retry.Jittered(r.attempt, i.e.jitter(i.id, r.step))
-		i.note(Entry{Kind: KindRetry, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind, Index: r.index})
+		i.note(record.Entry{Kind: record.KindRetry, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind, Index: r.index})
 		i.armItemRetry(f, r.index, r.attempt+1, delay)
 		return
 	}
@@ -229,7 +230,7 @@ func (i *instance) checkForeach(ctx context.Context) {
 		outcome = "error"
 		info = rules.ErrorInfo{Message: fmt.Sprintf("foreach %s: %d of %d items failed, %d tolerated", f.state.Name, failed, n, tolerated), Kind: "foreach_failed"}
 	}
-	i.note(Entry{Kind: KindJoined, State: f.state.Name, Trigger: outcome, Detail: foreachSummary(f)})
+	i.note(record.Entry{Kind: record.KindJoined, State: f.state.Name, Trigger: outcome, Detail: foreachSummary(f)})
 	i.decide(ctx, outcome, result, info)
 }
 
@@ -279,9 +280,9 @@ func (f *foreach) halt() {
 
 // itemState is what the history says of one item, as resumeForeach reads it.
 type itemState struct {
-	run     *run   // the run under way
-	failed  *Entry // the last failed run, until a retry entry follows it
-	retry   *Entry // the retry waiting for its backoff
+	run     *run          // the run under way
+	failed  *record.Entry // the last failed run, until a retry entry follows it
+	retry   *record.Entry // the retry waiting for its backoff
 	done    bool
 	started bool
 }
@@ -291,16 +292,16 @@ type itemState struct {
 // retries waiting and the runs under way; the runs still owed a reply are
 // sent again from the outbox, the retries armed with what is left of their
 // backoff, and the items never started are started as room allows.
-func (i *instance) resumeForeach(ctx context.Context, history []Entry, outbox []Outgoing) error {
+func (i *instance) resumeForeach(ctx context.Context, history []record.Entry, outbox []record.Outgoing) error {
 	st := i.state
 	begin := -1
 	for k := len(history) - 1; k >= 0; k-- {
 		e := history[k]
-		if e.Kind == KindForeach && e.State == st.Name {
+		if e.Kind == record.KindForeach && e.State == st.Name {
 			begin = k
 			break
 		}
-		if e.Kind == KindTransition && e.Next == st.Name {
+		if e.Kind == record.KindTransition && e.Next == st.Name {
 			break
 		}
 	}
@@ -324,14 +325,14 @@ func (i *instance) resumeForeach(ctx context.Context, history []Entry, outbox []
 		}
 		s := &states[e.Index]
 		switch e.Kind {
-		case KindDispatch, KindResumed:
+		case record.KindDispatch, KindResumed:
 			f.d.description, f.d.priority = e.Detail, max(e.Priority, 1)
 			s.run = &run{step: e.Step, attempt: max(e.Attempt, 1), state: st, agent: st.Foreach.Agent, kind: runItem,
 				index: e.Index, item: items[e.Index], key: registry.StepKey(i.id, e.Step), description: e.Detail, priority: max(e.Priority, 1)}
 			s.started, s.failed, s.retry = true, nil, nil
 			byStep[e.Step] = e.Index
 			f.next = max(f.next, e.Index+1)
-		case KindAgentRun:
+		case record.KindAgentRun:
 			if idx, ok := byStep[e.Step]; !ok || idx != e.Index || s.run == nil || s.run.step != e.Step {
 				continue
 			}
@@ -342,7 +343,7 @@ func (i *instance) resumeForeach(ctx context.Context, history []Entry, outbox []
 			} else {
 				s.failed = e
 			}
-		case KindRetry:
+		case record.KindRetry:
 			if s.failed != nil {
 				s.retry, s.failed = e, nil
 			}
@@ -371,7 +372,7 @@ func (i *instance) resumeForeach(ctx context.Context, history []Entry, outbox []
 		}
 	}
 	for _, o := range outbox {
-		if o.Kind == OutgoingNotice {
+		if o.Kind == record.OutgoingNotice {
 			if err := i.resend(ctx, o, nil); err != nil {
 				return err
 			}
@@ -398,7 +399,7 @@ func (i *instance) resumeForeach(ctx context.Context, history []Entry, outbox []
 		if r.key != "" && !i.isOpen(r.key) {
 			// An item run with neither a reply nor an outbox item: send
 			// its work again under its step.
-			i.note(Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
+			i.note(record.Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 			agent, _ := i.e.reg.Get(r.agent)
 			r.handler = agent.Handler
 			i.queue(i.outgoing(r, nil), r)

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
 	"maps"
 	"time"
 )
@@ -13,16 +15,16 @@ type Instance struct{ inst *instance }
 // Result is how an instance ended (or where it is, while it runs).
 type Result struct {
 	ID      string
-	Status  Status
-	State   string         // the current state; the terminal state once completed
-	Outcome string         // the terminal state reached, when completed
-	Waiting string         // the wait state the instance waits in for a signal; "" when it does not wait
-	Since   time.Time      // when the wait under way began (zero when not waiting)
-	Child   string         // the child instance a workflow state waits for; "" when none
-	Steps   int            // agent runs so far
-	Context map[string]any // the instance context
-	Usage   Usage          // what its runs used: the totals, each agent's, the current visit's
-	Err     error          // why it failed or was cancelled
+	Status  record.Status
+	State   string          // the current state; the terminal state once completed
+	Outcome string          // the terminal state reached, when completed
+	Waiting string          // the wait state the instance waits in for a signal; "" when it does not wait
+	Since   time.Time       // when the wait under way began (zero when not waiting)
+	Child   string          // the child instance a workflow state waits for; "" when none
+	Steps   int             // agent runs so far
+	Context map[string]any  // the instance context
+	Usage   registry.Ledger // what its runs used: the totals, each agent's, the current visit's
+	Err     error           // why it failed or was cancelled
 }
 
 // ID returns the instance id.
@@ -63,7 +65,7 @@ func (h *Instance) Result() Result {
 }
 
 // History returns the instance's committed history.
-func (h *Instance) History(ctx context.Context) ([]Entry, error) {
+func (h *Instance) History(ctx context.Context) ([]record.Entry, error) {
 	if ctx == nil {
 		return nil, errors.New("engine: nil context")
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 
 	"context"
 	"errors"
@@ -29,7 +30,7 @@ type instance struct {
 
 	mu           sync.Mutex
 	machine      *fsm.Machine
-	status       Status
+	status       record.Status
 	cancelReason string // the words given with a cancel
 	state        *rules.State
 	step         int
@@ -49,7 +50,7 @@ type instance struct {
 	created      time.Time
 	commits      int
 	seq          int
-	pending      *[]Entry // the step's entries, in a pooled buffer; nil between steps
+	pending      *[]record.Entry // the step's entries, in a pooled buffer; nil between steps
 	events       []Event
 	retry        clock.Timer
 	deadline     clock.Timer     // the max_duration timer
@@ -59,7 +60,7 @@ type instance struct {
 	sendBuf      []sending       // the other outbox buffer, reused
 	open         []openItem      // outbox items the store holds unsettled
 	settledBuf   []string
-	outBuf       []Outgoing
+	outBuf       []record.Outgoing
 	settle       bool  // an outbox item was settled outside a step
 	closing      bool  // finished: done closes once the final step is committed
 	forgotten    bool  // finished and out of the engine's map
@@ -149,14 +150,14 @@ var emptyMap = map[string]any{}
 func newInstance(e *Engine, id string, input map[string]any) *instance {
 	st, _ := e.wf.State(e.wf.Initial)
 	return &instance{
-		e: e, id: id, machine: e.def.New(), status: StatusRunning, state: st,
+		e: e, id: id, machine: e.def.New(), status: record.StatusRunning, state: st,
 		visits: map[string]int{}, input: input, context: map[string]any{},
 		created: e.clock.Now(), done: make(chan struct{}),
 	}
 }
 
 // note appends a history entry to the step being built.
-func (i *instance) note(en Entry) {
+func (i *instance) note(en record.Entry) {
 	i.seq++
 	en.Seq = i.seq
 	en.Time = i.e.clock.Now()
@@ -164,17 +165,17 @@ func (i *instance) note(en Entry) {
 		en.Step = i.step
 	}
 	if i.pending == nil {
-		i.pending = entryBuffers.Get().(*[]Entry)
+		i.pending = entryBuffers.Get().(*[]record.Entry)
 	}
 	*i.pending = append(*i.pending, en)
 }
 
 // entryBuffers recycles the buffers a step's entries are built in: stores
 // copy the entries they keep, so a buffer is free again once committed.
-var entryBuffers = sync.Pool{New: func() any { b := make([]Entry, 0, 16); return &b }}
+var entryBuffers = sync.Pool{New: func() any { b := make([]record.Entry, 0, 16); return &b }}
 
 // commit writes the step being built through the store — its snapshot,
-// entries and outbox in one StepRecord — then sends the outbox and tells the
+// entries and outbox in one record.Step — then sends the outbox and tells the
 // observers. It is called once at the end of every step. Work the bus
 // refuses fails its run, which is a step of its own, committed in turn.
 func (i *instance) commit(ctx context.Context) {
@@ -208,7 +209,7 @@ const commitAttempts = 3
 // tried again, commitAttempts times in all.
 func (i *instance) commitStep(ctx context.Context) (err error) {
 	i.commits++
-	snap := Snapshot{
+	snap := record.Snapshot{
 		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
 		Status: i.status, State: i.state.Name, Outcome: i.outcome, Step: i.step,
 		Visits: i.visits, Input: i.input, Context: i.context,
@@ -217,14 +218,14 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 	if i.run != nil {
 		snap.Attempt = i.run.attempt
 	}
-	if i.err != nil && i.status != StatusCanceled {
+	if i.err != nil && i.status != record.StatusCanceled {
 		// A cancelled instance did not fail: its record holds the
 		// reason it was given, not an error.
 		snap.Error = i.err.Error()
 	}
 	snap.CancelReason = i.cancelReason
 	i.dropOver()
-	rec := StepRecord{Snapshot: snap, Settled: i.settled()}
+	rec := record.Step{Snapshot: snap, Settled: i.settled()}
 	if i.pending != nil {
 		rec.Entries = *i.pending
 	}
@@ -277,7 +278,7 @@ func (i *instance) commitFailed(err error) {
 	i.outbox = i.outbox[:0]
 	i.events = i.events[:0]
 	i.commitErr = cerr
-	i.status = StatusFailed
+	i.status = record.StatusFailed
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: cerr}
 	i.notices = nil
 	if c := i.child; c != nil {
@@ -328,7 +329,7 @@ func (i *instance) release() {
 
 // begin enters the initial state and dispatches its first run.
 func (i *instance) begin(ctx context.Context) {
-	i.note(Entry{Kind: KindStarted, State: i.state.Name, Detail: i.e.wf.Name, Result: i.input})
+	i.note(record.Entry{Kind: record.KindStarted, State: i.state.Name, Detail: i.e.wf.Name, Result: i.input})
 	i.visits = map[string]int{i.state.Name: 1}
 	i.countRunning()
 	i.armDeadline()
@@ -374,7 +375,7 @@ func (i *instance) startRun(ctx context.Context, d dispatch) {
 		// it: the run has failed before it began, and the retry policy
 		// decides what happens next.
 		r.ended = true
-		ran := Entry{Kind: KindAgentRun, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Error: err.Error()}
+		ran := record.Entry{Kind: record.KindAgentRun, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Error: err.Error()}
 		i.note(ran)
 		i.runEnded(r, &ran, err)
 		i.runFailed(ctx, r, err, false, true)
@@ -399,10 +400,10 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 		r.handoffID = r.key
 		i.noteHandoff(r.agent)
 		i.logHandoff(r)
-		i.note(Entry{Kind: KindHandoff, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, To: r.agent, Rule: ruleID(rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description, Reason: handoffReason(r), Result: r.payload})
+		i.note(record.Entry{Kind: record.KindHandoff, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, To: r.agent, Rule: ruleID(rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description, Reason: handoffReason(r), Result: r.payload})
 		i.event(Event{Type: EventAgentHandoff, Step: r.step, From: r.from, To: r.agent, Rule: ruleID(rule)})
 	} else {
-		i.note(Entry{Kind: KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
+		i.note(record.Entry{Kind: record.KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 	}
 	i.queue(i.outgoing(r, rule), r)
 	i.arm(r)
@@ -577,7 +578,7 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 		}
 		if !errors.Is(runErr, ErrTimeout) || !timedOut {
 			// A timer that fires after its run ended is not a reply; anything else is.
-			i.note(Entry{Kind: KindLateReply, Step: step, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
+			i.note(record.Entry{Kind: record.KindLateReply, Step: step, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
 			i.commit(ctx)
 		}
 		return ErrStaleReport
@@ -615,7 +616,7 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	if bad := i.e.declaredResult(r.agent, out, runErr, timedOut); bad != nil {
 		out, runErr = registry.Outcome{Usage: out.Usage}, bad
 	}
-	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr), Index: r.index, Usage: out.Usage}
+	ran := record.Entry{Kind: record.KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr), Index: r.index, Usage: out.Usage}
 	i.spend(r.agent, out.Usage)
 	if timedOut {
 		ran.ErrorKind = "timeout"
@@ -672,7 +673,7 @@ func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, r
 			return
 		}
 		delay := st.Retry.Jittered(r.attempt, i.e.jitter(i.id, r.step))
-		retry := Entry{Kind: KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind}
+		retry := record.Entry{Kind: record.KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind}
 		i.note(retry)
 		i.retryScheduled(r, &retry, err)
 		if i.span != nil { // the attributes are built only for a span
@@ -731,12 +732,12 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
 		Usage: i.usage.Totals, VisitUsage: i.usage.Visit,
 	}
-	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt, Usage: i.takeChildUsage()})
+	i.note(record.Entry{Kind: record.KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt, Usage: i.takeChildUsage()})
 	d := i.e.wf.Decide(&env)
 	for _, ev := range d.Match.Tried {
 		if ev.Err != nil {
 			// Counted false, and never silent: recorded, counted, told.
-			cond := Entry{Kind: KindCondition, State: st.Name, Rule: ev.Rule.ID, Condition: ev.Rule.Condition.Source, Error: ev.Err.Error()}
+			cond := record.Entry{Kind: record.KindCondition, State: st.Name, Rule: ev.Rule.ID, Condition: ev.Rule.Condition.Source, Error: ev.Err.Error()}
 			i.note(cond)
 			i.e.metrics.conditionErrors.Add(1)
 			i.conditionFailed(&cond, trigger, ev.Err)
@@ -751,7 +752,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		i.fail(d.Err)
 		return
 	}
-	fired := Entry{Kind: KindRuleFired, State: st.Name, Agent: owner, Trigger: trigger, Rule: rule.ID, Priority: rule.Priority, Next: rule.Next, To: rule.To}
+	fired := record.Entry{Kind: record.KindRuleFired, State: st.Name, Agent: owner, Trigger: trigger, Rule: rule.ID, Priority: rule.Priority, Next: rule.Next, To: rule.To}
 	if rule.Condition != nil {
 		fired.Condition = rule.Condition.Source
 	}
@@ -835,7 +836,7 @@ func limitError(h *rules.LimitHit) *LimitError {
 
 // limitHit records a limit hit and enters on_limit, or fails the instance.
 func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
-	i.note(Entry{Kind: KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error(), Limit: lim.Limit})
+	i.note(record.Entry{Kind: record.KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error(), Limit: lim.Limit})
 	i.limitReached(lim)
 	if i.span != nil { // the attributes are built only for a span
 		i.traceEvent("limit_hit", attrLimit.String(lim.Limit), attrState.String(lim.State))
@@ -872,7 +873,7 @@ func (i *instance) enter(ctx context.Context, event string, next *rules.State) b
 	i.visits = visits
 	i.state = next
 	i.usage.Visit = registry.Totals{} // a new visit: the state's own budgets start again
-	i.note(Entry{Kind: KindTransition, State: from, Next: next.Name, Rule: event})
+	i.note(record.Entry{Kind: record.KindTransition, State: from, Next: next.Name, Rule: event})
 	i.event(Event{Type: EventStateChanged, From: from, To: next.Name, Rule: event})
 	if !next.Terminal && next.Agent != "" {
 		if prev := i.e.wf.Owner(from); prev != next.Agent {
@@ -893,24 +894,24 @@ func (i *instance) finalNotice(_ context.Context, rule *rules.Rule, from, desc s
 	i.noteHandoff(r.agent)
 	i.logHandoff(r)
 	o := i.outgoing(r, rule)
-	o.Kind, o.Run = OutgoingNotice, ""
+	o.Kind, o.Run = record.OutgoingNotice, ""
 	i.queue(o, nil)
-	i.note(Entry{Kind: KindFinalNotice, Step: r.step, State: i.state.Name, From: from, To: rule.To, Rule: rule.ID, HandoffID: r.handoffID, Priority: rule.Priority, Detail: desc})
+	i.note(record.Entry{Kind: record.KindFinalNotice, Step: r.step, State: i.state.Name, From: from, To: rule.To, Rule: rule.ID, HandoffID: r.handoffID, Priority: rule.Priority, Detail: desc})
 	i.event(Event{Type: EventAgentHandoff, From: from, To: rule.To, Rule: rule.ID})
 }
 
 func (i *instance) complete(outcome string) {
-	i.status = StatusCompleted
+	i.status = record.StatusCompleted
 	i.outcome = outcome
-	i.note(Entry{Kind: KindCompleted, State: outcome})
+	i.note(record.Entry{Kind: record.KindCompleted, State: outcome})
 	i.ended()
 	i.finish()
 }
 
 func (i *instance) fail(err error) {
-	i.status = StatusFailed
+	i.status = record.StatusFailed
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: err}
-	i.note(Entry{Kind: KindFailed, State: i.state.Name, Error: err.Error(), ErrorKind: failureKind(err)})
+	i.note(record.Entry{Kind: record.KindFailed, State: i.state.Name, Error: err.Error(), ErrorKind: failureKind(err)})
 	i.ended()
 	i.finish()
 }
@@ -995,10 +996,10 @@ func (i *instance) cancel(ctx context.Context, reason string) error {
 // canceled ends the instance as cancelled, for reason; the caller holds
 // its lock and commits.
 func (i *instance) canceled(reason string) {
-	i.status = StatusCanceled
+	i.status = record.StatusCanceled
 	i.cancelReason = reason
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: ErrCanceled}
-	i.note(Entry{Kind: KindCanceled, State: i.state.Name, Detail: reason})
+	i.note(record.Entry{Kind: record.KindCanceled, State: i.state.Name, Detail: reason})
 	i.ended()
 	i.finish()
 }

@@ -9,12 +9,13 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
 // The transactional outbox. A step does not send the work it starts: it
-// records each piece as an Outgoing in the step's StepRecord, and the bus is
+// records each piece as an Outgoing in the step's record.Step, and the bus is
 // fed only once the store has committed the step. A crash before the commit
 // loses the step and its work together; a crash after it leaves the work in
 // the store's outbox, and Resume sends it again under the same idempotency
@@ -23,7 +24,7 @@ import (
 
 // sending is an outbox item of the step being built, waiting for the commit.
 type sending struct {
-	out Outgoing
+	out record.Outgoing
 	r   *run // nil for a final notice
 	// resent marks work sent again as an instance is resumed: it goes out
 	// under a transport key of its own (resentKey), so that it is
@@ -73,7 +74,7 @@ func runKindOf(name string) runKind {
 
 // queue adds the work of r (nil for a final notice, described by o) to the
 // step's outbox.
-func (i *instance) queue(o Outgoing, r *run) {
+func (i *instance) queue(o record.Outgoing, r *run) {
 	i.queueSending(sending{out: o, r: r, first: i.roomChecked})
 }
 
@@ -100,30 +101,30 @@ func (i *instance) queueSending(s sending) {
 	i.open = append(i.open, openItem{key: o.Key, r: r, notice: noticeID(o)})
 }
 
-func noticeID(o Outgoing) string {
-	if o.Kind == OutgoingNotice {
+func noticeID(o record.Outgoing) string {
+	if o.Kind == record.OutgoingNotice {
 		return o.HandoffID
 	}
 	return ""
 }
 
 // outgoing describes the work a run is sent.
-func (i *instance) outgoing(r *run, rule *rules.Rule) Outgoing {
-	o := Outgoing{
-		Key: r.key, Kind: OutgoingDispatch, Run: runKindName(r.kind), Step: r.step, Attempt: r.attempt,
+func (i *instance) outgoing(r *run, rule *rules.Rule) record.Outgoing {
+	o := record.Outgoing{
+		Key: r.key, Kind: record.OutgoingDispatch, Run: runKindName(r.kind), Step: r.step, Attempt: r.attempt,
 		State: r.state.Name, To: r.agent, From: r.from, HandoffID: r.handoffID, Reason: string(r.handoffReason),
 		Explanation: r.reason, Task: r.description, Priority: r.priority, Rule: ruleID(rule),
 		Previous: r.previous, Constraints: r.constraints, Payload: r.payload,
 		Delegator: r.delegator, ReturnControl: r.returnControl, Returned: r.returned, Index: r.index,
 	}
 	if r.handoffID != "" {
-		o.Kind = OutgoingHandoff
+		o.Kind = record.OutgoingHandoff
 	}
 	return o
 }
 
 // runOf rebuilds the run an outbox item started.
-func (i *instance) runOf(o Outgoing, st *rules.State) *run {
+func (i *instance) runOf(o record.Outgoing, st *rules.State) *run {
 	return &run{
 		step: o.Step, attempt: max(o.Attempt, 1), state: st, agent: o.To, from: o.From, key: o.Key,
 		handoffID: o.HandoffID, description: o.Task, reason: o.Explanation, priority: max(o.Priority, 1),
@@ -240,7 +241,7 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 	r := s.r
 	if r == nil {
 		delete(i.notices, s.out.HandoffID)
-		i.note(Entry{Kind: KindFinalNotice, Step: s.out.Step, State: s.out.State, From: s.out.From, To: s.out.To, Rule: s.out.Rule, HandoffID: s.out.HandoffID, Error: err.Error(), Detail: "not delivered"})
+		i.note(record.Entry{Kind: record.KindFinalNotice, Step: s.out.Step, State: s.out.State, From: s.out.From, To: s.out.To, Rule: s.out.Rule, HandoffID: s.out.HandoffID, Error: err.Error(), Detail: "not delivered"})
 		return
 	}
 	if r.ended || i.active(r.step) != r {
@@ -248,7 +249,7 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 	}
 	r.ended = true
 	r.stopTimers()
-	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error(), ErrorKind: "transport"}
+	ran := record.Entry{Kind: record.KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error(), ErrorKind: "transport"}
 	i.note(ran)
 	i.runEnded(r, &ran, err)
 	r.endSpan("", "transport", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/merge"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -88,7 +89,7 @@ func (i *instance) startBranches(ctx context.Context, d dispatch) {
 		if err := i.launch(ctx, r, d.rule); err != nil {
 			r.ended = true
 			j.fail(agent, err.Error())
-			ran := Entry{Kind: KindAgentRun, Step: r.step, State: st.Name, Agent: agent, Attempt: 1, Error: err.Error()}
+			ran := record.Entry{Kind: record.KindAgentRun, Step: r.step, State: st.Name, Agent: agent, Attempt: 1, Error: err.Error()}
 			i.note(ran)
 			i.runEnded(r, &ran, err)
 		}
@@ -110,7 +111,7 @@ func (i *instance) branchDone(ctx context.Context, r *run, out registry.Outcome,
 		// The reply came after the join's deadline (a run that took its
 		// time on a simulated clock, or a timer not yet run): the join
 		// times out first and the reply is late.
-		i.note(Entry{Kind: KindLateReply, Step: r.step, State: st.Name, Agent: r.agent, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
+		i.note(record.Entry{Kind: record.KindLateReply, Step: r.step, State: st.Name, Agent: r.agent, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
 		i.checkJoin(ctx, true)
 		return
 	}
@@ -180,7 +181,7 @@ func (i *instance) checkJoin(ctx context.Context, timedOut bool) {
 			}
 		}
 		if proceed {
-			i.note(Entry{Kind: KindJoined, State: j.state.Name, Trigger: "partial", Detail: detail})
+			i.note(record.Entry{Kind: record.KindJoined, State: j.state.Name, Trigger: "partial", Detail: detail})
 			i.completeJoin(ctx, "partial")
 			return
 		}
@@ -220,7 +221,7 @@ func (i *instance) completeJoin(ctx context.Context, outcome string) {
 		}
 	}
 	if outcome == "joined" || outcome == "conflict" {
-		i.note(Entry{Kind: KindJoined, State: j.state.Name, Trigger: outcome, Detail: joinSummary(j)})
+		i.note(record.Entry{Kind: record.KindJoined, State: j.state.Name, Trigger: outcome, Detail: joinSummary(j)})
 	}
 	i.decide(ctx, outcome, result, rules.ErrorInfo{})
 }

@@ -31,7 +31,7 @@ func (e *Engine) ResumeWhere(ctx context.Context, keep func(id string) bool) (Re
 // instance listed is read again from the store before it is resumed, so
 // a list a moment old does no harm; one missing from the list is not
 // resumed.
-func (e *Engine) ResumeListed(ctx context.Context, snaps []Snapshot, keep func(id string) bool) (ResumeReport, error) {
+func (e *Engine) ResumeListed(ctx context.Context, snaps []record.Snapshot, keep func(id string) bool) (ResumeReport, error) {
 	if ctx == nil {
 		return ResumeReport{}, errors.New("engine: nil context")
 	}

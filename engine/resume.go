@@ -9,12 +9,13 @@ import (
 	"slices"
 
 	"github.com/batonhq/baton/fsm"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
 // KindResumed marks the re-dispatch of a run after the engine restarted.
-const KindResumed Kind = "resumed"
+const KindResumed record.Kind = "resumed"
 
 // ErrCannotResume means an unfinished instance cannot be continued by this
 // engine (its history or outbox is incomplete).
@@ -61,7 +62,7 @@ func (e *Engine) resumeWhere(ctx context.Context, keep func(id string) bool) (Re
 
 // resumeFrom resumes the instances of snaps (the store's list) that keep
 // accepts, the family's children first.
-func (e *Engine) resumeFrom(ctx context.Context, snaps []Snapshot, keep func(id string) bool) (ResumeReport, error) {
+func (e *Engine) resumeFrom(ctx context.Context, snaps []record.Snapshot, keep func(id string) bool) (ResumeReport, error) {
 	rep := ResumeReport{Failed: map[string]error{}}
 	if e.fam.root == e {
 		// Children first: a parent resumed in a workflow state waits for a
@@ -108,7 +109,7 @@ func (e *Engine) resumeFrom(ctx context.Context, snaps []Snapshot, keep func(id 
 			}
 			err = e.resumeNotices(context.WithoutCancel(ctx), snap, outbox)
 		} else if err == nil {
-			var history []Entry
+			var history []record.Entry
 			if history, err = e.store.History(ctx, snap.ID); err == nil {
 				err = e.resume(context.WithoutCancel(ctx), snap, history, outbox)
 			}
@@ -123,7 +124,7 @@ func (e *Engine) resumeFrom(ctx context.Context, snaps []Snapshot, keep func(id 
 }
 
 // restored builds the in-memory instance of a committed snapshot.
-func (e *Engine) restored(snap Snapshot, st *rules.State, m *fsm.Machine, seq int) *instance {
+func (e *Engine) restored(snap record.Snapshot, st *rules.State, m *fsm.Machine, seq int) *instance {
 	i := &instance{
 		e: e, id: snap.ID, machine: m, status: snap.Status, state: st, step: snap.Step,
 		visits: maps.Clone(snap.Visits), input: orEmpty(snap.Input), context: orEmpty(snap.Context),
@@ -135,7 +136,7 @@ func (e *Engine) restored(snap Snapshot, st *rules.State, m *fsm.Machine, seq in
 	if snap.Error != "" {
 		i.err = errors.New(snap.Error)
 	}
-	if snap.Status == StatusCanceled {
+	if snap.Status == record.StatusCanceled {
 		i.cancelReason = snap.CancelReason
 		i.err = &FailedError{InstanceID: snap.ID, State: st.Name, Err: ErrCanceled}
 	}
@@ -145,7 +146,7 @@ func (e *Engine) restored(snap Snapshot, st *rules.State, m *fsm.Machine, seq in
 
 // resumeNotices sends again the final notices of a finished instance that
 // no agent took before the restart.
-func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outgoing) error {
+func (e *Engine) resumeNotices(ctx context.Context, snap record.Snapshot, outbox []record.Outgoing) error {
 	st, ok := e.wf.State(snap.State)
 	if !ok {
 		return fmt.Errorf("%w %s: state %s is not in the workflow", ErrCannotResume, snap.ID, snap.State)
@@ -158,7 +159,7 @@ func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outg
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for _, o := range outbox {
-		if o.Kind != OutgoingNotice {
+		if o.Kind != record.OutgoingNotice {
 			i.settleLater(o.Key) // the work of a run the instance no longer has
 			continue
 		}
@@ -174,8 +175,8 @@ func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outg
 // resend puts an outbox item from before the restart back in the step's
 // outbox, under its old key and hand-off id; r is the run it starts, nil
 // for a notice.
-func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
-	if o.Kind == OutgoingNotice {
+func (i *instance) resend(ctx context.Context, o record.Outgoing, r *run) error {
+	if o.Kind == record.OutgoingNotice {
 		if i.notices == nil {
 			i.notices = map[string]bool{}
 		}
@@ -185,14 +186,14 @@ func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
 	}
 	agent, _ := i.e.reg.Get(r.agent)
 	r.handler = agent.Handler
-	i.note(Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
+	i.note(record.Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 	i.queueSending(sending{out: o, r: r, resent: true})
 	i.arm(r)
 	i.started(r, o.Rule, "resume")
 	return nil
 }
 
-func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, outbox []Outgoing) error {
+func (e *Engine) resume(ctx context.Context, snap record.Snapshot, history []record.Entry, outbox []record.Outgoing) error {
 	st, ok := e.wf.State(snap.State)
 	if !ok {
 		return fmt.Errorf("%w %s: state %s is not in the workflow", ErrCannotResume, snap.ID, snap.State)
@@ -248,10 +249,10 @@ func (i *instance) discard() {
 // resumeRun continues a single-agent state: the run in the outbox is sent
 // again, a pending retry is retried, and a store written before the outbox
 // existed has the run rebuilt from the history.
-func (i *instance) resumeRun(ctx context.Context, snap Snapshot, history []Entry, outbox []Outgoing) error {
+func (i *instance) resumeRun(ctx context.Context, snap record.Snapshot, history []record.Entry, outbox []record.Outgoing) error {
 	for _, o := range outbox {
 		switch {
-		case o.Kind == OutgoingNotice:
+		case o.Kind == record.OutgoingNotice:
 			if err := i.resend(ctx, o, nil); err != nil {
 				return err
 			}
@@ -274,7 +275,7 @@ func (i *instance) resumeRun(ctx context.Context, snap Snapshot, history []Entry
 	}
 	r.key = registry.StepKey(i.id, r.step)
 	i.run = r
-	i.note(Entry{Kind: KindResumed, Step: r.step, State: i.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
+	i.note(record.Entry{Kind: KindResumed, Step: r.step, State: i.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
 	if retry != nil {
 		// The run had failed and its retry was pending.
 		r.ended = true
@@ -284,7 +285,7 @@ func (i *instance) resumeRun(ctx context.Context, snap Snapshot, history []Entry
 	}
 	if err := i.launch(ctx, r, nil); err != nil {
 		r.ended = true
-		ran := Entry{Kind: KindAgentRun, Step: r.step, State: i.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error()}
+		ran := record.Entry{Kind: record.KindAgentRun, Step: r.step, State: i.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error()}
 		i.note(ran)
 		i.runEnded(r, &ran, err)
 		i.runFailed(ctx, r, err, false, true)
@@ -296,13 +297,13 @@ func (i *instance) resumeRun(ctx context.Context, snap Snapshot, history []Entry
 // its current visit: its branches, the replies and failures committed
 // before the restart, and its start (the join's deadline stays where it
 // was). The branches still owed a reply are sent again from the outbox.
-func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Outgoing) error {
+func (i *instance) resumeJoin(ctx context.Context, history []record.Entry, outbox []record.Outgoing) error {
 	st := i.state
 	// The visit began after the last transition into the state (or the
 	// start, for an initial state).
 	begin := 0
 	for k := len(history) - 1; k >= 0; k-- {
-		if e := history[k]; e.Kind == KindTransition && e.Next == st.Name {
+		if e := history[k]; e.Kind == record.KindTransition && e.Next == st.Name {
 			begin = k + 1
 			break
 		}
@@ -314,7 +315,7 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 	byStep := map[int]*run{}
 	for _, e := range history[begin:] {
 		switch e.Kind {
-		case KindHandoff, KindDispatch:
+		case record.KindHandoff, record.KindDispatch:
 			if e.State != st.Name || byStep[e.Step] != nil {
 				continue
 			}
@@ -325,7 +326,7 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 				key: registry.StepKey(i.id, e.Step), handoffID: e.HandoffID, description: e.Detail, priority: max(e.Priority, 1)}
 			j.branches = append(j.branches, r)
 			byStep[e.Step] = r
-		case KindAgentRun:
+		case record.KindAgentRun:
 			r := byStep[e.Step]
 			if r == nil && e.State == st.Name && e.Step > stepBefore(history, begin) {
 				// A branch whose hand-off was refused as the state was
@@ -346,7 +347,7 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 	}
 	i.join = j
 	for _, o := range outbox {
-		if o.Kind == OutgoingNotice {
+		if o.Kind == record.OutgoingNotice {
 			if err := i.resend(ctx, o, nil); err != nil {
 				return err
 			}
@@ -368,7 +369,7 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 		if !r.ended && r.key != "" && !i.isOpen(r.key) {
 			// A branch with neither a reply nor an outbox item (a store
 			// written before the outbox existed): send its work again.
-			i.note(Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, Attempt: 1, Priority: r.priority, Detail: r.description})
+			i.note(record.Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, Attempt: 1, Priority: r.priority, Detail: r.description})
 			agent, _ := i.e.reg.Get(r.agent)
 			r.handler = agent.Handler
 			i.queue(i.outgoing(r, nil), r)
@@ -391,7 +392,7 @@ func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Out
 }
 
 // stepBefore is the last step recorded before history[begin].
-func stepBefore(history []Entry, begin int) int {
+func stepBefore(history []record.Entry, begin int) int {
 	if begin == 0 {
 		return 0
 	}
@@ -412,11 +413,11 @@ func (i *instance) isOpen(key string) bool {
 // its history: who handed it over, with which task, previous result and
 // constraints. It also returns the retry entry when the run had failed and
 // was waiting for its retry.
-func lastRun(w *rules.Workflow, st *rules.State, snap Snapshot, history []Entry) (*run, *Entry, error) {
+func lastRun(w *rules.Workflow, st *rules.State, snap record.Snapshot, history []record.Entry) (*run, *record.Entry, error) {
 	// (A resumed entry repeats the run's sender, task and priority, so that a
 	// second crash resumes the same run again.)
 	r := &run{step: snap.Step, attempt: max(snap.Attempt, 1), state: st, agent: st.Agent, priority: rules.PriorityNormal}
-	var retry *Entry
+	var retry *record.Entry
 	found := false
 	for k := len(history) - 1; k >= 0; k-- {
 		e := history[k]
@@ -424,11 +425,11 @@ func lastRun(w *rules.Workflow, st *rules.State, snap Snapshot, history []Entry)
 			continue
 		}
 		switch e.Kind {
-		case KindRetry:
+		case record.KindRetry:
 			if !found && retry == nil {
 				retry = &history[k]
 			}
-		case KindHandoff, KindDispatch, KindResumed:
+		case record.KindHandoff, record.KindDispatch, KindResumed:
 			if found {
 				continue
 			}
@@ -444,7 +445,7 @@ func lastRun(w *rules.Workflow, st *rules.State, snap Snapshot, history []Entry)
 	}
 	// The previous result is the outcome that led into this state.
 	for k := len(history) - 1; k >= 0; k-- {
-		if e := history[k]; e.Kind == KindOutcome && e.Step < snap.Step {
+		if e := history[k]; e.Kind == record.KindOutcome && e.Step < snap.Step {
 			r.previous = e.Result
 			break
 		}
@@ -459,7 +460,7 @@ func lastRun(w *rules.Workflow, st *rules.State, snap Snapshot, history []Entry)
 // source the store keeps under its hash (Snapshot.Hash): with it, an engine
 // of that version can be built to Resume the instances a newer version left
 // alone (ResumeReport.OtherVersion), so that they finish on their own rules.
-func StoredWorkflow(ctx context.Context, s Store, hash string) (*rules.Workflow, error) {
+func StoredWorkflow(ctx context.Context, s record.Store, hash string) (*rules.Workflow, error) {
 	if ctx == nil || s == nil {
 		return nil, errors.New("engine: StoredWorkflow needs a context and a store")
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -26,7 +27,7 @@ func (i *instance) startWait() {
 	i.run = nil
 	w := &waiting{state: st, since: i.e.clock.Now()}
 	i.waiting = w
-	i.note(Entry{Kind: KindWaiting, State: st.Name, Agent: st.Name, Detail: strings.Join(st.Wait.Signals, ", "), Delay: st.Timeout})
+	i.note(record.Entry{Kind: record.KindWaiting, State: st.Name, Agent: st.Name, Detail: strings.Join(st.Wait.Signals, ", "), Delay: st.Timeout})
 	i.armWait(w, st.Timeout)
 }
 
@@ -82,7 +83,7 @@ func (i *instance) signal(ctx context.Context, name string, data map[string]any)
 		return fmt.Errorf("%w %q: state %s waits for %s", ErrUnexpectedSignal, name, w.state.Name, strings.Join(w.state.Wait.Signals, ", "))
 	}
 	i.stopWait()
-	i.note(Entry{Kind: KindSignal, State: w.state.Name, Agent: w.state.Name, Trigger: name, Result: data})
+	i.note(record.Entry{Kind: record.KindSignal, State: w.state.Name, Agent: w.state.Name, Trigger: name, Result: data})
 	i.event(Event{Type: EventSignalReceived, Signal: name})
 	if i.span != nil { // the attributes are built only for a span
 		i.traceEvent("signal_received", attrTrigger.String(name), attrState.String(w.state.Name))
@@ -134,16 +135,16 @@ func (e *Engine) Signal(ctx context.Context, instanceID, name string, data map[s
 // resumeWait continues a wait state after a restart: still waiting, with
 // the deadline it had (counted from when the wait began, as the history
 // recorded it); a deadline already past produces the outcome timeout now.
-func (i *instance) resumeWait(ctx context.Context, history []Entry, outbox []Outgoing) error {
+func (i *instance) resumeWait(ctx context.Context, history []record.Entry, outbox []record.Outgoing) error {
 	st := i.state
 	since := time.Time{}
 	for k := len(history) - 1; k >= 0; k-- {
 		e := history[k]
-		if e.Kind == KindWaiting && e.State == st.Name {
+		if e.Kind == record.KindWaiting && e.State == st.Name {
 			since = e.Time
 			break
 		}
-		if e.Kind == KindTransition && e.Next == st.Name {
+		if e.Kind == record.KindTransition && e.Next == st.Name {
 			since = e.Time // a wait entered before its entry was committed
 			break
 		}
@@ -152,7 +153,7 @@ func (i *instance) resumeWait(ctx context.Context, history []Entry, outbox []Out
 		return fmt.Errorf("%w %s: no wait of state %s in its history", ErrCannotResume, i.id, st.Name)
 	}
 	for _, o := range outbox {
-		if o.Kind == OutgoingNotice {
+		if o.Kind == record.OutgoingNotice {
 			if err := i.resend(ctx, o, nil); err != nil {
 				return err
 			}

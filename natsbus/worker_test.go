@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsbus"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/wire"
@@ -144,7 +145,7 @@ func wantEachStepOnce(tb testing.TB, insts []*engine.Instance, runs *runCounter)
 		}
 		steps := map[int]int{}
 		for _, e := range h {
-			if e.Kind == engine.KindTransition {
+			if e.Kind == record.KindTransition {
 				steps[e.Step]++
 			}
 		}
