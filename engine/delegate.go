@@ -116,7 +116,7 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	r := i.run
-	if i.status.Finished() || r == nil || r.ended || i.state.Parallel() {
+	if i.status.Finished() || r == nil || r.ended || i.work != nil {
 		return ErrNoActiveRun
 	}
 	// The validator has its say before anything changes, so that a refused

@@ -166,6 +166,11 @@ func (i *instance) takeNotice(id string) bool {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	return i.takeNoticeLocked(id)
+}
+
+// takeNoticeLocked is takeNotice with i.mu held.
+func (i *instance) takeNoticeLocked(id string) bool {
 	if !i.notices[id] {
 		return false
 	}
@@ -182,13 +187,41 @@ func (i *instance) takeNotice(id string) bool {
 // unknown_instance) when the store refused it, so that the agent gives the
 // notice back and reports it again to the engine that resumes the
 // instance, instead of acking a notice whose outbox item nobody settled.
+// i.mu is held.
 func (i *instance) noticeErr(id string) error {
-	i.mu.Lock()
-	defer i.mu.Unlock()
 	if i.commitErr != nil {
 		return notCommitted(i.id, noticeStep(id), i.commitErr)
 	}
 	return nil
+}
+
+// report applies an external agent's report of its run's outcome under one
+// hold of the instance's lock, from the report's arrival to the next step
+// committed and its work sent: a final notice's report settles the notice;
+// a report from an agent that does not run the step is answered invalid;
+// anything else ends the run (see finishRun).
+func (i *instance) report(ctx context.Context, rep *wire.Report) (*wire.Answer, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if len(i.notices) > 0 {
+		if key := registry.StepKey(rep.InstanceID, rep.Step); i.takeNoticeLocked(key) {
+			return nil, i.noticeErr(key)
+		}
+	}
+	r := i.active(rep.Step)
+	if r != nil && r.agent != rep.Agent {
+		return &wire.Answer{Code: wire.CodeInvalid, Message: fmt.Sprintf("engine: step %d of %s is run by %s, not %s", rep.Step, rep.InstanceID, r.agent, rep.Agent)}, nil
+	}
+	out, runErr := rep.Outcome()
+	if runErr == nil {
+		if err := checkOutcome(out); err != nil {
+			return nil, err
+		}
+	}
+	if i.e.closed.Load() {
+		return nil, ErrClosed // the instance stays as it was
+	}
+	return nil, i.finishLocked(ctx, r, rep.Step, out, runErr, false)
 }
 
 // markAccepted tells whether the run of step, whose agent says it took the

@@ -540,20 +540,9 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 			}
 			return i.progress(r.Step, r.Agent, *r.Progress)
 		}
-		if key := registry.StepKey(r.InstanceID, r.Step); i.takeNotice(key) {
-			return i.noticeErr(key)
-		}
-		if agent, ok := i.runAgent(r.Step); ok && agent != r.Agent {
-			ans = &wire.Answer{Code: wire.CodeInvalid, Message: fmt.Sprintf("engine: step %d of %s is run by %s, not %s", r.Step, r.InstanceID, agent, r.Agent)}
-			return nil
-		}
-		out, runErr := r.Outcome()
-		if runErr == nil {
-			if err := checkOutcome(out); err != nil {
-				return err
-			}
-		}
-		return i.finishRun(context.WithoutCancel(ctx), r.Step, out, runErr, false)
+		var err error
+		ans, err = i.report(context.WithoutCancel(ctx), r)
+		return err
 	})
 	if ans != nil {
 		return *ans

@@ -3,10 +3,11 @@ package engine
 import (
 	"context"
 	"errors"
-	"github.com/batonhq/baton/record"
-	"github.com/batonhq/baton/registry"
 	"maps"
 	"time"
+
+	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
 )
 
 // Instance is the handle of one workflow instance.
@@ -55,11 +56,13 @@ func (h *Instance) Result() Result {
 		ID: i.id, Status: i.status, State: i.state.Name, Outcome: i.outcome,
 		Steps: i.step, Context: maps.Clone(i.context), Usage: i.usage, Err: i.err,
 	}
-	if i.waiting != nil && !i.status.Finished() {
-		res.Waiting, res.Since = i.waiting.state.Name, i.waiting.since
-	}
-	if i.child != nil && !i.status.Finished() {
-		res.Child = i.child.id
+	if !i.status.Finished() {
+		switch v := i.work.(type) {
+		case *waiting:
+			res.Waiting, res.Since = v.state.Name, v.since
+		case *childRun:
+			res.Child = v.id
+		}
 	}
 	return res
 }

@@ -40,11 +40,8 @@ type instance struct {
 	usage        registry.Ledger      // what the runs used; its agents' totals are copy-on-write
 	spareUsage   registry.AgentTotals // room for the next copies of usage.Agents
 	childUsage   registry.Usage       // a finished child's totals, for the outcome entry its end makes
-	run          *run                 // the current run of a single-agent state
-	join         *join                // the fan-out of a parallel state
-	waiting      *waiting             // the wait of a wait state
-	each         *foreach             // the items of a foreach state
-	child        *childRun            // the child instance of a workflow state
+	run          *run                 // the current run of an agent's state (agentKind)
+	work         visit                // the work under way of any other kind of state
 	outcome      string
 	err          error
 	created      time.Time
@@ -281,13 +278,13 @@ func (i *instance) commitFailed(err error) {
 	i.status = record.StatusFailed
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: cerr}
 	i.notices = nil
-	if c := i.child; c != nil {
-		// The child runs on: the instance resumes from its last committed
-		// step and finds it again (its id is the state's and the visit's),
-		// as after a restart. Cancelling it would end the step the store
-		// never wrote.
-		i.child = nil
-		c.stop()
+	if v := i.work; v != nil {
+		// Stopped, not ended: a child runs on, and the instance resumes
+		// from its last committed step and finds it again (its id is the
+		// state's and the visit's), as after a restart. Cancelling it
+		// would end the step the store never wrote.
+		i.work = nil
+		v.stop()
 	}
 	i.finish()
 	if i.commits > 1 && !i.e.closed.Load() {
@@ -466,13 +463,8 @@ func (i *instance) active(step int) *run {
 	if r := i.run; r != nil && r.step == step && !r.ended {
 		return r
 	}
-	if i.join != nil {
-		if r := i.join.branch(step); r != nil && !r.ended {
-			return r
-		}
-	}
-	if i.each != nil {
-		if r := i.each.runs[step]; r != nil && !r.ended {
+	if i.work != nil {
+		if r := i.work.run(step); r != nil && !r.ended {
 			return r
 		}
 	}
@@ -531,16 +523,6 @@ func (i *instance) pastThisCopy(ctx context.Context, step int, future error) err
 	return fmt.Errorf("%w: %w", ErrUnknownInstance, stale)
 }
 
-// runAgent returns the agent of step's run, if it is under way.
-func (i *instance) runAgent(step int) (string, bool) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if r := i.active(step); r != nil {
-		return r.agent, true
-	}
-	return "", false
-}
-
 // takeRun marks the run of step as taken by a worker and returns what the
 // handler needs, or ok=false if that run is no longer current.
 func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, ctx context.Context, timeout time.Duration, ok bool) {
@@ -566,12 +548,17 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	return i.finishLocked(ctx, i.active(step), step, out, runErr, timedOut)
+}
+
+// finishLocked is finishRun with i.mu held and r, the run of step under
+// way (i.active(step)), already looked up.
+func (i *instance) finishLocked(ctx context.Context, r *run, step int, out registry.Outcome, runErr error, timedOut bool) error {
 	if i.commitErr != nil {
 		// Released (another engine owns it now) or refused by the store:
 		// the outcome is for the engine that resumes the instance to take.
 		return notCommitted(i.id, step, i.commitErr)
 	}
-	r := i.active(step)
 	if r == nil {
 		if err := i.futureStep(step); err != nil {
 			return i.pastThisCopy(ctx, step, err)
@@ -628,31 +615,15 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	i.runEnded(r, &ran, runErr)
 	r.spanUsage(out.Usage)
 	r.endSpan(out.Trigger, ran.ErrorKind, runErr)
-	if i.fanOutOverBudget(ctx, r) {
+	if v := i.work; v != nil {
+		// A branch or an item: its visit takes the outcome, unless the run
+		// took the usage over a budget.
+		if !i.fanOutOverBudget(ctx) {
+			v.runDone(ctx, i, r, out, runErr, isReject, timedOut)
+		}
 		return
 	}
-	switch {
-	case r.kind == runBranch:
-		i.branchDone(ctx, r, out, runErr, isReject)
-	case r.kind == runItem:
-		i.itemDone(ctx, r, out, runErr, isReject, timedOut)
-	case runErr == nil && out.Handoff != nil:
-		i.delegate(ctx, r, out)
-	case r.kind == runDelegate:
-		i.delegateDone(ctx, r, out, runErr, isReject, timedOut)
-	case isReject:
-		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: reject.Reason, Kind: "rejected"})
-	case timedOut || errors.Is(runErr, ErrTimeout):
-		i.runFailed(ctx, r, runErr, true, true)
-	case runErr != nil:
-		i.runFailed(ctx, r, runErr, false, registry.IsRetryable(runErr))
-	case reserved(out.Trigger):
-		i.runFailed(ctx, r, fmt.Errorf("%w: agent %s reported %q", ErrReservedTrigger, r.agent, out.Trigger), false, false)
-	case out.Trigger == "":
-		i.runFailed(ctx, r, fmt.Errorf("engine: agent %s reported no trigger", r.agent), false, false)
-	default:
-		i.decide(ctx, out.Trigger, out.Result, rules.ErrorInfo{})
-	}
+	i.agentRunDone(ctx, r, out, runErr, reject, timedOut)
 }
 
 // runFailed applies the state's retry policy to a failed run, or produces
@@ -799,26 +770,9 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	})
 }
 
-// enterRun starts the work of the state just entered: one run of its agent,
-// or a branch per agent of a parallel state.
+// enterRun starts the work of the state just entered, as its kind does.
 func (i *instance) enterRun(ctx context.Context, d dispatch) {
-	if i.state.Waits() {
-		i.startWait()
-		return
-	}
-	if i.state.Parallel() {
-		i.startBranches(ctx, d)
-		return
-	}
-	if i.state.Iterates() {
-		i.startForeach(ctx, d)
-		return
-	}
-	if i.state.Calls() {
-		i.startChild(ctx, d)
-		return
-	}
-	i.startRun(ctx, d)
+	kindOf(i.state).enter(ctx, i, d)
 }
 
 // checkLimits reports the limit that entering next would break, if any.
@@ -931,7 +885,7 @@ func (i *instance) finish() {
 	if i.run != nil {
 		i.run.stop()
 	}
-	i.stopChild(context.WithoutCancel(i.e.ctx))
+	i.endWork(context.WithoutCancel(i.e.ctx))
 	i.stopTimersLocked()
 	i.endTrace()
 	i.closing = true // commit closes done
@@ -947,18 +901,6 @@ func (i *instance) halt() {
 	if i.run != nil {
 		i.run.stop()
 	}
-	if i.join != nil {
-		for _, r := range i.join.branches {
-			r.stop()
-			r.endSpan("", "", nil)
-		}
-	}
-	if i.each != nil {
-		i.each.halt()
-	}
-	if i.child != nil {
-		i.child.stop()
-	}
 	i.endTrace()
 }
 
@@ -971,12 +913,8 @@ func (i *instance) stopTimersLocked() {
 		i.run.stopTimers()
 		i.run.endSpan("", "", nil) // abandoned, if its report never came
 	}
-	if i.join != nil {
-		i.stopBranches()
-	}
-	i.stopItems()
-	if i.waiting != nil && i.waiting.timer != nil {
-		i.waiting.timer.Stop()
+	if i.work != nil {
+		i.work.stop()
 	}
 	i.stopDeadline()
 }

@@ -187,10 +187,7 @@ func (i *instance) itemOver(it openItem) bool {
 	if i.run == it.r {
 		return false
 	}
-	if i.each != nil && i.each.runs[it.r.step] == it.r {
-		return false
-	}
-	return i.join == nil || i.join.branch(it.r.step) != it.r
+	return i.work == nil || i.work.run(it.r.step) != it.r
 }
 
 // flush sends the work of the step just committed, in the order it was
@@ -253,14 +250,11 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 	i.note(ran)
 	i.runEnded(r, &ran, err)
 	r.endSpan("", "transport", err)
+	if i.work != nil {
+		i.work.sendFailed(ctx, i, r, err) // a branch or an item
+		return
+	}
 	switch {
-	case r.kind == runBranch:
-		i.join.fail(r.agent, err.Error())
-		i.checkJoin(ctx, false)
-	case r.kind == runItem:
-		delete(i.each.runs, r.step)
-		i.itemFailed(r, registry.Kind(err, "transport"), true)
-		i.itemsMoved(ctx)
 	case r.kind == runDelegate && !r.returned:
 		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: err.Error(), Kind: "rejected"})
 	case r.returned:

@@ -72,11 +72,6 @@ func (i *instance) releaseLocked(err error) {
 	if i.run != nil {
 		i.run.stop()
 	}
-	if i.join != nil {
-		for _, r := range i.join.branches {
-			r.stop()
-		}
-	}
 	clear(i.outbox)
 	i.outbox = i.outbox[:0]
 	i.events = i.events[:0]
