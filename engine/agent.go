@@ -16,9 +16,30 @@ import (
 // control back, or be retried; its outcome is matched against the rules.
 type agentKind struct{}
 
-// enter starts the state's first run.
+// enter starts the next step in the current state: it sends the work to
+// the state's agent and arms the state's timeout. A retry starts here too.
 func (agentKind) enter(ctx context.Context, i *instance, d dispatch) {
-	i.startRun(ctx, d)
+	st := i.state
+	i.step++
+	r := &run{
+		step: i.step, attempt: d.attempt, state: st, agent: st.Agent, from: d.from,
+		description: d.description, reason: d.reason, priority: d.priority,
+		previous: d.previous, constraints: d.constraints,
+	}
+	if r.from == st.Agent {
+		r.from = "" // the same agent continues: the engine dispatches, no hand-off
+	}
+	i.run = r
+	if err := i.launch(ctx, r, d.rule); err != nil {
+		// The bus refused the work (a full mailbox, say) and dead-lettered
+		// it: the run has failed before it began, and the retry policy
+		// decides what happens next.
+		r.ended = true
+		ran := record.Entry{Kind: record.KindAgentRun, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Error: err.Error()}
+		i.note(ran)
+		i.runEnded(r, &ran, err)
+		i.runFailed(ctx, r, err, false, true)
+	}
 }
 
 // agentRunDone takes the outcome of r, the run of an agent's state (the

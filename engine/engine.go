@@ -123,6 +123,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	for _, a := range reg.All() {
 		if a.Handler != nil {
 			l := newLane(a.ID, a.Queue, a.Concurrency)
+			l.handler = a.Handler
 			l.drain = func() { e.runLane(l) }
 			e.lanes[a.ID] = l
 			continue
@@ -528,6 +529,17 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 	}
 	if err := r.Validate(); err != nil {
 		return wire.Answer{Code: wire.CodeInvalid, Message: err.Error()}
+	}
+	if !r.Heartbeat && r.Progress == nil {
+		if v, ok := e.instances.Load(r.InstanceID); ok {
+			// The hot path: an instance this engine runs, its lock taken
+			// once from the report to the next step committed and sent.
+			ans, err := v.(*instance).report(context.WithoutCancel(ctx), r)
+			if ans != nil {
+				return *ans
+			}
+			return answerOf(err)
+		}
 	}
 	var ans *wire.Answer
 	err := e.with(ctx, r.InstanceID, func(i *instance) error {

@@ -283,7 +283,7 @@ func (f *foreach) stop() {
 
 func (f *foreach) end(context.Context) { f.stop() }
 
-// itemState is what the history says of one item, as resumeForeach reads it.
+// itemState is what the history says of one item, as foreachKind.resume reads it.
 type itemState struct {
 	run     *run          // the run under way
 	failed  *record.Entry // the last failed run, until a retry entry follows it
@@ -405,8 +405,7 @@ func (foreachKind) resume(ctx context.Context, i *instance, _ record.Snapshot, h
 			// An item run with neither a reply nor an outbox item: send
 			// its work again under its step.
 			i.note(record.Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
-			agent, _ := i.e.reg.Get(r.agent)
-			r.handler = agent.Handler
+			r.handler = i.e.handler(r.agent)
 			i.queue(i.outgoing(r, nil), r)
 			i.arm(r)
 		}

@@ -48,6 +48,7 @@ type instance struct {
 	commits      int
 	seq          int
 	pending      *[]record.Entry // the step's entries, in a pooled buffer; nil between steps
+	stepTime     time.Time       // the time of the step being built (see now); zero between steps
 	events       []Event
 	retry        clock.Timer
 	deadline     clock.Timer     // the max_duration timer
@@ -148,7 +149,7 @@ func newInstance(e *Engine, id string, input map[string]any) *instance {
 	st, _ := e.wf.State(e.wf.Initial)
 	return &instance{
 		e: e, id: id, machine: e.def.New(), status: record.StatusRunning, state: st,
-		visits: map[string]int{}, input: input, context: map[string]any{},
+		visits: map[string]int{st.Name: 1}, input: input, context: emptyMap, // copy-on-write: never changed in place
 		created: e.clock.Now(), done: make(chan struct{}),
 	}
 }
@@ -157,7 +158,7 @@ func newInstance(e *Engine, id string, input map[string]any) *instance {
 func (i *instance) note(en record.Entry) {
 	i.seq++
 	en.Seq = i.seq
-	en.Time = i.e.clock.Now()
+	en.Time = i.now()
 	if en.Step == 0 {
 		en.Step = i.step
 	}
@@ -165,6 +166,32 @@ func (i *instance) note(en record.Entry) {
 		i.pending = entryBuffers.Get().(*[]record.Entry)
 	}
 	*i.pending = append(*i.pending, en)
+}
+
+// now is the time of the step being built: the clock is read once per
+// step, and the step's entries, timers and snapshot share that time. commit
+// and discard forget it, so the next step reads the clock again.
+func (i *instance) now() time.Time {
+	if i.stepTime.IsZero() {
+		i.stepTime = i.e.clock.Now()
+	}
+	return i.stepTime
+}
+
+// envs recycles the rules.Env a decision reads: Decide keeps nothing of it.
+var envs = sync.Pool{New: func() any { return new(rules.Env) }}
+
+// rejectOf returns err's *registry.RejectError, if it is a rejection,
+// without a heap allocation for a run that did not fail.
+func rejectOf(err error) *registry.RejectError {
+	if err == nil {
+		return nil
+	}
+	var rej *registry.RejectError
+	if errors.As(err, &rej) {
+		return rej
+	}
+	return nil
 }
 
 // entryBuffers recycles the buffers a step's entries are built in: stores
@@ -180,6 +207,7 @@ func (i *instance) commit(ctx context.Context) {
 		i.discard() // the store refused this instance: nothing more is written or sent
 		return
 	}
+	defer i.forgetNow()
 	for i.pending != nil || len(i.events) > 0 || len(i.outbox) > 0 || i.settle {
 		i.settle = false
 		if err := i.commitStep(ctx); err != nil {
@@ -210,7 +238,7 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
 		Status: i.status, State: i.state.Name, Outcome: i.outcome, Step: i.step,
 		Visits: i.visits, Input: i.input, Context: i.context,
-		Created: i.created, Updated: i.e.clock.Now(), Commits: i.commits, Usage: i.usage,
+		Created: i.created, Updated: i.now(), Commits: i.commits, Usage: i.usage,
 	}
 	if i.run != nil {
 		snap.Attempt = i.run.attempt
@@ -299,6 +327,9 @@ func (i *instance) commitFailed(err error) {
 	}
 }
 
+// forgetNow ends the step's time (see now).
+func (i *instance) forgetNow() { i.stepTime = time.Time{} }
+
 // release closes done once the step that finished the instance has been
 // committed and its events delivered, so that Wait never returns before
 // History and the observers show how the instance ended.
@@ -327,12 +358,11 @@ func (i *instance) release() {
 // begin enters the initial state and dispatches its first run.
 func (i *instance) begin(ctx context.Context) {
 	i.note(record.Entry{Kind: record.KindStarted, State: i.state.Name, Detail: i.e.wf.Name, Result: i.input})
-	i.visits = map[string]int{i.state.Name: 1}
 	i.countRunning()
 	i.armDeadline()
 	i.event(Event{Type: EventInstanceStarted})
 	i.event(Event{Type: EventStateChanged, To: i.state.Name})
-	i.enterRun(ctx, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
+	kindOf(i.state).enter(ctx, i, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
 	i.commit(ctx)
 }
 
@@ -353,32 +383,6 @@ type dispatch struct {
 	itemsSet bool
 }
 
-// startRun starts the next step in the current state: it sends the work to
-// the state's agent and arms the state's timeout.
-func (i *instance) startRun(ctx context.Context, d dispatch) {
-	st := i.state
-	i.step++
-	r := &run{
-		step: i.step, attempt: d.attempt, state: st, agent: st.Agent, from: d.from,
-		description: d.description, reason: d.reason, priority: d.priority,
-		previous: d.previous, constraints: d.constraints,
-	}
-	if r.from == st.Agent {
-		r.from = "" // the same agent continues: the engine dispatches, no hand-off
-	}
-	i.run = r
-	if err := i.launch(ctx, r, d.rule); err != nil {
-		// The bus refused the work (a full mailbox, say) and dead-lettered
-		// it: the run has failed before it began, and the retry policy
-		// decides what happens next.
-		r.ended = true
-		ran := record.Entry{Kind: record.KindAgentRun, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Error: err.Error()}
-		i.note(ran)
-		i.runEnded(r, &ran, err)
-		i.runFailed(ctx, r, err, false, true)
-	}
-}
-
 // launch prepares a run's work — a hand-off the validator checks when
 // another agent hands over, the engine's own dispatch otherwise — and puts
 // it in the step's outbox, to be sent once the step has committed; it arms
@@ -386,8 +390,7 @@ func (i *instance) startRun(ctx context.Context, d dispatch) {
 // refusals come after the commit (see flush).
 func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 	st := r.state
-	agent, _ := i.e.reg.Get(r.agent)
-	r.handler = agent.Handler
+	r.handler = i.e.handler(r.agent)
 	r.key = registry.StepKey(i.id, r.step)
 	r.byRule = rule != nil && r.from == ""
 	if r.from != "" {
@@ -411,7 +414,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 // arm starts the timeout of a run's state, and for an external agent's
 // run the heartbeat the state asks for.
 func (i *instance) arm(r *run) {
-	r.since = i.e.clock.Now()
+	r.since = i.now()
 	if r.state.Timeout > 0 {
 		step := r.step
 		r.timer = i.e.clock.AfterFunc(r.state.Timeout, func() {
@@ -595,8 +598,8 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	r.ended = true
 	r.stopTimers()
 	r.stop()
-	var reject *registry.RejectError
-	isReject := errors.As(runErr, &reject)
+	reject := rejectOf(runErr)
+	isReject := reject != nil
 	if timedOut {
 		runErr = fmt.Errorf("%w: %s did not finish within %s", ErrTimeout, r.agent, r.state.Timeout)
 	}
@@ -680,7 +683,7 @@ func (i *instance) retryRun(ctx context.Context, step int) {
 	} else if i.step+1 > i.e.wf.Limits.MaxSteps {
 		i.limitHit(ctx, &LimitError{Limit: "max_steps", State: i.state.Name, Count: i.step + 1, Max: i.e.wf.Limits.MaxSteps})
 	} else {
-		i.startRun(ctx, dispatch{
+		agentKind{}.enter(ctx, i, dispatch{
 			attempt: r.attempt + 1, description: r.description, reason: "retry",
 			priority: r.priority, previous: r.previous, constraints: r.constraints,
 		})
@@ -698,13 +701,16 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	if i.run != nil {
 		attempt = i.run.attempt
 	}
-	env := rules.Env{
+	env := envs.Get().(*rules.Env)
+	*env = rules.Env{
 		Result: orEmpty(result), Input: i.input, Context: i.context, Error: errInfo,
 		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
 		Usage: i.usage.Totals, VisitUsage: i.usage.Visit,
 	}
 	i.note(record.Entry{Kind: record.KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt, Usage: i.takeChildUsage()})
-	d := i.e.wf.Decide(&env)
+	d := i.e.wf.Decide(env)
+	*env = rules.Env{} // nothing of the decision points into it
+	envs.Put(env)
 	for _, ev := range d.Match.Tried {
 		if ev.Err != nil {
 			// Counted false, and never silent: recorded, counted, told.
@@ -763,16 +769,11 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	if st.Waits() {
 		from = "" // no agent hands over after a wait: the engine dispatches, with the signal's data as the previous result
 	}
-	i.enterRun(ctx, dispatch{
+	kindOf(i.state).enter(ctx, i, dispatch{
 		rule: rule, from: from, attempt: 1, description: d.Task, reason: rule.Reason,
 		priority: rule.Priority, previous: result, constraints: rule.Constraints,
 		items: d.Items, itemsErr: d.ItemsErr, itemsSet: next.Iterates(),
 	})
-}
-
-// enterRun starts the work of the state just entered, as its kind does.
-func (i *instance) enterRun(ctx context.Context, d dispatch) {
-	kindOf(i.state).enter(ctx, i, d)
 }
 
 // checkLimits reports the limit that entering next would break, if any.
@@ -812,7 +813,7 @@ func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
 		i.complete(target.Name)
 		return
 	}
-	i.enterRun(ctx, dispatch{attempt: 1, description: "limit hit: " + lim.Error(), reason: "on_limit", priority: 1})
+	kindOf(i.state).enter(ctx, i, dispatch{attempt: 1, description: "limit hit: " + lim.Error(), reason: "on_limit", priority: 1})
 }
 
 // enter fires the transition event into next and records the new visit.
@@ -885,7 +886,9 @@ func (i *instance) finish() {
 	if i.run != nil {
 		i.run.stop()
 	}
-	i.endWork(context.WithoutCancel(i.e.ctx))
+	if i.work != nil {
+		i.endWork(context.WithoutCancel(i.e.ctx))
+	}
 	i.stopTimersLocked()
 	i.endTrace()
 	i.closing = true // commit closes done

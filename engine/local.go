@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/registry"
 )
 
 // lane is the in-process path of one Go agent's work: a mailbox ordered by
@@ -14,6 +15,7 @@ import (
 // it, so nothing is encoded or copied on the way.
 type lane struct {
 	agent    string
+	handler  registry.Handler
 	capacity int
 	limit    int
 
@@ -45,6 +47,15 @@ type LaneStats struct {
 	Sent, Taken, Refused uint64
 	Queued, Running      int
 	Capacity, Limit      int
+}
+
+// handler returns the Go handler of agent, nil for an external agent: the
+// agents with a handler are those the engine built a lane for at New.
+func (e *Engine) handler(agent string) registry.Handler {
+	if l := e.lanes[agent]; l != nil {
+		return l.handler
+	}
+	return nil
 }
 
 func newLane(agent string, capacity, limit int) *lane {

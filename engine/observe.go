@@ -24,7 +24,10 @@ func (i *instance) event(ev Event) {
 	if !i.e.observed() {
 		return
 	}
-	ev.InstanceID, ev.Workflow, ev.Version, ev.Time = i.id, i.e.wf.Name, i.e.wf.Version, i.e.clock.Now()
+	ev.InstanceID, ev.Workflow, ev.Version, ev.Time = i.id, i.e.wf.Name, i.e.wf.Version, i.stepTime
+	if ev.Time.IsZero() {
+		ev.Time = i.e.clock.Now() // told outside a step (progress): no step time to share
+	}
 	if ev.Step == 0 {
 		ev.Step = i.step
 	}

@@ -183,8 +183,7 @@ func (parallelKind) resume(ctx context.Context, i *instance, _ record.Snapshot, 
 			// A branch with neither a reply nor an outbox item (a store
 			// written before the outbox existed): send its work again.
 			i.note(record.Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, Attempt: 1, Priority: r.priority, Detail: r.description})
-			agent, _ := i.e.reg.Get(r.agent)
-			r.handler = agent.Handler
+			r.handler = i.e.handler(r.agent)
 			i.queue(i.outgoing(r, nil), r)
 			i.arm(r)
 			i.started(r, "", "resume")

@@ -181,8 +181,7 @@ func (i *instance) resend(ctx context.Context, o record.Outgoing, r *run) error 
 		i.queueSending(sending{out: o, resent: true})
 		return nil
 	}
-	agent, _ := i.e.reg.Get(r.agent)
-	r.handler = agent.Handler
+	r.handler = i.e.handler(r.agent)
 	i.note(record.Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 	i.queueSending(sending{out: o, r: r, resent: true})
 	i.arm(r)
@@ -230,6 +229,7 @@ func (i *instance) discard() {
 		i.pending = nil
 	}
 	i.outbox, i.events = nil, nil
+	i.forgetNow()
 }
 
 // stepBefore is the last step recorded before history[begin].
