@@ -487,7 +487,7 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 				i.notices = map[string]bool{}
 			}
 			i.notices[o.HandoffID] = true
-			i.open = append(i.open, openItem{key: o.Key, notice: o.HandoffID})
+			i.out.open = append(i.out.open, openItem{key: o.Key, notice: o.HandoffID})
 		}
 	}
 	return f(i)

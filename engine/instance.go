@@ -54,16 +54,11 @@ type instance struct {
 	deadline     clock.Timer     // the max_duration timer
 	notices      map[string]bool // hand-off ids of final notices not yet taken
 	recent       []string        // targets of the last hand-offs, oldest first (the loop window)
-	outbox       []sending       // the step's outbox, sent once the step has committed
-	sendBuf      []sending       // the other outbox buffer, reused
-	open         []openItem      // outbox items the store holds unsettled
-	settledBuf   []string
-	outBuf       []record.Outgoing
-	settle       bool  // an outbox item was settled outside a step
-	closing      bool  // finished: done closes once the final step is committed
-	forgotten    bool  // finished and out of the engine's map
-	commitErr    error // the store refused a step: nothing more is committed
-	reserved     *lane // the lane room Start reserved for the first run
+	out          outbox          // the step's outbox and the items the store holds unsettled
+	closing      bool            // finished: done closes once the final step is committed
+	forgotten    bool            // finished and out of the engine's map
+	commitErr    error           // the store refused a step: nothing more is committed
+	reserved     *lane           // the lane room Start reserved for the first run
 	// roomChecked is set while Start builds the first step of an instance
 	// whose room it checked (RoomTeller): the first work is patient.
 	roomChecked bool
@@ -208,13 +203,13 @@ func (i *instance) commit(ctx context.Context) {
 		return
 	}
 	defer i.forgetNow()
-	for i.pending != nil || len(i.events) > 0 || len(i.outbox) > 0 || i.settle {
-		i.settle = false
+	for i.pending != nil || len(i.events) > 0 || len(i.out.items) > 0 || i.out.settle {
+		i.out.settle = false
 		if err := i.commitStep(ctx); err != nil {
 			i.commitFailed(err)
 			break
 		}
-		failed := len(i.outbox) > 0 && i.flush(ctx)
+		failed := len(i.out.items) > 0 && i.flush(ctx)
 		for _, ev := range i.events {
 			i.e.emit(ev)
 		}
@@ -254,10 +249,10 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 	if i.pending != nil {
 		rec.Entries = *i.pending
 	}
-	if len(i.outbox) > 0 {
-		outs := i.outBuf[:0]
-		for k := range i.outbox {
-			o := &i.outbox[k].out
+	if len(i.out.items) > 0 {
+		outs := i.out.records[:0]
+		for k := range i.out.items {
+			o := &i.out.items[k].out
 			if o.Created.IsZero() {
 				o.Created = snap.Updated // the step's time; a resent item keeps its own
 			}
@@ -273,7 +268,7 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 	}
 	if rec.Outbox != nil {
 		clear(rec.Outbox)
-		i.outBuf = rec.Outbox[:0]
+		i.out.records = rec.Outbox[:0]
 	}
 	if i.pending != nil {
 		clear(rec.Entries)
@@ -299,8 +294,8 @@ func (i *instance) commitFailed(err error) {
 	cerr := &CommitError{InstanceID: i.id, Step: i.step, Err: err}
 	i.e.log.Error("engine: step not committed; the instance stops here and resumes from its last committed step",
 		zap.String("instance", i.id), zap.Int("step", i.step), zap.Error(err))
-	clear(i.outbox)
-	i.outbox = i.outbox[:0]
+	clear(i.out.items)
+	i.out.items = i.out.items[:0]
 	i.events = i.events[:0]
 	i.commitErr = cerr
 	i.status = record.StatusFailed

@@ -22,6 +22,18 @@ import (
 // key and hand-off id. An item stays in the outbox until a later step
 // settles it: its run ended (or was abandoned), or its notice was taken.
 
+// outbox is an instance's side of the transactional outbox: the work of
+// the step being built, sent once the step has committed, and the items
+// the store holds unsettled until their work is over.
+type outbox struct {
+	items      []sending         // the step's outbox, sent once the step has committed
+	spare      []sending         // the other outbox buffer, reused
+	open       []openItem        // outbox items the store holds unsettled
+	settledBuf []string          // reused by settled
+	records    []record.Outgoing // reused by commitStep
+	settle     bool              // an outbox item was settled outside a step
+}
+
 // sending is an outbox item of the step being built, waiting for the commit.
 type sending struct {
 	out record.Outgoing
@@ -97,8 +109,8 @@ func (s *sending) later(err error) bool {
 // queueSending adds s to the step's outbox and to the open items.
 func (i *instance) queueSending(s sending) {
 	o, r := s.out, s.r
-	i.outbox = append(i.outbox, s)
-	i.open = append(i.open, openItem{key: o.Key, r: r, notice: noticeID(o)})
+	i.out.items = append(i.out.items, s)
+	i.out.open = append(i.out.open, openItem{key: o.Key, r: r, notice: noticeID(o)})
 }
 
 func noticeID(o record.Outgoing) string {
@@ -139,18 +151,18 @@ func (i *instance) runOf(o record.Outgoing, st *rules.State) *run {
 // settled returns the keys of open outbox items whose work is over, and
 // drops them from the open list. The returned slice is reused.
 func (i *instance) settled() []string {
-	keys := i.settledBuf[:0]
-	open := i.open[:0]
-	for _, it := range i.open {
+	keys := i.out.settledBuf[:0]
+	open := i.out.open[:0]
+	for _, it := range i.out.open {
 		if i.itemOver(it) {
 			keys = append(keys, it.key)
 			continue
 		}
 		open = append(open, it)
 	}
-	clear(i.open[len(open):])
-	i.open = open
-	i.settledBuf = keys
+	clear(i.out.open[len(open):])
+	i.out.open = open
+	i.out.settledBuf = keys
 	return keys
 }
 
@@ -158,21 +170,21 @@ func (i *instance) settled() []string {
 // same step (a join that completed or timed out as it was rebuilt, say):
 // it is neither committed nor sent, and settled() leaves it out.
 func (i *instance) dropOver() {
-	keep := i.outbox[:0]
-	for _, s := range i.outbox {
+	keep := i.out.items[:0]
+	for _, s := range i.out.items {
 		if s.r != nil && i.itemOver(openItem{key: s.out.Key, r: s.r}) {
 			continue
 		}
 		keep = append(keep, s)
 	}
-	clear(i.outbox[len(keep):])
-	i.outbox = keep
+	clear(i.out.items[len(keep):])
+	i.out.items = keep
 }
 
 // settleLater marks an outbox item from before a restart that the resumed
 // instance does not take up: the next commit settles it.
 func (i *instance) settleLater(key string) {
-	i.open = append(i.open, openItem{key: key, r: &run{ended: true}})
+	i.out.open = append(i.out.open, openItem{key: key, r: &run{ended: true}})
 }
 
 // itemOver reports whether an open outbox item's work is over: its run
@@ -194,8 +206,8 @@ func (i *instance) itemOver(it openItem) bool {
 // queued. Work the bus refuses fails its run (or, for a notice, is noted):
 // that is a new step, which the caller commits.
 func (i *instance) flush(ctx context.Context) (failed bool) {
-	out := i.outbox
-	i.outbox = i.sendBuf[:0]
+	out := i.out.items
+	i.out.items = i.out.spare[:0]
 	for k := range out {
 		s := &out[k]
 		if err := i.send(ctx, s); err != nil {
@@ -208,7 +220,7 @@ func (i *instance) flush(ctx context.Context) (failed bool) {
 		}
 	}
 	clear(out)
-	i.sendBuf = out[:0]
+	i.out.spare = out[:0]
 	return failed
 }
 

@@ -72,8 +72,8 @@ func (i *instance) releaseLocked(err error) {
 	if i.run != nil {
 		i.run.stop()
 	}
-	clear(i.outbox)
-	i.outbox = i.outbox[:0]
+	clear(i.out.items)
+	i.out.items = i.out.items[:0]
 	i.events = i.events[:0]
 	i.notices = nil
 	i.discard()

@@ -164,7 +164,7 @@ func (e *Engine) resumeNotices(ctx context.Context, snap record.Snapshot, outbox
 			return err
 		}
 	}
-	i.settle = true
+	i.out.settle = true
 	i.commit(ctx)
 	return nil
 }
@@ -228,7 +228,7 @@ func (i *instance) discard() {
 		entryBuffers.Put(i.pending)
 		i.pending = nil
 	}
-	i.outbox, i.events = nil, nil
+	i.out.items, i.events = nil, nil
 	i.forgetNow()
 }
 
@@ -242,7 +242,7 @@ func stepBefore(history []record.Entry, begin int) int {
 
 // isOpen reports whether an outbox item with key is open.
 func (i *instance) isOpen(key string) bool {
-	for _, it := range i.open {
+	for _, it := range i.out.open {
 		if it.key == key {
 			return true
 		}
