@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/batonhq/baton/internal/prioq"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/transport"
 )
 
@@ -15,6 +16,7 @@ import (
 // it, so nothing is encoded or copied on the way.
 type lane struct {
 	agent    string
+	handler  registry.Handler
 	capacity int
 	limit    int
 
@@ -44,6 +46,15 @@ type LaneStats struct {
 	Sent, Taken, Refused uint64
 	Queued, Running      int
 	Capacity, Limit      int
+}
+
+// handler returns the Go handler of agent, nil for an external agent: the
+// agents with a handler are those the engine built a lane for at New.
+func (e *Engine) handler(agent string) registry.Handler {
+	if l := e.lanes[agent]; l != nil {
+		return l.handler
+	}
+	return nil
 }
 
 func newLane(agent string, capacity, limit int) *lane {

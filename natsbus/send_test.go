@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/natsstore"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -55,7 +56,7 @@ func (se *storedEngine) failures() []string {
 	return append([]string(nil), se.failed...)
 }
 
-func startStoredEngine(t *testing.T, nc *nats.Conn, w *rules.Workflow, store engine.Store) *storedEngine {
+func startStoredEngine(t *testing.T, nc *nats.Conn, w *rules.Workflow, store record.Store) *storedEngine {
 	t.Helper()
 	se := &storedEngine{}
 	se.eng, se.tr = newEngine(t, nc, w, nil, engine.WithStore(store), engine.WithObserver(func(e engine.Event) {

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -50,9 +50,9 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ran []engine.Entry
+	var ran []record.Entry
 	for _, e := range h {
-		if e.Kind == engine.KindAgentRun {
+		if e.Kind == record.KindAgentRun {
 			ran = append(ran, e)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsbus"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/wire"
@@ -210,7 +211,7 @@ func wantEachStepOnce(tb testing.TB, insts []*engine.Instance, runs *runCounter)
 		}
 		steps := map[int]int{}
 		for _, e := range h {
-			if e.Kind == engine.KindTransition {
+			if e.Kind == record.KindTransition {
 				steps[e.Step]++
 			}
 		}

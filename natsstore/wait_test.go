@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/natsserver"
 	"github.com/batonhq/baton/natsstore"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -85,9 +86,9 @@ func TestStore_ResumesAWaitingInstance(t *testing.T) {
 			require.Equal(t, "EXPIRED", again.Result().Outcome)
 			h, err := again.History(ctx)
 			require.NoError(t, err)
-			var last engine.Entry
+			var last record.Entry
 			for _, e := range h {
-				if e.Kind == engine.KindOutcome {
+				if e.Kind == record.KindOutcome {
 					last = e
 				}
 			}

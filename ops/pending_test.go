@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/ops"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -58,7 +59,7 @@ rules:
 
 // setFixture runs onboarding and batch with Go handlers for signup and
 // splitter only.
-func setFixture(t *testing.T) (*engine.MemStore, *ops.Ops, map[string]*rules.Workflow) {
+func setFixture(t *testing.T) (*record.MemStore, *ops.Ops, map[string]*rules.Workflow) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, src := range pendingSet {
@@ -74,7 +75,7 @@ func setFixture(t *testing.T) (*engine.MemStore, *ops.Ops, map[string]*rules.Wor
 			return registry.Outcome{Trigger: "split", Result: map[string]any{"docs": []any{"a", "b", "c"}}}, nil
 		}),
 	}
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	flows := map[string]*rules.Workflow{}
 	var engines []*engine.Engine
 	for _, name := range []string{"onboarding", "batch"} {
@@ -293,7 +294,7 @@ rules:
 		return registry.Outcome{Trigger: task.Input["trigger"].(string)}, nil
 	})})
 	require.NoError(t, err)
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	eng, err := engine.New(w, reg, engine.WithStore(store))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = eng.Close() })

@@ -17,6 +17,7 @@ import (
 	"github.com/batonhq/baton/agentkind"
 	"github.com/batonhq/baton/check"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/transport"
@@ -39,7 +40,7 @@ type flow struct {
 // sharing its NATS system, one more for each version another server
 // started an instance on that this one takes over.
 type catalog struct {
-	store   engine.Store
+	store   record.Store
 	tr      transport.Transport
 	cfg     Config
 	waits   *reportWaits
@@ -245,7 +246,7 @@ func (k keepDeadLetters) OnDeadLetter(f func(transport.DeadLetter)) func() {
 
 // buildCatalog makes an engine for every workflow of the directory and for
 // every other version the store has instances of.
-func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr transport.Transport, cfg Config, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
+func buildCatalog(ctx context.Context, dir []*rules.Workflow, store record.Store, tr transport.Transport, cfg Config, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
 	c := &catalog{store: store, tr: tr, cfg: cfg, waits: waits, observe: observe, byHash: map[string]*flow{}, byName: map[string][]*flow{}}
 	c.fam = engine.NewFamily(func(name string) *engine.Engine {
 		if f, ok := c.pick(name, 0); ok {
