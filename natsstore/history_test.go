@@ -81,3 +81,37 @@ func TestStore_History_ShortAndLong(t *testing.T) {
 		})
 	}
 }
+
+// TestStore_Reads_GoDirectOnOneServer reads an instance's last step and
+// history on a single server: the reads are direct gets, which the stream
+// answers itself, not requests to the JetStream API.
+func TestStore_Reads_GoDirectOnOneServer(t *testing.T) {
+	srv := startServer(t, natsserver.Config{SyncInterval: lazySync})
+	s := openStore(t, srv, natsstore.Config{})
+	ctx := context.Background()
+	for n := 1; n <= 3; n++ {
+		require.NoError(t, s.Commit(ctx, step("i", "a", n)))
+	}
+	watcher := connect(t, srv)
+	direct, err := watcher.SubscribeSync("$JS.API.DIRECT.GET.>")
+	require.NoError(t, err)
+	api, err := watcher.SubscribeSync("$JS.API.STREAM.MSG.GET.>")
+	require.NoError(t, err)
+	require.NoError(t, watcher.Flush())
+
+	snap, err := s.Instance(ctx, "i")
+	require.NoError(t, err)
+	require.Equal(t, 3, snap.Step)
+	history, err := s.History(ctx, "i")
+	require.NoError(t, err)
+	require.Len(t, history, 3)
+
+	require.NoError(t, watcher.Flush())
+	directs, _, err := direct.Pending()
+	require.NoError(t, err)
+	apis, _, err := api.Pending()
+	require.NoError(t, err)
+	if directs == 0 || apis != 0 {
+		t.Errorf("got %d direct gets and %d API gets, want only direct ones", directs, apis)
+	}
+}
