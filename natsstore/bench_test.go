@@ -138,3 +138,33 @@ func BenchmarkNATSRefund(b *testing.B) {
 
 // cpuTime is the CPU time (user and system) the process has used.
 func cpuTime() time.Duration { return cputime.Process() }
+
+// BenchmarkNATSStoreHistory reads the history of an instance of 4 steps
+// and of one of 40, as a status request for a running instance does, on an
+// in-process server, and reports the CPU time of the process (store and
+// server together) per read.
+func BenchmarkNATSStoreHistory(b *testing.B) {
+	for _, steps := range []int{4, 40} {
+		b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) {
+			srv := startServer(b, natsserver.Config{SyncInterval: time.Minute})
+			s := openStore(b, srv, natsstore.Config{})
+			ctx := context.Background()
+			now := time.Now().UTC()
+			for n := 1; n <= steps; n++ {
+				if err := s.Commit(ctx, benchStep("inst", n, now)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := cputime.Process()
+			for b.Loop() {
+				h, err := s.History(ctx, "inst")
+				if err != nil || len(h) != 2*steps {
+					b.Fatalf("got %d entries, %v; want %d", len(h), err, 2*steps)
+				}
+			}
+			b.ReportMetric(float64((cputime.Process()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/read")
+		})
+	}
+}

@@ -37,6 +37,11 @@ func (s *Store) stepsConfig(shard, shards int) jetstream.StreamConfig {
 		Replicas:    s.cfg.Replicas,
 		Duplicates:  s.cfg.DuplicateWindow,
 		DenyDelete:  true, // steps are never deleted one by one: Prune purges whole instances
+		// On a single server, reads of a step go straight to the stream
+		// (direct gets), not through the JetStream API. Replicated, a
+		// direct get may be answered by a replica that lags: reads then
+		// stay with the leader.
+		AllowDirect: s.cfg.Replicas == 1,
 		Metadata:    map[string]string{metaShards: strconv.Itoa(shards), metaPartitions: strconv.Itoa(len(s.parts))},
 	}
 }

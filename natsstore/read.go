@@ -65,9 +65,14 @@ func (s *Store) History(ctx context.Context, id string) ([]record.Entry, error) 
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	_, last, _, err := s.last(ctx, id)
+	r, last, _, err := s.last(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if r.Snapshot.Commits <= shortHistory {
+		if out, ok, err := s.shortHistory(ctx, id, last); ok || err != nil {
+			return out, err
+		}
 	}
 	var out []record.Entry
 	err = s.scan(ctx, s.stream(id), s.subject(id), jetstream.DeliverAllPolicy, last, func() { out = nil }, func(m jetstream.Msg, seq uint64) error {
@@ -85,6 +90,43 @@ func (s *Store) History(ctx context.Context, id string) ([]record.Entry, error) 
 		out = []record.Entry{}
 	}
 	return out, nil
+}
+
+// shortHistory is the most step messages History reads one by one: for an
+// instance of a few steps, asking the stream's leader for each is cheaper,
+// for the server as for the store, than a consumer made for the one read
+// (created, pulled from and deleted).
+const shortHistory = 8
+
+// shortHistory reads the entries of instance id's steps up to revision
+// last one message at a time, as the stream's leader holds them. ok is
+// false, with nothing read, when they are more than shortHistory or a
+// request fails: the caller scans them instead. A step that cannot be
+// decoded is a *CorruptError, as in a scan.
+func (s *Store) shortHistory(ctx context.Context, id string, last uint64) (out []record.Entry, ok bool, err error) {
+	st, subject := s.stream(id), s.subject(id)
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	next := uint64(1)
+	for range shortHistory {
+		m, err := st.GetMsg(rctx, next, jetstream.WithGetMsgSubject(subject))
+		if err != nil || m.Sequence > last {
+			return nil, false, nil
+		}
+		r, err := decodeStep(id, m.Data)
+		if err != nil {
+			return nil, false, &CorruptError{Subject: m.Subject, Seq: m.Sequence, Instance: id, Err: err}
+		}
+		out = append(out, r.Entries...)
+		if m.Sequence == last {
+			if out == nil {
+				out = []record.Entry{}
+			}
+			return out, true, nil
+		}
+		next = m.Sequence + 1
+	}
+	return nil, false, nil
 }
 
 // Instances implements record.Store. It reads the last step of every

@@ -2,6 +2,7 @@ package jsonv
 
 import (
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -80,7 +81,7 @@ func (d *Decoder) Object(field func(key string)) {
 			d.bad = true
 			return
 		}
-		key := d.String()
+		key := d.key()
 		if d.peek() != ':' {
 			d.bad = true
 			return
@@ -97,6 +98,62 @@ func (d *Decoder) Object(field func(key string)) {
 			d.bad = true
 		}
 	}
+}
+
+// Object keys are interned: the messages on the hot paths repeat the same
+// few keys (their fields', and those of the maps they carry), and a key
+// already in keys is returned without an allocation. keys takes at most
+// maxKeys keys of at most maxKeyLen bytes, the first met: a document with
+// keys of its own then only misses the table.
+var keys struct {
+	mu  sync.RWMutex
+	tab map[string]string
+}
+
+const (
+	maxKeys   = 4096
+	maxKeyLen = 64
+)
+
+// key reads an object's key, as String does.
+func (d *Decoder) key() string {
+	if d.bad || d.peek() != '"' {
+		d.bad = true
+		return ""
+	}
+	// Only a short key of plain ASCII is looked up: its bytes are its
+	// value, and a lookup by string(bytes) does not allocate.
+	start, end := d.pos+1, d.pos+1
+	for end < len(d.data) && end-start <= maxKeyLen {
+		c := d.data[end]
+		if c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+		end++
+	}
+	if end >= len(d.data) || d.data[end] != '"' || end-start > maxKeyLen {
+		return d.String()
+	}
+	raw := d.data[start:end]
+	keys.mu.RLock()
+	k, ok := keys.tab[string(raw)]
+	keys.mu.RUnlock()
+	if ok {
+		d.pos = end + 1
+		return k
+	}
+	k = d.String()
+	if !d.bad {
+		keys.mu.Lock()
+		if keys.tab == nil {
+			keys.tab = make(map[string]string)
+		}
+		if len(keys.tab) < maxKeys {
+			keys.tab[k] = k
+		}
+		keys.mu.Unlock()
+	}
+	return k
 }
 
 // String reads a string. Strings with invalid UTF-8 or a lone surrogate,

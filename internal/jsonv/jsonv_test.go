@@ -79,3 +79,49 @@ func TestAppendGoValues(t *testing.T) {
 		}
 	}
 }
+
+// TestDecoder_Object_KnownKeysCostNoAllocation reads the fields of an
+// object whose keys were met before: it allocates no more than reading an
+// empty object does.
+func TestDecoder_Object_KnownKeysCostNoAllocation(t *testing.T) {
+	read := func(doc string, want int) func() {
+		data := []byte(doc)
+		return func() {
+			d := jsonv.NewDecoder(data)
+			n := 0
+			d.Object(func(key string) {
+				n++
+				d.Bool()
+			})
+			d.End()
+			if !d.OK() || n != want {
+				t.Fatalf("got ok %v and %d keys, want ok and %d", d.OK(), n, want)
+			}
+		}
+	}
+	fields := read(`{"instance_id":true,"step":false,"agent":true,"trigger":false}`, 4)
+	fields()
+	got, empty := testing.AllocsPerRun(100, fields), testing.AllocsPerRun(100, read(`{}`, 0))
+	if got != empty {
+		t.Errorf("got %v allocations per read, want %v (as many as for {})", got, empty)
+	}
+}
+
+// TestDecoder_Object_KeysKeepTheirValue reads keys that are interned,
+// escaped, long or not ASCII as json.Unmarshal does, twice.
+func TestDecoder_Object_KeysKeepTheirValue(t *testing.T) {
+	long := "k0123456789012345678901234567890123456789012345678901234567890123456789"
+	doc := []byte(`{"a":1,"a\"b":2,"\u0041":3,"é":4,"` + long + `":5,"":6}`)
+	for range 2 {
+		var want map[string]any
+		if err := json.Unmarshal(doc, &want); err != nil {
+			t.Fatal(err)
+		}
+		d := jsonv.NewDecoder(doc)
+		got := d.Map()
+		d.End()
+		if !d.OK() || !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %#v (ok %v), want %#v", got, d.OK(), want)
+		}
+	}
+}
