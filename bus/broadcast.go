@@ -87,7 +87,6 @@ func (b *Bus) recipients(keep func(*mailbox) bool) []*mailbox {
 func (b *Bus) fanOut(ctx context.Context, tmpl *transport.Message, start time.Time, sc sendConfig, to []*mailbox, topic string) ([]Delivery, error) {
 	b.fill(tmpl, start)
 	out := make([]Delivery, len(to))
-	var pend []pendingSend
 	for i, mb := range to {
 		c := b.copyFor(tmpl, mb.id, topic)
 		out[i] = Delivery{To: mb.id, MessageID: c.MessageID}
@@ -99,21 +98,11 @@ func (b *Bus) fanOut(ctx context.Context, tmpl *transport.Message, start time.Ti
 			out[i].Err = err
 			continue
 		}
-		err := b.enqueue(mb, c, start, retryOrDeadLetter(sc.retry), nil)
-		switch {
-		case err == errGone:
+		err := b.enqueue(mb, c, start, overflowDeadLetter, nil)
+		if err == errGone {
 			err = b.unroutable(c, start)
-		case err != nil && sc.retry:
-			pend = append(pend, pendingSend{mb: mb, m: c, start: start, err: err, idx: i})
-			err = nil
 		}
 		out[i].Err = err
-	}
-	if len(pend) > 0 {
-		b.retry(ctx, pend, sc.schedule)
-		for _, p := range pend {
-			out[p.idx].Err = p.err
-		}
 	}
 	errs := make([]error, 0, len(out))
 	for _, d := range out {

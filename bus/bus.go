@@ -30,8 +30,8 @@ type directory struct {
 }
 
 // Bus is the in-memory message bus: one mailbox per registered agent,
-// topics, broadcast, request/response correlation, acknowledgements, retries
-// and a dead-letter queue. It is safe for concurrent use. Create it with New
+// topics, broadcast, request/response correlation, acknowledgements and a
+// dead-letter queue. It is safe for concurrent use. Create it with New
 // and release it with Close.
 type Bus struct {
 	cfg    config
@@ -49,7 +49,7 @@ type Bus struct {
 	// (or no longer) in a registered mailbox.
 	mu           sync.Mutex
 	extra        counts     // unregistered mailboxes, unroutable sends, direct replies
-	retiredBoxes []*mailbox // unregistered while a send to them was retrying
+	retiredBoxes []*mailbox // unregistered while a send to them was rate-limited
 
 	total     atomic.Int64 // messages in all mailboxes
 	shards    [numShards]shard
@@ -64,7 +64,6 @@ type Bus struct {
 	validationErrors atomic.Uint64
 	broadcasts       atomic.Uint64
 	published        atomic.Uint64
-	retries          atomic.Uint64
 	requeued         atomic.Uint64
 	discarded        atomic.Uint64
 	acks             atomic.Uint64
@@ -226,7 +225,7 @@ func (b *Bus) Unregister(agentID string) error {
 func (b *Bus) Agents() []string { return slices.Clone(b.dir.Load().ids) }
 
 // Close stops the bus: later operations return ErrClosed, blocked calls
-// (ReceiveWait, Request, retrying sends) return ErrClosed, and every timer
+// (ReceiveWait, Request) return ErrClosed, and every timer
 // the bus owns is stopped and waited for. Queued messages stay queued and
 // counted. Close is safe to call more than once; it always returns nil.
 func (b *Bus) Close() error {

@@ -142,3 +142,35 @@ func (b *Bus) Discard(id string) error {
 	b.dlq.record(auditOf(d, AuditDiscarded, b.clock.Now(), ""))
 	return nil
 }
+
+// DeadLetterWork accepts m and dead-letters it at once with reason: a
+// sender that kept m back (sender retries offering it to a full mailbox)
+// gives up on it. It is counted in m.To's mailbox when there is one, and
+// reaches OnDeadLetter's callbacks like any dead letter.
+func (b *Bus) DeadLetterWork(ctx context.Context, m *transport.Message, reason transport.DeadLetterReason, attempts int, lastErr string) error {
+	at := b.clock.Now()
+	if err := b.admit(ctx, m); err != nil {
+		return err
+	}
+	b.fill(m, at)
+	attempts = max(attempts, 1)
+	counted := false
+	if mb := b.lookup(m.To); mb != nil {
+		mb.mu.Lock()
+		if !mb.closed {
+			mb.c.accepted++
+			b.deadLetterLocked(&mb.c, m, reason, attempts, lastErr, at)
+			counted = true
+		}
+		mb.mu.Unlock()
+	}
+	if !counted {
+		b.mu.Lock()
+		b.extra.accepted++
+		b.deadLetterLocked(&b.extra, m, reason, attempts, lastErr, at)
+		b.mu.Unlock()
+	}
+	b.logDeadLetter(m, reason, lastErr)
+	b.flush()
+	return nil
+}

@@ -34,14 +34,11 @@
 // A mailbox holds 1000 messages unless registered WithMailboxCapacity, and
 // all mailboxes together hold 10 000 (WithCapacity). A send that finds no
 // room fails at once with a *QueueFullError naming the agent ("bus:
-// PaymentAgent queue full"); sends never block the caller. A send made
-// WithRetry instead blocks its caller, waits 100ms, 500ms, then 2s on the
-// bus clock (WithRetrySchedule changes the waits) and tries again after
-// each wait; it returns nil as soon as the message fits, or the
-// *QueueFullError once the schedule is spent. SendAll, Broadcast and
-// Publish retry all their waiting copies together, so a batch waits as long
-// as its slowest message, not the sum. Close, or the end of the context,
-// stops a retrying send early.
+// PaymentAgent queue full"); sends never block the caller. Sender retries
+// (wait 100ms, 500ms, then 2s and try again) are a decorator over any
+// transport, feature.Retry, which offers the message at each attempt and
+// dead-letters it "max_retries" on the bus (DeadLetterWork) when the
+// schedule is spent.
 //
 // # Time to live
 //
@@ -56,12 +53,12 @@
 //
 // Every message the bus accepts ends in exactly one of four places:
 // delivered to its receiver, kept in the dead-letter queue with a reason,
-// still queued (in a mailbox, waiting for a retry, or waiting for
-// rate-limit tokens), or in flight (a requires_ack message received and not
+// still queued (in a mailbox, or waiting for rate-limit tokens), or in
+// flight (a requires_ack message received and not
 // yet acknowledged). The reasons are receiver_not_found (the receiver is not
 // registered, or was unregistered with the message still queued or in
 // flight), ttl_expired, queue_overflow (full, no retry), max_retries (still
-// full when the retry schedule ran out, or delivered the maximum number of
+// full when a sender's retry schedule ran out, or delivered the maximum number of
 // times without an acknowledgement) and rejected. A dead letter records when,
 // after how many attempts and with which last error it was given up.
 // DeadLetters lists them, Requeue sends one again with a fresh timestamp (a

@@ -77,7 +77,7 @@ func (r *ring) removeIf(drop func(entry) bool) {
 
 // counts are one mailbox's accounting figures. They change only under the
 // mailbox's lock, each transition keeping
-// accepted = delivered + dead + depth + retrying + deferred + inflight.
+// accepted = delivered + dead + depth + deferred + inflight.
 type counts struct {
 	accepted  uint64
 	delivered uint64
@@ -86,14 +86,13 @@ type counts struct {
 	expired   uint64
 	handoffs  uint64
 	depth     int
-	retrying  int // waiting for a retry of a full mailbox
 	deferred  int // waiting in a sender's outbound queue for rate-limit tokens
 	inflight  int // received, requires_ack, neither acked nor redelivered yet
 }
 
 // waiting reports whether messages for the mailbox are still outside it
-// (retrying or rate-limited), which keeps its figures alive after Unregister.
-func (c *counts) waiting() bool { return c.retrying > 0 || c.deferred > 0 }
+// (rate-limited), which keeps its figures alive after Unregister.
+func (c *counts) waiting() bool { return c.deferred > 0 }
 
 func (c *counts) add(o *counts) {
 	c.accepted += o.accepted
@@ -105,7 +104,6 @@ func (c *counts) add(o *counts) {
 	c.expired += o.expired
 	c.handoffs += o.handoffs
 	c.depth += o.depth
-	c.retrying += o.retrying
 	c.deferred += o.deferred
 	c.inflight += o.inflight
 }

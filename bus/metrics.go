@@ -62,8 +62,7 @@ func (b *Bus) Metrics() transport.Snapshot {
 	b.mu.Unlock()
 
 	s.Accepted, s.Delivered, s.DeadLettered = total.accepted, total.delivered, total.dead
-	s.Queued = total.depth + total.retrying + total.deferred
-	s.Retrying = total.retrying
+	s.Queued = total.depth + total.deferred
 	s.Deferred = total.deferred
 	s.InFlight = total.inflight
 	s.Expired = total.expired
@@ -78,7 +77,6 @@ func (b *Bus) Metrics() transport.Snapshot {
 	s.ValidationErrors = b.validationErrors.Load()
 	s.Broadcasts = b.broadcasts.Load()
 	s.Published = b.published.Load()
-	s.Retries = b.retries.Load()
 	s.Requeued = b.requeued.Load()
 	s.Discarded = b.discarded.Load()
 	s.Acks = b.acks.Load()

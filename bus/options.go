@@ -31,12 +31,6 @@ const (
 	DefaultDeadLetterLimit = 10000
 )
 
-// DefaultRetrySchedule is the backoff for a send to a full mailbox:
-// retry after 100ms, then 500ms, then 2s.
-func DefaultRetrySchedule() []time.Duration {
-	return []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}
-}
-
 // config is the bus configuration after options and defaults.
 type config struct {
 	logger          *zap.Logger
@@ -44,7 +38,6 @@ type config struct {
 	ids             func() string
 	capacity        int
 	mailboxCapacity int
-	retrySchedule   []time.Duration
 	requestTimeout  time.Duration
 	topicRetention  time.Duration
 	topicRetainMax  int
@@ -73,7 +66,6 @@ func defaultConfig() config {
 		ids:             newUUID,
 		capacity:        DefaultCapacity,
 		mailboxCapacity: DefaultMailboxCapacity,
-		retrySchedule:   DefaultRetrySchedule(),
 		requestTimeout:  DefaultRequestTimeout,
 		topicRetention:  DefaultTopicRetention,
 		topicRetainMax:  DefaultTopicRetainMax,
@@ -140,13 +132,6 @@ func WithDefaultMailboxCapacity(n int) Option {
 			c.mailboxCapacity = n
 		}
 	}
-}
-
-// WithRetrySchedule sets the waits between attempts of a send made with
-// WithRetry() and no schedule of its own. Non-positive waits are dropped; an
-// empty schedule means such sends are not retried.
-func WithRetrySchedule(waits ...time.Duration) Option {
-	return func(c *config) { c.retrySchedule = positive(waits) }
 }
 
 // WithRequestTimeout sets how long Request waits for a response when its
@@ -221,37 +206,13 @@ func WithRequiredContent(keys ...string) MailboxOption {
 type SendOption func(*sendConfig)
 
 type sendConfig struct {
-	retry    bool
-	schedule []time.Duration
-	timeout  time.Duration
-	receipt  *Receipt
-	offer    bool // OfferWork: a full mailbox refuses, and the sender keeps the message
-}
-
-// WithRetry makes a send to a full mailbox retry instead of failing at
-// once: it waits for each duration of waits in turn (the bus's schedule,
-// 100ms, 500ms, 2s by default, when waits is empty) and tries again. The
-// call blocks until the message fits, the schedule is exhausted (the message
-// is dead-lettered "max_retries"), ctx is done or the bus closes.
-func WithRetry(waits ...time.Duration) SendOption {
-	return func(c *sendConfig) {
-		c.retry = true
-		c.schedule = positive(waits)
-	}
+	timeout time.Duration
+	receipt *Receipt
+	offer   bool // OfferWork: a full mailbox refuses, and the sender keeps the message
 }
 
 // WithTimeout bounds how long Request waits for its response, overriding
 // the bus's request timeout.
 func WithTimeout(d time.Duration) SendOption {
 	return func(c *sendConfig) { c.timeout = d }
-}
-
-func positive(ds []time.Duration) []time.Duration {
-	out := make([]time.Duration, 0, len(ds))
-	for _, d := range ds {
-		if d > 0 {
-			out = append(out, d)
-		}
-	}
-	return out
 }

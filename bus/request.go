@@ -71,12 +71,7 @@ func (b *Bus) Request(ctx context.Context, m *transport.Message, opts ...SendOpt
 	b.npending.Add(1)
 	b.reqMu.Unlock()
 
-	var pend []pendingSend
-	err := b.sendOne(m, start, &sc, &pend, 0)
-	if len(pend) > 0 {
-		b.retry(ctx, pend, sc.schedule)
-		err = pend[0].err
-	}
+	err := b.sendOne(m, start, &sc)
 	b.flush()
 	if err == nil && sc.receipt.Duplicate {
 		err = &transport.DuplicateError{Key: m.Key(), MessageID: m.MessageID, DuplicateOf: sc.receipt.DuplicateOf}

@@ -68,7 +68,8 @@ func (b *Bus) Room(ctx context.Context, agentID string) (free, capacity int, err
 }
 
 var (
-	_ transport.Transport  = (*Bus)(nil)
-	_ transport.RoomTeller = (*Bus)(nil)
-	_ transport.Offerer    = (*Bus)(nil)
+	_ transport.Transport    = (*Bus)(nil)
+	_ transport.RoomTeller   = (*Bus)(nil)
+	_ transport.Offerer      = (*Bus)(nil)
+	_ transport.DeadLetterer = (*Bus)(nil)
 )

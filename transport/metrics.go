@@ -6,8 +6,8 @@ package transport
 //
 //	Accepted == Delivered + DeadLettered + Queued + InFlight
 //
-// where Queued counts the messages waiting in mailboxes, those waiting for
-// a retry (Retrying) and those waiting for rate-limit tokens (Deferred), and
+// where Queued counts the messages waiting in mailboxes and those waiting
+// for rate-limit tokens (Deferred), and
 // InFlight the requires_ack messages received but not yet acknowledged. A
 // message is counted delivered once: when it is received, or, for a
 // requires_ack message, when it is acknowledged. Redelivery moves it from
@@ -24,10 +24,8 @@ type Snapshot struct {
 	// those later discarded or requeued.
 	DeadLettered uint64
 	// Queued is the number of accepted messages waiting to be received: in
-	// a mailbox, waiting for a retry, or waiting for rate-limit tokens.
+	// a mailbox, or waiting for rate-limit tokens.
 	Queued int
-	// Retrying is the part of Queued waiting for a retry of a full mailbox.
-	Retrying int
 	// Deferred is the part of Queued waiting in senders' outbound queues
 	// for rate-limit tokens (WithRateLimits).
 	Deferred int
@@ -49,8 +47,6 @@ type Snapshot struct {
 	Published uint64
 	// Handoffs counts HANDOFF messages queued.
 	Handoffs uint64
-	// Retries counts retry attempts of sends to full mailboxes.
-	Retries uint64
 	// Requeued and Discarded count dead-letter operations.
 	Requeued, Discarded uint64
 	// Acks counts acknowledgements sent with Ack.

@@ -52,7 +52,6 @@ type Collector struct {
 	counters     []counter
 	deadByReason *prometheus.Desc
 	queued       *prometheus.Desc
-	retrying     *prometheus.Desc
 	gauges       []gauge
 	pressure     *prometheus.Desc
 	breaker      *prometheus.Desc
@@ -79,8 +78,7 @@ func NewCollector(src Source, opts ...Option) *Collector {
 	c := &Collector{
 		src:          src,
 		deadByReason: desc("messages_dead_lettered_total", "Messages moved to the dead-letter queue, by reason.", "reason"),
-		queued:       desc("messages_queued", "Accepted messages waiting to be received (in a mailbox, retrying, or rate-limited)."),
-		retrying:     desc("messages_retrying", "Messages waiting for a retry of a full mailbox."),
+		queued:       desc("messages_queued", "Accepted messages waiting to be received (in a mailbox, or rate-limited)."),
 		held:         desc("dead_letters_held", "Dead letters currently held in the queue."),
 		dropRatio:    desc("drop_ratio", "Dead-lettered messages over accepted messages."),
 		depth:        desc("queue_depth", "Messages queued in an agent's mailbox.", "agent", "agent_type"),
@@ -111,7 +109,6 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		{"broadcasts_total", "Broadcasts fanned out.", func(s *transport.Snapshot) uint64 { return s.Broadcasts }},
 		{"published_total", "Publications on topics.", func(s *transport.Snapshot) uint64 { return s.Published }},
 		{"handoffs_total", "HANDOFF messages queued.", func(s *transport.Snapshot) uint64 { return s.Handoffs }},
-		{"retries_total", "Retry attempts of sends to full mailboxes.", func(s *transport.Snapshot) uint64 { return s.Retries }},
 		{"requeued_total", "Dead letters sent again.", func(s *transport.Snapshot) uint64 { return s.Requeued }},
 		{"discarded_total", "Dead letters discarded.", func(s *transport.Snapshot) uint64 { return s.Discarded }},
 		{"acks_total", "Acknowledgements sent.", func(s *transport.Snapshot) uint64 { return s.Acks }},
@@ -158,7 +155,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, g := range c.gauges {
 		ch <- g.desc
 	}
-	for _, d := range []*prometheus.Desc{c.deadByReason, c.queued, c.retrying, c.held, c.dropRatio, c.depth, c.capacity, c.awaitingAck, c.latency, c.pressure, c.breaker} {
+	for _, d := range []*prometheus.Desc{c.deadByReason, c.queued, c.held, c.dropRatio, c.depth, c.capacity, c.awaitingAck, c.latency, c.pressure, c.breaker} {
 		ch <- d
 	}
 }
@@ -176,7 +173,6 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(g.get(&s)))
 	}
 	ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(s.Queued))
-	ch <- prometheus.MustNewConstMetric(c.retrying, prometheus.GaugeValue, float64(s.Retrying))
 	ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(s.DeadLettersHeld))
 	ch <- prometheus.MustNewConstMetric(c.dropRatio, prometheus.GaugeValue, s.DropRate())
 	for _, a := range s.Agents {

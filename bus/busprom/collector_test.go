@@ -72,7 +72,7 @@ baton_bus_messages_dead_lettered_total{bus="main",reason="queue_overflow"} 1
 baton_bus_messages_dead_lettered_total{bus="main",reason="receiver_not_found"} 1
 baton_bus_messages_dead_lettered_total{bus="main",reason="rejected"} 0
 baton_bus_messages_dead_lettered_total{bus="main",reason="ttl_expired"} 0
-# HELP baton_bus_messages_queued Accepted messages waiting to be received (in a mailbox, retrying, or rate-limited).
+# HELP baton_bus_messages_queued Accepted messages waiting to be received (in a mailbox, or rate-limited).
 # TYPE baton_bus_messages_queued gauge
 baton_bus_messages_queued{bus="main"} 1
 # HELP baton_bus_queue_depth Messages queued in an agent's mailbox.
