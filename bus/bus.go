@@ -84,8 +84,8 @@ type Bus struct {
 // clock, UUID v4 ids, a no-op logger, 1000 messages per mailbox and 10 000
 // across the bus, redelivers unacknowledged requires_ack messages after 30s
 // (3 deliveries at most), and remembers idempotency keys for 24h; rate
-// limits, circuit breakers, conversation tracking, backpressure signals and
-// periodic dead-letter processing are off until their options turn them on.
+// limits, circuit breakers, conversation tracking and backpressure signals
+// are off until their options turn them on.
 func New(opts ...Option) *Bus {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -99,7 +99,7 @@ func New(opts ...Option) *Bus {
 		done:    make(chan struct{}),
 		pending: make(map[string]waiter),
 		topics:  make(map[string]*topic),
-		dlq:     newDeadLetters(cfg.deadLetterLimit, cfg.dlPolicy),
+		dlq:     newDeadLetters(cfg.deadLetterLimit),
 		idem:    newIdempotency(cfg),
 		conv:    newConversations(cfg.conversations),
 		rl:      newLimiter(cfg.rateLimits),
@@ -107,9 +107,6 @@ func New(opts ...Option) *Bus {
 	b.dir.Store(&directory{byID: map[string]*mailbox{}})
 	if cfg.sweepInterval > 0 {
 		b.scheduleSweep()
-	}
-	if cfg.dlProcessing {
-		b.scheduleDeadLetters()
 	}
 	return b
 }

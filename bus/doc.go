@@ -73,12 +73,10 @@
 // circuit breaker, a closed conversation, a duplicate idempotency key) are
 // counted apart and never enter the equation.
 //
-// ProcessDeadLetters (periodically with WithDeadLetterProcessing, every 5
-// minutes by default) sends retryable dead letters again, with a backoff
-// that doubles, up to 3 times, and discards those older than twice their
-// TTL, leaving an audit record (DeadLetterAudit) for each action. More than
-// 10 dead letters within 5 minutes raise an alert: a warning in the log, a
-// counter, and a call to every OnDeadLetterAlert callback.
+// Dead-letter processing (sending retryable dead letters again with a
+// backoff, discarding stale ones with an audit trail, alerting on bursts)
+// is a decorator over any transport, feature.DeadLetters, which hears of
+// each dead letter through OnDeadLetter.
 //
 // # Guarantees
 //

@@ -23,7 +23,6 @@ type events struct {
 	subMu    sync.Mutex
 	nextSub  int
 	pressure map[int]func(PressureChange)
-	alerts   map[int]func(DeadLetterAlert)
 	dead     map[int]func(transport.DeadLetter)
 	npress   atomic.Int32 // len(pressure)
 	ndead    atomic.Int32 // len(dead)
@@ -74,16 +73,6 @@ func (b *Bus) OnPressure(f func(PressureChange)) (cancel func()) {
 	return subscribe(&b.ev, &b.ev.pressure, &b.ev.npress, f)
 }
 
-// OnDeadLetterAlert calls f each time dead letters arrive faster than the
-// dead-letter policy allows (more than AlertThreshold within AlertWindow),
-// until the returned function is called. f runs as OnPressure's callbacks do.
-func (b *Bus) OnDeadLetterAlert(f func(DeadLetterAlert)) (cancel func()) {
-	if f == nil {
-		return func() {}
-	}
-	return subscribe(&b.ev, &b.ev.alerts, nil, f)
-}
-
 // OnDeadLetter calls f with each message the bus dead-letters, until the
 // returned function is called: a durable store can keep them. f runs as
 // OnPressure's callbacks do; the DeadLetter's Message is a copy f may keep.
@@ -129,12 +118,6 @@ func (b *Bus) pressureSubscribers() []func(PressureChange) {
 	b.ev.subMu.Lock()
 	defer b.ev.subMu.Unlock()
 	return sortedSubs(b.ev.pressure)
-}
-
-func (b *Bus) alertSubscribers() []func(DeadLetterAlert) {
-	b.ev.subMu.Lock()
-	defer b.ev.subMu.Unlock()
-	return sortedSubs(b.ev.alerts)
 }
 
 func sortedSubs[F any](m map[int]F) []F {

@@ -20,10 +20,6 @@ type flow struct {
 	pressureChanges     atomic.Uint64
 	backpressureSignals atomic.Uint64
 	convRefused         atomic.Uint64
-	dlRetried           atomic.Uint64
-	dlStale             atomic.Uint64
-	dlAlerts            atomic.Uint64
-	dlPasses            atomic.Uint64
 }
 
 // Metrics returns a snapshot of the bus's metrics. It briefly locks each
@@ -116,10 +112,6 @@ func (b *Bus) flowMetrics(s *transport.Snapshot) {
 	s.PressureChanges = b.pressureChanges.Load()
 	s.BackpressureSignals = b.backpressureSignals.Load()
 	s.ConversationsRefused = b.convRefused.Load()
-	s.DeadLetterRetried = b.dlRetried.Load()
-	s.DeadLetterStale = b.dlStale.Load()
-	s.DeadLetterAlerts = b.dlAlerts.Load()
-	s.DeadLetterPasses = b.dlPasses.Load()
 }
 
 // refusedBy counts a message refused by the conversation rules.

@@ -94,7 +94,6 @@ func TestBus_NilSubscribersAreIgnored(t *testing.T) {
 	b := newBus(t, []string{"A"})
 	b.OnDeadLetter(nil)()
 	b.OnPressure(nil)()
-	b.OnDeadLetterAlert(nil)()
 	if err := b.Send(t.Context(), request("A", "nobody", "lost")); err == nil {
 		t.Fatal("a send to an unknown agent succeeded")
 	}

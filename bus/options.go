@@ -55,8 +55,6 @@ type config struct {
 	pressure      Backpressure
 	signals       bool
 	breaker       *BreakerSettings
-	dlPolicy      DeadLetterPolicy
-	dlProcessing  bool
 }
 
 func defaultConfig() config {
@@ -76,7 +74,6 @@ func defaultConfig() config {
 		idemWindow:      DefaultIdempotencyWindow,
 		idemMax:         DefaultIdempotencyKeys,
 		pressure:        Backpressure{}.withDefaults(),
-		dlPolicy:        DeadLetterPolicy{}.withDefaults(),
 	}
 }
 

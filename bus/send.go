@@ -354,9 +354,7 @@ func (b *Bus) deadLetterLocked(c *counts, m *transport.Message, reason transport
 		c.expired++
 	}
 	d := transport.DeadLetter{Message: m, Reason: reason, At: at.UTC(), Attempts: attempts, LastError: lastErr, Retries: retriesOf(m)}
-	if alert, ok := b.dlq.add(d); ok {
-		b.raiseAlert(alert)
-	}
+	b.dlq.add(d)
 	if b.ev.ndead.Load() > 0 {
 		d.Message = m.Clone()
 		b.later(func() {

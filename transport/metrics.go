@@ -70,10 +70,6 @@ type Snapshot struct {
 	// ConversationsRefused counts messages refused because their thread was
 	// closed.
 	ConversationsRefused uint64
-	// DeadLetterRetried and DeadLetterStale count dead letters that
-	// processing sent again or discarded as stale, DeadLetterAlerts the
-	// alerts raised and DeadLetterPasses the processing passes.
-	DeadLetterRetried, DeadLetterStale, DeadLetterAlerts, DeadLetterPasses uint64
 	// Agents has one entry per registered agent, sorted by id.
 	Agents []AgentStats
 	// Send is the time from entering a send to the message being queued.

@@ -122,10 +122,6 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		{"pressure_changes_total", "Changes of a mailbox's pressure level.", func(s *transport.Snapshot) uint64 { return s.PressureChanges }},
 		{"backpressure_signals_total", "Backpressure notifications sent to senders.", func(s *transport.Snapshot) uint64 { return s.BackpressureSignals }},
 		{"conversations_refused_total", "Messages refused because their conversation was closed.", func(s *transport.Snapshot) uint64 { return s.ConversationsRefused }},
-		{"dead_letters_retried_total", "Dead letters sent again by dead-letter processing.", func(s *transport.Snapshot) uint64 { return s.DeadLetterRetried }},
-		{"dead_letters_stale_total", "Stale dead letters discarded with an audit record.", func(s *transport.Snapshot) uint64 { return s.DeadLetterStale }},
-		{"dead_letter_alerts_total", "Alerts for dead letters arriving too fast.", func(s *transport.Snapshot) uint64 { return s.DeadLetterAlerts }},
-		{"dead_letter_passes_total", "Dead-letter processing passes.", func(s *transport.Snapshot) uint64 { return s.DeadLetterPasses }},
 	} {
 		c.counters = append(c.counters, counter{desc: desc(k.name, k.help), get: k.get})
 	}

@@ -11,4 +11,6 @@
 //
 // No feature is checked inside a transport's send path: a program that
 // composes none pays for none.
+//
+// Retry (retry.go): sender retries of a full mailbox; put it directly over the transport, whose offers it uses. DeadLetters (dlqprocess.go): dead-letter processing, audit and alerts.
 package feature

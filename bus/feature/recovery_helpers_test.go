@@ -105,3 +105,27 @@ func checkBalanced(t *testing.T, tr transport.Transport) transport.Snapshot {
 	}
 	return s
 }
+
+// drain takes n messages of agent and waits until its mailbox has room
+// for them again: natsbus frees a stream's room when the server has
+// processed the takes' acks, a moment after TakeWork returns.
+func drain(t *testing.T, tr transport.Transport, agent string, n int) []*transport.Message {
+	t.Helper()
+	got := takeN(t, tr, agent, n)
+	rt, ok := tr.(transport.RoomTeller)
+	if !ok {
+		return got
+	}
+	for range 2000 {
+		free, _, err := rt.Room(t.Context(), agent)
+		if err != nil {
+			t.Fatalf("room of %s: %v", agent, err)
+		}
+		if free >= n {
+			return got
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("got no room in %s's mailbox after taking %d, want it", agent, n)
+	return nil
+}

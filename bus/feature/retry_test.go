@@ -54,7 +54,7 @@ func TestRF009_Scenario12_MessageQueueFull(t *testing.T) {
 			done := sendAsync(t.Context(), r, recWork("FlightAgent", "PaymentAgent", "process_payment"))
 			advanceTo(t, clk, 100*time.Millisecond) // retry 1: still full
 			waitTimer(t, clk)
-			takeN(t, tr, "PaymentAgent", 2) // the payment agent drains between retries 1 and 2
+			drain(t, tr, "PaymentAgent", 2) // the payment agent drains between retries 1 and 2
 			advanceTo(t, clk, 600*time.Millisecond)
 			if err := <-done; err != nil {
 				t.Fatalf("got %v, want the retried send to succeed", err)
@@ -86,7 +86,7 @@ func TestRF009_Scenario14_ParallelMessages(t *testing.T) {
 			t.Errorf("got %d sends waiting, want all 3", st.Retrying)
 		}
 		for _, a := range agents {
-			takeN(t, tr, a, 1)
+			drain(t, tr, a, 1)
 		}
 		advanceTo(t, clk, 100*time.Millisecond) // one wait for all three: they retry together
 		for i, err := range <-done {
@@ -117,7 +117,7 @@ func TestRF009_Scenario15_MessageRetryWithBackoff(t *testing.T) {
 			advanceTo(t, clk, 100*time.Millisecond)
 			advanceTo(t, clk, 600*time.Millisecond)
 			waitTimer(t, clk)
-			takeN(t, tr, "PaymentAgent", 1) // clears between attempts 3 (600ms) and 4 (2600ms)
+			drain(t, tr, "PaymentAgent", 1) // clears between attempts 3 (600ms) and 4 (2600ms)
 			advanceTo(t, clk, 2600*time.Millisecond)
 			if err := <-done; err != nil {
 				t.Fatalf("got %v, want delivery on the fourth attempt", err)
@@ -190,7 +190,7 @@ func TestBus_RetryOnManualClock(t *testing.T) {
 		waitTimer(t, clk) // the first retry is scheduled
 		clk.Advance(100 * time.Millisecond)
 		waitTimer(t, clk) // the second retry is scheduled
-		takeN(t, tr, "A", 1)
+		drain(t, tr, "A", 1)
 		clk.Advance(500 * time.Millisecond)
 		if err := <-done; err != nil {
 			t.Fatalf("got %v, want the retry to succeed", err)
