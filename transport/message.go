@@ -242,32 +242,3 @@ func (m *Message) Validate() error {
 	}
 	return validatePayload(m.Content, m.Metadata)
 }
-
-// payloadError is the refusal of a payload (content or metadata), naming
-// the field when the check did.
-func payloadError(payload, bad, reason string) error {
-	if reason == "" {
-		return &ValidationError{Field: payload, Reason: "cannot be encoded as JSON"}
-	}
-	return &ValidationError{Field: payload + bad, Reason: reason}
-}
-
-// validatePayload refuses content and metadata that cannot be encoded as
-// JSON or whose combined size passes MaxPayloadBytes.
-func validatePayload(content, metadata map[string]any) error {
-	n, ok, bad, reason := payloadCheck(content, MaxPayloadBytes)
-	if !ok {
-		return payloadError("content", bad, reason)
-	}
-	if metadata != nil {
-		k, ok, bad, reason := payloadCheck(metadata, MaxPayloadBytes-n)
-		if !ok {
-			return payloadError("metadata", bad, reason)
-		}
-		n += k
-	}
-	if n > MaxPayloadBytes {
-		return &ValidationError{Field: "content", Reason: "exceeds the 1 MiB payload limit"}
-	}
-	return nil
-}
