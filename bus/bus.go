@@ -38,6 +38,7 @@ type Bus struct {
 	log    *zap.Logger
 	clock  clock.Clock
 	timers *timers
+	real   bool // clock is clock.Real(): see since
 
 	done      chan struct{}
 	closed    atomic.Bool
@@ -95,6 +96,7 @@ func New(opts ...Option) *Bus {
 		cfg:     cfg,
 		log:     cfg.logger,
 		clock:   cfg.clock,
+		real:    cfg.clock == clock.Real(),
 		timers:  newTimers(cfg.clock),
 		done:    make(chan struct{}),
 		pending: make(map[string]waiter),

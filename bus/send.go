@@ -325,7 +325,7 @@ func (b *Bus) reserveLocked(mb *mailbox, now int64, at time.Time, expired *[]*tr
 }
 
 func (b *Bus) recordSent(mb *mailbox, m *transport.Message, start time.Time) {
-	d := b.clock.Now().Sub(start)
+	d := b.since(start)
 	mb.shard.send.record(d)
 	if ce := b.log.Check(zap.DebugLevel, "message sent"); ce != nil {
 		ce.Write(zap.String("category", sendCategory(m)), messageFields(m), zap.Duration("latency", d))
