@@ -3,7 +3,10 @@ package feature_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -241,4 +244,76 @@ func TestRetry_WithoutOffersEachRefusalIsADeadLetter(t *testing.T) {
 	if s := checkBalanced(t, b); s.DeadLettersByReason[transport.ReasonQueueOverflow] != 2 || s.DeadLettersByReason[transport.ReasonMaxRetries] != 0 {
 		t.Errorf("got dead letters %v, want one queue_overflow per attempt", s.DeadLettersByReason)
 	}
+}
+
+// TestRetry_AccountingUnderLoad runs concurrent senders through Retry
+// (on the real clock, with waits of a millisecond) against small mailboxes
+// that receivers drain meanwhile: every message ends taken or
+// dead-lettered "max_retries" once, Retry's counts agree with the
+// transport's, and its accounting adds up.
+func TestRetry_AccountingUnderLoad(t *testing.T) {
+	onEach(t, func(t *testing.T, tr transport.Transport) {
+		const senders, perSender = 4, 40
+		agents := []string{"A", "B"}
+		for _, a := range agents {
+			openBox(t, tr, a, 2)
+		}
+		dead := collectDead(t, tr)
+		r := feature.NewRetry(tr, feature.RetrySettings{Schedule: []time.Duration{time.Millisecond, time.Millisecond}}, nil)
+		defer r.Close()
+		ctx, stop := context.WithCancel(t.Context())
+		var taken atomic.Int64
+		var receivers sync.WaitGroup
+		for _, a := range agents {
+			receivers.Go(func() {
+				for ctx.Err() == nil {
+					ms, err := tr.TakeWork(ctx, a, 1)
+					if err != nil {
+						return
+					}
+					taken.Add(int64(len(ms)))
+					if len(ms) == 0 {
+						time.Sleep(100 * time.Microsecond) // the bus's TakeWork does not wait
+					}
+				}
+			})
+		}
+		var wg sync.WaitGroup
+		var failed atomic.Int64
+		for s := range senders {
+			wg.Go(func() {
+				for i := range perSender {
+					err := r.SendWork(t.Context(), recWork("S", agents[(s+i)%2], fmt.Sprintf("w%d-%d", s, i)))
+					switch {
+					case err == nil:
+					case errors.Is(err, transport.ErrQueueFull):
+						failed.Add(1)
+					default:
+						t.Errorf("got %v, want nil or ErrQueueFull", err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		for range 2000 { // the receivers take what is left
+			if s := tr.Metrics(); s.Queued == 0 && s.InFlight == 0 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		stop()
+		receivers.Wait()
+		st := r.Stats()
+		if st.Retrying != 0 || st.GaveUp != uint64(failed.Load()) {
+			t.Errorf("got %+v, want none waiting and %d given up", st, failed.Load())
+		}
+		if n := len(dead.all()); n != int(failed.Load()) {
+			t.Errorf("got %d dead letters, want one per send given up (%d)", n, failed.Load())
+		}
+		s := checkBalanced(t, tr)
+		if got := taken.Load() + failed.Load(); got != senders*perSender || s.DeadLettersByReason[transport.ReasonMaxRetries] != uint64(failed.Load()) {
+			t.Errorf("got %d taken + %d given up, dead letters %v, want %d sends each taken or dead once", taken.Load(), failed.Load(), s.DeadLettersByReason, senders*perSender)
+		}
+		t.Logf("taken %d, given up %d, retries %d", taken.Load(), failed.Load(), st.Retries)
+	})
 }
