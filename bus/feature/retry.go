@@ -59,6 +59,10 @@ type RetryStats struct {
 // every moment. Over another transport each attempt is a SendWork, and each
 // refusal leaves a "queue_overflow" dead letter.
 //
+// A broadcast ("*") or a publication ("topic:<name>") is sent once, not
+// retried: compose the broadcast and topic decorators over Retry to retry
+// each of their copies.
+//
 // Build one Retry per schedule: it holds no per-send state, so two over the
 // same transport cost nothing more.
 type Retry struct {
@@ -126,6 +130,11 @@ func (r *Retry) SendAll(ctx context.Context, msgs []*transport.Message) []error 
 	defer r.active.Done()
 	var waiting []*pending
 	for i, m := range msgs {
+		if m != nil && (m.To == transport.BroadcastAll || isTopic(m)) {
+			// One refused copy must not send the others again.
+			errs[i] = r.Transport.SendWork(ctx, m)
+			continue
+		}
 		err := r.attempt(ctx, m)
 		if len(r.schedule) > 0 && errors.Is(err, transport.ErrQueueFull) {
 			waiting = append(waiting, &pending{m: m, err: err, idx: i})
@@ -140,6 +149,11 @@ func (r *Retry) SendAll(ctx context.Context, msgs []*transport.Message) []error 
 		}
 	}
 	return errs
+}
+
+func isTopic(m *transport.Message) bool {
+	_, ok := m.Topic()
+	return ok
 }
 
 // pending is a send waiting for its next attempt.

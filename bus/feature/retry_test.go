@@ -317,3 +317,32 @@ func TestRetry_AccountingUnderLoad(t *testing.T) {
 		t.Logf("taken %d, given up %d, retries %d", taken.Load(), failed.Load(), st.Retries)
 	})
 }
+
+// TestRetry_BroadcastsAreSentOnce runs on the bus only: natsbus carries
+// no broadcasts. A broadcast that meets one full mailbox is not sent again
+// (to the others, who have their copy).
+func TestRetry_BroadcastsAreSentOnce(t *testing.T) {
+	b := newBus(t)
+	openBox(t, b, "A", 1)
+	openBox(t, b, "B", 1)
+	fillBox(t, b, "A", 1)
+	r, clk := newRetry(t, b)
+	done := sendAsync(t.Context(), r, recWork("X", transport.BroadcastAll, "all"))
+	for sent := false; !sent; {
+		select {
+		case <-done:
+			sent = true
+		default:
+			if _, ok := clk.NextDeadline(); ok {
+				t.Fatal("got a retry scheduled for a broadcast, want it sent once")
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	if st := r.Stats(); st.Retries != 0 || st.Retrying != 0 {
+		t.Errorf("got %+v, want no retry of a broadcast", st)
+	}
+	if ms, _ := b.TakeWork(t.Context(), "B", 0); len(ms) > 1 {
+		t.Errorf("got %d messages for B, want the broadcast once at most", len(ms))
+	}
+}
