@@ -78,6 +78,7 @@ type Agent struct {
 	cardAt                     time.Time
 	mu                         sync.Mutex
 	waiting                    map[string]pending // by instance id
+	ending                     sync.WaitGroup     // the cancels EndInstance started
 }
 
 var _ registry.Handler = (*Agent)(nil)
@@ -144,6 +145,10 @@ func (a *Agent) Close() error {
 	if a.closed.Swap(true) {
 		return nil
 	}
+	// No EndInstance starts a cancel after this: it checks closed under mu.
+	a.mu.Lock()
+	a.mu.Unlock()
+	a.ending.Wait()
 	if a.ownClient {
 		a.client.CloseIdleConnections()
 	}
@@ -371,6 +376,34 @@ func (a *Agent) remember(instance string, p pending) {
 		}
 	}
 	a.waiting[instance] = p
+}
+
+// EndInstance tells the agent that an instance has ended (cancelled,
+// completed or failed): a task the agent left input-required for it, for a
+// person to answer through a wait, is cancelled at the agent, in the
+// background (Close waits for it), so that no task outlives its instance.
+// It is safe to call for any instance, from an engine observer.
+func (a *Agent) EndInstance(instance string) {
+	a.mu.Lock()
+	p, ok := a.waiting[instance]
+	if !ok || p.TaskID == "" || a.closed.Load() {
+		a.mu.Unlock()
+		return
+	}
+	delete(a.waiting, instance)
+	a.ending.Add(1)
+	a.mu.Unlock()
+	go func() {
+		defer a.ending.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), a.cancelTimeout)
+		defer cancel()
+		ep, err := a.endpoint(ctx)
+		if err != nil {
+			a.log.Warn("a2aagent: the task of an ended instance was not cancelled", zap.String("task_id", p.TaskID), zap.Error(err))
+			return
+		}
+		a.cancel(ctx, ep, p.TaskID)
+	}()
 }
 
 func (a *Agent) forget(instance string) {

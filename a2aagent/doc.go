@@ -45,5 +45,7 @@
 // (and survives a restart of the engine). Otherwise, as when a person
 // answers through a wait state, the agent remembers in memory, per
 // instance, the task it last left input-required; an engine restarted in
-// between starts a new task.
+// between starts a new task. EndInstance, called as an instance ends,
+// cancels the task it left input-required, so that no task outlives its
+// instance.
 package a2aagent

@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/a2aserver"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/ops"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -36,7 +37,7 @@ func embeddedFlow(t testing.TB, file string, handlers map[string]registry.Handle
 	require.NoError(t, err)
 	reg, err := engine.NewRegistry(w, handlers)
 	require.NoError(t, err)
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	engOpts := []engine.Option{engine.WithStore(store)}
 	var opsOpts []ops.Option
 	if hub != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/batonhq/baton/a2aserver"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/ops"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -41,7 +42,7 @@ rules:
 	}
 	hub := ops.NewHub(1024)
 	defer hub.Close()
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithObserver(func(ev engine.Event) { hub.Publish(ops.EventOf(ev)) }))
 	if err != nil {
 		panic(err)

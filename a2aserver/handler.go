@@ -51,6 +51,7 @@ type Handler struct {
 	maxWait time.Duration
 	streams chan struct{}
 	mux     *http.ServeMux
+	taken   takenSignals // signalling messages already taken, by task
 }
 
 // Option configures a Handler.
@@ -209,9 +210,15 @@ func (h *Handler) serveSend(w http.ResponseWriter, r *http.Request, workflow str
 			writeRPC(w, http.StatusOK, req.ID, nil, fromOps(err))
 			return
 		}
-	} else if e := h.signal(ctx, workflow, id, c); e != nil {
-		writeRPC(w, http.StatusOK, req.ID, nil, e)
-		return
+	} else if mid := p.Message.MessageID; mid == "" || !h.taken.has(id, mid) {
+		// A message whose signal was taken is answered with the task.
+		if e := h.signal(ctx, workflow, id, c); e != nil {
+			writeRPC(w, http.StatusOK, req.ID, nil, e)
+			return
+		}
+		if mid != "" {
+			h.taken.add(id, mid)
+		}
 	}
 	if req.Op == opStream {
 		h.stream(w, r, req, id, wch)

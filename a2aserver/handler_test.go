@@ -132,6 +132,12 @@ func TestHandler_Send_WaitStateIsInputRequiredAndAMessageSignalsIt(t *testing.T)
 			assert.Equal(t, d.done, stateOf(task))
 			assert.Equal(t, "ana", artifactData(t, task)["context"].(map[string]any)["by"])
 
+			// The signalling message sent again (its answer lost, say) is
+			// the same signal: answered with the task, not signalled twice.
+			a = f.call("approve", d.send, map[string]any{"message": message(d.v03, "w4-"+d.name, id, map[string]any{"signal": "approved", "data": map[string]any{"by": "ana"}}, "")})
+			require.Nil(t, a.Error, "%+v", a.Error)
+			assert.Equal(t, d.done, stateOf(taskOf(t, d.v03, a.Result)))
+
 			// A task that is not waiting takes no message.
 			a = f.call("approve", d.send, map[string]any{"message": message(d.v03, "w5-"+d.name, id, map[string]any{"signal": "approved"}, "")})
 			require.NotNil(t, a.Error)

@@ -68,6 +68,7 @@ var builders = map[string]builder{
 type Set struct {
 	handlers map[string]registry.Handler
 	closers  []io.Closer
+	enders   []interface{ EndInstance(string) }
 	once     sync.Once
 	err      error
 }
@@ -104,6 +105,9 @@ func Handlers(w *rules.Workflow, opts ...Option) (*Set, error) {
 		if c, ok := h.(io.Closer); ok {
 			s.closers = append(s.closers, c)
 		}
+		if e, ok := h.(interface{ EndInstance(string) }); ok {
+			s.enders = append(s.enders, e)
+		}
 	}
 	if len(errs) > 0 {
 		_ = s.Close()
@@ -119,6 +123,16 @@ func (s *Set) Handlers() map[string]registry.Handler {
 		out[id] = h
 	}
 	return out
+}
+
+// EndInstance tells the handlers that keep something of an instance
+// between runs (an A2A agent's task left input-required) that the instance
+// has ended, so that they let it go at their agents. Call it from the
+// engine's observer on EventCompleted, EventFailed and EventCancelled.
+func (s *Set) EndInstance(instance string) {
+	for _, e := range s.enders {
+		e.EndInstance(instance)
+	}
 }
 
 // Close closes every handler that holds something open (stdio servers it

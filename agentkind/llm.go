@@ -23,7 +23,7 @@ func buildLLM(w *rules.Workflow, a *rules.Agent, o *options) (registry.Handler, 
 		Triggers: w.Triggers(a.ID), Result: a.Result.JSONSchema(), Client: o.client, Logger: o.log,
 	}
 	if spec.Price != nil {
-		cfg.Price = &llmagent.Price{Input: spec.Price.Input, Output: spec.Price.Output}
+		cfg.Price = spec.Price
 	}
 	if spec.Prompt != nil {
 		cfg.Prompt = func(t *registry.Task) (string, error) { return spec.EvalPrompt(rules.TaskEnvOf(t)) }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/record"
 
@@ -95,7 +96,9 @@ func BenchmarkEngineRefundDurable(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			eng, err := engine.New(w, reg, engine.WithStore(benchStore(b, k.opts)), engine.WithWorkers(64))
+			tr := bus.New(bus.WithAckMessages(false)) // senior_seller's, never reached here
+			defer tr.Close()
+			eng, err := engine.New(w, reg, engine.WithStore(benchStore(b, k.opts)), engine.WithWorkers(64), engine.WithTransport(tr))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -46,7 +46,7 @@ func outboxKey(buf, prefix []byte, key string) []byte {
 	return append(append(buf, prefix...), key...)
 }
 
-// encoder turns a StepRecord into the bytes one commit writes. Encoders are
+// encoder turns a record.Step into the bytes one commit writes. Encoders are
 // pooled: their buffers must outlive the transaction (bbolt keeps references
 // to keys and values until it commits), so one is held for a whole Commit.
 type encoder struct {

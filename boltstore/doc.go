@@ -1,4 +1,4 @@
-// Package boltstore is a durable engine.Store kept in one file with bbolt,
+// Package boltstore is a durable record.Store kept in one file with bbolt,
 // an embedded, pure-Go key/value store with ACID transactions.
 //
 //	store, err := boltstore.Open("baton.db")

@@ -30,8 +30,7 @@ type directory struct {
 }
 
 // Bus is the in-memory message bus: one mailbox per registered agent,
-// topics, broadcast, request/response correlation, acknowledgements and a
-// dead-letter queue. It is safe for concurrent use. Create it with New
+// acknowledgements and a dead-letter queue. It is safe for concurrent use. Create it with New
 // and release it with Close.
 type Bus struct {
 	cfg    config
@@ -48,9 +47,8 @@ type Bus struct {
 
 	// mu guards registration and the accounting of messages that are not
 	// (or no longer) in a registered mailbox.
-	mu           sync.Mutex
-	extra        counts     // unregistered mailboxes, unroutable sends, direct replies
-	retiredBoxes []*mailbox // unregistered while a send to them was rate-limited
+	mu    sync.Mutex
+	extra counts // unregistered mailboxes, unroutable sends, direct replies
 
 	total     atomic.Int64 // messages in all mailboxes
 	shards    [numShards]shard
@@ -58,53 +56,37 @@ type Bus struct {
 
 	dlq  deadLetters
 	ev   events
-	idem *idempotency   // nil when deduplication is off
-	conv *conversations // nil unless WithConversations
-	rl   *limiter       // nil unless WithRateLimits
+	idem *idempotency // nil when deduplication is off
 
 	validationErrors atomic.Uint64
-	broadcasts       atomic.Uint64
-	published        atomic.Uint64
 	requeued         atomic.Uint64
 	discarded        atomic.Uint64
 	acks             atomic.Uint64
 	flow             // counters of the delivery guarantees and flow control
-	roundTrip        histogram
-	broadcastLatency histogram
 	ackLatency       histogram
-
-	reqMu    sync.Mutex
-	pending  map[string]waiter
-	npending atomic.Int64
-
-	topicsMu sync.Mutex
-	topics   map[string]*topic
 }
 
 // New returns a bus configured by opts. Without options it uses the wall
 // clock, UUID v4 ids, a no-op logger, 1000 messages per mailbox and 10 000
 // across the bus, redelivers unacknowledged requires_ack messages after 30s
-// (3 deliveries at most), and remembers idempotency keys for 24h; rate
-// limits, circuit breakers, conversation tracking and backpressure signals
-// are off until their options turn them on.
+// (3 deliveries at most), and remembers idempotency keys for 24h. Topics,
+// broadcast, request/reply, conversations, rate limits, circuit breakers,
+// backpressure signals, sender retries and dead-letter processing are
+// decorators of package bus/feature.
 func New(opts ...Option) *Bus {
 	cfg := defaultConfig()
 	for _, o := range opts {
 		o(&cfg)
 	}
 	b := &Bus{
-		cfg:     cfg,
-		log:     cfg.logger,
-		clock:   cfg.clock,
-		real:    cfg.clock == clock.Real(),
-		timers:  newTimers(cfg.clock),
-		done:    make(chan struct{}),
-		pending: make(map[string]waiter),
-		topics:  make(map[string]*topic),
-		dlq:     newDeadLetters(cfg.deadLetterLimit),
-		idem:    newIdempotency(cfg),
-		conv:    newConversations(cfg.conversations),
-		rl:      newLimiter(cfg.rateLimits),
+		cfg:    cfg,
+		log:    cfg.logger,
+		clock:  cfg.clock,
+		real:   cfg.clock == clock.Real(),
+		timers: newTimers(cfg.clock),
+		done:   make(chan struct{}),
+		dlq:    newDeadLetters(cfg.deadLetterLimit),
+		idem:   newIdempotency(cfg),
 	}
 	b.dir.Store(&directory{byID: map[string]*mailbox{}})
 	if cfg.sweepInterval > 0 {
@@ -119,7 +101,7 @@ func (b *Bus) isClosed() bool { return b.closed.Load() }
 func (b *Bus) lookup(id string) *mailbox { return b.dir.Load().byID[id] }
 
 // Register gives agentID a mailbox. The id must be new and non-empty;
-// WithAgentType records the agent's type for BroadcastToTypes and
+// WithAgentType records the agent's type for its metrics and
 // WithMailboxCapacity overrides the bus's default mailbox capacity.
 func (b *Bus) Register(agentID string, opts ...MailboxOption) error {
 	mc := mailboxConfig{capacity: b.cfg.mailboxCapacity}
@@ -149,10 +131,7 @@ func (b *Bus) Register(agentID string, opts ...MailboxOption) error {
 	for id, mb := range old.byID {
 		next.byID[id] = mb
 	}
-	mb := newMailbox(agentID, mc, sh, b.cfg.pressure)
-	if b.cfg.breaker != nil {
-		mb.br = b.newBreaker(agentID, mc.capacity)
-	}
+	mb := newMailbox(agentID, mc, sh)
 	next.byID[agentID] = mb
 	i, _ := slices.BinarySearch(old.ids, agentID)
 	next.ids = slices.Insert(slices.Clone(old.ids), i, agentID)
@@ -162,7 +141,7 @@ func (b *Bus) Register(agentID string, opts ...MailboxOption) error {
 
 // Unregister removes agentID's mailbox. Messages still queued in it are
 // dead-lettered "receiver_not_found", waiters in ReceiveWait return an
-// error matching ErrUnknownAgent, and the agent leaves every topic.
+// error matching ErrUnknownAgent.
 func (b *Bus) Unregister(agentID string) error {
 	now := b.clock.Now()
 	b.mu.Lock()
@@ -203,16 +182,11 @@ func (b *Bus) Unregister(agentID string) error {
 	}
 	mb.unacked, mb.due = nil, nil
 	mb.ackTimer.stop()
-	if !mb.c.waiting() {
-		b.extra.add(&mb.c)
-		mb.c = counts{}
-	} else {
-		b.retiredBoxes = append(b.retiredBoxes, mb)
-	}
+	b.extra.add(&mb.c)
+	mb.c = counts{}
 	mb.mu.Unlock()
 	b.mu.Unlock()
 
-	b.leaveTopics(agentID)
 	for _, m := range dropped {
 		b.logDeadLetter(m, transport.ReasonReceiverNotFound, "bus: receiver unregistered")
 	}
@@ -224,7 +198,7 @@ func (b *Bus) Unregister(agentID string) error {
 func (b *Bus) Agents() []string { return slices.Clone(b.dir.Load().ids) }
 
 // Close stops the bus: later operations return ErrClosed, blocked calls
-// (ReceiveWait, Request) return ErrClosed, and every timer
+// (ReceiveWait) return ErrClosed, and every timer
 // the bus owns is stopped and waited for. Queued messages stay queued and
 // counted. Close is safe to call more than once; it always returns nil.
 func (b *Bus) Close() error {

@@ -139,30 +139,6 @@ func TestCommFlow_Idempotency_BoundedMemory(t *testing.T) {
 	})
 }
 
-func TestCommFlow_Idempotency_RequestDuplicateError(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := newBus(t, []string{"payment"})
-		first := request("checkout", "payment", "charge")
-		first.IdempotencyKey = "order-7"
-		go func() {
-			m, err := b.ReceiveWait(t.Context(), "payment")
-			if err == nil {
-				_ = b.Reply(t.Context(), m, &transport.Message{Content: map[string]any{"action": "charged"}})
-			}
-		}()
-		if _, err := b.Request(t.Context(), first); err != nil {
-			t.Fatal(err)
-		}
-		again := request("checkout", "payment", "charge")
-		again.IdempotencyKey = "order-7"
-		_, err := b.Request(t.Context(), again)
-		var de *transport.DuplicateError
-		if !errors.As(err, &de) || !errors.Is(err, transport.ErrDuplicate) || de.DuplicateOf != first.MessageID {
-			t.Fatalf("got %v, want a DuplicateError of %s", err, first.MessageID)
-		}
-	})
-}
-
 func TestCommFlow_Idempotency_Disabled(t *testing.T) {
 	b := newBus(t, []string{"seller"}, bus.WithIdempotency(0, 0))
 	mustSend(t, b, keyed("seller", "k", false))

@@ -10,6 +10,13 @@ import (
 	"go.uber.org/zap"
 )
 
+// deadNote is a dead letter to log once the locks are released.
+type deadNote struct {
+	m      *transport.Message
+	reason transport.DeadLetterReason
+	err    string
+}
+
 // flight is a requires_ack message that was delivered and not yet
 // acknowledged. While the receiver holds it, it sits in its mailbox's due
 // heap; once its ack timeout passes (or the receiver nacks it) a copy with
@@ -105,7 +112,6 @@ func (b *Bus) ackTimeouts(mb *mailbox, gen uint64) {
 	}
 	for len(mb.due) > 0 && mb.due[0].deadline <= now {
 		f := heap.Pop(&mb.due).(*flight)
-		mb.br.resolveLocked(f.m.MessageID, errAckTimeout)
 		if d, ok := b.redeliverLocked(mb, f, now, at, "ack timeout"); ok {
 			dead = append(dead, d)
 		}
@@ -129,7 +135,6 @@ func (b *Bus) redeliverLocked(mb *mailbox, f *flight, now int64, at time.Time, w
 	mb.c.inflight--
 	if f.m.DeliveryCount >= b.cfg.maxDeliveries {
 		delete(mb.unacked, f.m.MessageID)
-		mb.br.resolveLocked(f.m.MessageID, errAckTimeout)
 		d := f.m.Clone()
 		lastErr := "bus: not acknowledged after " + strconv.Itoa(d.DeliveryCount) + " deliveries (" + why + ")"
 		b.deadLetterLocked(&mb.c, d, transport.ReasonMaxRetries, d.DeliveryCount, lastErr, at)
@@ -138,7 +143,7 @@ func (b *Bus) redeliverLocked(mb *mailbox, f *flight, now int64, at time.Time, w
 	c := f.m.Clone()
 	c.DeliveryCount = f.m.DeliveryCount + 1
 	f.m, f.queued = c, true
-	b.pushLocked(mb, entry{m: c, enq: now, exp: c.ExpiresAt().UnixNano()}, true, now)
+	b.pushLocked(mb, entry{m: c, enq: now, exp: c.ExpiresAt().UnixNano()}, true)
 	b.redeliveries.Add(1)
 	if ce := b.log.Check(zap.DebugLevel, "message redelivered"); ce != nil {
 		ce.Write(zap.String("category", "redelivery"), messageFields(c),
@@ -197,16 +202,14 @@ func (b *Bus) Ack(ctx context.Context, m *transport.Message) error {
 	delete(mb.unacked, m.MessageID)
 	if f.queued {
 		queued := f.m
-		mb.rings[queued.Priority.Index()].removeIf(func(e entry) bool { return e.m == queued })
+		mb.queue.RemoveIf(queued.Priority, func(e entry) bool { return e.m == queued })
 		mb.c.depth--
 		b.total.Add(-1)
-		b.relievedLocked(mb, at.UnixNano())
 	} else {
 		heap.Remove(&mb.due, f.idx)
 		mb.c.inflight--
 	}
 	mb.c.delivered++
-	mb.br.resolveLocked(m.MessageID, nil)
 	mb.mu.Unlock()
 
 	b.acks.Add(1)
@@ -263,8 +266,9 @@ func (b *Bus) Nack(ctx context.Context, m *transport.Message) error {
 // Reject refuses a received requires_ack message for good: it is
 // dead-lettered "rejected" with reason as its last error, and its sender
 // receives an ERROR (action "rejected", correlation_id and in_reply_to the
-// message's id, content "error" the reason) when it has a mailbox or a
-// Request waiting. Only the delivery in hand may be rejected.
+// message's id, content "error" the reason) when it has a mailbox (a
+// waiting request of package bus/feature gets it from feature.Requests).
+// Only the delivery in hand may be rejected.
 //
 // Any error but a *NoticeError means the message was not rejected. A
 // *NoticeError (matching ErrNotice) means it was rejected and dead-lettered,
@@ -290,7 +294,6 @@ func (b *Bus) Reject(ctx context.Context, m *transport.Message, reason string) e
 	heap.Remove(&mb.due, f.idx)
 	delete(mb.unacked, m.MessageID)
 	mb.c.inflight--
-	mb.br.resolveLocked(m.MessageID, errRejected)
 	d := m.Clone()
 	b.deadLetterLocked(&mb.c, d, transport.ReasonRejected, d.DeliveryCount, reason, at)
 	mb.mu.Unlock()
@@ -317,17 +320,6 @@ func (b *Bus) Reject(ctx context.Context, m *transport.Message, reason string) e
 }
 
 // notifiable reports whether the sender of m can be told about it: it has
-// a mailbox, or a Request is waiting for the answer to m. Without either,
-// an ACK or ERROR would only be dead-lettered "receiver_not_found".
-func (b *Bus) notifiable(m *transport.Message) bool {
-	if b.lookup(m.From) != nil {
-		return true
-	}
-	if b.npending.Load() == 0 {
-		return false
-	}
-	b.reqMu.Lock()
-	_, ok := b.pending[m.MessageID]
-	b.reqMu.Unlock()
-	return ok
-}
+// a mailbox. Without one, an ACK or ERROR would only be dead-lettered
+// "receiver_not_found".
+func (b *Bus) notifiable(m *transport.Message) bool { return b.lookup(m.From) != nil }

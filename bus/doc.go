@@ -1,10 +1,8 @@
 // Package bus is Baton's built-in message layer: the Message
 // envelope that carries every hand-off, one mailbox per registered agent,
-// broadcast, topics, request/response correlation, acknowledgements with
-// redelivery, idempotency keys, conversation threads, rate limits,
-// backpressure, circuit breakers, retries on full mailboxes, a dead-letter
-// queue with processing and alerts, and metrics. It is in-memory and
-// safe for concurrent use.
+// acknowledgements with redelivery, idempotency keys, a dead-letter queue,
+// and metrics.
+// It is in-memory and safe for concurrent use.
 //
 // # Messages
 //
@@ -26,8 +24,7 @@
 // Timestamps do not reorder messages. Receive takes all messages or up to N,
 // TryReceive takes one without blocking or allocating, ReceiveWait blocks
 // until one arrives or its context ends, and Ready exposes a channel that
-// lets one event loop wait on many mailboxes. Each topic is FIFO: its
-// publications reach every subscriber in publish order (within a priority).
+// lets one event loop wait on many mailboxes.
 //
 // # Capacity
 //
@@ -53,8 +50,7 @@
 //
 // Every message the bus accepts ends in exactly one of four places:
 // delivered to its receiver, kept in the dead-letter queue with a reason,
-// still queued (in a mailbox, or waiting for rate-limit tokens), or in
-// flight (a requires_ack message received and not
+// still queued (in a mailbox), or in flight (a requires_ack message received and not
 // yet acknowledged). The reasons are receiver_not_found (the receiver is not
 // registered, or was unregistered with the message still queued or in
 // flight), ttl_expired, queue_overflow (full, no retry), max_retries (still
@@ -69,8 +65,8 @@
 //
 // always holds: nothing is lost silently. A message counts as delivered
 // once: when it is received, or, if it requires an acknowledgement, when it
-// is acknowledged. Messages refused before acceptance (invalid, an open
-// circuit breaker, a closed conversation, a duplicate idempotency key) are
+// is acknowledged. Messages refused before acceptance (invalid, a
+// duplicate idempotency key) are
 // counted apart and never enter the equation.
 //
 // Dead-letter processing (sending retryable dead letters again with a
@@ -104,64 +100,38 @@
 // At-most-once, for every other message: a message taken from a mailbox is
 // the receiver's, and the bus does not redeliver it.
 //
-// Best-effort: broadcasts and publications (a copy per recipient, each
-// accepted and accounted for on its own, but no acknowledgement across
-// them), backpressure signals, ACKs and rejection notices (sent only to a
-// sender with a mailbox or a waiting Request), and the estimated delay. All
+// Best-effort: ACKs and rejection notices (sent only to a sender with a
+// mailbox). All
 // of it is in-process: nothing survives the process.
 //
-// # Requests, queries and notifications
+// # Topics, broadcast, requests and conversations
 //
-// Request waits for the RESPONSE or ERROR whose in_reply_to is the request's
-// id, up to a timeout: 2 minutes for a REQUEST or HANDOFF, 30s for a QUERY
-// (WithRequestTimeout, WithQueryTimeout, or WithTimeout per call). A
-// NOTIFICATION expects no reply: Request refuses it (and every other type
-// that is not a request); send it with Send. Reply builds a response.
-//
-// # Conversations
-//
-// WithConversations threads messages by conversation_id (a reply without
-// one inherits its parent's): a reply whose in_reply_to names no message the
-// bus knows is refused as a *ValidationError, a thread closes after 20
-// messages or 24h (a *ConversationClosedError), and Conversation and
-// Correlated return the messages of a thread, or of every thread sharing a
-// correlation_id. Threads are kept for twice their maximum duration, 10 000
-// at most. Without the option threading costs nothing.
+// The bus carries point-to-point messages only: a send to "*" or to
+// "topic:<name>" finds no mailbox and is dead-lettered
+// receiver_not_found. Topics, broadcast, request/reply and conversation
+// threads are decorators of package bus/feature (Topics, Broadcaster,
+// Requests, Conversations) that a program composes over the bus, or over
+// any other transport.
 //
 // # Flow control
 //
-// WithRateLimits limits each agent's point-to-point sends (60 a minute) and
-// receipts (120 a minute), doubled for HIGH, halved for LOW, unlimited for
-// CRITICAL. A message over a limit is accepted at once and waits in its
-// sender's outbound queue until both limits allow it; a timer the bus owns
-// moves the backlog on, in order. Nothing is dropped, unless its receiver is
-// unregistered or full by then (it is dead-lettered).
-//
-// Every mailbox has a pressure level: throttled from 80% of its capacity,
-// overloaded from 95%, normal again at 50%. Pressure reports it, OnPressure
-// calls back on every change, and WithBackpressure also sends each sender a
-// NOTIFICATION (action "backpressure", status throttled, overloaded or
-// recovering, queue depth, estimated delay) once per change.
-//
-// WithCircuitBreaker gives every receiver a circuit breaker (sony/gobreaker):
-// it opens after 10 consecutive failed deliveries (mailbox full, ack
-// timeout, rejection) or when the mailbox reaches 90% of its capacity,
-// refuses sends with a *CircuitOpenError for 60s, then lets one trial
-// message through and closes if it is delivered (acknowledged, for a
-// requires_ack message). Rate limits and breakers are off by default so that
-// the engine's own bus never throttles or refuses its hand-offs unasked.
+// Rate limits, circuit breakers and backpressure signals are not the bus's:
+// they are decorators of package bus/feature over any transport
+// (feature.NewRateLimiter, feature.NewBreakers, feature.NewPressureGauge),
+// so that a bus composed without them pays nothing for them on its send
+// path. Room tells how much room a mailbox has, which is what the pressure
+// gauge and the breakers read.
 //
 // # Observability
 //
 // Metrics counts sends, receipts, expiries, dead letters by reason,
-// validation errors, broadcasts, hand-offs, retries, acks, redeliveries,
-// nacks, rejects, duplicates, rate-limited messages, breaker refusals,
-// pressure changes and dead-letter processing, reports the depth, pressure
-// and breaker state of every mailbox, and summarises latencies (p50, p95, p99) of
-// sends, receives, time in mailbox, hand-offs, round trips, broadcasts and
-// acks from fixed log-scale histograms that cost one atomic add per sample.
+// validation errors, hand-offs, retries, acks, redeliveries,
+// nacks, rejects, duplicates and dead-letter processing, reports the depth
+// of every mailbox, and summarises latencies (p50, p95, p99) of
+// sends, receives, time in mailbox, hand-offs and acks from fixed log-scale
+// histograms that cost one atomic add per sample.
 // Package busprom exposes the same figures to Prometheus. Sends (debug),
-// broadcasts (info), refusals, expiries and dead letters (warn) are logged
+// refusals, expiries and dead letters (warn) are logged
 // through the injected zap logger with the fields: category, from, to,
 // message_id, type and latency.
 package bus

@@ -25,15 +25,6 @@ var (
 	// ErrDeadLetterNotFound is returned by Requeue and Discard for an id that
 	// is not in the dead-letter queue.
 	ErrDeadLetterNotFound error = &busError{"bus: dead letter not found"}
-	// ErrCircuitOpen marks a send refused because the receiver's circuit
-	// breaker is open (or half-open with its trial message under way).
-	ErrCircuitOpen error = &busError{"bus: circuit open"}
-	// ErrConversationClosed marks a message refused because its conversation
-	// thread is closed.
-	ErrConversationClosed error = &busError{"bus: conversation closed"}
-	// ErrConversationsOff is returned by the conversation queries of a bus
-	// created without WithConversations.
-	ErrConversationsOff error = &busError{"bus: conversations are not tracked (WithConversations)"}
 	// ErrNotice marks a failure to send the ACK or ERROR that tells a
 	// sender what became of its message, after the bus did what was asked
 	// (see NoticeError).
@@ -69,42 +60,6 @@ func (e *DuplicateAgentError) Error() string {
 
 // Unwrap makes the error match ErrDuplicateAgent.
 func (e *DuplicateAgentError) Unwrap() error { return ErrDuplicateAgent }
-
-// CircuitOpenError reports a send refused by the receiver's circuit
-// breaker. The message was not accepted.
-type CircuitOpenError struct {
-	// Agent is the receiver whose breaker refused the message.
-	Agent string
-	// State is BreakerOpen, or BreakerHalfOpen when the one trial message
-	// allowed is still under way.
-	State transport.BreakerState
-}
-
-// Error returns the message text.
-func (e *CircuitOpenError) Error() string {
-	return "bus: circuit breaker of " + e.Agent + " is " + string(e.State)
-}
-
-// Unwrap makes the error match ErrCircuitOpen.
-func (e *CircuitOpenError) Unwrap() error { return ErrCircuitOpen }
-
-// ConversationClosedError reports a message refused because its thread is
-// closed (WithConversations).
-type ConversationClosedError struct {
-	// ConversationID is the closed thread.
-	ConversationID string
-	// Reason is ConversationMaxDepth, ConversationMaxDuration or
-	// ConversationClosedByOwner.
-	Reason string
-}
-
-// Error returns the message text.
-func (e *ConversationClosedError) Error() string {
-	return "bus: conversation " + strconv.Quote(e.ConversationID) + " is closed (" + e.Reason + ")"
-}
-
-// Unwrap makes the error match ErrConversationClosed.
-func (e *ConversationClosedError) Unwrap() error { return ErrConversationClosed }
 
 // NoticeError reports that Reject rejected and dead-lettered a message but
 // could not send the ERROR telling its sender: the rejection stands.

@@ -20,12 +20,10 @@ type events struct {
 	running bool
 	n       atomic.Int32 // len(q), read without the lock on the hot path
 
-	subMu    sync.Mutex
-	nextSub  int
-	pressure map[int]func(PressureChange)
-	dead     map[int]func(transport.DeadLetter)
-	npress   atomic.Int32 // len(pressure)
-	ndead    atomic.Int32 // len(dead)
+	subMu   sync.Mutex
+	nextSub int
+	dead    map[int]func(transport.DeadLetter)
+	ndead   atomic.Int32 // len(dead)
 }
 
 // later queues f to run, outside every lock, at the next flush.
@@ -62,20 +60,11 @@ func (b *Bus) flush() {
 	b.ev.mu.Unlock()
 }
 
-// OnPressure calls f each time a mailbox's pressure level changes (see
-// Pressure), until the returned function is called. f runs outside the
-// bus's locks in the goroutine of whichever bus call caused or followed
-// the change; it may call the bus but must not block.
-func (b *Bus) OnPressure(f func(PressureChange)) (cancel func()) {
-	if f == nil {
-		return func() {}
-	}
-	return subscribe(&b.ev, &b.ev.pressure, &b.ev.npress, f)
-}
-
 // OnDeadLetter calls f with each message the bus dead-letters, until the
-// returned function is called: a durable store can keep them. f runs as
-// OnPressure's callbacks do; the DeadLetter's Message is a copy f may keep.
+// returned function is called: a durable store can keep them. f runs
+// outside the bus's locks in the goroutine of whichever bus call caused or
+// followed the dead letter; it may call the bus but must not block. The
+// DeadLetter's Message is a copy f may keep.
 func (b *Bus) OnDeadLetter(f func(transport.DeadLetter)) (cancel func()) {
 	if f == nil {
 		return func() {}
@@ -111,13 +100,6 @@ func (b *Bus) deadLetterSubscribers() []func(transport.DeadLetter) {
 	b.ev.subMu.Lock()
 	defer b.ev.subMu.Unlock()
 	return sortedSubs(b.ev.dead)
-}
-
-// pressureSubscribers returns the OnPressure callbacks in subscription order.
-func (b *Bus) pressureSubscribers() []func(PressureChange) {
-	b.ev.subMu.Lock()
-	defer b.ev.subMu.Unlock()
-	return sortedSubs(b.ev.pressure)
 }
 
 func sortedSubs[F any](m map[int]F) []F {

@@ -60,24 +60,3 @@ func ExampleWithReceipt() {
 	// <nil> true
 	// 1 delivered
 }
-
-// Go callers follow a mailbox's pressure; WithBackpressure would also send
-// its senders a NOTIFICATION at each change.
-func ExampleBus_OnPressure() {
-	b := bus.New()
-	defer b.Close()
-	_ = b.Register("reviewer", bus.WithMailboxCapacity(10))
-	b.OnPressure(func(c bus.PressureChange) {
-		fmt.Println(c.Agent, c.Status, c.Depth)
-	})
-	ctx := context.Background()
-	for range 10 {
-		_ = b.Send(ctx, &transport.Message{Type: transport.MessageRequest, From: "lead", To: "reviewer", Content: map[string]any{"action": "review"}})
-	}
-	_, _ = b.Receive("reviewer", 0)
-	// Output:
-	// reviewer throttled 8
-	// reviewer overloaded 10
-	// reviewer throttled 7
-	// reviewer recovering 5
-}

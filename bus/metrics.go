@@ -1,8 +1,6 @@
 package bus
 
 import (
-	"errors"
-	"slices"
 	"sync/atomic"
 
 	"github.com/batonhq/baton/transport"
@@ -10,16 +8,10 @@ import (
 
 // flow holds the counters of the delivery guarantees and flow control.
 type flow struct {
-	redeliveries        atomic.Uint64
-	nacks               atomic.Uint64
-	rejects             atomic.Uint64
-	duplicates          atomic.Uint64
-	rateDeferred        atomic.Uint64
-	breakerRefused      atomic.Uint64
-	breakerOpened       atomic.Uint64
-	pressureChanges     atomic.Uint64
-	backpressureSignals atomic.Uint64
-	convRefused         atomic.Uint64
+	redeliveries atomic.Uint64
+	nacks        atomic.Uint64
+	rejects      atomic.Uint64
+	duplicates   atomic.Uint64
 }
 
 // Metrics returns a snapshot of the bus's metrics. It briefly locks each
@@ -34,32 +26,18 @@ func (b *Bus) Metrics() transport.Snapshot {
 		mb := dir.byID[id]
 		mb.mu.Lock()
 		c := mb.c
-		level := mb.level
 		mb.mu.Unlock()
 		total.add(&c)
 		s.Agents = append(s.Agents, transport.AgentStats{
 			Agent: id, Type: mb.agentType, Depth: c.depth, Capacity: mb.capacity, AwaitingAck: c.inflight,
-			Deferred: c.deferred, Pressure: level, Breaker: mb.br.state(),
 			Accepted: c.accepted, Delivered: c.delivered, DeadLettered: c.dead,
 		})
 	}
-	b.retiredBoxes = slices.DeleteFunc(b.retiredBoxes, func(mb *mailbox) bool {
-		mb.mu.Lock()
-		defer mb.mu.Unlock()
-		if !mb.c.waiting() {
-			b.extra.add(&mb.c)
-			mb.c = counts{}
-			return true
-		}
-		total.add(&mb.c)
-		return false
-	})
 	total.add(&b.extra)
 	b.mu.Unlock()
 
 	s.Accepted, s.Delivered, s.DeadLettered = total.accepted, total.delivered, total.dead
-	s.Queued = total.depth + total.deferred
-	s.Deferred = total.deferred
+	s.Queued = total.depth
 	s.InFlight = total.inflight
 	s.Expired = total.expired
 	s.Handoffs = total.handoffs
@@ -71,8 +49,6 @@ func (b *Bus) Metrics() transport.Snapshot {
 	s.DeadLettersHeld = len(b.dlq.items)
 	b.dlq.mu.Unlock()
 	s.ValidationErrors = b.validationErrors.Load()
-	s.Broadcasts = b.broadcasts.Load()
-	s.Published = b.published.Load()
 	s.Requeued = b.requeued.Load()
 	s.Discarded = b.discarded.Load()
 	s.Acks = b.acks.Load()
@@ -86,8 +62,6 @@ func (b *Bus) Metrics() transport.Snapshot {
 		handoff.add(&b.shards[i].handoff)
 	}
 	s.Send, s.Receive, s.Wait, s.Handoff = send.summary(), receive.summary(), wait.summary(), handoff.summary()
-	s.RoundTrip = summarize(&b.roundTrip)
-	s.Broadcast = summarize(&b.broadcastLatency)
 	s.Ack = summarize(&b.ackLatency)
 	return s
 }
@@ -106,19 +80,4 @@ func (b *Bus) flowMetrics(s *transport.Snapshot) {
 	if b.idem != nil {
 		s.IdempotencyKeys = b.idem.size(b.clock.Now().UnixNano())
 	}
-	s.RateDeferred = b.rateDeferred.Load()
-	s.BreakerRefused = b.breakerRefused.Load()
-	s.BreakerOpened = b.breakerOpened.Load()
-	s.PressureChanges = b.pressureChanges.Load()
-	s.BackpressureSignals = b.backpressureSignals.Load()
-	s.ConversationsRefused = b.convRefused.Load()
-}
-
-// refusedBy counts a message refused by the conversation rules.
-func (b *Bus) refusedBy(m *transport.Message, err error) {
-	if errors.Is(err, ErrConversationClosed) {
-		b.convRefused.Add(1)
-		return
-	}
-	b.refuse(m, err)
 }

@@ -93,7 +93,6 @@ func TestBus_OnDeadLetter_ReportsEveryReason(t *testing.T) {
 func TestBus_NilSubscribersAreIgnored(t *testing.T) {
 	b := newBus(t, []string{"A"})
 	b.OnDeadLetter(nil)()
-	b.OnPressure(nil)()
 	if err := b.Send(t.Context(), request("A", "nobody", "lost")); err == nil {
 		t.Fatal("a send to an unknown agent succeeded")
 	}

@@ -15,17 +15,6 @@ const (
 	DefaultMailboxCapacity = 1000
 	// DefaultCapacity is the number of messages all mailboxes hold together.
 	DefaultCapacity = 10000
-	// DefaultRequestTimeout bounds Request of a REQUEST or HANDOFF when its
-	// context has no earlier deadline.
-	DefaultRequestTimeout = 2 * time.Minute
-	// DefaultQueryTimeout bounds Request of a QUERY, a lightweight request
-	// for information that must be answered sooner than a REQUEST.
-	DefaultQueryTimeout = 30 * time.Second
-	// DefaultTopicRetention is how long a topic keeps its messages for late
-	// subscribers.
-	DefaultTopicRetention = time.Hour
-	// DefaultTopicRetainMax bounds the number of messages a topic retains.
-	DefaultTopicRetainMax = 1000
 	// DefaultDeadLetterLimit bounds the dead letters the bus holds; the
 	// oldest are dropped first (they stay counted in the metrics).
 	DefaultDeadLetterLimit = 10000
@@ -38,23 +27,14 @@ type config struct {
 	ids             func() string
 	capacity        int
 	mailboxCapacity int
-	requestTimeout  time.Duration
-	topicRetention  time.Duration
-	topicRetainMax  int
 	deadLetterLimit int
 	sweepInterval   time.Duration
 
-	queryTimeout  time.Duration
 	ackTimeout    time.Duration
 	noAckMessages bool
 	maxDeliveries int
 	idemWindow    time.Duration
 	idemMax       int
-	conversations *ConversationLimits
-	rateLimits    *RateLimits
-	pressure      Backpressure
-	signals       bool
-	breaker       *BreakerSettings
 }
 
 func defaultConfig() config {
@@ -64,23 +44,18 @@ func defaultConfig() config {
 		ids:             newUUID,
 		capacity:        DefaultCapacity,
 		mailboxCapacity: DefaultMailboxCapacity,
-		requestTimeout:  DefaultRequestTimeout,
-		topicRetention:  DefaultTopicRetention,
-		topicRetainMax:  DefaultTopicRetainMax,
 		deadLetterLimit: DefaultDeadLetterLimit,
-		queryTimeout:    DefaultQueryTimeout,
 		ackTimeout:      DefaultAckTimeout,
 		maxDeliveries:   DefaultMaxDeliveries,
 		idemWindow:      DefaultIdempotencyWindow,
 		idemMax:         DefaultIdempotencyKeys,
-		pressure:        Backpressure{}.withDefaults(),
 	}
 }
 
 // Option configures a Bus.
 type Option func(*config)
 
-// WithLogger sets the logger for sends, broadcasts, expiries and dead
+// WithLogger sets the logger for sends, expiries and dead
 // letters; nil keeps the default zap.NewNop().
 func WithLogger(l *zap.Logger) Option {
 	return func(c *config) {
@@ -131,28 +106,6 @@ func WithDefaultMailboxCapacity(n int) Option {
 	}
 }
 
-// WithRequestTimeout sets how long Request waits for a response when its
-// context has no earlier deadline; d <= 0 keeps DefaultRequestTimeout.
-func WithRequestTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.requestTimeout = d
-		}
-	}
-}
-
-// WithTopicRetention sets how long, and how many, messages a topic keeps to
-// replay to late subscribers. window <= 0 disables retention; max <= 0 keeps
-// DefaultTopicRetainMax.
-func WithTopicRetention(window time.Duration, max int) Option {
-	return func(c *config) {
-		c.topicRetention = window
-		if max > 0 {
-			c.topicRetainMax = max
-		}
-	}
-}
-
 // WithDeadLetterLimit bounds how many dead letters the bus holds; n <= 0
 // keeps DefaultDeadLetterLimit.
 func WithDeadLetterLimit(n int) Option {
@@ -180,7 +133,7 @@ type mailboxConfig struct {
 	required  []string
 }
 
-// WithAgentType records the agent's type, used by BroadcastToTypes.
+// WithAgentType records the agent's type, which its metrics carry.
 func WithAgentType(t string) MailboxOption {
 	return func(c *mailboxConfig) { c.agentType = t }
 }
@@ -199,17 +152,10 @@ func WithRequiredContent(keys ...string) MailboxOption {
 	return func(c *mailboxConfig) { c.required = append(c.required, keys...) }
 }
 
-// SendOption configures one send (Send, SendAll, Broadcast, Publish...).
+// SendOption configures one send (Send, SendAll).
 type SendOption func(*sendConfig)
 
 type sendConfig struct {
-	timeout time.Duration
 	receipt *Receipt
 	offer   bool // OfferWork: a full mailbox refuses, and the sender keeps the message
-}
-
-// WithTimeout bounds how long Request waits for its response, overriding
-// the bus's request timeout.
-func WithTimeout(d time.Duration) SendOption {
-	return func(c *sendConfig) { c.timeout = d }
 }

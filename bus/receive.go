@@ -142,16 +142,12 @@ func (b *Bus) takeLocked(mb *mailbox, now int64, at time.Time, expired *[]*trans
 			return nil, false
 		}
 		b.total.Add(-1)
-		if mb.level != transport.PressureNormal {
-			b.relievedLocked(mb, now)
-		}
 		if e.exp <= now {
 			b.expireLocked(mb, e.m, at)
 			*expired = append(*expired, e.m)
 			continue
 		}
 		wait := now - e.enq
-		mb.waitEWMA += (wait - mb.waitEWMA) / 8
 		mb.shard.wait.record(time.Duration(wait))
 		if e.m.Type == transport.MessageHandoff {
 			mb.shard.handoff.record(time.Duration(wait))
@@ -169,30 +165,22 @@ func (b *Bus) expireLocked(mb *mailbox, m *transport.Message, at time.Time) {
 	b.deadLetterLocked(&mb.c, m, transport.ReasonTTLExpired, 1, "bus: ttl expired before delivery", at)
 	if m.RequiresAck {
 		b.forgetFlightLocked(mb, m)
-		mb.br.resolveLocked(m.MessageID, errNotDelivered)
 	}
 }
 
 // purgeExpiredLocked dead-letters every expired message of mb and returns
 // how many there were.
 func (b *Bus) purgeExpiredLocked(mb *mailbox, now int64, at time.Time, expired *[]*transport.Message) int {
-	n := 0
-	for p := range mb.rings {
-		mb.rings[p].removeIf(func(e entry) bool {
-			if e.exp > now {
-				return false
-			}
-			b.expireLocked(mb, e.m, at)
-			*expired = append(*expired, e.m)
-			n++
-			return true
-		})
-	}
+	n := mb.queue.RemoveAll(func(e entry) bool {
+		if e.exp > now {
+			return false
+		}
+		b.expireLocked(mb, e.m, at)
+		*expired = append(*expired, e.m)
+		return true
+	})
 	mb.c.depth -= n
 	b.total.Add(int64(-n))
-	if n > 0 && mb.level != transport.PressureNormal {
-		b.relievedLocked(mb, now)
-	}
 	return n
 }
 

@@ -182,40 +182,6 @@ func TestRF009_Scenario16_HandoffLogging(t *testing.T) {
 	}
 }
 
-func TestRF009_Scenario17_BroadcastWithSelectiveTargeting(t *testing.T) {
-	log, logs := observed()
-	b := newBus(t, nil, bus.WithLogger(log))
-	for agent, typ := range map[string]string{"Orchestrator": "orchestrator", "FlightAgent": "booking", "HotelAgent": "booking",
-		"CarAgent": "booking", "PaymentAgent": "payment", "NotificationAgent": "notification"} {
-		if err := b.Register(agent, bus.WithAgentType(typ)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	deliveries, err := b.BroadcastToTypes(t.Context(), []string{"booking"},
-		&transport.Message{From: "Orchestrator", Content: map[string]any{"action": "alert", "alert": "Booking API maintenance"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var to []string
-	for _, d := range deliveries {
-		to = append(to, d.To)
-	}
-	if want := []string{"CarAgent", "FlightAgent", "HotelAgent"}; !reflect.DeepEqual(to, want) {
-		t.Errorf("got deliveries to %v, want %v", to, want)
-	}
-	for agent, want := range map[string]int{"FlightAgent": 1, "HotelAgent": 1, "CarAgent": 1, "PaymentAgent": 0, "NotificationAgent": 0} {
-		if got := len(receiveAll(t, b, agent)); got != want {
-			t.Errorf("%s got %d messages, want %d", agent, got, want)
-		}
-	}
-	if got := logs.FilterField(zap.String("category", "broadcast")).Len(); got != 1 {
-		t.Errorf("got %d broadcast log entries, want 1", got)
-	}
-	if _, err := b.BroadcastToTypes(t.Context(), nil, request("Orchestrator", "*", "x")); err == nil {
-		t.Error("got nil for a broadcast to no type, want a validation error")
-	}
-}
-
 func TestRF009_Scenario19_HandoffWithConstraints(t *testing.T) {
 	b := newBus(t, []string{"SellerAgent", "PaymentAgent"})
 	constraints := map[string]any{"refund_method": "original_payment", "processing_time": "within_3_days"}

@@ -15,19 +15,14 @@ var errGone = errors.New("bus: mailbox gone")
 
 // Send validates m, fills what the bus owns (message_id when empty,
 // conversation_id, timestamp, TTL) and queues it for m.To. A to_agent of "*"
-// broadcasts (see Broadcast) and "topic:<name>" publishes (see Publish).
+// or "topic:<name>" names no mailbox: broadcast and topics are decorators
+// of package bus/feature.
 //
 // Send never blocks. Outcomes:
 //   - invalid message, done ctx, or closed bus: an error, and the message is
-//     not accepted (a *ValidationError is counted in the metrics); with
-//     WithConversations, a reply to an unknown message is such an error and
-//     a message for a closed thread a *ConversationClosedError;
-//   - an open circuit breaker (WithCircuitBreaker): a *CircuitOpenError, and
-//     the message is not accepted;
+//     not accepted (a *ValidationError is counted in the metrics);
 //   - a duplicate idempotency key: nil, and the message is neither accepted
 //     nor delivered (WithReceipt reports Duplicate);
-//   - rate limited (WithRateLimits): nil; the message is accepted and waits
-//     in its sender's outbound queue (WithReceipt reports Deferred);
 //   - unknown receiver: the message is accepted, dead-lettered
 //     "receiver_not_found", and a *RoutingError matching ErrRouting and
 //     ErrUnknownAgent is returned;
@@ -44,36 +39,14 @@ func (b *Bus) Send(ctx context.Context, m *transport.Message, opts ...SendOption
 	if len(opts) > 0 {
 		sc = b.sendOptions(opts)
 	}
-	err := b.dispatch(ctx, m, start, &sc)
+	err := b.sendOne(m, start, &sc)
 	b.flush()
 	return err
 }
 
-// dispatch routes one admitted message: broadcast, publication or
-// point-to-point.
-func (b *Bus) dispatch(ctx context.Context, m *transport.Message, start time.Time, sc *sendConfig) error {
-	if name, isTopic := m.Topic(); isTopic || m.To == transport.BroadcastAll {
-		if dup, err := b.accept(m, start, sc); dup || err != nil {
-			return err
-		}
-		var err error
-		if isTopic {
-			_, err = b.publish(ctx, name, m, start, *sc)
-		} else {
-			_, err = b.fanOut(ctx, m, start, *sc, b.recipientsExcept(m.From), "")
-		}
-		return err
-	}
-	return b.sendOne(m, start, sc)
-}
-
-// accept fills m and admits it once per idempotency key and into its
-// conversation thread. It reports dup for a duplicate, which the caller
-// acknowledges without delivering; an error means m was refused.
+// accept fills m and admits it once per idempotency key. It reports dup
+// for a duplicate, which the caller acknowledges without delivering.
 func (b *Bus) accept(m *transport.Message, start time.Time, sc *sendConfig) (dup bool, err error) {
-	if b.conv != nil {
-		b.conv.inherit(m)
-	}
 	b.fill(m, start)
 	if sc != nil && sc.receipt != nil {
 		*sc.receipt = Receipt{MessageID: m.MessageID}
@@ -81,22 +54,12 @@ func (b *Bus) accept(m *transport.Message, start time.Time, sc *sendConfig) (dup
 	if b.claimKey(m, sc, start.UnixNano()) {
 		return true, nil
 	}
-	if b.conv != nil {
-		if err := b.conv.record(m, start); err != nil {
-			b.releaseKey(m)
-			b.refusedBy(m, err)
-			return false, err
-		}
-	}
 	return false, nil
 }
 
 // unaccept undoes accept for a message refused afterwards.
 func (b *Bus) unaccept(m *transport.Message) {
 	b.releaseKey(m)
-	if b.conv != nil {
-		b.conv.forget(m)
-	}
 }
 
 // SendAll sends every message of msgs in one call and reports each result
@@ -112,10 +75,6 @@ func (b *Bus) SendAll(ctx context.Context, msgs []*transport.Message, opts ...Se
 	for i, m := range msgs {
 		if err := b.admit(ctx, m); err != nil {
 			errs[i] = err
-			continue
-		}
-		if _, isTopic := m.Topic(); isTopic || m.To == transport.BroadcastAll {
-			errs[i] = b.dispatch(ctx, m, start, &sc)
 			continue
 		}
 		errs[i] = b.sendOne(m, start, &sc)
@@ -200,9 +159,6 @@ func (b *Bus) sendOne(m *transport.Message, start time.Time, sc *sendConfig) err
 	if dup, err := b.accept(m, start, sc); dup || err != nil {
 		return err
 	}
-	if (m.Type == transport.MessageResponse || m.Type == transport.MessageError) && b.npending.Load() > 0 && b.handToWaiter(m, start) {
-		return nil
-	}
 	mb := b.lookup(m.To)
 	if mb == nil {
 		return b.unroutable(m, start)
@@ -214,31 +170,12 @@ func (b *Bus) sendOne(m *transport.Message, start time.Time, sc *sendConfig) err
 			return err
 		}
 	}
-	var done func(error)
-	if mb.br != nil && m.Type != transport.MessageAck {
-		var err error
-		if done, err = mb.br.allow(mb.id); err != nil {
-			b.unaccept(m)
-			b.breakerRefused.Add(1)
-			if ce := b.log.Check(zap.WarnLevel, "message refused"); ce != nil {
-				ce.Write(zap.String("category", "circuit_breaker"), messageFields(m), zap.Error(err))
-			}
-			return err
-		}
-	}
-	if b.rl != nil && b.rateLimited(mb, m, start, done) {
-		if sc.receipt != nil {
-			sc.receipt.Deferred = true
-		}
-		return nil
-	}
 	full := overflowDeadLetter
 	if sc.offer {
 		full = overflowRefuse
 	}
-	err := b.enqueue(mb, m, start, full, done)
+	err := b.enqueue(mb, m, start, full)
 	if err == errGone {
-		mb.br.report(done, errNotDelivered)
 		return b.unroutable(m, start)
 	}
 	return err
@@ -257,9 +194,8 @@ const (
 )
 
 // enqueue is the hot path: one lock of the receiver's mailbox, no
-// allocation. A full mailbox is handled as full says. done, when not nil,
-// receives the outcome for the receiver's circuit breaker.
-func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full overflow, done func(error)) error {
+// allocation. A full mailbox is handled as full says.
+func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full overflow) error {
 	now := start.UnixNano()
 	e := entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}
 	mb.mu.Lock()
@@ -270,12 +206,10 @@ func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full o
 	var expired []*transport.Message
 	if err := b.reserveLocked(mb, now, start, &expired); err != nil {
 		switch full {
-		case overflowRefuse:
-			mb.br.report(done, err)
+		case overflowRefuse: // neither accepted nor dead-lettered: the sender keeps it
 		default:
 			mb.c.accepted++
 			b.deadLetterLocked(&mb.c, m, transport.ReasonQueueOverflow, 1, err.Error(), start)
-			mb.br.report(done, err)
 		}
 		mb.mu.Unlock()
 		b.logExpired(expired)
@@ -291,10 +225,7 @@ func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full o
 	if m.Type == transport.MessageHandoff {
 		mb.c.handoffs++
 	}
-	b.pushLocked(mb, e, false, now)
-	if done != nil {
-		mb.br.queuedLocked(mb, m, done)
-	}
+	b.pushLocked(mb, e, false)
 	mb.mu.Unlock()
 	b.logExpired(expired)
 	b.recordSent(mb, m, start)

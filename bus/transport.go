@@ -37,7 +37,7 @@ func (b *Bus) OfferWork(ctx context.Context, m *transport.Message) error {
 		return err
 	}
 	sc := sendConfig{offer: true}
-	err := b.dispatch(ctx, m, start, &sc)
+	err := b.sendOne(m, start, &sc)
 	b.flush()
 	return err
 }
@@ -60,11 +60,14 @@ func (b *Bus) Room(ctx context.Context, agentID string) (free, capacity int, err
 	if ctx == nil {
 		return 0, 0, &transport.ValidationError{Field: "ctx", Reason: "is nil"}
 	}
-	p, err := b.Pressure(agentID)
+	mb, err := b.mailboxFor(agentID)
 	if err != nil {
 		return 0, 0, err
 	}
-	return max(p.Capacity-p.Depth, 0), p.Capacity, nil
+	mb.mu.Lock()
+	depth := mb.c.depth
+	mb.mu.Unlock()
+	return max(mb.capacity-depth, 0), mb.capacity, nil
 }
 
 var (

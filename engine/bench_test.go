@@ -11,6 +11,7 @@ import (
 	"github.com/batonhq/baton/engine/engineprom"
 	"github.com/batonhq/baton/internal/cputime"
 	"github.com/batonhq/baton/internal/refundagents"
+	"github.com/batonhq/baton/record"
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
@@ -105,38 +106,38 @@ func reportSteps(b *testing.B, steps int, start time.Time, cpu0 time.Duration) {
 // garbage collector scans a heap that grows with b.N; the discard case
 // commits to a store that keeps nothing, which isolates the per-step work.
 func BenchmarkEngineRefundSim(b *testing.B) {
-	b.Run("memstore", func(b *testing.B) { benchRefundSim(b, engine.NewMemStore()) })
+	b.Run("memstore", func(b *testing.B) { benchRefundSim(b, record.NewMemStore()) })
 	b.Run("discard", func(b *testing.B) { benchRefundSim(b, discardStore{}) })
 }
 
 // discardStore keeps nothing.
 type discardStore struct{}
 
-func (discardStore) Commit(context.Context, engine.StepRecord) error { return nil }
-func (discardStore) Instance(context.Context, string) (engine.Snapshot, error) {
-	return engine.Snapshot{}, engine.ErrUnknownInstance
+func (discardStore) Commit(context.Context, record.Step) error { return nil }
+func (discardStore) Instance(context.Context, string) (record.Snapshot, error) {
+	return record.Snapshot{}, engine.ErrUnknownInstance
 }
-func (discardStore) History(context.Context, string) ([]engine.Entry, error) {
+func (discardStore) History(context.Context, string) ([]record.Entry, error) {
 	return nil, engine.ErrUnknownInstance
 }
-func (discardStore) Instances(context.Context) ([]engine.Snapshot, error) { return nil, nil }
-func (discardStore) Outbox(context.Context, string) ([]engine.Outgoing, error) {
+func (discardStore) Instances(context.Context) ([]record.Snapshot, error) { return nil, nil }
+func (discardStore) Outbox(context.Context, string) ([]record.Outgoing, error) {
 	return nil, engine.ErrUnknownInstance
 }
 func (discardStore) Prune(context.Context, time.Time) (int, error)             { return 0, nil }
-func (discardStore) AddDeadLetter(context.Context, engine.DeadLetter) error    { return nil }
-func (discardStore) DeadLetters(context.Context) ([]engine.DeadLetter, error)  { return nil, nil }
-func (discardStore) SaveWorkflow(context.Context, engine.WorkflowSource) error { return nil }
-func (discardStore) Workflow(context.Context, string) (engine.WorkflowSource, error) {
-	return engine.WorkflowSource{}, engine.ErrUnknownWorkflow
+func (discardStore) AddDeadLetter(context.Context, record.DeadLetter) error    { return nil }
+func (discardStore) DeadLetters(context.Context) ([]record.DeadLetter, error)  { return nil, nil }
+func (discardStore) SaveWorkflow(context.Context, record.WorkflowSource) error { return nil }
+func (discardStore) Workflow(context.Context, string) (record.WorkflowSource, error) {
+	return record.WorkflowSource{}, engine.ErrUnknownWorkflow
 }
 
-func benchRefundSim(b *testing.B, store engine.Store) {
+func benchRefundSim(b *testing.B, store record.Store) {
 	benchRefundSimWith(b, store, refundagents.Approved())
 }
 
 // benchRefundSimWith is benchRefundSim with the agents' handlers given.
-func benchRefundSimWith(b *testing.B, store engine.Store, handlers map[string]registry.Handler) {
+func benchRefundSimWith(b *testing.B, store record.Store, handlers map[string]registry.Handler) {
 	w := loadRefund(b)
 	reg, err := engine.NewRegistry(w, handlers)
 	if err != nil {
@@ -156,11 +157,11 @@ func benchRefundSimWith(b *testing.B, store engine.Store, handlers map[string]re
 // in-memory store (which keeps every snapshot and history) and with a store
 // that keeps nothing (the engine's and the bus's share alone).
 func BenchmarkIdleInstanceMemory(b *testing.B) {
-	b.Run("memstore", func(b *testing.B) { benchIdle(b, func() engine.Store { return engine.NewMemStore() }) })
-	b.Run("discard", func(b *testing.B) { benchIdle(b, func() engine.Store { return discardStore{} }) })
+	b.Run("memstore", func(b *testing.B) { benchIdle(b, func() record.Store { return record.NewMemStore() }) })
+	b.Run("discard", func(b *testing.B) { benchIdle(b, func() record.Store { return discardStore{} }) })
 }
 
-func benchIdle(b *testing.B, store func() engine.Store) {
+func benchIdle(b *testing.B, store func() record.Store) {
 	w := loadRefund(b)
 	const n = 10_000
 	for range b.N {

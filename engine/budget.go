@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -109,24 +110,15 @@ func (i *instance) abandonWork(ctx context.Context) {
 		i.retry.Stop()
 		i.retry = nil
 	}
-	if i.join != nil {
-		i.stopBranches()
-		i.join = nil
-	}
-	i.stopItems()
-	i.stopWait()
-	i.stopChild(ctx)
+	i.endWork(ctx)
 }
 
-// fanOutOverBudget stops a parallel or foreach state whose run r, just
+// fanOutOverBudget stops a parallel or foreach state whose run, just
 // ended, took the usage over a budget: the state's other runs are
 // abandoned (their reports will be stale) and the instance enters on_limit
 // or fails, without waiting for the state's outcome. It reports whether it
 // did.
-func (i *instance) fanOutOverBudget(ctx context.Context, r *run) bool {
-	if r.kind != runBranch && r.kind != runItem {
-		return false
-	}
+func (i *instance) fanOutOverBudget(ctx context.Context) bool {
 	hit := i.overBudget()
 	if hit == nil {
 		if left, ok := i.room(); ok && left.over(i.usage.Totals) {
@@ -282,7 +274,7 @@ func (i *instance) childOverBudget(ctx context.Context, c *childRun) bool {
 		n = len(*i.pending)
 	}
 	i.limitHit(ctx, hit)
-	if i.pending != nil && len(*i.pending) > n && (*i.pending)[n].Kind == KindLimitHit {
+	if i.pending != nil && len(*i.pending) > n && (*i.pending)[n].Kind == record.KindLimitHit {
 		(*i.pending)[n].Agent, (*i.pending)[n].Usage = c.state.Name, used
 	}
 	return true

@@ -13,6 +13,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/replay"
 	"github.com/batonhq/baton/rules"
@@ -150,21 +151,21 @@ func TestEngine_Budgets(t *testing.T) {
 				if res.State != tt.wantState {
 					t.Errorf("got state %s, want %s", res.State, tt.wantState)
 				}
-				if fails := entries(h, engine.KindFailed); len(fails) != 1 || fails[0].ErrorKind != tt.wantLimit.Limit {
+				if fails := entries(h, record.KindFailed); len(fails) != 1 || fails[0].ErrorKind != tt.wantLimit.Limit {
 					t.Errorf("got failed entries %+v, want one of kind %s", fails, tt.wantLimit.Limit)
 				}
 			}
 			if got := path(h); !slices.Equal(got, tt.wantPath) {
 				t.Errorf("path: got %v, want %v", got, tt.wantPath)
 			}
-			runs := entries(h, engine.KindAgentRun)
+			runs := entries(h, record.KindAgentRun)
 			if len(runs) != tt.wantRuns {
 				t.Errorf("got %d runs, want %d (history %s)", len(runs), tt.wantRuns, kinds(h))
 			}
 			if sum := sumRuns(h); sum.Totals != res.Usage.Totals {
 				t.Errorf("got runs summing to %+v, want the totals %+v: the crossing run counts", sum.Totals, res.Usage.Totals)
 			}
-			hits := entries(h, engine.KindLimitHit)
+			hits := entries(h, record.KindLimitHit)
 			if tt.wantLimit.Limit == "" {
 				if len(hits) != 0 {
 					t.Errorf("got limit hits %+v, want none", hits)
@@ -204,7 +205,7 @@ func TestEngine_Budgets_TheCrossingReportIsApplied(t *testing.T) {
 	var seen []string
 	for _, e := range h {
 		switch e.Kind {
-		case engine.KindAgentRun, engine.KindOutcome, engine.KindRuleFired, engine.KindLimitHit, engine.KindTransition:
+		case record.KindAgentRun, record.KindOutcome, record.KindRuleFired, record.KindLimitHit, record.KindTransition:
 			seen = append(seen, string(e.Kind)+":"+e.Agent+e.Rule+e.Next)
 		}
 	}
@@ -238,7 +239,7 @@ func TestEngine_Budgets_MaxDurationFiresDuringAWait(t *testing.T) {
 			} else {
 				wantFailed(t, res, "engine: limit max_duration exceeded: the instance has run for 1h0m0s (max 1h0m0s), in state SIGN")
 			}
-			hits := entries(h, engine.KindLimitHit)
+			hits := entries(h, record.KindLimitHit)
 			if len(hits) != 1 || hits[0].Limit != "max_duration" || hits[0].Error != want.Error() || !hits[0].Time.Equal(epoch.Add(time.Hour)) {
 				t.Fatalf("got limit hits %+v, want one max_duration hit at %v", hits, epoch.Add(time.Hour))
 			}
@@ -285,7 +286,7 @@ func TestEngine_Budgets_MaxDurationAfterARestart(t *testing.T) {
 		t.Run(tt.restart.String(), func(t *testing.T) {
 			ctx := context.Background()
 			w := budgetWorkflow(t, noOnLimit...)
-			store := engine.NewMemStore()
+			store := record.NewMemStore()
 			newEngine := func(sim *clock.Sim) *engine.Engine {
 				reg, err := engine.NewRegistry(w, map[string]registry.Handler{
 					"writer": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
@@ -331,7 +332,7 @@ func TestEngine_Budgets_MaxDurationAfterARestart(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantFailed(t, h.Result(), "engine: limit max_duration exceeded: the instance has run for "+tt.ran+" (max 1h0m0s), in state SIGN")
-			hits := entries(history(t, h), engine.KindLimitHit)
+			hits := entries(history(t, h), record.KindLimitHit)
 			if len(hits) != 1 || !hits[0].Time.Equal(epoch.Add(tt.hitAt)) {
 				t.Errorf("got limit hits %+v, want one at %v", hits, epoch.Add(tt.hitAt))
 			}
@@ -365,7 +366,7 @@ rules:
 	})
 	res, h := r.finish(nil)
 	wantFailed(t, res, "engine: limit max_cost exceeded: the instance's runs cost 1.5 (max 1)")
-	if runs := entries(h, engine.KindAgentRun); len(runs) != 4 {
+	if runs := entries(h, record.KindAgentRun); len(runs) != 4 {
 		t.Errorf("got %d runs, want the splitter's and three items' (history %s)", len(runs), kinds(h))
 	}
 	if res.Usage.Cost != 1.5 || res.State != "REVIEWS" {
@@ -528,7 +529,7 @@ func TestEngine_Budgets_ChildRunsCountAsTheyEnd(t *testing.T) {
 			res := inst.Result()
 			if tt.wantErr == "" {
 				wantCompleted(t, res, "STOPPED")
-			} else if res.Status != engine.StatusFailed || res.Err == nil || res.Err.Error() != tt.wantErr {
+			} else if res.Status != record.StatusFailed || res.Err == nil || res.Err.Error() != tt.wantErr {
 				t.Fatalf("got %s (%v), want failed with %q", res.Status, res.Err, tt.wantErr)
 			}
 			agent, runs, want := "thinker", 5, 1.25
@@ -549,7 +550,7 @@ func TestEngine_Budgets_ChildRunsCountAsTheyEnd(t *testing.T) {
 					}
 					t.Fatal(err)
 				}
-				if got := child.Result().Status; got != engine.StatusCanceled {
+				if got := child.Result().Status; got != record.StatusCanceled {
 					t.Errorf("child %s: got %s, want canceled", id, got)
 				}
 			}
@@ -557,7 +558,7 @@ func TestEngine_Budgets_ChildRunsCountAsTheyEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hits := entries(h, engine.KindLimitHit)
+			hits := entries(h, record.KindLimitHit)
 			if len(hits) != 1 || hits[0].Usage.Cost != want || hits[0].State != "RESEARCH" {
 				t.Fatalf("got limit_hit entries %+v, want one in RESEARCH carrying the child's cost %v", hits, want)
 			}
@@ -645,7 +646,7 @@ func TestEngine_Budgets_ChildRunsCountAfterARestart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := c.Result().Status; got != engine.StatusCanceled {
+			if got := c.Result().Status; got != record.StatusCanceled {
 				t.Errorf("child: got %s, want canceled", got)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -121,7 +122,7 @@ func (f *family) version(hash string) *Engine {
 }
 
 // of returns the engine of the instance snap, among the family.
-func (f *family) of(snap Snapshot) *Engine {
+func (f *family) of(snap record.Snapshot) *Engine {
 	if m := f.version(snap.Hash); m != nil {
 		return m
 	}
@@ -194,10 +195,14 @@ func parentOf(id string) string {
 // nesting counts the parents of an instance id.
 func nesting(id string) int { return strings.Count(id, "/") / 2 }
 
-// startChild enters a workflow state: it starts the child instance with the
+// workflowKind is the kind of a workflow state: a child instance of
+// another workflow, waited for (see childRun).
+type workflowKind struct{}
+
+// enter enters a workflow state: it starts the child instance with the
 // state's input (the parent's context without one) and arms the state's
 // timeout. Entering is not a step: the child's runs count in the child.
-func (i *instance) startChild(ctx context.Context, d dispatch) {
+func (workflowKind) enter(ctx context.Context, i *instance, d dispatch) {
 	st := i.state
 	i.run = nil
 	target := i.e.fam.engine(st.Child.Workflow)
@@ -220,8 +225,8 @@ func (i *instance) startChild(ctx context.Context, d dispatch) {
 		return
 	}
 	c := &childRun{id: id, state: st, eng: target, since: i.e.clock.Now()}
-	i.child = c
-	i.note(Entry{Kind: KindChild, State: st.Name, Agent: target.wf.Name, Detail: id, Result: input, Delay: st.Timeout})
+	i.work = c
+	i.note(record.Entry{Kind: record.KindChild, State: st.Name, Agent: target.wf.Name, Detail: id, Result: input, Delay: st.Timeout})
 	i.armChild(c, st.Timeout)
 	i.e.fam.leaveRoom(id, i.childRoom())
 	i.launchChild(ctx, c, input)
@@ -237,7 +242,7 @@ func (i *instance) launchChild(ctx context.Context, c *childRun, input map[strin
 	case errors.Is(err, ErrDuplicateInstance):
 		c.eng.notifyIfFinished(ctx, c.id)
 	default:
-		i.child = nil
+		i.work = nil
 		c.stop()
 		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: fmt.Sprintf("child %s did not start: %v", c.id, err), Kind: "child_failed"})
 	}
@@ -295,10 +300,10 @@ func (i *instance) childTimedOut(ctx context.Context, c *childRun) {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if i.status.Finished() || i.child != c {
+	if i.status.Finished() || i.work != c {
 		return
 	}
-	i.child = nil
+	i.work = nil
 	c.eng.fam.dropRoom(c.id)
 	c.eng.cancelChild(ctx, c.id)
 	if snap, err := c.eng.store.Instance(ctx, c.id); err == nil {
@@ -322,7 +327,7 @@ func (e *Engine) cancelChild(ctx context.Context, id string) {
 func (i *instance) childDone(ctx context.Context, id string) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	c := i.child
+	c, _ := i.work.(*childRun)
 	if i.status.Finished() || c == nil || c.id != id {
 		return
 	}
@@ -330,14 +335,14 @@ func (i *instance) childDone(ctx context.Context, id string) {
 	if err != nil || !snap.Status.Finished() {
 		return
 	}
-	i.child = nil
+	i.work = nil
 	c.stop()
 	i.childSpent(snap.Usage)
-	if snap.Status == StatusCanceled && i.childOverBudget(ctx, c) {
+	if snap.Status == record.StatusCanceled && i.childOverBudget(ctx, c) {
 		i.commit(ctx)
 		return
 	}
-	if snap.Status == StatusCompleted {
+	if snap.Status == record.StatusCompleted {
 		i.decide(ctx, snap.Outcome, maps.Clone(orEmpty(snap.Context)), rules.ErrorInfo{})
 	} else {
 		msg := fmt.Sprintf("child %s %s: %s", id, snap.Status, snap.Error)
@@ -346,33 +351,43 @@ func (i *instance) childDone(ctx context.Context, id string) {
 	i.commit(ctx)
 }
 
-// stopChild cancels the child the instance waits for, if any: the parent
-// has finished (cancelled, failed) without it.
-func (i *instance) stopChild(ctx context.Context) {
-	c := i.child
-	if c == nil {
-		return
-	}
-	i.child = nil
+// end cancels the child the instance waits for: the parent has left the
+// state (cancelled, failed, over a budget) without it.
+func (c *childRun) end(ctx context.Context) {
 	c.stop()
 	c.eng.cancelChild(ctx, c.id)
 }
 
-// resumeChild continues a workflow state after a restart: the child started
+// A child's runs are its own instance's.
+func (c *childRun) run(int) *run { return nil }
+func (c *childRun) runDone(context.Context, *instance, *run, registry.Outcome, error, bool, bool) {
+}
+func (c *childRun) sendFailed(context.Context, *instance, *run, error) {}
+func (c *childRun) progress(out []RunProgress) []RunProgress           { return out }
+
+func (c *childRun) pending(buf []Pending) []Pending {
+	name := ""
+	if c.eng != nil {
+		name = c.eng.wf.Name
+	}
+	return append(buf, Pending{Kind: PendingChild, State: c.state.Name, Agent: name, Child: c.id, Since: c.since, Deadline: deadline(c.since, c.state.Timeout)})
+}
+
+// resume continues a workflow state after a restart: the child started
 // before the crash is waited for again (the child's engine resumes it), one
 // that finished meanwhile reports now, and one the crash kept from starting
 // starts now with the input the history recorded. The state's deadline
 // stays where it was.
-func (i *instance) resumeChild(ctx context.Context, history []Entry, outbox []Outgoing) error {
+func (workflowKind) resume(ctx context.Context, i *instance, _ record.Snapshot, history []record.Entry, outbox []record.Outgoing) error {
 	st := i.state
-	var started *Entry
+	var started *record.Entry
 	for k := len(history) - 1; k >= 0; k-- {
 		e := &history[k]
-		if e.Kind == KindChild && e.State == st.Name {
+		if e.Kind == record.KindChild && e.State == st.Name {
 			started = e
 			break
 		}
-		if e.Kind == KindTransition && e.Next == st.Name {
+		if e.Kind == record.KindTransition && e.Next == st.Name {
 			break
 		}
 	}
@@ -380,7 +395,7 @@ func (i *instance) resumeChild(ctx context.Context, history []Entry, outbox []Ou
 		return fmt.Errorf("%w %s: no child of state %s in its history", ErrCannotResume, i.id, st.Name)
 	}
 	for _, o := range outbox {
-		if o.Kind == OutgoingNotice {
+		if o.Kind == record.OutgoingNotice {
 			if err := i.resend(ctx, o, nil); err != nil {
 				return err
 			}
@@ -401,10 +416,10 @@ func (i *instance) resumeChild(ctx context.Context, history []Entry, outbox []Ou
 	}
 	c := &childRun{id: started.Detail, state: st, eng: target, since: started.Time}
 	i.run = nil
-	i.child = c
+	i.work = c
 	left := c.since.Add(st.Timeout).Sub(i.e.clock.Now())
 	if st.Timeout > 0 && left <= 0 {
-		i.child = nil
+		i.work = nil
 		target.cancelChild(ctx, c.id)
 		i.decide(ctx, "timeout", nil, rules.ErrorInfo{Message: fmt.Sprintf("child %s did not finish within %s", c.id, st.Timeout), Kind: "timeout"})
 		return nil

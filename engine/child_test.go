@@ -75,27 +75,27 @@ func TestEngine_Child_Outcomes(t *testing.T) {
 		agents      map[string][]reply
 		wantOutcome string
 		wantContext map[string]any
-		wantChild   engine.Status
+		wantChild   record.Status
 	}{
 		{
 			name:        "the child's terminal state is the outcome, its final context the result",
 			agents:      map[string][]reply{"signup": {signed}, "checker": {ok("ok", map[string]any{"level": "high"})}, "welcomer": {ok("welcomed", nil)}},
-			wantOutcome: "DONE", wantContext: map[string]any{"level": "high", "checked": "c-7"}, wantChild: engine.StatusCompleted,
+			wantOutcome: "DONE", wantContext: map[string]any{"level": "high", "checked": "c-7"}, wantChild: record.StatusCompleted,
 		},
 		{
 			name:        "another terminal state, another rule",
 			agents:      map[string][]reply{"signup": {signed}, "checker": {ok("ko", nil)}},
-			wantOutcome: "REFUSED", wantChild: engine.StatusCompleted,
+			wantOutcome: "REFUSED", wantChild: record.StatusCompleted,
 		},
 		{
 			name:        "a failed child is the outcome error with kind child_failed",
 			agents:      map[string][]reply{"signup": {signed}, "checker": {permanent("registry down")}},
-			wantOutcome: "BROKEN", wantContext: map[string]any{"kind": "child_failed"}, wantChild: engine.StatusFailed,
+			wantOutcome: "BROKEN", wantContext: map[string]any{"kind": "child_failed"}, wantChild: record.StatusFailed,
 		},
 		{
 			name:        "the state's timeout cancels the child (its checker never answers)",
 			agents:      map[string][]reply{"signup": {signed}},
-			wantOutcome: "LATE", wantContext: map[string]any{"kind": "timeout"}, wantChild: engine.StatusCanceled,
+			wantOutcome: "LATE", wantContext: map[string]any{"kind": "timeout"}, wantChild: record.StatusCanceled,
 		},
 	}
 	for _, tt := range tests {
@@ -108,7 +108,7 @@ func TestEngine_Child_Outcomes(t *testing.T) {
 					t.Errorf("context %s: got %v, want %v", k, res.Context[k], v)
 				}
 			}
-			started := entries(h, engine.KindChild)
+			started := entries(h, record.KindChild)
 			if len(started) != 1 || started[0].Detail != "p-1/KYC/1" || started[0].Agent != "kyc" || started[0].Result["customer_id"] != "c-7" {
 				t.Fatalf("got child entries %+v, want p-1/KYC/1 of kyc with its input", started)
 			}
@@ -123,7 +123,7 @@ func TestEngine_Child_Outcomes(t *testing.T) {
 				t.Errorf("got %d steps in the parent, want its own runs only", res.Steps)
 			}
 			ch := history(t, child)
-			if len(entries(ch, engine.KindDispatch)) == 0 || ch[0].State != "CHECKING" {
+			if len(entries(ch, record.KindDispatch)) == 0 || ch[0].State != "CHECKING" {
 				t.Errorf("the child's history has no run: %s", kinds(ch))
 			}
 		})
@@ -146,7 +146,7 @@ func TestEngine_Child_CancelledWithItsParent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := child.Result().Status; got != engine.StatusCanceled {
+	if got := child.Result().Status; got != record.StatusCanceled {
 		t.Errorf("child: got %s, want canceled with its parent", got)
 	}
 }
@@ -162,7 +162,7 @@ func TestEngine_Child_NeedsTheSet(t *testing.T) {
 }
 
 func TestEngine_Child_ResumedWhileTheChildRuns(t *testing.T) {
-	build := func(t *testing.T, store engine.Store, sim *clock.Sim) *engine.Engine {
+	build := func(t *testing.T, store record.Store, sim *clock.Sim) *engine.Engine {
 		eng, err := newEngine(loadChildSet(t), nil, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("p")))
 		if err != nil {
 			t.Fatal(err)
@@ -185,7 +185,7 @@ func TestEngine_Child_ResumedWhileTheChildRuns(t *testing.T) {
 // testChildResumed starts an instance of onboarding (under id, or a new
 // id when empty), lets the engine die while the child runs, resumes both
 // on another engine and finishes them.
-func testChildResumed(t *testing.T, build func(*testing.T, engine.Store, *clock.Sim) *engine.Engine, name, id string) {
+func testChildResumed(t *testing.T, build func(*testing.T, record.Store, *clock.Sim) *engine.Engine, name, id string) {
 	ctx := context.Background()
 	store := openStore(t, name)
 	sim := clock.NewSim(epoch)
@@ -269,7 +269,7 @@ func TestEngine_Child_NestingDeeperThanEightFails(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the eighth child: %v", err)
 	}
-	if res := h.Result(); res.Status != engine.StatusFailed || !strings.Contains(errText(res.Err), "deeper than 8 levels") {
+	if res := h.Result(); res.Status != record.StatusFailed || !strings.Contains(errText(res.Err), "deeper than 8 levels") {
 		t.Errorf("the eighth child: got %s (%v), want failed for nesting deeper than 8", res.Status, res.Err)
 	}
 }
@@ -295,7 +295,7 @@ func (s *parentRefusingStore) Commit(ctx context.Context, rec record.Step) error
 // written), and the resumed parent takes its end.
 func TestEngine_Child_ARefusedParentStepLeavesTheChildRunning(t *testing.T) {
 	w := loadChildSet(t)
-	store := &parentRefusingStore{MemStore: engine.NewMemStore(), parent: "p-1"}
+	store := &parentRefusingStore{MemStore: record.NewMemStore(), parent: "p-1"}
 	childStarted := make(chan struct{})
 	release := make(chan struct{})
 	var (
@@ -349,7 +349,7 @@ func TestEngine_Child_ARefusedParentStepLeavesTheChildRunning(t *testing.T) {
 	// The parent's step is refused (every try) while its child runs.
 	for {
 		snap, err := store.MemStore.Instance(ctx, "p-1/KYC/1")
-		if err == nil && snap.Status == engine.StatusCanceled {
+		if err == nil && snap.Status == record.StatusCanceled {
 			t.Fatalf("the child was cancelled: %q", snap.CancelReason)
 		}
 		if _, err := eng.Instance("p-1"); err != nil || ctx.Err() != nil {
@@ -368,7 +368,7 @@ func TestEngine_Child_ARefusedParentStepLeavesTheChildRunning(t *testing.T) {
 		}
 		snap, err := store.MemStore.Instance(ctx, "p-1")
 		if err == nil && snap.Status.Finished() {
-			if snap.Status != engine.StatusCompleted || snap.Outcome != "DONE" {
+			if snap.Status != record.StatusCompleted || snap.Outcome != "DONE" {
 				t.Fatalf("parent ended %s %s (%s), want completed DONE", snap.Status, snap.Outcome, snap.Error)
 			}
 			break
@@ -376,7 +376,7 @@ func TestEngine_Child_ARefusedParentStepLeavesTheChildRunning(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	child, err := store.MemStore.Instance(ctx, "p-1/KYC/1")
-	if err != nil || child.Status != engine.StatusCompleted {
+	if err != nil || child.Status != record.StatusCompleted {
 		t.Errorf("child: %+v, %v: want completed", child.Status, err)
 	}
 }

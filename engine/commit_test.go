@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 )
 
 // watchStore is a MemStore that, when an instance's final step is
 // committed, records whether that instance's Done channel was already
 // closed: Wait must not return before the step it reports is in the store.
 type watchStore struct {
-	*engine.MemStore
+	*record.MemStore
 	eng *engine.Engine
 
 	mu          sync.Mutex
@@ -21,7 +22,7 @@ type watchStore struct {
 	finalCommit map[string]bool
 }
 
-func (s *watchStore) Commit(ctx context.Context, rec engine.StepRecord) error {
+func (s *watchStore) Commit(ctx context.Context, rec record.Step) error {
 	if rec.Snapshot.Status.Finished() {
 		s.mu.Lock()
 		if s.finalCommit == nil {
@@ -48,15 +49,15 @@ func TestEngine_Instance_DoneClosesAfterTheFinalStepIsCommitted(t *testing.T) {
 		name   string
 		agents map[string][]reply
 		cancel bool
-		want   engine.Status
+		want   record.Status
 	}{
-		{"completed", map[string][]reply{"alpha": {ok("next", nil)}, "beta": {ok("next", nil)}, "gamma": {ok("next", nil)}, "watch": nil}, false, engine.StatusCompleted},
-		{"failed", map[string][]reply{"alpha": {ok("unknown", nil)}}, false, engine.StatusFailed},
-		{"canceled", map[string][]reply{"alpha": {ok("next", nil)}}, true, engine.StatusCanceled},
+		{"completed", map[string][]reply{"alpha": {ok("next", nil)}, "beta": {ok("next", nil)}, "gamma": {ok("next", nil)}, "watch": nil}, false, record.StatusCompleted},
+		{"failed", map[string][]reply{"alpha": {ok("unknown", nil)}}, false, record.StatusFailed},
+		{"canceled", map[string][]reply{"alpha": {ok("next", nil)}}, true, record.StatusCanceled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			store := &watchStore{MemStore: engine.NewMemStore()}
+			store := &watchStore{MemStore: record.NewMemStore()}
 			var seen []engine.EventType
 			r := newSimRun(t, "chain.yaml", tt.agents, engine.WithStore(store), engine.WithObserver(func(e engine.Event) {
 				seen = append(seen, e.Type)
@@ -83,8 +84,8 @@ func TestEngine_Instance_DoneClosesAfterTheFinalStepIsCommitted(t *testing.T) {
 			h := history(t, inst)
 			// A final notice's agent may take it after the instance has
 			// ended: that entry may follow the final one.
-			h = slices.DeleteFunc(h, func(e engine.Entry) bool { return e.Kind == engine.KindNoticeTaken })
-			if last := h[len(h)-1].Kind; string(last) != map[engine.Status]string{engine.StatusCompleted: "completed", engine.StatusFailed: "failed", engine.StatusCanceled: "canceled"}[tt.want] {
+			h = slices.DeleteFunc(h, func(e record.Entry) bool { return e.Kind == record.KindNoticeTaken })
+			if last := h[len(h)-1].Kind; string(last) != map[record.Status]string{record.StatusCompleted: "completed", record.StatusFailed: "failed", record.StatusCanceled: "canceled"}[tt.want] {
 				t.Errorf("got last entry %s, want the final one", last)
 			}
 			if len(seen) == 0 || (seen[len(seen)-1] != engine.EventCompleted && seen[len(seen)-1] != engine.EventFailed && seen[len(seen)-1] != engine.EventCancelled) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/transport"
@@ -120,7 +121,7 @@ func TestEngine_Concurrency_TenThousandRefunds(t *testing.T) {
 		if err != nil {
 			t.Fatalf("instance %d: Wait: %v (state %s)", k, err, res.State)
 		}
-		if res.Status != engine.StatusCompleted || res.Outcome != "COMPLETED" || res.Steps != 4 {
+		if res.Status != record.StatusCompleted || res.Outcome != "COMPLETED" || res.Steps != 4 {
 			t.Fatalf("instance %d: got %s %q after %d steps (%v), want completed COMPLETED after 4", k, res.Status, res.Outcome, res.Steps, res.Err)
 		}
 		if want := fmt.Sprintf("tx-order-%d", k); res.Context["transaction_id"] != want {
@@ -141,7 +142,7 @@ func TestEngine_Concurrency_TenThousandRefunds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snaps) != n || !slices.IsSortedFunc(snaps, func(a, b engine.Snapshot) int {
+	if len(snaps) != n || !slices.IsSortedFunc(snaps, func(a, b record.Snapshot) int {
 		if a.ID < b.ID {
 			return -1
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -26,7 +27,7 @@ rules:
 	r := newSimRunOf(t, w, map[string][]reply{"checker": {ok("checked", map[string]any{"number": "ABC-123"})}})
 	res, h := r.finish(nil)
 	wantCompleted(t, res, "FALLBACK") // the failed condition counts as false
-	cond := entries(h, engine.KindCondition)
+	cond := entries(h, record.KindCondition)
 	if len(cond) != 1 || cond[0].Rule != "big" || cond[0].Error == "" {
 		t.Fatalf("got condition entries %+v, want one for rule big with its error", cond)
 	}

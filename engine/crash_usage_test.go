@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -19,7 +19,7 @@ func crashUsage(n int) registry.Usage {
 // every instance's usage totals are the sum of its agent_run entries'
 // usage: a run applied once is counted once, whatever reports came again
 // and whatever restarts resumed it.
-func checkCrashUsage(t *testing.T, st engine.Store) {
+func checkCrashUsage(t *testing.T, st record.Store) {
 	t.Helper()
 	ctx := context.Background()
 	snaps, err := st.Instances(ctx)
@@ -33,7 +33,7 @@ func checkCrashUsage(t *testing.T, st engine.Store) {
 		}
 		var sum registry.Ledger
 		for _, e := range h {
-			if e.Kind == engine.KindAgentRun {
+			if e.Kind == record.KindAgentRun {
 				sum = sum.Add(e.Agent, e.Usage)
 			}
 		}

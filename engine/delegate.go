@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -90,7 +91,7 @@ func (i *instance) returnControl(ctx context.Context, r *run, out registry.Outco
 		i.limitHit(ctx, &LimitError{Limit: "max_steps", State: i.state.Name, Count: s, Max: i.e.wf.Limits.MaxSteps})
 		return
 	}
-	i.note(Entry{Kind: KindReturned, State: i.state.Name, From: r.agent, To: r.delegator, Result: out.Result})
+	i.note(record.Entry{Kind: record.KindReturned, State: i.state.Name, From: r.agent, To: r.delegator, Result: out.Result})
 	i.step++
 	nr := &run{
 		returned: true,
@@ -115,7 +116,7 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	r := i.run
-	if i.status.Finished() || r == nil || r.ended || i.state.Parallel() {
+	if i.status.Finished() || r == nil || r.ended || i.work != nil {
 		return ErrNoActiveRun
 	}
 	// The validator has its say before anything changes, so that a refused
@@ -126,14 +127,14 @@ func (i *instance) selectAgent(ctx context.Context, agentID, explanation string)
 		task = "user selected agent " + agentID
 	}
 	cmd := handoff.Command{From: r.agent, To: agentID, Reason: handoff.ReasonUserRequest, Task: task}
-	if err := i.e.val.Validate(cmd, i.recentHandoffs()); err != nil {
+	if err := i.e.val.Validate(cmd, i.recent); err != nil {
 		return err
 	}
 	r.ended = true
 	r.stopTimers()
 	r.stop()
 	r.endSpan("", "", nil)
-	i.note(Entry{Kind: KindSelected, Step: r.step, State: i.state.Name, From: r.agent, To: agentID, Detail: explanation})
+	i.note(record.Entry{Kind: record.KindSelected, Step: r.step, State: i.state.Name, From: r.agent, To: agentID, Detail: explanation})
 	i.delegate(ctx, r, registry.Outcome{Handoff: &registry.Delegation{
 		To: agentID, Reason: string(handoff.ReasonUserRequest), Explanation: explanation,
 		Task: r.description,

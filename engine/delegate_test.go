@@ -11,6 +11,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -24,18 +25,18 @@ func delegateTo(d registry.Delegation, result map[string]any) reply {
 }
 
 // handoffPairs lists the hand-offs sent as "from->to", in order.
-func handoffPairs(h []engine.Entry) []string {
+func handoffPairs(h []record.Entry) []string {
 	var out []string
-	for _, e := range entries(h, engine.KindHandoff) {
+	for _, e := range entries(h, record.KindHandoff) {
 		out = append(out, e.From+"->"+e.To)
 	}
 	return out
 }
 
 // outcomes lists the outcomes matched against the rules as "agent:trigger".
-func outcomes(h []engine.Entry) []string {
+func outcomes(h []record.Entry) []string {
 	var out []string
-	for _, e := range entries(h, engine.KindOutcome) {
+	for _, e := range entries(h, record.KindOutcome) {
 		out = append(out, e.Agent+":"+e.Trigger)
 	}
 	return out
@@ -69,7 +70,7 @@ func TestDelegate_Accepted_OutcomeMatchedAsTheDelegators(t *testing.T) {
 	if got, want := fired(h), []string{"done"}; !slices.Equal(got, want) {
 		t.Errorf("got rules %v, want %v", got, want)
 	}
-	runs := entries(h, engine.KindAgentRun)
+	runs := entries(h, record.KindAgentRun)
 	if len(runs) != 2 || runs[0].Agent != "desk" || runs[0].To != "expert" || runs[0].Detail != "hand-off (clarification)" {
 		t.Errorf("got runs %+v, want desk's run asking for a hand-off to expert first", runs)
 	}
@@ -188,7 +189,7 @@ func TestDelegate_ReturnControl_DelegatorRunsAgain(t *testing.T) {
 	if got, want := handoffPairs(h), []string{"desk->expert"}; !slices.Equal(got, want) {
 		t.Errorf("got hand-offs %v, want %v: returning control is no hand-off", got, want)
 	}
-	ret := entries(h, engine.KindReturned)
+	ret := entries(h, record.KindReturned)
 	if len(ret) != 1 || ret[0].From != "expert" || ret[0].To != "desk" || ret[0].Result["facts"] != 3 {
 		t.Errorf("got returned entries %+v, want one expert -> desk with the result", ret)
 	}
@@ -235,7 +236,7 @@ func TestDelegate_DelegateFailures_AreTheStatesOutcomes(t *testing.T) {
 			if n, m := len(r.script.runsOf("desk")), len(r.script.runsOf("expert")); n != 1 || m != 1 {
 				t.Errorf("got %d runs of desk and %d of expert, want 1 each", n, m)
 			}
-			if retries := entries(h, engine.KindRetry); len(retries) != 0 {
+			if retries := entries(h, record.KindRetry); len(retries) != 0 {
 				t.Errorf("got retries %+v, want none", retries)
 			}
 		})
@@ -333,7 +334,7 @@ func TestDelegate_MaxStepsCountsDelegateRuns(t *testing.T) {
 			if !errors.Is(res.Err, engine.ErrLimit) {
 				t.Errorf("got %v, want ErrLimit", res.Err)
 			}
-			if hits := entries(h, engine.KindLimitHit); len(hits) != 1 {
+			if hits := entries(h, record.KindLimitHit); len(hits) != 1 {
 				t.Errorf("got limit hits %+v, want 1", hits)
 			}
 			if res.Steps != 2 {
@@ -347,7 +348,7 @@ func TestDelegate_MaxStepsCountsDelegateRuns(t *testing.T) {
 // the instance after a restart refuses the hand-off the window forbids, as
 // the first engine would have.
 func TestDelegate_LoopWindowSurvivesResume(t *testing.T) {
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	ask := registry.Delegation{To: "expert", Reason: "clarification", ReturnControl: true}
 	deskRuns := 0
 	blocked := make(chan struct{})

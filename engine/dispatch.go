@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
@@ -131,7 +132,7 @@ func (e *Engine) runLocal(l *lane, it laneItem) {
 // keepRefused writes to the store, as a dead letter, the work a Go agent's
 // full lane refused: nothing the engine sends is dropped in silence.
 func (e *Engine) keepRefused(i *instance, r *run, err error) {
-	dl := DeadLetter{
+	dl := record.DeadLetter{
 		MessageID: r.key, Type: string(transport.MessageHandoff), From: r.from, To: r.agent,
 		Reason: string(transport.ReasonQueueOverflow), Instance: i.id, Step: r.step, Key: r.key,
 		At: e.clock.Now(), Attempts: 1, LastError: err.Error(),
@@ -165,13 +166,18 @@ func (i *instance) takeNotice(id string) bool {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	return i.takeNoticeLocked(id)
+}
+
+// takeNoticeLocked is takeNotice with i.mu held.
+func (i *instance) takeNoticeLocked(id string) bool {
 	if !i.notices[id] {
 		return false
 	}
 	delete(i.notices, id)
 	// The notice's outbox item is settled: a commit of its own, since the
 	// instance has no step left to carry it.
-	i.note(Entry{Kind: KindNoticeTaken, HandoffID: id, Step: noticeStep(id)})
+	i.note(record.Entry{Kind: record.KindNoticeTaken, HandoffID: id, Step: noticeStep(id)})
 	i.commit(i.e.ctx)
 	return true
 }
@@ -181,13 +187,41 @@ func (i *instance) takeNotice(id string) bool {
 // unknown_instance) when the store refused it, so that the agent gives the
 // notice back and reports it again to the engine that resumes the
 // instance, instead of acking a notice whose outbox item nobody settled.
+// i.mu is held.
 func (i *instance) noticeErr(id string) error {
-	i.mu.Lock()
-	defer i.mu.Unlock()
 	if i.commitErr != nil {
 		return notCommitted(i.id, noticeStep(id), i.commitErr)
 	}
 	return nil
+}
+
+// report applies an external agent's report of its run's outcome under one
+// hold of the instance's lock, from the report's arrival to the next step
+// committed and its work sent: a final notice's report settles the notice;
+// a report from an agent that does not run the step is answered invalid;
+// anything else ends the run (see finishRun).
+func (i *instance) report(ctx context.Context, rep *wire.Report) (*wire.Answer, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if len(i.notices) > 0 {
+		if key := registry.StepKey(rep.InstanceID, rep.Step); i.takeNoticeLocked(key) {
+			return nil, i.noticeErr(key)
+		}
+	}
+	r := i.active(rep.Step)
+	if r != nil && r.agent != rep.Agent {
+		return &wire.Answer{Code: wire.CodeInvalid, Message: fmt.Sprintf("engine: step %d of %s is run by %s, not %s", rep.Step, rep.InstanceID, r.agent, rep.Agent)}, nil
+	}
+	out, runErr := rep.Outcome()
+	if runErr == nil {
+		if err := checkOutcome(out); err != nil {
+			return nil, err
+		}
+	}
+	if i.e.closed.Load() {
+		return nil, ErrClosed // the instance stays as it was
+	}
+	return nil, i.finishLocked(ctx, r, rep.Step, out, runErr, false)
 }
 
 // markAccepted tells whether the run of step, whose agent says it took the

@@ -70,9 +70,9 @@
 // # History, store and events
 //
 // Each step (an outcome processed, a retry dispatched, a timeout) is
-// committed to the [Store] as one [StepRecord]: the instance's [Snapshot]
-// after the step, the history [Entry] lines it produced, and the work it
-// sends as [Outgoing] items (a transactional outbox). Only once the store
+// committed to the [record.Store] as one [record.Step]: the instance's
+// [record.Snapshot] after the step, the history [record.Entry] lines it
+// produced, and the work it sends as [record.Outgoing] items (a transactional outbox). Only once the store
 // has committed the step is its work sent; then observers
 // registered with [WithObserver] receive the step's events (instance_started,
 // run_started, agent_reported, retry_scheduled, rule_fired, state_changed,
@@ -99,11 +99,25 @@
 // Without a provider no span is made. [Engine.Metrics] counts the running
 // instances; package engineprom turns the events into Prometheus metrics.
 //
+// # State kinds
+//
+// Each kind of state has its own file: an agent's state (agent.go), a
+// parallel state (parallel.go), a wait state (wait.go), a foreach state
+// (foreach.go) and a workflow state (child.go). A kind enters its state and
+// resumes it after a restart; a kind that does more than one agent's run
+// keeps its work under way (a join, a wait, the items, a child) as the
+// instance's visit, which takes the outcomes of its runs, answers what the
+// instance waits on, and stops or ends with the state. kind.go holds the
+// two interfaces and kindOf, the one place that tells the kinds apart: a
+// new kind of state is a new file and a line there.
+//
 // # Concurrency
 //
 // Each instance has its own lock, held for the duration of a step and never
 // while a handler runs, so instances progress independently and there is no
-// global lock on the hot path. Go handlers run on goroutines the agents'
+// global lock on the hot path; an external agent's report takes its
+// instance's lock once, from its arrival to the next step committed and its
+// work sent. Go handlers run on goroutines the agents'
 // mailboxes start (or on a clock.Sim for deterministic replays, see package
 // scenario); timers' work runs on the engine's small worker pool; every
 // goroutine the engine starts is stopped by [Engine.Close].

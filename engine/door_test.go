@@ -34,7 +34,7 @@ func TestEngine_Start_RefusesDataNoStoreCanKeep(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			store := engine.NewMemStore()
+			store := record.NewMemStore()
 			eng := poolEngine(t, "chain.yaml", nil, engine.WithStore(store))
 			defer eng.Close()
 			_, err := eng.Start(t.Context(), tt.input)
@@ -60,11 +60,11 @@ func TestEngine_Result_RefusedAtTheDoor(t *testing.T) {
 		})
 		res, h := r.finish(nil)
 		wantCompleted(t, res, "DONE")
-		ran := entries(h, engine.KindAgentRun)
+		ran := entries(h, record.KindAgentRun)
 		if len(ran) != 3 || ran[1].ErrorKind != "invalid_result" || ran[1].Error == "" {
 			t.Fatalf("got runs %+v, want the reviewer's first run failed with kind invalid_result", ran)
 		}
-		if n := len(entries(h, engine.KindRetry)); n != 1 {
+		if n := len(entries(h, record.KindRetry)); n != 1 {
 			t.Errorf("got %d retries, want 1", n)
 		}
 	})
@@ -81,7 +81,7 @@ func TestEngine_Result_RefusedAtTheDoor(t *testing.T) {
 		if !errors.As(err, &ie) || ie.Field != "result.x" {
 			t.Fatalf("got %v, want an *InputError naming result.x", err)
 		}
-		if got := inst.Result(); got.State != "REVIEW" || got.Status != engine.StatusRunning {
+		if got := inst.Result(); got.State != "REVIEW" || got.Status != record.StatusRunning {
 			t.Fatalf("got %s in %s, want the run still under way in REVIEW", got.Status, got.State)
 		}
 		if err := r.eng.Report(t.Context(), inst.ID(), 2, registry.Outcome{Trigger: "reviewed"}, nil); err != nil {
@@ -111,7 +111,7 @@ func (s *failingStore) Commit(ctx context.Context, rec record.Step) error {
 // step's work is sent, it fails visibly with a *CommitError, and the store
 // keeps it at its last committed step, from which Resume continues it.
 func TestEngine_Commit_RefusedStepSendsNothingAndResumes(t *testing.T) {
-	store := &failingStore{MemStore: engine.NewMemStore()}
+	store := &failingStore{MemStore: record.NewMemStore()}
 	var betaRuns atomic.Int64
 	alphaDone := make(chan struct{})
 	handlers := map[string]registry.Handler{
@@ -137,7 +137,7 @@ func TestEngine_Commit_RefusedStepSendsNothingAndResumes(t *testing.T) {
 	}))
 	inst, res := startAndWait(t, eng)
 	var ce *engine.CommitError
-	if res.Status != engine.StatusFailed || !errors.As(res.Err, &ce) {
+	if res.Status != record.StatusFailed || !errors.As(res.Err, &ce) {
 		t.Fatalf("got %s (%v), want failed with a *CommitError", res.Status, res.Err)
 	}
 	// Each refused step is tried three times; the engine may have tried
@@ -159,7 +159,7 @@ func TestEngine_Commit_RefusedStepSendsNothingAndResumes(t *testing.T) {
 	}
 	mu.Unlock()
 	snap, err := store.Instance(t.Context(), inst.ID())
-	if err != nil || snap.Status != engine.StatusRunning || snap.State != "FIRST" || snap.Step != 1 {
+	if err != nil || snap.Status != record.StatusRunning || snap.State != "FIRST" || snap.Step != 1 {
 		t.Fatalf("got stored %+v (%v), want running in FIRST at step 1", snap, err)
 	}
 	_ = eng.Close()
@@ -196,7 +196,7 @@ func waitFor(t *testing.T, eng *engine.Engine, id string) engine.Result {
 // refuses, from its last committed step, without anyone calling Resume.
 func TestEngine_Commit_RefusedStepResumesByItself(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &failingStore{MemStore: engine.NewMemStore()}
+		store := &failingStore{MemStore: record.NewMemStore()}
 		var alphaRuns, betaRuns atomic.Int64
 		handlers := map[string]registry.Handler{
 			"alpha": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
@@ -241,7 +241,7 @@ func TestEngine_Commit_RefusedStepResumesByItself(t *testing.T) {
 // The very first step refused: Start returns the error, the instance was
 // never accepted.
 func TestEngine_Commit_RefusedFirstStepFailsStart(t *testing.T) {
-	store := &failingStore{MemStore: engine.NewMemStore()}
+	store := &failingStore{MemStore: record.NewMemStore()}
 	eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{"alpha": answer("next", nil)}, engine.WithStore(store))
 	defer eng.Close()
 	store.fail.Store(true)
@@ -385,7 +385,7 @@ func TestEngine_StartID(t *testing.T) {
 // An id a caller may not choose is refused with an *IDError before
 // anything starts; the longest allowed id starts and finishes.
 func TestEngine_StartID_RefusesInvalidIDs(t *testing.T) {
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{
 		"alpha": answer("next", nil), "beta": answer("next", nil), "gamma": answer("next", nil), "watch": answer("seen", nil),
 	}, engine.WithStore(store))
@@ -415,7 +415,7 @@ func TestEngine_StartID_RefusesInvalidIDs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("an id of exactly %d bytes: %v", record.MaxIDLen, err)
 	}
-	if res, err := inst.Wait(t.Context()); err != nil || res.Status != engine.StatusCompleted {
+	if res, err := inst.Wait(t.Context()); err != nil || res.Status != record.StatusCompleted {
 		t.Fatalf("got %v (%v), want completed", res.Status, err)
 	}
 }
@@ -457,7 +457,7 @@ func TestNewRegistry_RefusesAnUndeclaredAgent(t *testing.T) {
 // mailbox is refused at the door with an *OverloadedError, never accepted
 // and then failed; room made by the agent taking work lets starts in again.
 func TestEngine_Start_ExternalFirstAgentRefusesWhenTheMailboxIsFull(t *testing.T) {
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	// asker (external): a mailbox of 2.
 	eng := poolEngine(t, "lane_first.yaml", map[string]registry.Handler{"reviewer": answer("reviewed", nil)}, engine.WithStore(store))
 	defer eng.Close()

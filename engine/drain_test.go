@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -49,7 +50,7 @@ func TestEngine_Drain_WaitsForRunsAndStartsNoNewOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	eng, err := newEngine(w, reg, engine.WithStore(store))
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ type Engine struct {
 	tr       transport.Transport
 	ownTr    io.Closer        // the transport the engine made, closed with it
 	lanes    map[string]*lane // Go agents' in-process paths; read-only after New
-	store    Store
+	store    record.Store
 	clock    clock.Clock
 	exec     Executor
 	pool     *pool
@@ -99,7 +99,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 		lanes: map[string]*lane{},
 	}
 	if e.store == nil {
-		e.store = NewMemStore()
+		e.store = record.NewMemStore()
 	}
 	if cfg.tracing != nil {
 		e.tracer = cfg.tracing.Tracer("github.com/batonhq/baton/engine")
@@ -117,6 +117,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	for _, a := range reg.All() {
 		if a.Handler != nil {
 			l := newLane(a.ID, a.Queue, a.Concurrency)
+			l.handler = a.Handler
 			l.drain = func() { e.runLane(l) }
 			e.lanes[a.ID] = l
 			continue
@@ -149,7 +150,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	// The store keeps the source of every workflow version an instance
 	// started on, so that an old version's engine can be built again.
-	if err := e.store.SaveWorkflow(e.ctx, WorkflowSource{
+	if err := e.store.SaveWorkflow(e.ctx, record.WorkflowSource{
 		Hash: w.Hash, Name: w.Name, Version: w.Version, File: w.File, Source: w.Source, Saved: e.clock.Now(),
 	}); err != nil {
 		e.cancel()
@@ -177,7 +178,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 // keepDeadLetter writes a message the transport gave up on to the store.
 func (e *Engine) keepDeadLetter(d transport.DeadLetter) {
 	m := d.Message
-	dl := DeadLetter{
+	dl := record.DeadLetter{
 		MessageID: m.MessageID, Type: string(m.Type), From: m.From, To: m.To, Reason: string(d.Reason),
 		Key: m.Key(), At: d.At, Attempts: d.Attempts, LastError: d.LastError, Content: m.Content,
 	}
@@ -207,7 +208,7 @@ func (e *Engine) Workflow() *rules.Workflow { return e.wf }
 func (e *Engine) Transport() transport.Transport { return e.tr }
 
 // Store returns the store the engine commits to.
-func (e *Engine) Store() Store { return e.store }
+func (e *Engine) Store() record.Store { return e.store }
 
 // Start creates an instance with input and dispatches its initial state's
 // agent. The returned Instance can be waited for, inspected and cancelled.
@@ -334,7 +335,7 @@ func (e *Engine) startRefused(ctx context.Context, inst *instance) (*Instance, e
 	if v, ok := e.instances.Load(inst.id); ok && v == inst {
 		e.instances.Delete(inst.id) // make room for the instance resumed from the store
 	}
-	rep, rerr := e.resumeFrom(context.WithoutCancel(ctx), []Snapshot{snap}, nil)
+	rep, rerr := e.resumeFrom(context.WithoutCancel(ctx), []record.Snapshot{snap}, nil)
 	if rerr == nil {
 		rerr = rep.Failed[inst.id]
 	}
@@ -484,12 +485,12 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 		return err
 	}
 	for _, o := range outbox {
-		if o.Kind == OutgoingNotice {
+		if o.Kind == record.OutgoingNotice {
 			if i.notices == nil {
 				i.notices = map[string]bool{}
 			}
 			i.notices[o.HandoffID] = true
-			i.open = append(i.open, openItem{key: o.Key, notice: o.HandoffID})
+			i.out.open = append(i.out.open, openItem{key: o.Key, notice: o.HandoffID})
 		}
 	}
 	return f(i)
@@ -532,6 +533,17 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 	if err := r.Validate(); err != nil {
 		return wire.Answer{Code: wire.CodeInvalid, Message: err.Error()}
 	}
+	if !r.Heartbeat && r.Progress == nil {
+		if v, ok := e.instances.Load(r.InstanceID); ok {
+			// The hot path: an instance this engine runs, its lock taken
+			// once from the report to the next step committed and sent.
+			ans, err := v.(*instance).report(context.WithoutCancel(ctx), r)
+			if ans != nil {
+				return *ans
+			}
+			return answerOf(err)
+		}
+	}
 	var ans *wire.Answer
 	err := e.with(ctx, r.InstanceID, func(i *instance) error {
 		if r.Heartbeat {
@@ -543,20 +555,9 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 			}
 			return i.progress(r.Step, r.Agent, *r.Progress)
 		}
-		if key := registry.StepKey(r.InstanceID, r.Step); i.takeNotice(key) {
-			return i.noticeErr(key)
-		}
-		if agent, ok := i.runAgent(r.Step); ok && agent != r.Agent {
-			ans = &wire.Answer{Code: wire.CodeInvalid, Message: fmt.Sprintf("engine: step %d of %s is run by %s, not %s", r.Step, r.InstanceID, agent, r.Agent)}
-			return nil
-		}
-		out, runErr := r.Outcome()
-		if runErr == nil {
-			if err := checkOutcome(out); err != nil {
-				return err
-			}
-		}
-		return i.finishRun(context.WithoutCancel(ctx), r.Step, out, runErr, false)
+		var err error
+		ans, err = i.report(context.WithoutCancel(ctx), r)
+		return err
 	})
 	if ans != nil {
 		return *ans

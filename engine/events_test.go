@@ -15,6 +15,7 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/transport"
@@ -193,7 +194,7 @@ func TestEngine_Events_LimitHit(t *testing.T) {
 	again := ok("again", nil)
 	r := newSimRun(t, "limits.yaml", map[string][]reply{"ping": {again, again, again}, "pong": {again, again}})
 	res, _ := r.finish(nil)
-	if res.Status != engine.StatusFailed {
+	if res.Status != record.StatusFailed {
 		t.Fatalf("got %s, want failed", res.Status)
 	}
 	lim := oneEvent(t, r.events, engine.EventLimitHit)

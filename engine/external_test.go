@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
@@ -64,7 +65,7 @@ func TestEngine_External_ReceivesFromTheBusAndReportsTheMessage(t *testing.T) {
 	if !errors.Is(err, engine.ErrStaleReport) {
 		t.Fatalf("second report: got %v, want ErrStaleReport", err)
 	}
-	late := entries(history(t, inst), engine.KindLateReply)
+	late := entries(history(t, inst), record.KindLateReply)
 	if len(late) != 1 || late[0].Step != 3 || late[0].Trigger != "next" {
 		t.Errorf("got late replies %+v, want one for step 3", late)
 	}
@@ -97,7 +98,7 @@ func TestEngine_External_ReportErrors(t *testing.T) {
 			}
 		})
 	}
-	if got := inst.Result(); got.Status != engine.StatusRunning || got.State != "SECOND" {
+	if got := inst.Result(); got.Status != record.StatusRunning || got.State != "SECOND" {
 		t.Errorf("got %s in %s, want the instance still running in SECOND", got.Status, got.State)
 	}
 	history, err := inst.History(ctx)
@@ -172,11 +173,11 @@ func TestEngine_External_TimeoutThenLateReport(t *testing.T) {
 		t.Fatalf("got %v, want ErrStaleReport", err)
 	}
 	h := history(t, inst)
-	runs := entries(h, engine.KindAgentRun)
+	runs := entries(h, record.KindAgentRun)
 	if len(runs) != 2 || runs[1].Error != "engine: run timed out: beta did not finish within 30s" {
 		t.Errorf("got runs %+v, want beta's run timed out", runs)
 	}
-	if late := entries(h, engine.KindLateReply); len(late) != 1 || late[0].Step != 2 {
+	if late := entries(h, record.KindLateReply); len(late) != 1 || late[0].Step != 2 {
 		t.Errorf("got late replies %+v, want one for step 2", late)
 	}
 }
@@ -206,7 +207,7 @@ func TestEngine_External_RejectsTheHandoff(t *testing.T) {
 	if st := handoffStats(t, r.eng); st.Rejected != 1 {
 		t.Errorf("got hand-off stats %+v, want one rejected", st)
 	}
-	if n := len(entries(history(t, inst), engine.KindRetry)); n != 0 {
+	if n := len(entries(history(t, inst), record.KindRetry)); n != 0 {
 		t.Errorf("got %d retries, want none", n)
 	}
 	// The sender learns of it from the instance's history: its hand-off's
@@ -233,7 +234,7 @@ func TestEngine_DeferredOutcomeIsReportedLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-taken
-	if res := inst.Result(); res.Status != engine.StatusRunning || res.State != "FIRST" {
+	if res := inst.Result(); res.Status != record.StatusRunning || res.State != "FIRST" {
 		t.Fatalf("got %s in %s, want the run still under way in FIRST", res.Status, res.State)
 	}
 	if err := eng.Report(t.Context(), inst.ID(), 1, registry.Outcome{Trigger: "next"}, nil); err != nil {
@@ -290,7 +291,7 @@ func TestEngine_External_WorkTheTransportCannotTakeIsSentAgain(t *testing.T) {
 			t.Fatalf("got %d sends to gamma, want 4: three refused, then one taken", n)
 		}
 		wantCompleted(t, answerGamma(t, eng, b, inst), "DONE")
-		for _, e := range entries(history(t, inst), engine.KindAgentRun) {
+		for _, e := range entries(history(t, inst), record.KindAgentRun) {
 			if e.Error != "" {
 				t.Errorf("got a failed run %+v, want none: the refusals were for now", e)
 			}
@@ -351,7 +352,7 @@ func TestEngine_External_ASendTriedAgainDoesNotHoldThePool(t *testing.T) {
 		}
 		time.Sleep(31 * time.Second) // past beta's timeout of 30s
 		synctest.Wait()
-		if res := stalled.Result(); res.Status != engine.StatusCompleted || res.Outcome != "FAILED" {
+		if res := stalled.Result(); res.Status != record.StatusCompleted || res.Outcome != "FAILED" {
 			t.Fatalf("got %s %s, want the stalled instance ended in FAILED by its timeout while the send waits", res.Status, res.Outcome)
 		}
 		close(tr.release)

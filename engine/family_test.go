@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
 // familyEngine builds the engine of w, one of fam, its agents answering
 // with the replies given by agent id.
-func familyEngine(t *testing.T, w *rules.Workflow, fam *engine.Family, store engine.Store, replies map[string]registry.Outcome) *engine.Engine {
+func familyEngine(t *testing.T, w *rules.Workflow, fam *engine.Family, store record.Store, replies map[string]registry.Outcome) *engine.Engine {
 	t.Helper()
 	hs := map[string]registry.Handler{}
 	for _, a := range w.Agents {
@@ -64,7 +65,7 @@ func TestFamily_ChildStartsOnTheCurrentEngine(t *testing.T) {
 		}
 		return nil
 	})
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	ok := registry.Outcome{Trigger: "ok", Result: map[string]any{"level": "high"}}
 	familyEngine(t, v1, fam, store, map[string]registry.Outcome{"checker": ok})
 	current = familyEngine(t, v2, fam, store, map[string]registry.Outcome{"checker": ok})

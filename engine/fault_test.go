@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/transport"
@@ -129,7 +130,7 @@ func TestEngine_Fault_CrashesSlowAgentsAndAFlood(t *testing.T) {
 			if res.Outcome != "DONE" {
 				history, _ := inst.History(context.Background())
 				for _, e := range history {
-					if e.Kind == engine.KindOutcome || e.Kind == engine.KindRetry || e.Error != "" {
+					if e.Kind == record.KindOutcome || e.Kind == record.KindRetry || e.Error != "" {
 						t.Logf("%s step %d %s %s %s", e.Kind, e.Step, e.State, e.Trigger, e.Error)
 					}
 				}
@@ -148,7 +149,7 @@ func TestEngine_Fault_CrashesSlowAgentsAndAFlood(t *testing.T) {
 			require.NoError(t, err)
 			seen := map[int]bool{}
 			for _, e := range history {
-				if e.Kind != engine.KindAgentRun || e.Error != "" {
+				if e.Kind != record.KindAgentRun || e.Error != "" {
 					continue
 				}
 				require.False(t, seen[e.Step], "instance %s ran step %d twice", inst.ID(), e.Step)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -62,11 +63,15 @@ func emptyItemsResult() map[string]any {
 	return map[string]any{"results": []any{}, "errors": []any{}}
 }
 
-// startForeach enters a foreach state: its items (evaluated by Decide for
-// a rule's transition, here for the initial state or on_limit), then the
+// foreachKind is the kind of a foreach state: a run of its agent per item
+// (see foreach).
+type foreachKind struct{}
+
+// enter enters a foreach state: its items (evaluated by Decide for a
+// rule's transition, here for the initial state or on_limit), then the
 // first max_concurrency item runs. Items that are not a list are the
 // outcome error, kind invalid_items; an empty list is joined at once.
-func (i *instance) startForeach(ctx context.Context, d dispatch) {
+func (foreachKind) enter(ctx context.Context, i *instance, d dispatch) {
 	st := i.state
 	i.run = nil
 	items, err := d.items, d.itemsErr
@@ -82,7 +87,7 @@ func (i *instance) startForeach(ctx context.Context, d dispatch) {
 		}
 	}
 	if err != nil {
-		i.note(Entry{Kind: KindForeach, State: st.Name, Agent: st.Foreach.Agent, Error: err.Error(), ErrorKind: "invalid_items"})
+		i.note(record.Entry{Kind: record.KindForeach, State: st.Name, Agent: st.Foreach.Agent, Error: err.Error(), ErrorKind: "invalid_items"})
 		i.decide(ctx, "error", emptyItemsResult(), rules.ErrorInfo{Message: err.Error(), Kind: "invalid_items"})
 		return
 	}
@@ -90,18 +95,17 @@ func (i *instance) startForeach(ctx context.Context, d dispatch) {
 		items = []any{}
 	}
 	f := newForeach(st, items, d)
-	i.each = f
-	i.note(Entry{Kind: KindForeach, State: st.Name, Agent: st.Foreach.Agent, Result: map[string]any{"items": items},
+	i.work = f
+	i.note(record.Entry{Kind: record.KindForeach, State: st.Name, Agent: st.Foreach.Agent, Result: map[string]any{"items": items},
 		Detail: fmt.Sprintf("%d items, at most %d at once", len(items), st.Foreach.MaxConcurrency)})
-	i.pumpItems(ctx)
-	i.checkForeach(ctx)
+	i.pumpItems(ctx, f)
+	i.checkForeach(ctx, f)
 }
 
 // pumpItems starts the next items, in item order, while fewer than
 // max_concurrency are open.
-func (i *instance) pumpItems(ctx context.Context) {
-	f := i.each
-	for f != nil && i.each == f && f.open < f.state.Foreach.MaxConcurrency && f.next < len(f.items) {
+func (i *instance) pumpItems(ctx context.Context, f *foreach) {
+	for i.work == f && f.open < f.state.Foreach.MaxConcurrency && f.next < len(f.items) {
 		k := f.next
 		f.next++
 		f.open++
@@ -121,57 +125,79 @@ func (i *instance) launchItem(ctx context.Context, f *foreach, k, attempt int) {
 	_ = i.launch(ctx, r, f.d.rule) // an item run is the engine's dispatch: no hand-off to refuse
 }
 
-// itemDone ends an item run with its agent's outcome: its own trigger is
+// runDone ends an item run with its agent's outcome: its own trigger is
 // recorded, not matched; a failure, a reserved trigger or a request to hand
 // off is a failed run, which the state's retry policy may retry.
-func (i *instance) itemDone(ctx context.Context, r *run, out registry.Outcome, runErr error, isReject, timedOut bool) {
-	f := i.each
+func (f *foreach) runDone(ctx context.Context, i *instance, r *run, out registry.Outcome, runErr error, isReject, timedOut bool) {
 	delete(f.runs, r.step)
 	switch {
 	case isReject:
 		var rej *registry.RejectError
 		errors.As(runErr, &rej)
-		i.itemFailed(r, registry.Kind(fmt.Errorf("%s rejected item %d: %s", r.agent, r.index, rej.Reason), "rejected"), false)
+		i.itemFailed(f, r, registry.Kind(fmt.Errorf("%s rejected item %d: %s", r.agent, r.index, rej.Reason), "rejected"), false)
 	case timedOut || errors.Is(runErr, ErrTimeout):
 		kind := registry.KindOf(runErr)
 		if kind == "error" {
 			kind = "timeout"
 		}
-		i.itemFailed(r, registry.Kind(runErr, kind), true)
+		i.itemFailed(f, r, registry.Kind(runErr, kind), true)
 	case runErr != nil:
-		i.itemFailed(r, runErr, registry.IsRetryable(runErr))
+		i.itemFailed(f, r, runErr, registry.IsRetryable(runErr))
 	case out.Handoff != nil:
-		i.itemFailed(r, fmt.Errorf("engine: item %d of foreach %s cannot hand off (it asked to hand off to %s)", r.index, f.state.Name, out.Handoff.To), false)
+		i.itemFailed(f, r, fmt.Errorf("engine: item %d of foreach %s cannot hand off (it asked to hand off to %s)", r.index, f.state.Name, out.Handoff.To), false)
 	case reserved(out.Trigger):
-		i.itemFailed(r, fmt.Errorf("%w: agent %s reported %q", ErrReservedTrigger, r.agent, out.Trigger), false)
+		i.itemFailed(f, r, fmt.Errorf("%w: agent %s reported %q", ErrReservedTrigger, r.agent, out.Trigger), false)
 	case out.Trigger == "":
-		i.itemFailed(r, fmt.Errorf("engine: agent %s reported no trigger", r.agent), false)
+		i.itemFailed(f, r, fmt.Errorf("engine: agent %s reported no trigger", r.agent), false)
 	default:
 		f.results[r.index] = orEmpty(out.Result)
 		f.open--
 		f.ended++
 	}
-	i.itemsMoved(ctx)
+	i.itemsMoved(ctx, f)
+}
+
+// sendFailed fails an item run whose work the transport refused; the
+// state's retry policy may retry it.
+func (f *foreach) sendFailed(ctx context.Context, i *instance, r *run, err error) {
+	delete(f.runs, r.step)
+	i.itemFailed(f, r, registry.Kind(err, "transport"), true)
+	i.itemsMoved(ctx, f)
+}
+
+func (f *foreach) run(step int) *run { return f.runs[step] }
+
+func (f *foreach) pending(buf []Pending) []Pending {
+	for _, r := range f.runs {
+		buf = appendRun(buf, PendingForeach, r)
+	}
+	return buf
+}
+
+func (f *foreach) progress(out []RunProgress) []RunProgress {
+	for _, r := range f.runs {
+		out = appendProgress(out, r)
+	}
+	return out
 }
 
 // itemsMoved starts the items that now fit and completes the state when
 // every item has ended.
-func (i *instance) itemsMoved(ctx context.Context) {
-	i.pumpItems(ctx)
-	if i.each != nil {
-		i.checkForeach(ctx)
+func (i *instance) itemsMoved(ctx context.Context, f *foreach) {
+	i.pumpItems(ctx, f)
+	if i.work == f {
+		i.checkForeach(ctx, f)
 	}
 }
 
 // itemFailed applies the state's retry policy to a failed item run; an
 // item with no retry left has failed.
-func (i *instance) itemFailed(r *run, err error, retryable bool) {
-	f := i.each
+func (i *instance) itemFailed(f *foreach, r *run, err error, retryable bool) {
 	st := r.state
 	kind := registry.KindOf(err)
 	if retryable && r.attempt-1 < st.Retry.Max && st.Retry.Retries(kind) {
 		delay := st.Retry.Jittered(r.attempt, i.e.jitter(i.id, r.step))
-		i.note(Entry{Kind: KindRetry, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind, Index: r.index})
+		i.note(record.Entry{Kind: record.KindRetry, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind, Index: r.index})
 		i.armItemRetry(f, r.index, r.attempt+1, delay)
 		return
 	}
@@ -195,12 +221,12 @@ func (i *instance) retryItem(ctx context.Context, f *foreach, k, attempt int) {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if i.status.Finished() || i.each != f {
+	if i.status.Finished() || i.work != f {
 		return
 	}
 	delete(f.retries, k)
 	if i.step+1 > i.e.wf.Limits.MaxSteps {
-		i.stopItems()
+		i.endWork(ctx)
 		i.limitHit(ctx, &LimitError{Limit: "max_steps", State: f.state.Name, Count: i.step + 1, Max: i.e.wf.Limits.MaxSteps})
 	} else {
 		i.launchItem(ctx, f, k, attempt)
@@ -211,12 +237,11 @@ func (i *instance) retryItem(ctx context.Context, f *foreach, k, attempt int) {
 // checkForeach completes the state once every item has ended: joined when
 // none failed, partial when the failures are within tolerate, otherwise
 // the outcome error with kind foreach_failed; the result is the same.
-func (i *instance) checkForeach(ctx context.Context) {
-	f := i.each
+func (i *instance) checkForeach(ctx context.Context, f *foreach) {
 	if f.ended < len(f.items) {
 		return
 	}
-	i.stopItems()
+	i.endWork(ctx)
 	result := f.itemsResult()
 	n, failed := len(f.items), len(f.failures)
 	tolerated := f.state.Foreach.Tolerated(n)
@@ -229,7 +254,7 @@ func (i *instance) checkForeach(ctx context.Context) {
 		outcome = "error"
 		info = rules.ErrorInfo{Message: fmt.Sprintf("foreach %s: %d of %d items failed, %d tolerated", f.state.Name, failed, n, tolerated), Kind: "foreach_failed"}
 	}
-	i.note(Entry{Kind: KindJoined, State: f.state.Name, Trigger: outcome, Detail: foreachSummary(f)})
+	i.note(record.Entry{Kind: record.KindJoined, State: f.state.Name, Trigger: outcome, Detail: foreachSummary(f)})
 	i.decide(ctx, outcome, result, info)
 }
 
@@ -245,62 +270,43 @@ func foreachSummary(f *foreach) string {
 	return s + "; failed: " + strings.Join(idx, ", ")
 }
 
-// stopItems ends the foreach under way: its item runs still going are
+// stop ends the foreach under way: its item runs still going are
 // cancelled (their replies will be late) and its pending retries dropped.
-func (i *instance) stopItems() {
-	f := i.each
-	if f == nil {
-		return
-	}
-	i.each = nil
+func (f *foreach) stop() {
 	for _, r := range f.runs {
-		r.ended = true
-		r.stopTimers()
-		r.stop()
-		r.endSpan("", "", nil) // abandoned: the state ended without it
+		abandon(r)
 	}
 	for _, t := range f.retries {
 		t.Stop()
 	}
 }
 
-// haltItems stops the timers and Go handlers of the foreach under way and
-// keeps it as it is (Close, to be resumed).
-func (f *foreach) halt() {
-	for _, r := range f.runs {
-		r.stopTimers()
-		r.stop()
-		r.endSpan("", "", nil)
-	}
-	for _, t := range f.retries {
-		t.Stop()
-	}
-}
+func (f *foreach) end(context.Context) { f.stop() }
 
-// itemState is what the history says of one item, as resumeForeach reads it.
+// itemState is what the history says of one item, as foreachKind.resume reads it.
 type itemState struct {
-	run     *run   // the run under way
-	failed  *Entry // the last failed run, until a retry entry follows it
-	retry   *Entry // the retry waiting for its backoff
+	run     *run          // the run under way
+	failed  *record.Entry // the last failed run, until a retry entry follows it
+	retry   *record.Entry // the retry waiting for its backoff
 	done    bool
 	started bool
 }
 
-// resumeForeach rebuilds the foreach of the current visit from the
+// resume rebuilds the foreach of the current visit from the
 // history: its items (from the foreach entry), the items that ended, the
 // retries waiting and the runs under way; the runs still owed a reply are
 // sent again from the outbox, the retries armed with what is left of their
 // backoff, and the items never started are started as room allows.
-func (i *instance) resumeForeach(ctx context.Context, history []Entry, outbox []Outgoing) error {
+func (foreachKind) resume(ctx context.Context, i *instance, _ record.Snapshot, history []record.Entry, outbox []record.Outgoing) error {
 	st := i.state
 	begin := -1
 	for k := len(history) - 1; k >= 0; k-- {
 		e := history[k]
-		if e.Kind == KindForeach && e.State == st.Name {
+		if e.Kind == record.KindForeach && e.State == st.Name {
 			begin = k
 			break
 		}
-		if e.Kind == KindTransition && e.Next == st.Name {
+		if e.Kind == record.KindTransition && e.Next == st.Name {
 			break
 		}
 	}
@@ -324,14 +330,14 @@ func (i *instance) resumeForeach(ctx context.Context, history []Entry, outbox []
 		}
 		s := &states[e.Index]
 		switch e.Kind {
-		case KindDispatch, KindResumed:
+		case record.KindDispatch, KindResumed:
 			f.d.description, f.d.priority = e.Detail, max(e.Priority, 1)
 			s.run = &run{step: e.Step, attempt: max(e.Attempt, 1), state: st, agent: st.Foreach.Agent, kind: runItem,
 				index: e.Index, item: items[e.Index], key: registry.StepKey(i.id, e.Step), description: e.Detail, priority: max(e.Priority, 1)}
 			s.started, s.failed, s.retry = true, nil, nil
 			byStep[e.Step] = e.Index
 			f.next = max(f.next, e.Index+1)
-		case KindAgentRun:
+		case record.KindAgentRun:
 			if idx, ok := byStep[e.Step]; !ok || idx != e.Index || s.run == nil || s.run.step != e.Step {
 				continue
 			}
@@ -342,14 +348,14 @@ func (i *instance) resumeForeach(ctx context.Context, history []Entry, outbox []
 			} else {
 				s.failed = e
 			}
-		case KindRetry:
+		case record.KindRetry:
 			if s.failed != nil {
 				s.retry, s.failed = e, nil
 			}
 		}
 	}
 	i.run = nil
-	i.each = f
+	i.work = f
 	for k := range states[:f.next] {
 		s := &states[k]
 		switch {
@@ -371,7 +377,7 @@ func (i *instance) resumeForeach(ctx context.Context, history []Entry, outbox []
 		}
 	}
 	for _, o := range outbox {
-		if o.Kind == OutgoingNotice {
+		if o.Kind == record.OutgoingNotice {
 			if err := i.resend(ctx, o, nil); err != nil {
 				return err
 			}
@@ -398,13 +404,12 @@ func (i *instance) resumeForeach(ctx context.Context, history []Entry, outbox []
 		if r.key != "" && !i.isOpen(r.key) {
 			// An item run with neither a reply nor an outbox item: send
 			// its work again under its step.
-			i.note(Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
-			agent, _ := i.e.reg.Get(r.agent)
-			r.handler = agent.Handler
+			i.note(record.Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
+			r.handler = i.e.handler(r.agent)
 			i.queue(i.outgoing(r, nil), r)
 			i.arm(r)
 		}
 	}
-	i.itemsMoved(ctx)
+	i.itemsMoved(ctx, f)
 	return nil
 }

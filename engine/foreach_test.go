@@ -12,6 +12,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/wire"
 )
@@ -117,7 +118,7 @@ func TestEngine_Foreach_Outcomes(t *testing.T) {
 					t.Errorf("context %s: got %#v, want %#v", k, got, want)
 				}
 			}
-			if got := entries(h, engine.KindForeach); len(got) != 1 || got[0].State != "REVIEWS" {
+			if got := entries(h, record.KindForeach); len(got) != 1 || got[0].State != "REVIEWS" {
 				t.Errorf("got foreach entries %+v, want one for REVIEWS", got)
 			}
 			for _, c := range r.script.runsOf("reviewer") {
@@ -132,7 +133,7 @@ func TestEngine_Foreach_Outcomes(t *testing.T) {
 func TestEngine_Foreach_ItemsStartInOrderAtMostMaxConcurrency(t *testing.T) {
 	ctx := context.Background()
 	sim := clock.NewSim(epoch)
-	eng := foreachEngine(t, engine.NewMemStore(), sim)
+	eng := foreachEngine(t, record.NewMemStore(), sim)
 	inst := startForeach(t, eng, sim, 5)
 	// max_concurrency 2: items 0 and 1 are out, the others wait.
 	if got := workIndexes(t, eng); !slices.Equal(got, []int{0, 1}) {
@@ -159,7 +160,7 @@ func TestEngine_Foreach_MaxStepsCountsEveryItem(t *testing.T) {
 	r := newSimRun(t, "foreach.yaml", map[string][]reply{"splitter": {ok("split", docs(12))}})
 	res, h := r.finish(nil)
 	wantFailed(t, res, "max_steps")
-	if lim := entries(h, engine.KindLimitHit); len(lim) != 1 || lim[0].Next != "REVIEWS" {
+	if lim := entries(h, record.KindLimitHit); len(lim) != 1 || lim[0].Next != "REVIEWS" {
 		t.Errorf("got limit hits %+v, want one entering REVIEWS", lim)
 	}
 	if res.State != "SPLIT" || res.Steps != 1 {
@@ -170,7 +171,7 @@ func TestEngine_Foreach_MaxStepsCountsEveryItem(t *testing.T) {
 func TestEngine_Foreach_CancelStopsTheItems(t *testing.T) {
 	ctx := context.Background()
 	sim := clock.NewSim(epoch)
-	eng := foreachEngine(t, engine.NewMemStore(), sim)
+	eng := foreachEngine(t, record.NewMemStore(), sim)
 	inst := startForeach(t, eng, sim, 3)
 	if err := inst.Cancel(ctx); err != nil {
 		t.Fatal(err)
@@ -178,14 +179,14 @@ func TestEngine_Foreach_CancelStopsTheItems(t *testing.T) {
 	if err := eng.Report(ctx, inst.ID(), 2, registry.Outcome{Trigger: "reviewed"}, nil); !errors.Is(err, engine.ErrStaleReport) {
 		t.Errorf("report after cancel: got %v, want ErrStaleReport", err)
 	}
-	if res := inst.Result(); res.Status != engine.StatusCanceled {
+	if res := inst.Result(); res.Status != record.StatusCanceled {
 		t.Errorf("got %s, want canceled", res.Status)
 	}
 }
 
 // foreachEngine builds an engine of foreach.yaml on store and sim whose
 // agents are external.
-func foreachEngine(t *testing.T, store engine.Store, sim *clock.Sim) *engine.Engine {
+func foreachEngine(t *testing.T, store record.Store, sim *clock.Sim) *engine.Engine {
 	t.Helper()
 	w := loadWorkflow(t, "foreach.yaml")
 	eng, err := newEngine(w, nil, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithIDs(counter("f")))

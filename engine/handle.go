@@ -5,6 +5,9 @@ import (
 	"errors"
 	"maps"
 	"time"
+
+	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
 )
 
 // Instance is the handle of one workflow instance.
@@ -13,16 +16,16 @@ type Instance struct{ inst *instance }
 // Result is how an instance ended (or where it is, while it runs).
 type Result struct {
 	ID      string
-	Status  Status
-	State   string         // the current state; the terminal state once completed
-	Outcome string         // the terminal state reached, when completed
-	Waiting string         // the wait state the instance waits in for a signal; "" when it does not wait
-	Since   time.Time      // when the wait under way began (zero when not waiting)
-	Child   string         // the child instance a workflow state waits for; "" when none
-	Steps   int            // agent runs so far
-	Context map[string]any // the instance context
-	Usage   Usage          // what its runs used: the totals, each agent's, the current visit's
-	Err     error          // why it failed or was cancelled
+	Status  record.Status
+	State   string          // the current state; the terminal state once completed
+	Outcome string          // the terminal state reached, when completed
+	Waiting string          // the wait state the instance waits in for a signal; "" when it does not wait
+	Since   time.Time       // when the wait under way began (zero when not waiting)
+	Child   string          // the child instance a workflow state waits for; "" when none
+	Steps   int             // agent runs so far
+	Context map[string]any  // the instance context
+	Usage   registry.Ledger // what its runs used: the totals, each agent's, the current visit's
+	Err     error           // why it failed or was cancelled
 }
 
 // ID returns the instance id.
@@ -53,17 +56,19 @@ func (h *Instance) Result() Result {
 		ID: i.id, Status: i.status, State: i.state.Name, Outcome: i.outcome,
 		Steps: i.step, Context: maps.Clone(i.context), Usage: i.usage, Err: i.err,
 	}
-	if i.waiting != nil && !i.status.Finished() {
-		res.Waiting, res.Since = i.waiting.state.Name, i.waiting.since
-	}
-	if i.child != nil && !i.status.Finished() {
-		res.Child = i.child.id
+	if !i.status.Finished() {
+		switch v := i.work.(type) {
+		case *waiting:
+			res.Waiting, res.Since = v.state.Name, v.since
+		case *childRun:
+			res.Child = v.id
+		}
 	}
 	return res
 }
 
 // History returns the instance's committed history.
-func (h *Instance) History(ctx context.Context) ([]Entry, error) {
+func (h *Instance) History(ctx context.Context) ([]record.Entry, error) {
 	if ctx == nil {
 		return nil, errors.New("engine: nil context")
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/internal/jsonvalue"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"go.uber.org/zap"
 )
@@ -27,7 +28,7 @@ func (i *instance) checkHandoff(r *run) error {
 		From: r.from, To: r.agent, Reason: reason, Task: r.description,
 		Payload: r.payload, Priority: r.priority,
 	}
-	return i.e.val.Validate(cmd, i.recentHandoffs())
+	return i.e.val.Validate(cmd, i.recent)
 }
 
 // noteHandoff remembers a hand-off's target for the loop window.
@@ -46,19 +47,10 @@ func (i *instance) noteHandoff(to string) {
 	i.recent = append(i.recent, to)
 }
 
-// recentHandoffs is the loop window as the validator reads it.
-func (i *instance) recentHandoffs() []handoff.Record {
-	out := make([]handoff.Record, len(i.recent))
-	for k, to := range i.recent {
-		out[k] = handoff.Record{To: to, Status: handoff.StatusAccepted}
-	}
-	return out
-}
-
 // recentFrom rebuilds the loop window from an instance's history.
-func (i *instance) recentFrom(history []Entry) {
+func (i *instance) recentFrom(history []record.Entry) {
 	for _, e := range history {
-		if e.Kind == KindHandoff || e.Kind == KindFinalNotice {
+		if e.Kind == record.KindHandoff || e.Kind == record.KindFinalNotice {
 			i.noteHandoff(e.To)
 		}
 	}
@@ -86,18 +78,18 @@ func (h *Instance) Handoffs(ctx context.Context) ([]handoff.Record, error) {
 }
 
 // HandoffsOf reads the hand-off records of one instance's history.
-func HandoffsOf(history []Entry) []handoff.Record {
+func HandoffsOf(history []record.Entry) []handoff.Record {
 	var out []handoff.Record
 	byStep := map[int]int{} // step -> index in out, for the hand-offs still open
 	for _, e := range history {
 		switch e.Kind {
-		case KindHandoff, KindFinalNotice:
+		case record.KindHandoff, record.KindFinalNotice:
 			rec := handoff.Record{
 				ID: e.HandoffID, From: e.From, To: e.To, Reason: handoff.Reason(e.Reason), Task: e.Detail,
 				Priority: e.Priority, InstanceID: instanceOf(e.HandoffID), Step: e.Step,
 				IdempotencyKey: e.HandoffID, Status: handoff.StatusPending, Timestamp: e.Time, Payload: e.Result,
 			}
-			if e.Kind == KindFinalNotice {
+			if e.Kind == record.KindFinalNotice {
 				rec.Reason = handoff.ReasonRule
 			}
 			if e.Error != "" {
@@ -105,7 +97,7 @@ func HandoffsOf(history []Entry) []handoff.Record {
 			}
 			byStep[e.Step] = len(out)
 			out = append(out, rec)
-		case KindAgentRun, KindNoticeTaken:
+		case record.KindAgentRun, record.KindNoticeTaken:
 			k, ok := byStep[e.Step]
 			if !ok || out[k].Status != handoff.StatusPending {
 				continue

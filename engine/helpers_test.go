@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/transport"
@@ -235,7 +236,7 @@ func (r *simRun) queued(agent string) func() bool {
 
 // finish starts an instance, runs it to its end and returns its result and
 // history; every scripted reply must have been consumed.
-func (r *simRun) finish(input map[string]any) (engine.Result, []engine.Entry) {
+func (r *simRun) finish(input map[string]any) (engine.Result, []record.Entry) {
 	r.t.Helper()
 	inst := r.start(input)
 	select {
@@ -249,7 +250,7 @@ func (r *simRun) finish(input map[string]any) (engine.Result, []engine.Entry) {
 	return inst.Result(), history(r.t, inst)
 }
 
-func history(t testing.TB, inst *engine.Instance) []engine.Entry {
+func history(t testing.TB, inst *engine.Instance) []record.Entry {
 	t.Helper()
 	h, err := inst.History(context.Background())
 	if err != nil {
@@ -271,8 +272,8 @@ func counter(prefix string) func() string {
 }
 
 // entries returns the history entries of kind k.
-func entries(h []engine.Entry, k engine.Kind) []engine.Entry {
-	var out []engine.Entry
+func entries(h []record.Entry, k record.Kind) []record.Entry {
+	var out []record.Entry
 	for _, e := range h {
 		if e.Kind == k {
 			out = append(out, e)
@@ -282,13 +283,13 @@ func entries(h []engine.Entry, k engine.Kind) []engine.Entry {
 }
 
 // path returns the states entered, the initial state first.
-func path(h []engine.Entry) []string {
+func path(h []record.Entry) []string {
 	var out []string
 	for _, e := range h {
 		switch e.Kind {
-		case engine.KindStarted:
+		case record.KindStarted:
 			out = append(out, e.State)
-		case engine.KindTransition:
+		case record.KindTransition:
 			out = append(out, e.Next)
 		}
 	}
@@ -296,16 +297,16 @@ func path(h []engine.Entry) []string {
 }
 
 // fired returns the ids of the rules fired, in order.
-func fired(h []engine.Entry) []string {
+func fired(h []record.Entry) []string {
 	var out []string
-	for _, e := range entries(h, engine.KindRuleFired) {
+	for _, e := range entries(h, record.KindRuleFired) {
 		out = append(out, e.Rule)
 	}
 	return out
 }
 
 // kinds renders the history's kinds on one line, for failure messages.
-func kinds(h []engine.Entry) string {
+func kinds(h []record.Entry) string {
 	var b strings.Builder
 	for i, e := range h {
 		if i > 0 {
@@ -327,7 +328,7 @@ func errText(err error) string {
 // wantCompleted fails the test unless res completed with outcome.
 func wantCompleted(t testing.TB, res engine.Result, outcome string) {
 	t.Helper()
-	if res.Status != engine.StatusCompleted || res.Outcome != outcome {
+	if res.Status != record.StatusCompleted || res.Outcome != outcome {
 		t.Fatalf("got status %s outcome %q (err %v), want completed with outcome %q", res.Status, res.Outcome, res.Err, outcome)
 	}
 }
@@ -335,7 +336,7 @@ func wantCompleted(t testing.TB, res engine.Result, outcome string) {
 // wantFailed fails the test unless res failed with an error containing msg.
 func wantFailed(t testing.TB, res engine.Result, msg string) {
 	t.Helper()
-	if res.Status != engine.StatusFailed {
+	if res.Status != record.StatusFailed {
 		t.Fatalf("got status %s outcome %q, want failed", res.Status, res.Outcome)
 	}
 	if !strings.Contains(errText(res.Err), msg) {

@@ -12,6 +12,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/refundagents"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/wire"
@@ -36,7 +37,7 @@ func TestEngine_Start_RefusesInputThatBreaksItsDeclaration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			store := engine.NewMemStore()
+			store := record.NewMemStore()
 			r := newSimRun(t, "typed.yaml", nil, engine.WithStore(store))
 			_, err := r.eng.Start(t.Context(), tt.input)
 			var ie *engine.InputError
@@ -67,11 +68,11 @@ func TestEngine_Result_BreakingItsDeclarationIsInvalidResult(t *testing.T) {
 		})
 		res, h := r.finish(goodInput)
 		wantCompleted(t, res, "DONE")
-		ran := entries(h, engine.KindAgentRun)
+		ran := entries(h, record.KindAgentRun)
 		if len(ran) != 3 || ran[0].ErrorKind != "invalid_result" || !strings.Contains(ran[0].Error, `result.score must be an int, got the string "high"`) {
 			t.Fatalf("got runs %+v, want the first failed with kind invalid_result naming result.score", ran)
 		}
-		if retries := entries(h, engine.KindRetry); len(retries) != 1 || retries[0].ErrorKind != "invalid_result" {
+		if retries := entries(h, record.KindRetry); len(retries) != 1 || retries[0].ErrorKind != "invalid_result" {
 			t.Errorf("got retries %+v, want one of kind invalid_result", retries)
 		}
 	})
@@ -126,7 +127,7 @@ func TestEngine_Result_ExternalReportsBreakingTheDeclaration(t *testing.T) {
 			}
 			r.settle()
 			wantCompleted(t, inst.Result(), "DONE")
-			ran := entries(history(t, inst), engine.KindAgentRun)
+			ran := entries(history(t, inst), record.KindAgentRun)
 			if len(ran) < 1 || ran[0].ErrorKind != "invalid_result" || !strings.Contains(ran[0].Error, "result.approval must be a string, got the number 1") {
 				t.Fatalf("got runs %+v, want the first failed with kind invalid_result naming result.approval", ran)
 			}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 
 	"context"
 	"errors"
@@ -29,7 +30,7 @@ type instance struct {
 
 	mu           sync.Mutex
 	machine      *fsm.Machine
-	status       Status
+	status       record.Status
 	cancelReason string // the words given with a cancel
 	state        *rules.State
 	step         int
@@ -39,32 +40,25 @@ type instance struct {
 	usage        registry.Ledger      // what the runs used; its agents' totals are copy-on-write
 	spareUsage   registry.AgentTotals // room for the next copies of usage.Agents
 	childUsage   registry.Usage       // a finished child's totals, for the outcome entry its end makes
-	run          *run                 // the current run of a single-agent state
-	join         *join                // the fan-out of a parallel state
-	waiting      *waiting             // the wait of a wait state
-	each         *foreach             // the items of a foreach state
-	child        *childRun            // the child instance of a workflow state
+	run          *run                 // the current run of an agent's state (agentKind)
+	work         visit                // the work under way of any other kind of state
 	outcome      string
 	err          error
 	created      time.Time
 	commits      int
 	seq          int
-	pending      *[]Entry // the step's entries, in a pooled buffer; nil between steps
+	pending      *[]record.Entry // the step's entries, in a pooled buffer; nil between steps
+	stepTime     time.Time       // the time of the step being built (see now); zero between steps
 	events       []Event
 	retry        clock.Timer
 	deadline     clock.Timer     // the max_duration timer
 	notices      map[string]bool // hand-off ids of final notices not yet taken
 	recent       []string        // targets of the last hand-offs, oldest first (the loop window)
-	outbox       []sending       // the step's outbox, sent once the step has committed
-	sendBuf      []sending       // the other outbox buffer, reused
-	open         []openItem      // outbox items the store holds unsettled
-	settledBuf   []string
-	outBuf       []Outgoing
-	settle       bool  // an outbox item was settled outside a step
-	closing      bool  // finished: done closes once the final step is committed
-	forgotten    bool  // finished and out of the engine's map
-	commitErr    error // the store refused a step: nothing more is committed
-	reserved     *lane // the lane room Start reserved for the first run
+	out          outbox          // the step's outbox and the items the store holds unsettled
+	closing      bool            // finished: done closes once the final step is committed
+	forgotten    bool            // finished and out of the engine's map
+	commitErr    error           // the store refused a step: nothing more is committed
+	reserved     *lane           // the lane room Start reserved for the first run
 	// roomChecked is set while Start builds the first step of an instance
 	// whose room it checked (RoomTeller): the first work is patient.
 	roomChecked bool
@@ -149,32 +143,58 @@ var emptyMap = map[string]any{}
 func newInstance(e *Engine, id string, input map[string]any) *instance {
 	st, _ := e.wf.State(e.wf.Initial)
 	return &instance{
-		e: e, id: id, machine: e.def.New(), status: StatusRunning, state: st,
-		visits: map[string]int{}, input: input, context: map[string]any{},
+		e: e, id: id, machine: e.def.New(), status: record.StatusRunning, state: st,
+		visits: map[string]int{st.Name: 1}, input: input, context: emptyMap, // copy-on-write: never changed in place
 		created: e.clock.Now(), done: make(chan struct{}),
 	}
 }
 
 // note appends a history entry to the step being built.
-func (i *instance) note(en Entry) {
+func (i *instance) note(en record.Entry) {
 	i.seq++
 	en.Seq = i.seq
-	en.Time = i.e.clock.Now()
+	en.Time = i.now()
 	if en.Step == 0 {
 		en.Step = i.step
 	}
 	if i.pending == nil {
-		i.pending = entryBuffers.Get().(*[]Entry)
+		i.pending = entryBuffers.Get().(*[]record.Entry)
 	}
 	*i.pending = append(*i.pending, en)
 }
 
+// now is the time of the step being built: the clock is read once per
+// step, and the step's entries, timers and snapshot share that time. commit
+// and discard forget it, so the next step reads the clock again.
+func (i *instance) now() time.Time {
+	if i.stepTime.IsZero() {
+		i.stepTime = i.e.clock.Now()
+	}
+	return i.stepTime
+}
+
+// envs recycles the rules.Env a decision reads: Decide keeps nothing of it.
+var envs = sync.Pool{New: func() any { return new(rules.Env) }}
+
+// rejectOf returns err's *registry.RejectError, if it is a rejection,
+// without a heap allocation for a run that did not fail.
+func rejectOf(err error) *registry.RejectError {
+	if err == nil {
+		return nil
+	}
+	var rej *registry.RejectError
+	if errors.As(err, &rej) {
+		return rej
+	}
+	return nil
+}
+
 // entryBuffers recycles the buffers a step's entries are built in: stores
 // copy the entries they keep, so a buffer is free again once committed.
-var entryBuffers = sync.Pool{New: func() any { b := make([]Entry, 0, 16); return &b }}
+var entryBuffers = sync.Pool{New: func() any { b := make([]record.Entry, 0, 16); return &b }}
 
 // commit writes the step being built through the store — its snapshot,
-// entries and outbox in one StepRecord — then sends the outbox and tells the
+// entries and outbox in one record.Step — then sends the outbox and tells the
 // observers. It is called once at the end of every step. Work the bus
 // refuses fails its run, which is a step of its own, committed in turn.
 func (i *instance) commit(ctx context.Context) {
@@ -182,13 +202,14 @@ func (i *instance) commit(ctx context.Context) {
 		i.discard() // the store refused this instance: nothing more is written or sent
 		return
 	}
-	for i.pending != nil || len(i.events) > 0 || len(i.outbox) > 0 || i.settle {
-		i.settle = false
+	defer i.forgetNow()
+	for i.pending != nil || len(i.events) > 0 || len(i.out.items) > 0 || i.out.settle {
+		i.out.settle = false
 		if err := i.commitStep(ctx); err != nil {
 			i.commitFailed(err)
 			break
 		}
-		failed := len(i.outbox) > 0 && i.flush(ctx)
+		failed := len(i.out.items) > 0 && i.flush(ctx)
 		for _, ev := range i.events {
 			i.e.emit(ev)
 		}
@@ -208,30 +229,30 @@ const commitAttempts = 3
 // tried again, commitAttempts times in all.
 func (i *instance) commitStep(ctx context.Context) (err error) {
 	i.commits++
-	snap := Snapshot{
+	snap := record.Snapshot{
 		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
 		Status: i.status, State: i.state.Name, Outcome: i.outcome, Step: i.step,
 		Visits: i.visits, Input: i.input, Context: i.context,
-		Created: i.created, Updated: i.e.clock.Now(), Commits: i.commits, Usage: i.usage,
+		Created: i.created, Updated: i.now(), Commits: i.commits, Usage: i.usage,
 	}
 	if i.run != nil {
 		snap.Attempt = i.run.attempt
 	}
-	if i.err != nil && i.status != StatusCanceled {
+	if i.err != nil && i.status != record.StatusCanceled {
 		// A cancelled instance did not fail: its record holds the
 		// reason it was given, not an error.
 		snap.Error = i.err.Error()
 	}
 	snap.CancelReason = i.cancelReason
 	i.dropOver()
-	rec := StepRecord{Snapshot: snap, Settled: i.settled()}
+	rec := record.Step{Snapshot: snap, Settled: i.settled()}
 	if i.pending != nil {
 		rec.Entries = *i.pending
 	}
-	if len(i.outbox) > 0 {
-		outs := i.outBuf[:0]
-		for k := range i.outbox {
-			o := &i.outbox[k].out
+	if len(i.out.items) > 0 {
+		outs := i.out.records[:0]
+		for k := range i.out.items {
+			o := &i.out.items[k].out
 			if o.Created.IsZero() {
 				o.Created = snap.Updated // the step's time; a resent item keeps its own
 			}
@@ -247,7 +268,7 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 	}
 	if rec.Outbox != nil {
 		clear(rec.Outbox)
-		i.outBuf = rec.Outbox[:0]
+		i.out.records = rec.Outbox[:0]
 	}
 	if i.pending != nil {
 		clear(rec.Entries)
@@ -273,20 +294,20 @@ func (i *instance) commitFailed(err error) {
 	cerr := &CommitError{InstanceID: i.id, Step: i.step, Err: err}
 	i.e.log.Error("engine: step not committed; the instance stops here and resumes from its last committed step",
 		zap.String("instance", i.id), zap.Int("step", i.step), zap.Error(err))
-	clear(i.outbox)
-	i.outbox = i.outbox[:0]
+	clear(i.out.items)
+	i.out.items = i.out.items[:0]
 	i.events = i.events[:0]
 	i.commitErr = cerr
-	i.status = StatusFailed
+	i.status = record.StatusFailed
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: cerr}
 	i.notices = nil
-	if c := i.child; c != nil {
-		// The child runs on: the instance resumes from its last committed
-		// step and finds it again (its id is the state's and the visit's),
-		// as after a restart. Cancelling it would end the step the store
-		// never wrote.
-		i.child = nil
-		c.stop()
+	if v := i.work; v != nil {
+		// Stopped, not ended: a child runs on, and the instance resumes
+		// from its last committed step and finds it again (its id is the
+		// state's and the visit's), as after a restart. Cancelling it
+		// would end the step the store never wrote.
+		i.work = nil
+		v.stop()
 	}
 	i.finish()
 	if i.commits > 1 && !i.e.closed.Load() {
@@ -300,6 +321,9 @@ func (i *instance) commitFailed(err error) {
 		})
 	}
 }
+
+// forgetNow ends the step's time (see now).
+func (i *instance) forgetNow() { i.stepTime = time.Time{} }
 
 // release closes done once the step that finished the instance has been
 // committed and its events delivered, so that Wait never returns before
@@ -328,13 +352,12 @@ func (i *instance) release() {
 
 // begin enters the initial state and dispatches its first run.
 func (i *instance) begin(ctx context.Context) {
-	i.note(Entry{Kind: KindStarted, State: i.state.Name, Detail: i.e.wf.Name, Result: i.input})
-	i.visits = map[string]int{i.state.Name: 1}
+	i.note(record.Entry{Kind: record.KindStarted, State: i.state.Name, Detail: i.e.wf.Name, Result: i.input})
 	i.countRunning()
 	i.armDeadline()
 	i.event(Event{Type: EventInstanceStarted})
 	i.event(Event{Type: EventStateChanged, To: i.state.Name})
-	i.enterRun(ctx, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
+	kindOf(i.state).enter(ctx, i, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
 	i.commit(ctx)
 }
 
@@ -355,32 +378,6 @@ type dispatch struct {
 	itemsSet bool
 }
 
-// startRun starts the next step in the current state: it sends the work to
-// the state's agent and arms the state's timeout.
-func (i *instance) startRun(ctx context.Context, d dispatch) {
-	st := i.state
-	i.step++
-	r := &run{
-		step: i.step, attempt: d.attempt, state: st, agent: st.Agent, from: d.from,
-		description: d.description, reason: d.reason, priority: d.priority,
-		previous: d.previous, constraints: d.constraints,
-	}
-	if r.from == st.Agent {
-		r.from = "" // the same agent continues: the engine dispatches, no hand-off
-	}
-	i.run = r
-	if err := i.launch(ctx, r, d.rule); err != nil {
-		// The bus refused the work (a full mailbox, say) and dead-lettered
-		// it: the run has failed before it began, and the retry policy
-		// decides what happens next.
-		r.ended = true
-		ran := Entry{Kind: KindAgentRun, State: st.Name, Agent: st.Agent, Attempt: r.attempt, Error: err.Error()}
-		i.note(ran)
-		i.runEnded(r, &ran, err)
-		i.runFailed(ctx, r, err, false, true)
-	}
-}
-
 // launch prepares a run's work — a hand-off the validator checks when
 // another agent hands over, the engine's own dispatch otherwise — and puts
 // it in the step's outbox, to be sent once the step has committed; it arms
@@ -388,8 +385,7 @@ func (i *instance) startRun(ctx context.Context, d dispatch) {
 // refusals come after the commit (see flush).
 func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 	st := r.state
-	agent, _ := i.e.reg.Get(r.agent)
-	r.handler = agent.Handler
+	r.handler = i.e.handler(r.agent)
 	r.key = registry.StepKey(i.id, r.step)
 	r.byRule = rule != nil && r.from == ""
 	if r.from != "" {
@@ -399,10 +395,10 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 		r.handoffID = r.key
 		i.noteHandoff(r.agent)
 		i.logHandoff(r)
-		i.note(Entry{Kind: KindHandoff, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, To: r.agent, Rule: ruleID(rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description, Reason: handoffReason(r), Result: r.payload})
+		i.note(record.Entry{Kind: record.KindHandoff, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, To: r.agent, Rule: ruleID(rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description, Reason: handoffReason(r), Result: r.payload})
 		i.event(Event{Type: EventAgentHandoff, Step: r.step, From: r.from, To: r.agent, Rule: ruleID(rule)})
 	} else {
-		i.note(Entry{Kind: KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
+		i.note(record.Entry{Kind: record.KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 	}
 	i.queue(i.outgoing(r, rule), r)
 	i.arm(r)
@@ -413,7 +409,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 // arm starts the timeout of a run's state, and for an external agent's
 // run the heartbeat the state asks for.
 func (i *instance) arm(r *run) {
-	r.since = i.e.clock.Now()
+	r.since = i.now()
 	if r.state.Timeout > 0 {
 		step := r.step
 		r.timer = i.e.clock.AfterFunc(r.state.Timeout, func() {
@@ -465,13 +461,8 @@ func (i *instance) active(step int) *run {
 	if r := i.run; r != nil && r.step == step && !r.ended {
 		return r
 	}
-	if i.join != nil {
-		if r := i.join.branch(step); r != nil && !r.ended {
-			return r
-		}
-	}
-	if i.each != nil {
-		if r := i.each.runs[step]; r != nil && !r.ended {
+	if i.work != nil {
+		if r := i.work.run(step); r != nil && !r.ended {
 			return r
 		}
 	}
@@ -530,16 +521,6 @@ func (i *instance) pastThisCopy(ctx context.Context, step int, future error) err
 	return fmt.Errorf("%w: %w", ErrUnknownInstance, stale)
 }
 
-// runAgent returns the agent of step's run, if it is under way.
-func (i *instance) runAgent(step int) (string, bool) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if r := i.active(step); r != nil {
-		return r.agent, true
-	}
-	return "", false
-}
-
 // takeRun marks the run of step as taken by a worker and returns what the
 // handler needs, or ok=false if that run is no longer current.
 func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, ctx context.Context, timeout time.Duration, ok bool) {
@@ -565,19 +546,24 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	return i.finishLocked(ctx, i.active(step), step, out, runErr, timedOut)
+}
+
+// finishLocked is finishRun with i.mu held and r, the run of step under
+// way (i.active(step)), already looked up.
+func (i *instance) finishLocked(ctx context.Context, r *run, step int, out registry.Outcome, runErr error, timedOut bool) error {
 	if i.commitErr != nil {
 		// Released (another engine owns it now) or refused by the store:
 		// the outcome is for the engine that resumes the instance to take.
 		return notCommitted(i.id, step, i.commitErr)
 	}
-	r := i.active(step)
 	if r == nil {
 		if err := i.futureStep(step); err != nil {
 			return i.pastThisCopy(ctx, step, err)
 		}
 		if !errors.Is(runErr, ErrTimeout) || !timedOut {
 			// A timer that fires after its run ended is not a reply; anything else is.
-			i.note(Entry{Kind: KindLateReply, Step: step, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
+			i.note(record.Entry{Kind: record.KindLateReply, Step: step, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
 			i.commit(ctx)
 		}
 		return ErrStaleReport
@@ -607,15 +593,15 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	r.ended = true
 	r.stopTimers()
 	r.stop()
-	var reject *registry.RejectError
-	isReject := errors.As(runErr, &reject)
+	reject := rejectOf(runErr)
+	isReject := reject != nil
 	if timedOut {
 		runErr = fmt.Errorf("%w: %s did not finish within %s", ErrTimeout, r.agent, r.state.Timeout)
 	}
 	if bad := i.e.declaredResult(r.agent, out, runErr, timedOut); bad != nil {
 		out, runErr = registry.Outcome{Usage: out.Usage}, bad
 	}
-	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr), Index: r.index, Usage: out.Usage}
+	ran := record.Entry{Kind: record.KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr), Index: r.index, Usage: out.Usage}
 	i.spend(r.agent, out.Usage)
 	if timedOut {
 		ran.ErrorKind = "timeout"
@@ -627,31 +613,15 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	i.runEnded(r, &ran, runErr)
 	r.spanUsage(out.Usage)
 	r.endSpan(out.Trigger, ran.ErrorKind, runErr)
-	if i.fanOutOverBudget(ctx, r) {
+	if v := i.work; v != nil {
+		// A branch or an item: its visit takes the outcome, unless the run
+		// took the usage over a budget.
+		if !i.fanOutOverBudget(ctx) {
+			v.runDone(ctx, i, r, out, runErr, isReject, timedOut)
+		}
 		return
 	}
-	switch {
-	case r.kind == runBranch:
-		i.branchDone(ctx, r, out, runErr, isReject)
-	case r.kind == runItem:
-		i.itemDone(ctx, r, out, runErr, isReject, timedOut)
-	case runErr == nil && out.Handoff != nil:
-		i.delegate(ctx, r, out)
-	case r.kind == runDelegate:
-		i.delegateDone(ctx, r, out, runErr, isReject, timedOut)
-	case isReject:
-		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: reject.Reason, Kind: "rejected"})
-	case timedOut || errors.Is(runErr, ErrTimeout):
-		i.runFailed(ctx, r, runErr, true, true)
-	case runErr != nil:
-		i.runFailed(ctx, r, runErr, false, registry.IsRetryable(runErr))
-	case reserved(out.Trigger):
-		i.runFailed(ctx, r, fmt.Errorf("%w: agent %s reported %q", ErrReservedTrigger, r.agent, out.Trigger), false, false)
-	case out.Trigger == "":
-		i.runFailed(ctx, r, fmt.Errorf("engine: agent %s reported no trigger", r.agent), false, false)
-	default:
-		i.decide(ctx, out.Trigger, out.Result, rules.ErrorInfo{})
-	}
+	i.agentRunDone(ctx, r, out, runErr, reject, timedOut)
 }
 
 // runFailed applies the state's retry policy to a failed run, or produces
@@ -672,7 +642,7 @@ func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, r
 			return
 		}
 		delay := st.Retry.Jittered(r.attempt, i.e.jitter(i.id, r.step))
-		retry := Entry{Kind: KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind}
+		retry := record.Entry{Kind: record.KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind}
 		i.note(retry)
 		i.retryScheduled(r, &retry, err)
 		if i.span != nil { // the attributes are built only for a span
@@ -708,7 +678,7 @@ func (i *instance) retryRun(ctx context.Context, step int) {
 	} else if i.step+1 > i.e.wf.Limits.MaxSteps {
 		i.limitHit(ctx, &LimitError{Limit: "max_steps", State: i.state.Name, Count: i.step + 1, Max: i.e.wf.Limits.MaxSteps})
 	} else {
-		i.startRun(ctx, dispatch{
+		agentKind{}.enter(ctx, i, dispatch{
 			attempt: r.attempt + 1, description: r.description, reason: "retry",
 			priority: r.priority, previous: r.previous, constraints: r.constraints,
 		})
@@ -726,17 +696,20 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	if i.run != nil {
 		attempt = i.run.attempt
 	}
-	env := rules.Env{
+	env := envs.Get().(*rules.Env)
+	*env = rules.Env{
 		Result: orEmpty(result), Input: i.input, Context: i.context, Error: errInfo,
 		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
 		Usage: i.usage.Totals, VisitUsage: i.usage.Visit,
 	}
-	i.note(Entry{Kind: KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt, Usage: i.takeChildUsage()})
-	d := i.e.wf.Decide(&env)
+	i.note(record.Entry{Kind: record.KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt, Usage: i.takeChildUsage()})
+	d := i.e.wf.Decide(env)
+	*env = rules.Env{} // nothing of the decision points into it
+	envs.Put(env)
 	for _, ev := range d.Match.Tried {
 		if ev.Err != nil {
 			// Counted false, and never silent: recorded, counted, told.
-			cond := Entry{Kind: KindCondition, State: st.Name, Rule: ev.Rule.ID, Condition: ev.Rule.Condition.Source, Error: ev.Err.Error()}
+			cond := record.Entry{Kind: record.KindCondition, State: st.Name, Rule: ev.Rule.ID, Condition: ev.Rule.Condition.Source, Error: ev.Err.Error()}
 			i.note(cond)
 			i.e.metrics.conditionErrors.Add(1)
 			i.conditionFailed(&cond, trigger, ev.Err)
@@ -751,7 +724,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		i.fail(d.Err)
 		return
 	}
-	fired := Entry{Kind: KindRuleFired, State: st.Name, Agent: owner, Trigger: trigger, Rule: rule.ID, Priority: rule.Priority, Next: rule.Next, To: rule.To}
+	fired := record.Entry{Kind: record.KindRuleFired, State: st.Name, Agent: owner, Trigger: trigger, Rule: rule.ID, Priority: rule.Priority, Next: rule.Next, To: rule.To}
 	if rule.Condition != nil {
 		fired.Condition = rule.Condition.Source
 	}
@@ -791,33 +764,11 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	if st.Waits() {
 		from = "" // no agent hands over after a wait: the engine dispatches, with the signal's data as the previous result
 	}
-	i.enterRun(ctx, dispatch{
+	kindOf(i.state).enter(ctx, i, dispatch{
 		rule: rule, from: from, attempt: 1, description: d.Task, reason: rule.Reason,
 		priority: rule.Priority, previous: result, constraints: rule.Constraints,
 		items: d.Items, itemsErr: d.ItemsErr, itemsSet: next.Iterates(),
 	})
-}
-
-// enterRun starts the work of the state just entered: one run of its agent,
-// or a branch per agent of a parallel state.
-func (i *instance) enterRun(ctx context.Context, d dispatch) {
-	if i.state.Waits() {
-		i.startWait()
-		return
-	}
-	if i.state.Parallel() {
-		i.startBranches(ctx, d)
-		return
-	}
-	if i.state.Iterates() {
-		i.startForeach(ctx, d)
-		return
-	}
-	if i.state.Calls() {
-		i.startChild(ctx, d)
-		return
-	}
-	i.startRun(ctx, d)
 }
 
 // checkLimits reports the limit that entering next would break, if any.
@@ -835,7 +786,7 @@ func limitError(h *rules.LimitHit) *LimitError {
 
 // limitHit records a limit hit and enters on_limit, or fails the instance.
 func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
-	i.note(Entry{Kind: KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error(), Limit: lim.Limit})
+	i.note(record.Entry{Kind: record.KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error(), Limit: lim.Limit})
 	i.limitReached(lim)
 	if i.span != nil { // the attributes are built only for a span
 		i.traceEvent("limit_hit", attrLimit.String(lim.Limit), attrState.String(lim.State))
@@ -857,7 +808,7 @@ func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
 		i.complete(target.Name)
 		return
 	}
-	i.enterRun(ctx, dispatch{attempt: 1, description: "limit hit: " + lim.Error(), reason: "on_limit", priority: 1})
+	kindOf(i.state).enter(ctx, i, dispatch{attempt: 1, description: "limit hit: " + lim.Error(), reason: "on_limit", priority: 1})
 }
 
 // enter fires the transition event into next and records the new visit.
@@ -872,7 +823,7 @@ func (i *instance) enter(ctx context.Context, event string, next *rules.State) b
 	i.visits = visits
 	i.state = next
 	i.usage.Visit = registry.Totals{} // a new visit: the state's own budgets start again
-	i.note(Entry{Kind: KindTransition, State: from, Next: next.Name, Rule: event})
+	i.note(record.Entry{Kind: record.KindTransition, State: from, Next: next.Name, Rule: event})
 	i.event(Event{Type: EventStateChanged, From: from, To: next.Name, Rule: event})
 	if !next.Terminal && next.Agent != "" {
 		if prev := i.e.wf.Owner(from); prev != next.Agent {
@@ -893,24 +844,24 @@ func (i *instance) finalNotice(_ context.Context, rule *rules.Rule, from, desc s
 	i.noteHandoff(r.agent)
 	i.logHandoff(r)
 	o := i.outgoing(r, rule)
-	o.Kind, o.Run = OutgoingNotice, ""
+	o.Kind, o.Run = record.OutgoingNotice, ""
 	i.queue(o, nil)
-	i.note(Entry{Kind: KindFinalNotice, Step: r.step, State: i.state.Name, From: from, To: rule.To, Rule: rule.ID, HandoffID: r.handoffID, Priority: rule.Priority, Detail: desc})
+	i.note(record.Entry{Kind: record.KindFinalNotice, Step: r.step, State: i.state.Name, From: from, To: rule.To, Rule: rule.ID, HandoffID: r.handoffID, Priority: rule.Priority, Detail: desc})
 	i.event(Event{Type: EventAgentHandoff, From: from, To: rule.To, Rule: rule.ID})
 }
 
 func (i *instance) complete(outcome string) {
-	i.status = StatusCompleted
+	i.status = record.StatusCompleted
 	i.outcome = outcome
-	i.note(Entry{Kind: KindCompleted, State: outcome})
+	i.note(record.Entry{Kind: record.KindCompleted, State: outcome})
 	i.ended()
 	i.finish()
 }
 
 func (i *instance) fail(err error) {
-	i.status = StatusFailed
+	i.status = record.StatusFailed
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: err}
-	i.note(Entry{Kind: KindFailed, State: i.state.Name, Error: err.Error(), ErrorKind: failureKind(err)})
+	i.note(record.Entry{Kind: record.KindFailed, State: i.state.Name, Error: err.Error(), ErrorKind: failureKind(err)})
 	i.ended()
 	i.finish()
 }
@@ -930,7 +881,9 @@ func (i *instance) finish() {
 	if i.run != nil {
 		i.run.stop()
 	}
-	i.stopChild(context.WithoutCancel(i.e.ctx))
+	if i.work != nil {
+		i.endWork(context.WithoutCancel(i.e.ctx))
+	}
 	i.stopTimersLocked()
 	i.endTrace()
 	i.closing = true // commit closes done
@@ -946,18 +899,6 @@ func (i *instance) halt() {
 	if i.run != nil {
 		i.run.stop()
 	}
-	if i.join != nil {
-		for _, r := range i.join.branches {
-			r.stop()
-			r.endSpan("", "", nil)
-		}
-	}
-	if i.each != nil {
-		i.each.halt()
-	}
-	if i.child != nil {
-		i.child.stop()
-	}
 	i.endTrace()
 }
 
@@ -970,12 +911,8 @@ func (i *instance) stopTimersLocked() {
 		i.run.stopTimers()
 		i.run.endSpan("", "", nil) // abandoned, if its report never came
 	}
-	if i.join != nil {
-		i.stopBranches()
-	}
-	i.stopItems()
-	if i.waiting != nil && i.waiting.timer != nil {
-		i.waiting.timer.Stop()
+	if i.work != nil {
+		i.work.stop()
 	}
 	i.stopDeadline()
 }
@@ -995,10 +932,10 @@ func (i *instance) cancel(ctx context.Context, reason string) error {
 // canceled ends the instance as cancelled, for reason; the caller holds
 // its lock and commits.
 func (i *instance) canceled(reason string) {
-	i.status = StatusCanceled
+	i.status = record.StatusCanceled
 	i.cancelReason = reason
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: ErrCanceled}
-	i.note(Entry{Kind: KindCanceled, State: i.state.Name, Detail: reason})
+	i.note(record.Entry{Kind: record.KindCanceled, State: i.state.Name, Detail: reason})
 	i.ended()
 	i.finish()
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 )
 
 func repeat(n int, r reply) []reply {
@@ -161,20 +162,20 @@ func TestEngine_Limits(t *testing.T) {
 			if got := path(h); !slices.Equal(got, tt.wantPath) {
 				t.Errorf("path: got %v, want %v", got, tt.wantPath)
 			}
-			hits := entries(h, engine.KindLimitHit)
+			hits := entries(h, record.KindLimitHit)
 			if len(hits) == 0 {
 				t.Fatalf("got no limit_hit entry, want one (history %s)", kinds(h))
 			}
 			if hit := hits[len(hits)-1]; hit.Next != tt.wantLimit.State || hit.Error != tt.wantLimit.Error() {
 				t.Errorf("limit hit: got next %s error %q, want %s and %q", hit.Next, hit.Error, tt.wantLimit.State, tt.wantLimit.Error())
 			}
-			if res.Status == engine.StatusCompleted && len(hits) != 1 {
+			if res.Status == record.StatusCompleted && len(hits) != 1 {
 				t.Errorf("got %d limit hits, want 1", len(hits))
 			}
 			if got := res.Context["hops"]; got != tt.wantHops {
 				t.Errorf("context hops: got %v, want %v (the hit's merge must be dropped)", got, tt.wantHops)
 			}
-			if got := len(entries(h, engine.KindHandoff)); got != tt.wantSent {
+			if got := len(entries(h, record.KindHandoff)); got != tt.wantSent {
 				t.Errorf("hand-off entries: got %d, want %d", got, tt.wantSent)
 			}
 			if got := handoffStats(t, r.eng).Total; got != tt.wantSent {
@@ -202,8 +203,8 @@ func TestEngine_Limits_OnLimitRunIsDispatchedByTheEngine(t *testing.T) {
 	if !strings.Contains(task.Description, "max_visits") || !strings.Contains(task.Description, "PONG") {
 		t.Errorf("got description %q, want it to name the limit and the state", task.Description)
 	}
-	var toGuard []engine.Entry
-	for _, e := range entries(h, engine.KindTransition) {
+	var toGuard []record.Entry
+	for _, e := range entries(h, record.KindTransition) {
 		if e.Next == "GUARD" {
 			toGuard = append(toGuard, e)
 		}
@@ -211,7 +212,7 @@ func TestEngine_Limits_OnLimitRunIsDispatchedByTheEngine(t *testing.T) {
 	if len(toGuard) != 1 || toGuard[0].Rule != "@on_limit" || toGuard[0].State != "PING" {
 		t.Errorf("got transitions into GUARD %+v, want one from PING by @on_limit", toGuard)
 	}
-	for _, e := range entries(h, engine.KindHandoff) {
+	for _, e := range entries(h, record.KindHandoff) {
 		if e.To == "guard" {
 			t.Errorf("got hand-off entry %+v to the guard, want an engine dispatch", e)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/batonhq/baton/internal/prioq"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/transport"
 )
 
@@ -14,16 +16,16 @@ import (
 // it, so nothing is encoded or copied on the way.
 type lane struct {
 	agent    string
+	handler  registry.Handler
 	capacity int
 	limit    int
 
 	mu       sync.Mutex
-	queue    []laneItem // a binary heap: highest priority, then oldest, first
-	seq      uint64
-	reserved int           // room promised to starts not yet pushed
-	room     chan struct{} // closed when an item leaves, for starts waiting for room
-	running  int           // runners taking work from the lane
-	drain    func()        // a runner's work, made once
+	queue    prioq.Queue[laneItem] // highest priority, then oldest, first
+	reserved int                   // room promised to starts not yet pushed
+	room     chan struct{}         // closed when an item leaves, for starts waiting for room
+	running  int                   // runners taking work from the lane
+	drain    func()                // a runner's work, made once
 
 	// accounting, guarded by mu
 	sent, taken, refused uint64
@@ -36,7 +38,6 @@ type laneItem struct {
 	key    string // for a notice, its hand-off id
 	notice bool
 	level  transport.Priority
-	seq    uint64
 }
 
 // LaneStats is the accounting of a Go agent's in-process mailbox: every
@@ -45,6 +46,15 @@ type LaneStats struct {
 	Sent, Taken, Refused uint64
 	Queued, Running      int
 	Capacity, Limit      int
+}
+
+// handler returns the Go handler of agent, nil for an external agent: the
+// agents with a handler are those the engine built a lane for at New.
+func (e *Engine) handler(agent string) registry.Handler {
+	if l := e.lanes[agent]; l != nil {
+		return l.handler
+	}
+	return nil
 }
 
 func newLane(agent string, capacity, limit int) *lane {
@@ -62,7 +72,7 @@ func newLane(agent string, capacity, limit int) *lane {
 // push with reserved set, or given back with unreserve.
 func (l *lane) reserve(ctx context.Context, wait bool) error {
 	l.mu.Lock()
-	for len(l.queue)+l.reserved >= l.capacity {
+	for l.queue.Len()+l.reserved >= l.capacity {
 		if !wait {
 			l.mu.Unlock()
 			return &OverloadedError{Agent: l.agent, Capacity: l.capacity}
@@ -110,16 +120,13 @@ func (l *lane) push(it laneItem, reserved, patient bool) (start bool, err error)
 	defer l.mu.Unlock()
 	if reserved {
 		l.reserved--
-	} else if len(l.queue)+l.reserved >= l.capacity {
+	} else if l.queue.Len()+l.reserved >= l.capacity {
 		if !patient {
 			l.refused++
 		}
 		return false, &transport.QueueFullError{Agent: l.agent, Capacity: l.capacity}
 	}
-	l.seq++
-	it.seq = l.seq
-	l.queue = append(l.queue, it)
-	l.up(len(l.queue) - 1)
+	l.queue.Push(it.level, it)
 	l.sent++
 	if l.running < l.limit {
 		l.running++
@@ -133,16 +140,11 @@ func (l *lane) push(it laneItem, reserved, patient bool) (start bool, err error)
 func (l *lane) pop() (it laneItem, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := len(l.queue)
-	if n == 0 {
+	it, ok = l.queue.Pop()
+	if !ok {
 		l.running--
 		return laneItem{}, false
 	}
-	it = l.queue[0]
-	l.queue[0] = l.queue[n-1]
-	l.queue[n-1] = laneItem{}
-	l.queue = l.queue[:n-1]
-	l.down(0)
 	l.taken++
 	l.signalRoom()
 	return it, true
@@ -153,44 +155,7 @@ func (l *lane) stats() LaneStats {
 	defer l.mu.Unlock()
 	return LaneStats{
 		Sent: l.sent, Taken: l.taken, Refused: l.refused,
-		Queued: len(l.queue), Running: l.running, Capacity: l.capacity, Limit: l.limit,
-	}
-}
-
-func (l *lane) before(a, b int) bool {
-	x, y := &l.queue[a], &l.queue[b]
-	if x.level != y.level {
-		return x.level > y.level
-	}
-	return x.seq < y.seq
-}
-
-func (l *lane) up(k int) {
-	for k > 0 {
-		p := (k - 1) / 2
-		if !l.before(k, p) {
-			return
-		}
-		l.queue[k], l.queue[p] = l.queue[p], l.queue[k]
-		k = p
-	}
-}
-
-func (l *lane) down(k int) {
-	n := len(l.queue)
-	for {
-		c := 2*k + 1
-		if c >= n {
-			return
-		}
-		if c+1 < n && l.before(c+1, c) {
-			c++
-		}
-		if !l.before(c, k) {
-			return
-		}
-		l.queue[k], l.queue[c] = l.queue[c], l.queue[k]
-		k = c
+		Queued: l.queue.Len(), Running: l.running, Capacity: l.capacity, Limit: l.limit,
 	}
 }
 

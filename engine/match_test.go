@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -35,7 +36,7 @@ func TestEngine_Match_PriorityThenFileOrder(t *testing.T) {
 			res, h := r.finish(nil)
 			rule, _ := r.eng.Workflow().Rule(tt.wantRule)
 			wantCompleted(t, res, rule.Next)
-			got := entries(h, engine.KindRuleFired)
+			got := entries(h, record.KindRuleFired)
 			if len(got) != 1 {
 				t.Fatalf("got %d rule_fired entries, want 1 (history %s)", len(got), kinds(h))
 			}
@@ -98,7 +99,7 @@ func TestEngine_Match_NoRuleMatched(t *testing.T) {
 			if !errors.As(res.Err, &fe) || fe.State != "START" || fe.InstanceID != res.ID {
 				t.Errorf("got %#v, want *engine.FailedError in state START of %s", res.Err, res.ID)
 			}
-			if got := entries(h, engine.KindFailed); len(got) != 1 || !strings.Contains(got[0].Error, tt.want) {
+			if got := entries(h, record.KindFailed); len(got) != 1 || !strings.Contains(got[0].Error, tt.want) {
 				t.Errorf("got failed entries %+v, want one quoting %q", got, tt.want)
 			}
 			if res.State != "START" {
@@ -115,7 +116,7 @@ func TestEngine_Match_RuntimeFailureCountsFalseAndIsRecorded(t *testing.T) {
 	if got, want := fired(h), []string{"broken_fallback"}; !slices.Equal(got, want) {
 		t.Errorf("got rules fired %v, want %v", got, want)
 	}
-	conds := entries(h, engine.KindCondition)
+	conds := entries(h, record.KindCondition)
 	if len(conds) != 1 {
 		t.Fatalf("got %d condition entries, want 1 (history %s)", len(conds), kinds(h))
 	}
@@ -171,7 +172,7 @@ func TestEngine_Match_ConditionEnvironment(t *testing.T) {
 			if res.Outcome != tt.want {
 				t.Fatalf("got outcome %q (status %s, err %v, rules %v), want %q", res.Outcome, res.Status, res.Err, fired(h), tt.want)
 			}
-			if conds := entries(h, engine.KindCondition); len(conds) > 0 {
+			if conds := entries(h, record.KindCondition); len(conds) > 0 {
 				t.Errorf("got condition failures %+v, want none", conds)
 			}
 		})

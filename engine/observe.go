@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 
+	"github.com/batonhq/baton/record"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -23,7 +24,10 @@ func (i *instance) event(ev Event) {
 	if !i.e.observed() {
 		return
 	}
-	ev.InstanceID, ev.Workflow, ev.Version, ev.Time = i.id, i.e.wf.Name, i.e.wf.Version, i.e.clock.Now()
+	ev.InstanceID, ev.Workflow, ev.Version, ev.Time = i.id, i.e.wf.Name, i.e.wf.Version, i.stepTime
+	if ev.Time.IsZero() {
+		ev.Time = i.e.clock.Now() // told outside a step (progress): no step time to share
+	}
 	if ev.Step == 0 {
 		ev.Step = i.step
 	}
@@ -55,7 +59,7 @@ func (i *instance) runStarted(r *run, rule, reason string) {
 // runEnded tells how the run r ended, as its agent_run entry ran records
 // it, and logs a failed run at warn level: a run whose every attempt fails
 // leaves a line per attempt.
-func (i *instance) runEnded(r *run, ran *Entry, err error) {
+func (i *instance) runEnded(r *run, ran *record.Entry, err error) {
 	if err != nil {
 		i.logRun(zapcore.WarnLevel, "engine: run failed", r.step, r.state.Name, r.agent, r.attempt, ran.ErrorKind, err)
 	}
@@ -77,7 +81,7 @@ func (i *instance) runEnded(r *run, ran *Entry, err error) {
 
 // retryScheduled tells, and logs at info level, that the run r failed with
 // err of kind and will be tried again after its backoff.
-func (i *instance) retryScheduled(r *run, retry *Entry, err error) {
+func (i *instance) retryScheduled(r *run, retry *record.Entry, err error) {
 	if ce := i.e.log.Check(zapcore.InfoLevel, "engine: retry scheduled"); ce != nil {
 		ce.Write(zap.String("instance", i.id), zap.String("workflow", i.e.wf.Name), zap.Int("step", r.step),
 			zap.String("state", r.state.Name), zap.String("agent", r.agent), zap.Int("attempt", retry.Attempt),
@@ -88,7 +92,7 @@ func (i *instance) retryScheduled(r *run, retry *Entry, err error) {
 
 // conditionFailed tells, and logs at warn level, that a rule's condition
 // failed at run time (and counted as false).
-func (i *instance) conditionFailed(en *Entry, trigger string, err error) {
+func (i *instance) conditionFailed(en *record.Entry, trigger string, err error) {
 	if ce := i.e.log.Check(zapcore.WarnLevel, "engine: condition failed, counted as false"); ce != nil {
 		ce.Write(zap.String("instance", i.id), zap.String("workflow", i.e.wf.Name), zap.Int("step", i.step),
 			zap.String("state", en.State), zap.String("rule", en.Rule), zap.String("condition", en.Condition), zap.Error(err))
@@ -111,9 +115,9 @@ func (i *instance) limitReached(lim *LimitError) {
 func (i *instance) ended() {
 	var ev Event
 	switch i.status {
-	case StatusCompleted:
+	case record.StatusCompleted:
 		ev = Event{Type: EventCompleted, Outcome: i.outcome}
-	case StatusCanceled:
+	case record.StatusCanceled:
 		ev = Event{Type: EventCancelled, Err: i.err}
 		if ce := i.e.log.Check(zapcore.InfoLevel, "engine: instance cancelled"); ce != nil {
 			ce.Write(zap.String("instance", i.id), zap.String("workflow", i.e.wf.Name), zap.Int("step", i.step), zap.String("state", i.state.Name))
@@ -152,7 +156,7 @@ func (i *instance) logRun(level zapcore.Level, msg string, step int, state, agen
 
 // deadLettered logs at warn level that work was kept as a dead letter, and
 // returns its event (ok false when the engine has no observers).
-func (e *Engine) deadLettered(dl *DeadLetter, state string) (Event, bool) {
+func (e *Engine) deadLettered(dl *record.DeadLetter, state string) (Event, bool) {
 	if ce := e.log.Check(zapcore.WarnLevel, "engine: work dead-lettered"); ce != nil {
 		ce.Write(zap.String("instance", dl.Instance), zap.String("workflow", e.wf.Name), zap.Int("step", dl.Step),
 			zap.String("state", state), zap.String("agent", dl.To), zap.String("reason", dl.Reason),

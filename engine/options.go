@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/transport"
 )
 
@@ -18,7 +19,7 @@ type config struct {
 	seeded       bool
 	logger       *zap.Logger
 	clock        clock.Clock
-	store        Store
+	store        record.Store
 	executor     Executor
 	workers      int
 	transport    transport.Transport
@@ -54,7 +55,7 @@ func WithLogger(l *zap.Logger) Option {
 func WithClock(clk clock.Clock) Option { return func(c *config) { c.clock = clk } }
 
 // WithStore sets the store every step is committed to (default a new MemStore).
-func WithStore(s Store) Option { return func(c *config) { c.store = s } }
+func WithStore(s record.Store) Option { return func(c *config) { c.store = s } }
 
 // WithExecutor runs the engine's work on ex instead of the engine's own
 // worker pool. A clock.Sim is both a clock and an executor: pass it to

@@ -8,22 +8,35 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/transport"
 )
 
 // The transactional outbox. A step does not send the work it starts: it
-// records each piece as an Outgoing in the step's StepRecord, and the bus is
+// records each piece as an Outgoing in the step's record.Step, and the bus is
 // fed only once the store has committed the step. A crash before the commit
 // loses the step and its work together; a crash after it leaves the work in
 // the store's outbox, and Resume sends it again under the same idempotency
 // key and hand-off id. An item stays in the outbox until a later step
 // settles it: its run ended (or was abandoned), or its notice was taken.
 
+// outbox is an instance's side of the transactional outbox: the work of
+// the step being built, sent once the step has committed, and the items
+// the store holds unsettled until their work is over.
+type outbox struct {
+	items      []sending         // the step's outbox, sent once the step has committed
+	spare      []sending         // the other outbox buffer, reused
+	open       []openItem        // outbox items the store holds unsettled
+	settledBuf []string          // reused by settled
+	records    []record.Outgoing // reused by commitStep
+	settle     bool              // an outbox item was settled outside a step
+}
+
 // sending is an outbox item of the step being built, waiting for the commit.
 type sending struct {
-	out Outgoing
+	out record.Outgoing
 	r   *run // nil for a final notice
 	// resent marks work sent again as an instance is resumed: it goes out
 	// under a transport key of its own (resentKey), so that it is
@@ -73,7 +86,7 @@ func runKindOf(name string) runKind {
 
 // queue adds the work of r (nil for a final notice, described by o) to the
 // step's outbox.
-func (i *instance) queue(o Outgoing, r *run) {
+func (i *instance) queue(o record.Outgoing, r *run) {
 	i.queueSending(sending{out: o, r: r, first: i.roomChecked})
 }
 
@@ -96,34 +109,34 @@ func (s *sending) later(err error) bool {
 // queueSending adds s to the step's outbox and to the open items.
 func (i *instance) queueSending(s sending) {
 	o, r := s.out, s.r
-	i.outbox = append(i.outbox, s)
-	i.open = append(i.open, openItem{key: o.Key, r: r, notice: noticeID(o)})
+	i.out.items = append(i.out.items, s)
+	i.out.open = append(i.out.open, openItem{key: o.Key, r: r, notice: noticeID(o)})
 }
 
-func noticeID(o Outgoing) string {
-	if o.Kind == OutgoingNotice {
+func noticeID(o record.Outgoing) string {
+	if o.Kind == record.OutgoingNotice {
 		return o.HandoffID
 	}
 	return ""
 }
 
 // outgoing describes the work a run is sent.
-func (i *instance) outgoing(r *run, rule *rules.Rule) Outgoing {
-	o := Outgoing{
-		Key: r.key, Kind: OutgoingDispatch, Run: runKindName(r.kind), Step: r.step, Attempt: r.attempt,
+func (i *instance) outgoing(r *run, rule *rules.Rule) record.Outgoing {
+	o := record.Outgoing{
+		Key: r.key, Kind: record.OutgoingDispatch, Run: runKindName(r.kind), Step: r.step, Attempt: r.attempt,
 		State: r.state.Name, To: r.agent, From: r.from, HandoffID: r.handoffID, Reason: string(r.handoffReason),
 		Explanation: r.reason, Task: r.description, Priority: r.priority, Rule: ruleID(rule),
 		Previous: r.previous, Constraints: r.constraints, Payload: r.payload,
 		Delegator: r.delegator, ReturnControl: r.returnControl, Returned: r.returned, Index: r.index,
 	}
 	if r.handoffID != "" {
-		o.Kind = OutgoingHandoff
+		o.Kind = record.OutgoingHandoff
 	}
 	return o
 }
 
 // runOf rebuilds the run an outbox item started.
-func (i *instance) runOf(o Outgoing, st *rules.State) *run {
+func (i *instance) runOf(o record.Outgoing, st *rules.State) *run {
 	return &run{
 		step: o.Step, attempt: max(o.Attempt, 1), state: st, agent: o.To, from: o.From, key: o.Key,
 		handoffID: o.HandoffID, description: o.Task, reason: o.Explanation, priority: max(o.Priority, 1),
@@ -138,18 +151,18 @@ func (i *instance) runOf(o Outgoing, st *rules.State) *run {
 // settled returns the keys of open outbox items whose work is over, and
 // drops them from the open list. The returned slice is reused.
 func (i *instance) settled() []string {
-	keys := i.settledBuf[:0]
-	open := i.open[:0]
-	for _, it := range i.open {
+	keys := i.out.settledBuf[:0]
+	open := i.out.open[:0]
+	for _, it := range i.out.open {
 		if i.itemOver(it) {
 			keys = append(keys, it.key)
 			continue
 		}
 		open = append(open, it)
 	}
-	clear(i.open[len(open):])
-	i.open = open
-	i.settledBuf = keys
+	clear(i.out.open[len(open):])
+	i.out.open = open
+	i.out.settledBuf = keys
 	return keys
 }
 
@@ -157,21 +170,21 @@ func (i *instance) settled() []string {
 // same step (a join that completed or timed out as it was rebuilt, say):
 // it is neither committed nor sent, and settled() leaves it out.
 func (i *instance) dropOver() {
-	keep := i.outbox[:0]
-	for _, s := range i.outbox {
+	keep := i.out.items[:0]
+	for _, s := range i.out.items {
 		if s.r != nil && i.itemOver(openItem{key: s.out.Key, r: s.r}) {
 			continue
 		}
 		keep = append(keep, s)
 	}
-	clear(i.outbox[len(keep):])
-	i.outbox = keep
+	clear(i.out.items[len(keep):])
+	i.out.items = keep
 }
 
 // settleLater marks an outbox item from before a restart that the resumed
 // instance does not take up: the next commit settles it.
 func (i *instance) settleLater(key string) {
-	i.open = append(i.open, openItem{key: key, r: &run{ended: true}})
+	i.out.open = append(i.out.open, openItem{key: key, r: &run{ended: true}})
 }
 
 // itemOver reports whether an open outbox item's work is over: its run
@@ -186,18 +199,15 @@ func (i *instance) itemOver(it openItem) bool {
 	if i.run == it.r {
 		return false
 	}
-	if i.each != nil && i.each.runs[it.r.step] == it.r {
-		return false
-	}
-	return i.join == nil || i.join.branch(it.r.step) != it.r
+	return i.work == nil || i.work.run(it.r.step) != it.r
 }
 
 // flush sends the work of the step just committed, in the order it was
 // queued. Work the bus refuses fails its run (or, for a notice, is noted):
 // that is a new step, which the caller commits.
 func (i *instance) flush(ctx context.Context) (failed bool) {
-	out := i.outbox
-	i.outbox = i.sendBuf[:0]
+	out := i.out.items
+	i.out.items = i.out.spare[:0]
 	for k := range out {
 		s := &out[k]
 		if err := i.send(ctx, s); err != nil {
@@ -210,7 +220,7 @@ func (i *instance) flush(ctx context.Context) (failed bool) {
 		}
 	}
 	clear(out)
-	i.sendBuf = out[:0]
+	i.out.spare = out[:0]
 	return failed
 }
 
@@ -240,7 +250,7 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 	r := s.r
 	if r == nil {
 		delete(i.notices, s.out.HandoffID)
-		i.note(Entry{Kind: KindFinalNotice, Step: s.out.Step, State: s.out.State, From: s.out.From, To: s.out.To, Rule: s.out.Rule, HandoffID: s.out.HandoffID, Error: err.Error(), Detail: "not delivered"})
+		i.note(record.Entry{Kind: record.KindFinalNotice, Step: s.out.Step, State: s.out.State, From: s.out.From, To: s.out.To, Rule: s.out.Rule, HandoffID: s.out.HandoffID, Error: err.Error(), Detail: "not delivered"})
 		return
 	}
 	if r.ended || i.active(r.step) != r {
@@ -248,18 +258,15 @@ func (i *instance) sendFailed(ctx context.Context, s *sending, err error) {
 	}
 	r.ended = true
 	r.stopTimers()
-	ran := Entry{Kind: KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error(), ErrorKind: "transport"}
+	ran := record.Entry{Kind: record.KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error(), ErrorKind: "transport"}
 	i.note(ran)
 	i.runEnded(r, &ran, err)
 	r.endSpan("", "transport", err)
+	if i.work != nil {
+		i.work.sendFailed(ctx, i, r, err) // a branch or an item
+		return
+	}
 	switch {
-	case r.kind == runBranch:
-		i.join.fail(r.agent, err.Error())
-		i.checkJoin(ctx, false)
-	case r.kind == runItem:
-		delete(i.each.runs, r.step)
-		i.itemFailed(r, registry.Kind(err, "transport"), true)
-		i.itemsMoved(ctx)
 	case r.kind == runDelegate && !r.returned:
 		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: err.Error(), Kind: "rejected"})
 	case r.returned:

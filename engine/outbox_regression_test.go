@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -32,7 +32,7 @@ rules:
 // (Found in review: flush went on sending.)
 func TestEngine_Outbox_WorkOfARunEndedByAnEarlierSendIsNotSent(t *testing.T) {
 	ctx := context.Background()
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	eng := externalEngine(t, fullMailboxWF, store)
 	_, err := eng.Start(ctx, nil)
 	require.NoError(t, err)
@@ -40,7 +40,7 @@ func TestEngine_Outbox_WorkOfARunEndedByAnEarlierSendIsNotSent(t *testing.T) {
 	require.NoError(t, err)
 	res, err := second.Wait(ctx)
 	require.NoError(t, err)
-	require.Equal(t, engine.StatusFailed, res.Status)
+	require.Equal(t, record.StatusFailed, res.Status)
 	n := 0
 	for {
 		m, ok, err := busOf(eng).TryReceive("y")
@@ -79,7 +79,7 @@ rules:
 func TestEngine_Resume_JoinPastItsDeadlineLeavesNothingToSend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		store := engine.NewMemStore()
+		store := record.NewMemStore()
 		first := externalEngine(t, joinTimeoutWF, store)
 		inst, err := first.Start(ctx, nil)
 		require.NoError(t, err)
@@ -95,7 +95,7 @@ func TestEngine_Resume_JoinPastItsDeadlineLeavesNothingToSend(t *testing.T) {
 		require.Equal(t, []string{inst.ID()}, rep.Resumed)
 		snap, err := store.Instance(ctx, inst.ID())
 		require.NoError(t, err)
-		assert.Equal(t, engine.StatusFailed, snap.Status, "the join timed out (on_partial defaults to fail)")
+		assert.Equal(t, record.StatusFailed, snap.Status, "the join timed out (on_partial defaults to fail)")
 		left, err := store.Outbox(ctx, inst.ID())
 		require.NoError(t, err)
 		assert.Empty(t, left, "a failed instance has nothing left to send")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/transport"
 )
@@ -49,18 +50,18 @@ rules:
 
 var outboxAgents = []string{"a", "b", "c", "x", "y", "z", "n"}
 
-// journal is a MemStore that also keeps every StepRecord, so that a test
+// journal is a MemStore that also keeps every record.Step, so that a test
 // can build the store as it was after any commit: the store a process
 // killed right after that commit, before sending anything, leaves behind.
 type journal struct {
-	*engine.MemStore
+	*record.MemStore
 	mu   sync.Mutex
-	recs []engine.StepRecord
+	recs []record.Step
 }
 
-func (j *journal) Commit(ctx context.Context, rec engine.StepRecord) error {
+func (j *journal) Commit(ctx context.Context, rec record.Step) error {
 	j.mu.Lock()
-	j.recs = append(j.recs, engine.StepRecord{
+	j.recs = append(j.recs, record.Step{
 		Snapshot: rec.Snapshot, Entries: slices.Clone(rec.Entries),
 		Outbox: slices.Clone(rec.Outbox), Settled: slices.Clone(rec.Settled),
 	})
@@ -69,8 +70,8 @@ func (j *journal) Commit(ctx context.Context, rec engine.StepRecord) error {
 }
 
 // upTo returns a new store holding the first k commits.
-func (j *journal) upTo(t *testing.T, k int) *engine.MemStore {
-	s := engine.NewMemStore()
+func (j *journal) upTo(t *testing.T, k int) *record.MemStore {
+	s := record.NewMemStore()
 	for _, rec := range j.recs[:k] {
 		require.NoError(t, s.Commit(context.Background(), rec))
 	}
@@ -153,10 +154,10 @@ func outboxBehaviour(agent string, m *transport.Message) (registry.Outcome, erro
 	return registry.Outcome{Trigger: "ok", Result: map[string]any{"agent": agent}}, nil
 }
 
-func transitions(h []engine.Entry) []string {
+func transitions(h []record.Entry) []string {
 	var out []string
 	for _, e := range h {
-		if e.Kind == engine.KindTransition {
+		if e.Kind == record.KindTransition {
 			out = append(out, e.State+">"+e.Next)
 		}
 	}
@@ -171,8 +172,8 @@ func TestEngine_Outbox_WorkIsSentOnlyAfterItsStepCommits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var eng *engine.Engine
 		var early []string
-		j := &journal{MemStore: engine.NewMemStore()}
-		check := &commitHook{Store: j, before: func(rec engine.StepRecord) {
+		j := &journal{MemStore: record.NewMemStore()}
+		check := &commitHook{Store: j, before: func(rec record.Step) {
 			for _, o := range rec.Outbox {
 				for _, a := range busOf(eng).Metrics().Agents {
 					if a.Agent == o.To && a.Depth > 0 {
@@ -203,11 +204,11 @@ func TestEngine_Outbox_WorkIsSentOnlyAfterItsStepCommits(t *testing.T) {
 
 // commitHook calls before ahead of every commit.
 type commitHook struct {
-	engine.Store
-	before func(engine.StepRecord)
+	record.Store
+	before func(record.Step)
 }
 
-func (c *commitHook) Commit(ctx context.Context, rec engine.StepRecord) error {
+func (c *commitHook) Commit(ctx context.Context, rec record.Step) error {
 	c.before(rec)
 	return c.Store.Commit(ctx, rec)
 }
@@ -218,9 +219,9 @@ func (c *commitHook) Commit(ctx context.Context, rec engine.StepRecord) error {
 // must end as the uninterrupted run did, with every transition applied once,
 // and the work in the outbox sent again under its key and hand-off id.
 func TestEngine_Outbox_KilledAfterAnyCommit(t *testing.T) {
-	j := &journal{MemStore: engine.NewMemStore()}
+	j := &journal{MemStore: record.NewMemStore()}
 	var ref []seen
-	var refHistory []engine.Entry
+	var refHistory []record.Entry
 	var id string
 	synctest.Test(t, func(t *testing.T) {
 		eng := externalEngine(t, outboxWorkflow, j)
@@ -326,7 +327,7 @@ func askAll(t *testing.T, eng *engine.Engine, b *bus.Bus) int {
 // each instance to its end.
 func TestEngine_Resume_FullMailboxDelaysTheResentWork(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := engine.NewMemStore()
+		store := record.NewMemStore()
 		b := bus.New()
 		defer b.Close()
 		handlers := map[string]registry.Handler{"reviewer": answer("reviewed", nil)} // asker is external: a mailbox of 2
@@ -433,7 +434,7 @@ func TestEngine_Start_MailboxFilledAfterTheRoomCheckDelaysTheWork(t *testing.T) 
 // instance completes.
 func TestEngine_Resume_FullLaneDelaysTheResentWork(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := engine.NewMemStore()
+		store := record.NewMemStore()
 		b := bus.New()
 		defer b.Close()
 		reviewer := map[string]registry.Handler{"reviewer": answer("reviewed", nil)}

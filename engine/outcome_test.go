@@ -13,6 +13,7 @@ import (
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/transport"
 	"go.uber.org/goleak"
@@ -35,10 +36,10 @@ func TestEngine_Rejection(t *testing.T) {
 	if n := len(r.script.runsOf("reviewer")); n != 1 {
 		t.Errorf("got %d reviewer runs, want 1 (a rejection is never retried)", n)
 	}
-	if n := len(entries(h, engine.KindRetry)); n != 0 {
+	if n := len(entries(h, record.KindRetry)); n != 0 {
 		t.Errorf("got %d retries, want 0", n)
 	}
-	outs := entries(h, engine.KindOutcome)
+	outs := entries(h, record.KindOutcome)
 	if last := outs[len(outs)-1]; last.Trigger != "rejected" || last.State != "REVIEW" || last.Agent != "reviewer" || last.Error != "too busy" {
 		t.Errorf("got outcome %+v, want rejected in REVIEW by reviewer with the reason", last)
 	}
@@ -67,7 +68,7 @@ func TestEngine_ReservedOutcomeFromAnAgentIsAnError(t *testing.T) {
 			if n := len(r.script.runsOf("asker")); n != 1 {
 				t.Errorf("got %d runs, want 1 (not retried)", n)
 			}
-			if outs := entries(h, engine.KindOutcome); len(outs) != 1 || outs[0].Trigger != "error" {
+			if outs := entries(h, record.KindOutcome); len(outs) != 1 || outs[0].Trigger != "error" {
 				t.Errorf("got outcomes %+v, want one error outcome", outs)
 			}
 		})
@@ -95,7 +96,7 @@ func TestEngine_Terminal(t *testing.T) {
 			if res.State != tt.wantOutcome || res.Steps != 1 {
 				t.Errorf("got state %s steps %d, want %s and 1 (a final notice is not a step)", res.State, res.Steps, tt.wantOutcome)
 			}
-			notices := entries(h, engine.KindFinalNotice)
+			notices := entries(h, record.KindFinalNotice)
 			st := handoffStats(t, r.eng)
 			if tt.wantNotice == "" {
 				if len(notices) != 0 || st.Total != 0 {
@@ -109,7 +110,7 @@ func TestEngine_Terminal(t *testing.T) {
 			if st.Total != 1 || st.Accepted != 1 || st.ReceivedBy[tt.wantNotice] != 1 {
 				t.Errorf("got hand-off stats %+v, want one sent to %s and accepted (delivered)", st, tt.wantNotice)
 			}
-			if got := entries(h, engine.KindCompleted); len(got) != 1 || got[0].State != tt.wantOutcome {
+			if got := entries(h, record.KindCompleted); len(got) != 1 || got[0].State != tt.wantOutcome {
 				t.Errorf("got completed entries %+v, want one in %s", got, tt.wantOutcome)
 			}
 		})
@@ -153,7 +154,7 @@ func TestEngine_Terminal_UndeliverableFinalNoticeIsDeadLettered(t *testing.T) {
 	wantCompleted(t, res, "LOUD")
 	// The notice is committed with the step that completes the instance and
 	// sent after it: the bus's refusal is recorded by a second entry.
-	notices := entries(h, engine.KindFinalNotice)
+	notices := entries(h, record.KindFinalNotice)
 	if len(notices) != 2 || notices[0].Error != "" || !strings.Contains(notices[1].Error, "queue full") || notices[1].HandoffID != notices[0].HandoffID {
 		t.Fatalf("got final notices %+v, want the notice, then its failure recording the full mailbox", notices)
 	}
@@ -206,13 +207,13 @@ func TestEngine_ReenteringAStateIsANewVisit(t *testing.T) {
 	if want := []int{1, 2, 3}; !slices.Equal(steps, want) {
 		t.Errorf("steps: got %v, want %v", steps, want)
 	}
-	if n := len(entries(h, engine.KindHandoff)); n != 0 {
+	if n := len(entries(h, record.KindHandoff)); n != 0 {
 		t.Errorf("got %d hand-off entries, want 0", n)
 	}
 	if st := handoffStats(t, r.eng); st.Total != 0 {
 		t.Errorf("got hand-off stats %+v, want none sent", st)
 	}
-	if n := len(entries(h, engine.KindDispatch)); n != 3 {
+	if n := len(entries(h, record.KindDispatch)); n != 3 {
 		t.Errorf("got %d dispatch entries, want 3 (start, retry, re-entry)", n)
 	}
 	for _, ev := range r.events {
@@ -297,7 +298,7 @@ func TestEngine_RunRefusedByAFullMailboxIsAFailedRun(t *testing.T) {
 					t.Errorf("got %d steps, want %d", third.Steps, tt.wantSteps)
 				}
 				h := history(t, insts[2])
-				ran := entries(h, engine.KindAgentRun)
+				ran := entries(h, record.KindAgentRun)
 				if len(ran) < 2 || ran[1].Agent != "reviewer" || !strings.Contains(ran[1].Error, "queue full") || ran[1].ErrorKind != "transport" {
 					t.Errorf("got runs %+v, want the refused hand-off recorded as reviewer's failed run of kind transport", ran)
 				}

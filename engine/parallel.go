@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/merge"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -31,7 +32,7 @@ type branchReply struct {
 	result map[string]any
 }
 
-func (j *join) branch(step int) *run {
+func (j *join) run(step int) *run {
 	for _, r := range j.branches {
 		if r.step == step {
 			return r
@@ -48,7 +49,7 @@ func (j *join) fail(agent, why string) {
 	j.failed[agent] = why
 }
 
-func (j *join) pending() int {
+func (j *join) open() int {
 	n := 0
 	for _, r := range j.branches {
 		if !r.ended {
@@ -58,10 +59,14 @@ func (j *join) pending() int {
 	return n
 }
 
-// startBranches enters a parallel state: it hands off to each of its agents,
-// in the state's agents order, each branch run a step of its own, and arms
+// parallelKind is the kind of a parallel state: a branch run per agent of
+// the state, joined (see join).
+type parallelKind struct{}
+
+// enter enters a parallel state: it hands off to each of its agents, in
+// the state's agents order, each branch run a step of its own, and arms
 // the join's timeout.
-func (i *instance) startBranches(ctx context.Context, d dispatch) {
+func (parallelKind) enter(ctx context.Context, i *instance, d dispatch) {
 	st := i.state
 	j := &join{state: st, needed: len(st.Agents), started: i.e.clock.Now()}
 	if st.Join != nil {
@@ -72,7 +77,7 @@ func (i *instance) startBranches(ctx context.Context, d dispatch) {
 	runs := make([]run, len(st.Agents))
 	j.branches = make([]*run, len(st.Agents))
 	j.replies = make([]branchReply, 0, j.needed)
-	i.join, i.run = j, nil
+	i.work, i.run = j, nil
 	for k, agent := range st.Agents {
 		i.step++
 		r := &runs[k]
@@ -88,7 +93,7 @@ func (i *instance) startBranches(ctx context.Context, d dispatch) {
 		if err := i.launch(ctx, r, d.rule); err != nil {
 			r.ended = true
 			j.fail(agent, err.Error())
-			ran := Entry{Kind: KindAgentRun, Step: r.step, State: st.Name, Agent: agent, Attempt: 1, Error: err.Error()}
+			ran := record.Entry{Kind: record.KindAgentRun, Step: r.step, State: st.Name, Agent: agent, Attempt: 1, Error: err.Error()}
 			i.note(ran)
 			i.runEnded(r, &ran, err)
 		}
@@ -98,20 +103,116 @@ func (i *instance) startBranches(ctx context.Context, d dispatch) {
 			i.e.exec.Submit(func() { i.joinTimedOut(i.e.ctx, j) })
 		})
 	}
-	i.checkJoin(ctx, false)
+	i.checkJoin(ctx, j, false)
 }
 
-// branchDone records a branch's reply. A branch's own trigger is recorded,
+// resume rebuilds the fan-out of a parallel state from the history of
+// its current visit: its branches, the replies and failures committed
+// before the restart, and its start (the join's deadline stays where it
+// was). The branches still owed a reply are sent again from the outbox.
+func (parallelKind) resume(ctx context.Context, i *instance, _ record.Snapshot, history []record.Entry, outbox []record.Outgoing) error {
+	st := i.state
+	// The visit began after the last transition into the state (or the
+	// start, for an initial state).
+	begin := 0
+	for k := len(history) - 1; k >= 0; k-- {
+		if e := history[k]; e.Kind == record.KindTransition && e.Next == st.Name {
+			begin = k + 1
+			break
+		}
+	}
+	j := &join{state: st, needed: len(st.Agents)}
+	if st.Join != nil {
+		j.needed = st.Join.Needed(len(st.Agents))
+	}
+	byStep := map[int]*run{}
+	for _, e := range history[begin:] {
+		switch e.Kind {
+		case record.KindHandoff, record.KindDispatch:
+			if e.State != st.Name || byStep[e.Step] != nil {
+				continue
+			}
+			if len(j.branches) == 0 {
+				j.started = e.Time
+			}
+			r := &run{step: e.Step, attempt: 1, state: st, agent: e.Agent, from: e.From, kind: runBranch,
+				key: registry.StepKey(i.id, e.Step), handoffID: e.HandoffID, description: e.Detail, priority: max(e.Priority, 1)}
+			j.branches = append(j.branches, r)
+			byStep[e.Step] = r
+		case record.KindAgentRun:
+			r := byStep[e.Step]
+			if r == nil && e.State == st.Name && e.Step > stepBefore(history, begin) {
+				// A branch whose hand-off was refused as the state was
+				// entered: it has a failed run and no hand-off entry.
+				r = &run{step: e.Step, attempt: 1, state: st, agent: e.Agent, kind: runBranch}
+				j.branches = append(j.branches, r)
+				byStep[e.Step] = r
+			}
+			if r == nil || r.ended {
+				continue
+			}
+			r.ended = true
+			j.take(r, e.Trigger, e.Result, e.Error, e.To)
+		}
+	}
+	if len(j.branches) == 0 {
+		return fmt.Errorf("%w %s: no branch of parallel state %s in its history", ErrCannotResume, i.id, st.Name)
+	}
+	i.work = j
+	for _, o := range outbox {
+		if o.Kind == record.OutgoingNotice {
+			if err := i.resend(ctx, o, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		old := byStep[o.Step]
+		if old == nil || old.ended {
+			i.settleLater(o.Key) // not a branch still owed a reply
+			continue
+		}
+		r := i.runOf(o, st)
+		j.branches[slices.Index(j.branches, old)] = r // the branch list keeps its order
+		byStep[o.Step] = r
+		if err := i.resend(ctx, o, r); err != nil {
+			return err
+		}
+	}
+	for _, r := range j.branches {
+		if !r.ended && r.key != "" && !i.isOpen(r.key) {
+			// A branch with neither a reply nor an outbox item (a store
+			// written before the outbox existed): send its work again.
+			i.note(record.Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, Attempt: 1, Priority: r.priority, Detail: r.description})
+			r.handler = i.e.handler(r.agent)
+			i.queue(i.outgoing(r, nil), r)
+			i.arm(r)
+			i.started(r, "", "resume")
+		}
+	}
+	if st.Join != nil && st.Join.Timeout > 0 {
+		left := j.started.Add(st.Join.Timeout).Sub(i.e.clock.Now())
+		if left <= 0 {
+			i.checkJoin(ctx, j, true)
+			return nil
+		}
+		j.timer = i.e.clock.AfterFunc(left, func() {
+			i.e.exec.Submit(func() { i.joinTimedOut(i.e.ctx, j) })
+		})
+	}
+	i.checkJoin(ctx, j, false)
+	return nil
+}
+
+// runDone records a branch's reply. A branch's own trigger is recorded,
 // not matched; a branch that fails, times out or rejects counts as missing.
 // Branches are not retried and cannot delegate.
-func (i *instance) branchDone(ctx context.Context, r *run, out registry.Outcome, runErr error, isReject bool) {
-	j := i.join
+func (j *join) runDone(ctx context.Context, i *instance, r *run, out registry.Outcome, runErr error, _, _ bool) {
 	if st := j.state; st.Join != nil && st.Join.Timeout > 0 && i.e.clock.Now().Sub(j.started) > st.Join.Timeout {
 		// The reply came after the join's deadline (a run that took its
 		// time on a simulated clock, or a timer not yet run): the join
 		// times out first and the reply is late.
-		i.note(Entry{Kind: KindLateReply, Step: r.step, State: st.Name, Agent: r.agent, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
-		i.checkJoin(ctx, true)
+		i.note(record.Entry{Kind: record.KindLateReply, Step: r.step, State: st.Name, Agent: r.agent, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
+		i.checkJoin(ctx, j, true)
 		return
 	}
 	handoffTo := ""
@@ -119,7 +220,27 @@ func (i *instance) branchDone(ctx context.Context, r *run, out registry.Outcome,
 		handoffTo = out.Handoff.To
 	}
 	j.take(r, out.Trigger, out.Result, errText(runErr), handoffTo)
-	i.checkJoin(ctx, false)
+	i.checkJoin(ctx, j, false)
+}
+
+// sendFailed counts a branch whose work the transport refused as missing.
+func (j *join) sendFailed(ctx context.Context, i *instance, r *run, err error) {
+	j.fail(r.agent, err.Error())
+	i.checkJoin(ctx, j, false)
+}
+
+func (j *join) pending(buf []Pending) []Pending {
+	for _, r := range j.branches {
+		buf = appendRun(buf, PendingRun, r)
+	}
+	return buf
+}
+
+func (j *join) progress(out []RunProgress) []RunProgress {
+	for _, r := range j.branches {
+		out = appendProgress(out, r)
+	}
+	return out
 }
 
 // take counts a branch's reply: a failure, a reserved trigger or a request
@@ -146,23 +267,22 @@ func (i *instance) joinTimedOut(ctx context.Context, j *join) {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if i.join != j || i.status.Finished() {
+	if i.work != j || i.status.Finished() {
 		return
 	}
-	i.checkJoin(ctx, true)
+	i.checkJoin(ctx, j, true)
 	i.commit(ctx)
 }
 
 // checkJoin completes the join when its strategy is met (outcome joined), or
 // when it can no longer be met or its timeout has passed: with on_partial
 // proceed the outcome is partial, otherwise the instance fails.
-func (i *instance) checkJoin(ctx context.Context, timedOut bool) {
-	j := i.join
-	got, open := len(j.replies), j.pending()
+func (i *instance) checkJoin(ctx context.Context, j *join, timedOut bool) {
+	got, open := len(j.replies), j.open()
 	proceed := j.state.Join != nil && j.state.Join.OnPartial == rules.OnPartialProceed
 	switch {
 	case got >= j.needed:
-		i.completeJoin(ctx, "joined")
+		i.completeJoin(ctx, j, "joined")
 	case timedOut || open == 0 || (got+open < j.needed && !proceed):
 		// With on_partial proceed the join waits for every branch (or the
 		// timeout) so that the partial result holds all that arrived; with
@@ -180,11 +300,11 @@ func (i *instance) checkJoin(ctx context.Context, timedOut bool) {
 			}
 		}
 		if proceed {
-			i.note(Entry{Kind: KindJoined, State: j.state.Name, Trigger: "partial", Detail: detail})
-			i.completeJoin(ctx, "partial")
+			i.note(record.Entry{Kind: record.KindJoined, State: j.state.Name, Trigger: "partial", Detail: detail})
+			i.completeJoin(ctx, j, "partial")
 			return
 		}
-		i.stopBranches()
+		j.stop()
 		i.fail(fmt.Errorf("engine: %s", detail))
 	}
 }
@@ -192,10 +312,8 @@ func (i *instance) checkJoin(ctx context.Context, timedOut bool) {
 // completeJoin ends the fan-out: branches still running are cancelled (their
 // replies will be recorded as late), the replies are merged, and the outcome
 // is matched against the rules whose `from` is the state.
-func (i *instance) completeJoin(ctx context.Context, outcome string) {
-	j := i.join
-	i.stopBranches()
-	i.join = nil
+func (i *instance) completeJoin(ctx context.Context, j *join, outcome string) {
+	i.endWork(ctx)
 	results := make(map[string]any, len(j.replies))
 	for _, rep := range j.replies {
 		results[rep.agent] = orEmpty(rep.result)
@@ -220,7 +338,7 @@ func (i *instance) completeJoin(ctx context.Context, outcome string) {
 		}
 	}
 	if outcome == "joined" || outcome == "conflict" {
-		i.note(Entry{Kind: KindJoined, State: j.state.Name, Trigger: outcome, Detail: joinSummary(j)})
+		i.note(record.Entry{Kind: record.KindJoined, State: j.state.Name, Trigger: outcome, Detail: joinSummary(j)})
 	}
 	i.decide(ctx, outcome, result, rules.ErrorInfo{})
 }
@@ -287,22 +405,14 @@ func joinSummary(j *join) string {
 	return s
 }
 
-// stopBranches ends every branch still running and disarms the join timer.
-func (i *instance) stopBranches() {
-	j := i.join
-	if j == nil {
-		return
-	}
+// stop ends every branch still running and disarms the join timer.
+func (j *join) stop() {
 	if j.timer != nil {
 		j.timer.Stop()
 	}
 	for _, r := range j.branches {
-		if r.ended {
-			continue
-		}
-		r.ended = true
-		r.stopTimers()
-		r.stop()
-		r.endSpan("", "", nil)
+		abandon(r)
 	}
 }
+
+func (j *join) end(context.Context) { j.stop() }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -57,7 +58,7 @@ func BenchmarkParallelJoin3(b *testing.B) {
 					b.Fatalf("instance still running in %s", inst.Result().State)
 				}
 				if first {
-					if res := inst.Result(); res.Status != engine.StatusCompleted || res.Steps != len(w.Agents) { // every agent runs once
+					if res := inst.Result(); res.Status != record.StatusCompleted || res.Steps != len(w.Agents) { // every agent runs once
 						b.Fatalf("got %s after %d steps (err %v), want completed", res.Status, res.Steps, res.Err)
 					}
 					first = false

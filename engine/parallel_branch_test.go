@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -36,7 +37,7 @@ func TestParallel_FanOut_HandsOffToEachAgentInOrder(t *testing.T) {
 		step           int
 	}
 	var got []handoff
-	for _, e := range entries(h, engine.KindHandoff) {
+	for _, e := range entries(h, record.KindHandoff) {
 		got = append(got, handoff{e.From, e.To, e.Rule, e.Step})
 	}
 	want := []handoff{{"lead", "a", "go", 2}, {"lead", "b", "go", 3}, {"lead", "c", "go", 4}, {"FAN", "payer", "pay", 5}}
@@ -60,7 +61,7 @@ func TestParallel_FanOut_HandsOffToEachAgentInOrder(t *testing.T) {
 		}
 	}
 	var triggers []string
-	for _, e := range entries(h, engine.KindAgentRun) {
+	for _, e := range entries(h, record.KindAgentRun) {
 		triggers = append(triggers, e.Agent+":"+e.Trigger)
 	}
 	if want := []string{"lead:go", "a:found", "b:nothing", "c:found", "payer:paid"}; !slices.Equal(triggers, want) {
@@ -107,7 +108,7 @@ func TestParallel_Branch_FailuresAreMissingNotRetried(t *testing.T) {
 	if n := len(r.script.runsOf("b")); n != 1 {
 		t.Errorf("got %d runs of b, want 1: branches are not retried", n)
 	}
-	if retries := entries(h, engine.KindRetry); len(retries) != 0 {
+	if retries := entries(h, record.KindRetry); len(retries) != 0 {
 		t.Errorf("got retries %+v, want none", retries)
 	}
 	if res.Steps != 4 {
@@ -159,7 +160,7 @@ func TestParallel_Branch_CannotDelegate(t *testing.T) {
 	if msg, _ := errs["b"].(string); !strings.Contains(msg, "cannot delegate") {
 		t.Errorf("got errors.b = %q, want it to say a branch cannot delegate", msg)
 	}
-	for _, e := range entries(h, engine.KindHandoff) {
+	for _, e := range entries(h, record.KindHandoff) {
 		if e.To == "payer" {
 			t.Errorf("got a hand-off to payer %+v, want none", e)
 		}
@@ -175,7 +176,7 @@ func TestParallel_MaxStepsCountsEveryBranch(t *testing.T) {
 	if !errors.As(res.Err, &lim) || lim.Limit != "max_steps" || lim.State != "FAN" || lim.Count != 3 {
 		t.Errorf("got %v, want a max_steps LimitError for FAN at 3", res.Err)
 	}
-	if hs := entries(h, engine.KindHandoff); len(hs) != 0 {
+	if hs := entries(h, record.KindHandoff); len(hs) != 0 {
 		t.Errorf("got hand-offs %+v, want none", hs)
 	}
 	if res.Steps != 1 {
@@ -229,9 +230,9 @@ func TestParallel_Pool_AnyJoinCancelsSlowBranches(t *testing.T) {
 	// A handler returns after it saw the cancellation, and its late reply is
 	// recorded after that: wait for the three (Close would drop those still
 	// on their way, leaving the instance as it was).
-	var late []engine.Entry
+	var late []record.Entry
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		late = entries(history(t, inst), engine.KindLateReply)
+		late = entries(history(t, inst), record.KindLateReply)
 		if len(late) >= 3 || time.Now().After(deadline) {
 			break
 		}

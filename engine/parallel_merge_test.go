@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -137,7 +138,7 @@ func TestParallel_Merge(t *testing.T) {
 			if !resolved {
 				outcome = "conflict"
 			}
-			if joined := entries(h, engine.KindJoined); len(joined) != 1 || joined[0].Trigger != outcome {
+			if joined := entries(h, record.KindJoined); len(joined) != 1 || joined[0].Trigger != outcome {
 				t.Errorf("got joined entries %+v, want one %s", joined, outcome)
 			}
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/transport"
 )
@@ -94,15 +95,15 @@ func mapKeys(t testing.TB, v any) []string {
 func wantRunning(t testing.TB, inst *engine.Instance, state string) {
 	t.Helper()
 	res := inst.Result()
-	if res.Status != engine.StatusRunning || res.State != state {
+	if res.Status != record.StatusRunning || res.State != state {
 		t.Fatalf("got status %s in state %s (err %v), want running in %s", res.Status, res.State, res.Err, state)
 	}
 }
 
 // lateSteps returns the steps of the late replies recorded.
-func lateSteps(h []engine.Entry) []int {
+func lateSteps(h []record.Entry) []int {
 	var out []int
-	for _, e := range entries(h, engine.KindLateReply) {
+	for _, e := range entries(h, record.KindLateReply) {
 		out = append(out, e.Step)
 	}
 	return out
@@ -181,7 +182,7 @@ func TestParallel_Join_OnTimeThenLateReplies(t *testing.T) {
 				if got, want := lateSteps(h), stepsOf(late); !slices.Equal(got, want) {
 					t.Errorf("got late replies for steps %v, want %v", got, want)
 				}
-				joined := entries(h, engine.KindJoined)
+				joined := entries(h, record.KindJoined)
 				if len(joined) != 1 || joined[0].Trigger != "joined" || !strings.HasPrefix(joined[0].Detail, fmt.Sprintf("%d of 4 replies", s.needed)) {
 					t.Errorf("got joined entries %+v, want one joined with %d of 4 replies", joined, s.needed)
 				}
@@ -218,7 +219,7 @@ func TestParallel_Join_Timeout(t *testing.T) {
 					if got := mapKeys(t, res.Context["results"]); !slices.Equal(got, arrived) {
 						t.Errorf("got results from %v, want %v", got, arrived)
 					}
-					joined := entries(history(t, inst), engine.KindJoined)
+					joined := entries(history(t, inst), record.KindJoined)
 					if len(joined) != 1 || joined[0].Trigger != "partial" || joined[0].Detail != detail {
 						t.Errorf("got joined entries %+v, want one partial with detail %q", joined, detail)
 					}

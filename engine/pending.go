@@ -77,28 +77,11 @@ func (i *instance) pendingWork(buf []Pending) []Pending {
 		return buf
 	}
 	start := len(buf)
-	if w := i.waiting; w != nil {
-		buf = append(buf, Pending{Kind: PendingWait, State: w.state.Name, Since: w.since, Deadline: deadline(w.since, w.state.Timeout), Signals: w.state.Wait.Signals})
-	}
-	if c := i.child; c != nil {
-		name := ""
-		if c.eng != nil {
-			name = c.eng.wf.Name
-		}
-		buf = append(buf, Pending{Kind: PendingChild, State: c.state.Name, Agent: name, Child: c.id, Since: c.since, Deadline: deadline(c.since, c.state.Timeout)})
+	if v := i.work; v != nil {
+		buf = v.pending(buf)
 	}
 	if r := i.run; r != nil {
 		buf = appendRun(buf, PendingRun, r)
-	}
-	if i.join != nil {
-		for _, r := range i.join.branches {
-			buf = appendRun(buf, PendingRun, r)
-		}
-	}
-	if i.each != nil {
-		for _, r := range i.each.runs {
-			buf = appendRun(buf, PendingForeach, r)
-		}
 	}
 	slices.SortFunc(buf[start:], func(a, b Pending) int { return cmp.Compare(a.Step, b.Step) })
 	return buf

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/transport"
 )
@@ -139,11 +140,11 @@ func TestEngine_Pool_TimeoutOfAGoHandler(t *testing.T) {
 		}
 		_ = eng.Close() // waits for the worker that reports the late reply
 		h := history(t, inst)
-		outs := entries(h, engine.KindOutcome)
+		outs := entries(h, record.KindOutcome)
 		if last := outs[len(outs)-1]; last.Trigger != "timeout" || last.Agent != "beta" {
 			t.Errorf("got outcome %+v, want beta's timeout", last)
 		}
-		if late := entries(h, engine.KindLateReply); len(late) != 1 || late[0].Step != 2 {
+		if late := entries(h, record.KindLateReply); len(late) != 1 || late[0].Step != 2 {
 			t.Errorf("got late replies %+v, want the cancelled handler's reply to step 2", late)
 		}
 	})
@@ -170,7 +171,7 @@ func TestEngine_Pool_TimeoutOfAnExternalAgent(t *testing.T) {
 		if !errors.Is(err, engine.ErrStaleReport) {
 			t.Fatalf("got %v, want ErrStaleReport", err)
 		}
-		if late := entries(history(t, inst), engine.KindLateReply); len(late) != 1 || late[0].Trigger != "next" {
+		if late := entries(history(t, inst), record.KindLateReply); len(late) != 1 || late[0].Trigger != "next" {
 			t.Errorf("got late replies %+v, want the stale report", late)
 		}
 	})
@@ -196,7 +197,7 @@ func TestEngine_Instance_CancelStopsTheRunningHandler(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
-	if res.Status != engine.StatusCanceled || !errors.Is(res.Err, engine.ErrCanceled) || res.State != "SECOND" {
+	if res.Status != record.StatusCanceled || !errors.Is(res.Err, engine.ErrCanceled) || res.State != "SECOND" {
 		t.Errorf("got %s in %s (%v), want canceled in SECOND with ErrCanceled", res.Status, res.State, res.Err)
 	}
 	if err := inst.Cancel(ctx); !errors.Is(err, engine.ErrInstanceFinished) {
@@ -205,19 +206,19 @@ func TestEngine_Instance_CancelStopsTheRunningHandler(t *testing.T) {
 	// The handler told the test it saw the cancellation before it returned:
 	// its reply reaches the history a moment later, and Close before that
 	// would drop it (a closing engine records nothing).
-	for k := 0; k < 5000 && len(entries(history(t, inst), engine.KindLateReply)) == 0; k++ {
+	for k := 0; k < 5000 && len(entries(history(t, inst), record.KindLateReply)) == 0; k++ {
 		time.Sleep(time.Millisecond)
 	}
 	_ = eng.Close()
 	_ = eng.Close()
 	h := history(t, inst)
-	if got := entries(h, engine.KindCanceled); len(got) != 1 || got[0].State != "SECOND" {
+	if got := entries(h, record.KindCanceled); len(got) != 1 || got[0].State != "SECOND" {
 		t.Errorf("got canceled entries %+v, want one in SECOND", got)
 	}
-	if late := entries(h, engine.KindLateReply); len(late) != 1 || late[0].Step != 2 {
+	if late := entries(h, record.KindLateReply); len(late) != 1 || late[0].Step != 2 {
 		t.Errorf("got late replies %+v, want the cancelled handler's reply (history %s)", late, kinds(h))
 	}
-	if snap, err := eng.Store().Instance(ctx, inst.ID()); err != nil || snap.Status != engine.StatusCanceled {
+	if snap, err := eng.Store().Instance(ctx, inst.ID()); err != nil || snap.Status != record.StatusCanceled {
 		t.Errorf("got stored snapshot %+v (%v), want status canceled", snap, err)
 	}
 }
@@ -241,12 +242,12 @@ func TestEngine_Instance_API(t *testing.T) {
 		t.Errorf("Instance(missing): got %v, want ErrUnknownInstance", err)
 	}
 	res := inst.Result()
-	if res.Status != engine.StatusRunning || res.State != "SECOND" || res.Steps != 2 || res.Context["n"] != 2 || res.Err != nil {
+	if res.Status != record.StatusRunning || res.State != "SECOND" || res.Steps != 2 || res.Context["n"] != 2 || res.Err != nil {
 		t.Errorf("got result %+v, want running in SECOND at step 2 with n=2", res)
 	}
 	short, cancel := context.WithCancel(ctx)
 	cancel()
-	if res, err := inst.Wait(short); !errors.Is(err, context.Canceled) || res.Status != engine.StatusRunning {
+	if res, err := inst.Wait(short); !errors.Is(err, context.Canceled) || res.Status != record.StatusRunning {
 		t.Errorf("Wait with a done context: got %s, %v; want running and context.Canceled", res.Status, err)
 	}
 	select {
@@ -255,7 +256,7 @@ func TestEngine_Instance_API(t *testing.T) {
 	default:
 	}
 	h := history(t, inst)
-	if len(h) == 0 || h[0].Kind != engine.KindStarted || h[0].Seq != 1 {
+	if len(h) == 0 || h[0].Kind != record.KindStarted || h[0].Seq != 1 {
 		t.Errorf("got history %s, want it to open with started (seq 1)", kinds(h))
 	}
 	for k := 1; k < len(h); k++ {
@@ -352,10 +353,10 @@ func TestEngine_Instance_CancelWithAReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Status != engine.StatusCanceled || snap.CancelReason != "the customer withdrew" || snap.Error != "" {
+	if snap.Status != record.StatusCanceled || snap.CancelReason != "the customer withdrew" || snap.Error != "" {
 		t.Errorf("got status %s, reason %q, error %q; want canceled with the reason and no error", snap.Status, snap.CancelReason, snap.Error)
 	}
-	if got := entries(history(t, inst), engine.KindCanceled); len(got) != 1 || got[0].Detail != "the customer withdrew" {
+	if got := entries(history(t, inst), record.KindCanceled); len(got) != 1 || got[0].Detail != "the customer withdrew" {
 		t.Errorf("got canceled entries %+v, want one with the reason", got)
 	}
 }

@@ -55,27 +55,26 @@ func (h *Instance) Progress() []RunProgress {
 	i := h.inst
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	var out []RunProgress
-	add := func(r *run) {
-		if r != nil && !r.ended && r.progress != nil {
-			out = append(out, RunProgress{Step: r.step, Agent: r.agent, Progress: *r.progress, At: r.progressAt})
-		}
-	}
 	if i.status.Finished() {
 		return nil
 	}
-	add(i.run)
-	if i.join != nil {
-		for _, r := range i.join.branches {
-			add(r)
-		}
+	var out []RunProgress
+	if i.run != nil {
+		out = appendProgress(out, i.run)
 	}
-	if i.each != nil {
-		for _, r := range i.each.runs {
-			add(r)
-		}
+	if i.work != nil {
+		out = i.work.progress(out)
 	}
 	slices.SortFunc(out, func(a, b RunProgress) int { return a.Step - b.Step })
+	return out
+}
+
+// appendProgress appends the progress of r, if it is under way and has
+// sent some.
+func appendProgress(out []RunProgress, r *run) []RunProgress {
+	if !r.ended && r.progress != nil {
+		out = append(out, RunProgress{Step: r.step, Agent: r.agent, Progress: *r.progress, At: r.progressAt})
+	}
 	return out
 }
 

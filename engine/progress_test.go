@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/wire"
 )
@@ -120,7 +121,7 @@ func TestEngine_Progress_Refusals(t *testing.T) {
 	if got := inst.Progress(); len(got) != 0 {
 		t.Errorf("got progress %+v, want none kept from refused progress", got)
 	}
-	if res := inst.Result(); res.Status != engine.StatusRunning || res.Steps != 1 {
+	if res := inst.Result(); res.Status != record.StatusRunning || res.Steps != 1 {
 		t.Errorf("got %+v, want the run still under way: refusals change nothing", res)
 	}
 	// Once the run is over, its progress is stale.
@@ -149,11 +150,11 @@ func TestEngine_Progress_IsAHeartbeat(t *testing.T) {
 	}
 	r.sim.Advance(29 * time.Second)
 	r.settleReady(t)
-	if res := inst.Result(); res.Status != engine.StatusRunning {
+	if res := inst.Result(); res.Status != record.StatusRunning {
 		t.Fatalf("got %s 49s in, with progress 29s ago, want the run still under way", res.Status)
 	}
 	r.settle()
-	out := entries(history(t, inst), engine.KindAgentRun)
+	out := entries(history(t, inst), record.KindAgentRun)
 	if len(out) != 1 || out[0].ErrorKind != "heartbeat" || !out[0].Time.Equal(start.Add(50*time.Second)) {
 		t.Fatalf("got runs %+v, want one failed for want of a heartbeat at +50s", out)
 	}

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/record"
 )
 
 // The engine continues by itself an instance whose step the store refused
@@ -135,7 +136,7 @@ func (e *Engine) recover(id string, delay time.Duration) {
 	case snap.Workflow != e.wf.Name || snap.Hash != e.wf.Hash:
 		return
 	}
-	rep, err := e.resumeFrom(context.WithoutCancel(e.ctx), []Snapshot{snap}, func(string) bool { return true })
+	rep, err := e.resumeFrom(context.WithoutCancel(e.ctx), []record.Snapshot{snap}, func(string) bool { return true })
 	if err == nil {
 		err = rep.Failed[id]
 	}

@@ -17,7 +17,7 @@ import (
 // clockedRefusals is a store that refuses every commit once told to, and
 // records when it refused each one (on the bubble's clock).
 type clockedRefusals struct {
-	*engine.MemStore
+	*record.MemStore
 	mu    sync.Mutex
 	fail  bool
 	times []time.Time
@@ -60,7 +60,7 @@ func (s *clockedRefusals) pauses() []time.Duration {
 // not asked every second.
 func TestEngine_Recover_PauseDoublesUpTo30s(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &clockedRefusals{MemStore: engine.NewMemStore()}
+		store := &clockedRefusals{MemStore: record.NewMemStore()}
 		var once sync.Once
 		handlers := map[string]registry.Handler{
 			"alpha": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
@@ -83,7 +83,7 @@ func TestEngine_Recover_PauseDoublesUpTo30s(t *testing.T) {
 		time.Sleep(30 * time.Second)
 		synctest.Wait()
 		snaps, err := store.Instances(t.Context())
-		if err != nil || len(snaps) != 1 || snaps[0].Status != engine.StatusCompleted || snaps[0].State != "DONE" {
+		if err != nil || len(snaps) != 1 || snaps[0].Status != record.StatusCompleted || snaps[0].State != "DONE" {
 			t.Fatalf("got stored %+v (%v), want one instance completed in DONE", snaps, err)
 		}
 	})

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -31,7 +31,7 @@ func TestEngine_TakingALiveParallelBranchIsNotStale(t *testing.T) {
 	if rec, ok := lookupHandoff(t, r.eng, id); !ok || rec.Status != handoff.StatusPending || rec.To != "a" {
 		t.Errorf("got hand-off record %+v, want it pending for a", rec)
 	}
-	if got := inst.Result(); got.Status != engine.StatusRunning || got.State != "FAN" {
+	if got := inst.Result(); got.Status != record.StatusRunning || got.State != "FAN" {
 		t.Fatalf("got %s in %s, want the instance running in FAN", got.Status, got.State)
 	}
 }
@@ -49,7 +49,7 @@ func TestEngine_ReportWithADoneContextDoesNotFailTheInstance(t *testing.T) {
 	done, cancel := context.WithCancel(t.Context())
 	cancel()
 	rerr := r.eng.Report(done, inst.ID(), 2, registry.Outcome{Trigger: "next"}, nil)
-	if res := inst.Result(); res.Status == engine.StatusFailed {
+	if res := inst.Result(); res.Status == record.StatusFailed {
 		t.Errorf("Report with a done context returned %v and failed the instance: %v", rerr, res.Err)
 	}
 }
@@ -70,10 +70,10 @@ func TestEngine_CloseLeavesARunningInstanceAsItWas(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap, err := eng.Store().Instance(ctx, inst.ID())
-	if err != nil || snap.Status != engine.StatusRunning || snap.State != "SECOND" {
+	if err != nil || snap.Status != record.StatusRunning || snap.State != "SECOND" {
 		t.Errorf("got stored %s in %s (%s), want still running in SECOND", snap.Status, snap.State, snap.Error)
 	}
-	if runs := entries(history(t, inst), engine.KindAgentRun); len(runs) != 1 {
+	if runs := entries(history(t, inst), record.KindAgentRun); len(runs) != 1 {
 		t.Errorf("got %d agent runs (history %s), want only alpha's: Close is not beta's failure", len(runs), kinds(history(t, inst)))
 	}
 }

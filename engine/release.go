@@ -31,7 +31,7 @@ func (e *Engine) ResumeWhere(ctx context.Context, keep func(id string) bool) (Re
 // instance listed is read again from the store before it is resumed, so
 // a list a moment old does no harm; one missing from the list is not
 // resumed.
-func (e *Engine) ResumeListed(ctx context.Context, snaps []Snapshot, keep func(id string) bool) (ResumeReport, error) {
+func (e *Engine) ResumeListed(ctx context.Context, snaps []record.Snapshot, keep func(id string) bool) (ResumeReport, error) {
 	if ctx == nil {
 		return ResumeReport{}, errors.New("engine: nil context")
 	}
@@ -72,13 +72,8 @@ func (i *instance) releaseLocked(err error) {
 	if i.run != nil {
 		i.run.stop()
 	}
-	if i.join != nil {
-		for _, r := range i.join.branches {
-			r.stop()
-		}
-	}
-	clear(i.outbox)
-	i.outbox = i.outbox[:0]
+	clear(i.out.items)
+	i.out.items = i.out.items[:0]
 	i.events = i.events[:0]
 	i.notices = nil
 	i.discard()

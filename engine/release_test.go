@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/wire"
 )
@@ -15,7 +16,7 @@ import (
 // ownedStore refuses the commits of the instances another engine took
 // over, as a store shared by several engines does.
 type ownedStore struct {
-	engine.Store
+	record.Store
 	mu   sync.Mutex
 	lost map[string]bool
 }
@@ -26,7 +27,7 @@ func (s *ownedStore) lose(id string, lost bool) {
 	s.lost[id] = lost
 }
 
-func (s *ownedStore) Commit(ctx context.Context, rec engine.StepRecord) error {
+func (s *ownedStore) Commit(ctx context.Context, rec record.Step) error {
 	s.mu.Lock()
 	lost := s.lost[rec.Snapshot.ID]
 	s.mu.Unlock()
@@ -37,7 +38,7 @@ func (s *ownedStore) Commit(ctx context.Context, rec engine.StepRecord) error {
 }
 
 func TestEngine_Commit_NotOwnerReleasesTheInstanceQuietly(t *testing.T) {
-	store := &ownedStore{Store: engine.NewMemStore(), lost: map[string]bool{}}
+	store := &ownedStore{Store: record.NewMemStore(), lost: map[string]bool{}}
 	r := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
 	ctx := t.Context()
 	inst := r.start(nil)
@@ -64,7 +65,7 @@ func TestEngine_Commit_NotOwnerReleasesTheInstanceQuietly(t *testing.T) {
 		}
 	}
 	snap, err := store.Instance(ctx, id)
-	if err != nil || snap.Step != 1 || snap.Status != engine.StatusRunning {
+	if err != nil || snap.Step != 1 || snap.Status != record.StatusRunning {
 		t.Fatalf("got %+v, %v, want the instance kept running at step 1", snap, err)
 	}
 	ans := r.eng.HandleReport(ctx, &wire.Report{InstanceID: id, Step: 1, Agent: "alpha", Trigger: "next"})
@@ -121,12 +122,12 @@ func TestEngine_Release_DropsOnlyTheMatchingInstances(t *testing.T) {
 
 // brokenStore refuses every commit once broken is set.
 type brokenStore struct {
-	engine.Store
+	record.Store
 	mu     sync.Mutex
 	broken bool
 }
 
-func (s *brokenStore) Commit(ctx context.Context, rec engine.StepRecord) error {
+func (s *brokenStore) Commit(ctx context.Context, rec record.Step) error {
 	s.mu.Lock()
 	broken := s.broken
 	s.mu.Unlock()
@@ -137,7 +138,7 @@ func (s *brokenStore) Commit(ctx context.Context, rec engine.StepRecord) error {
 }
 
 func TestEngine_LateReply_ToAFinishedInstanceTheStoreRefuses(t *testing.T) {
-	store := &brokenStore{Store: engine.NewMemStore()}
+	store := &brokenStore{Store: record.NewMemStore()}
 	r := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
 	ctx := t.Context()
 	inst := r.start(nil)
@@ -171,7 +172,7 @@ func TestEngine_LateReply_ToAFinishedInstanceTheStoreRefuses(t *testing.T) {
 // owner, which resumed the instance with the notice outstanding, settles
 // it when the notice comes again.
 func TestEngine_Notice_NotSettledIsGivenBackToTheOwner(t *testing.T) {
-	store := &ownedStore{Store: engine.NewMemStore(), lost: map[string]bool{}}
+	store := &ownedStore{Store: record.NewMemStore(), lost: map[string]bool{}}
 	r := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
 	ctx := t.Context()
 	inst := r.start(nil)
@@ -209,7 +210,7 @@ func TestEngine_Notice_NotSettledIsGivenBackToTheOwner(t *testing.T) {
 // answered stale: answered stale, the agent would ack it and its outbox
 // item would stay unsettled for good.
 func TestEngine_Notice_ToAnEngineThatHasNotResumedTheInstance(t *testing.T) {
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	r := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
 	ctx := t.Context()
 	inst := r.start(nil)
@@ -238,12 +239,12 @@ func TestEngine_Notice_ToAnEngineThatHasNotResumedTheInstance(t *testing.T) {
 // laggingStore lists instances as they were at their first step, as a
 // replica that lags does.
 type laggingStore struct {
-	engine.Store
-	first map[string]engine.Snapshot
+	record.Store
+	first map[string]record.Snapshot
 }
 
-func (s *laggingStore) Instances(ctx context.Context) ([]engine.Snapshot, error) {
-	out := make([]engine.Snapshot, 0, len(s.first))
+func (s *laggingStore) Instances(ctx context.Context) ([]record.Snapshot, error) {
+	out := make([]record.Snapshot, 0, len(s.first))
 	for _, snap := range s.first {
 		out = append(out, snap)
 	}
@@ -251,7 +252,7 @@ func (s *laggingStore) Instances(ctx context.Context) ([]engine.Snapshot, error)
 }
 
 func TestEngine_ResumeWhere_ReadsEachInstanceAgain(t *testing.T) {
-	mem := engine.NewMemStore()
+	mem := record.NewMemStore()
 	r := newSimRun(t, "chain.yaml", nil, engine.WithStore(mem))
 	ctx := t.Context()
 	inst := r.start(nil)
@@ -265,7 +266,7 @@ func TestEngine_ResumeWhere_ReadsEachInstanceAgain(t *testing.T) {
 	}
 	r.eng.Release(nil)
 
-	owner := newSimRun(t, "chain.yaml", nil, engine.WithStore(&laggingStore{Store: mem, first: map[string]engine.Snapshot{id: first}}))
+	owner := newSimRun(t, "chain.yaml", nil, engine.WithStore(&laggingStore{Store: mem, first: map[string]record.Snapshot{id: first}}))
 	rep, err := owner.eng.ResumeWhere(ctx, func(string) bool { return true })
 	if err != nil || len(rep.Resumed) != 1 {
 		t.Fatalf("got %+v, %v, want %s resumed", rep, err, id)
@@ -280,7 +281,7 @@ func TestEngine_ResumeWhere_ReadsEachInstanceAgain(t *testing.T) {
 }
 
 func TestEngine_ResumeListed_ResumesWhatTheListHolds(t *testing.T) {
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	first := newSimRun(t, "chain.yaml", nil, engine.WithStore(store))
 	ctx := t.Context()
 	a, b := first.start(nil), first.start(nil)
@@ -290,7 +291,7 @@ func TestEngine_ResumeListed_ResumesWhatTheListHolds(t *testing.T) {
 		t.Fatalf("got %d instances, %v; want 2", len(snaps), err)
 	}
 	// b is left out of the list: only a is resumed, from the one read.
-	var listed []engine.Snapshot
+	var listed []record.Snapshot
 	for _, s := range snaps {
 		if s.ID == a.ID() {
 			listed = append(listed, s)

@@ -1,20 +1,18 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 
 	"github.com/batonhq/baton/fsm"
-	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
 )
 
 // KindResumed marks the re-dispatch of a run after the engine restarted.
-const KindResumed Kind = "resumed"
+const KindResumed record.Kind = "resumed"
 
 // ErrCannotResume means an unfinished instance cannot be continued by this
 // engine (its history or outbox is incomplete).
@@ -61,7 +59,7 @@ func (e *Engine) resumeWhere(ctx context.Context, keep func(id string) bool) (Re
 
 // resumeFrom resumes the instances of snaps (the store's list) that keep
 // accepts, the family's children first.
-func (e *Engine) resumeFrom(ctx context.Context, snaps []Snapshot, keep func(id string) bool) (ResumeReport, error) {
+func (e *Engine) resumeFrom(ctx context.Context, snaps []record.Snapshot, keep func(id string) bool) (ResumeReport, error) {
 	rep := ResumeReport{Failed: map[string]error{}}
 	if e.fam.root == e {
 		// Children first: a parent resumed in a workflow state waits for a
@@ -108,7 +106,7 @@ func (e *Engine) resumeFrom(ctx context.Context, snaps []Snapshot, keep func(id 
 			}
 			err = e.resumeNotices(context.WithoutCancel(ctx), snap, outbox)
 		} else if err == nil {
-			var history []Entry
+			var history []record.Entry
 			if history, err = e.store.History(ctx, snap.ID); err == nil {
 				err = e.resume(context.WithoutCancel(ctx), snap, history, outbox)
 			}
@@ -123,7 +121,7 @@ func (e *Engine) resumeFrom(ctx context.Context, snaps []Snapshot, keep func(id 
 }
 
 // restored builds the in-memory instance of a committed snapshot.
-func (e *Engine) restored(snap Snapshot, st *rules.State, m *fsm.Machine, seq int) *instance {
+func (e *Engine) restored(snap record.Snapshot, st *rules.State, m *fsm.Machine, seq int) *instance {
 	i := &instance{
 		e: e, id: snap.ID, machine: m, status: snap.Status, state: st, step: snap.Step,
 		visits: maps.Clone(snap.Visits), input: orEmpty(snap.Input), context: orEmpty(snap.Context),
@@ -135,7 +133,7 @@ func (e *Engine) restored(snap Snapshot, st *rules.State, m *fsm.Machine, seq in
 	if snap.Error != "" {
 		i.err = errors.New(snap.Error)
 	}
-	if snap.Status == StatusCanceled {
+	if snap.Status == record.StatusCanceled {
 		i.cancelReason = snap.CancelReason
 		i.err = &FailedError{InstanceID: snap.ID, State: st.Name, Err: ErrCanceled}
 	}
@@ -145,7 +143,7 @@ func (e *Engine) restored(snap Snapshot, st *rules.State, m *fsm.Machine, seq in
 
 // resumeNotices sends again the final notices of a finished instance that
 // no agent took before the restart.
-func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outgoing) error {
+func (e *Engine) resumeNotices(ctx context.Context, snap record.Snapshot, outbox []record.Outgoing) error {
 	st, ok := e.wf.State(snap.State)
 	if !ok {
 		return fmt.Errorf("%w %s: state %s is not in the workflow", ErrCannotResume, snap.ID, snap.State)
@@ -158,7 +156,7 @@ func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outg
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for _, o := range outbox {
-		if o.Kind != OutgoingNotice {
+		if o.Kind != record.OutgoingNotice {
 			i.settleLater(o.Key) // the work of a run the instance no longer has
 			continue
 		}
@@ -166,7 +164,7 @@ func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outg
 			return err
 		}
 	}
-	i.settle = true
+	i.out.settle = true
 	i.commit(ctx)
 	return nil
 }
@@ -174,8 +172,8 @@ func (e *Engine) resumeNotices(ctx context.Context, snap Snapshot, outbox []Outg
 // resend puts an outbox item from before the restart back in the step's
 // outbox, under its old key and hand-off id; r is the run it starts, nil
 // for a notice.
-func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
-	if o.Kind == OutgoingNotice {
+func (i *instance) resend(ctx context.Context, o record.Outgoing, r *run) error {
+	if o.Kind == record.OutgoingNotice {
 		if i.notices == nil {
 			i.notices = map[string]bool{}
 		}
@@ -183,16 +181,15 @@ func (i *instance) resend(ctx context.Context, o Outgoing, r *run) error {
 		i.queueSending(sending{out: o, resent: true})
 		return nil
 	}
-	agent, _ := i.e.reg.Get(r.agent)
-	r.handler = agent.Handler
-	i.note(Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
+	r.handler = i.e.handler(r.agent)
+	i.note(record.Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 	i.queueSending(sending{out: o, r: r, resent: true})
 	i.arm(r)
 	i.started(r, o.Rule, "resume")
 	return nil
 }
 
-func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, outbox []Outgoing) error {
+func (e *Engine) resume(ctx context.Context, snap record.Snapshot, history []record.Entry, outbox []record.Outgoing) error {
 	st, ok := e.wf.State(snap.State)
 	if !ok {
 		return fmt.Errorf("%w %s: state %s is not in the workflow", ErrCannotResume, snap.ID, snap.State)
@@ -211,18 +208,7 @@ func (e *Engine) resume(ctx context.Context, snap Snapshot, history []Entry, out
 	i.countRunning()
 	i.startTrace(context.Background(), true)
 	i.armDeadline()
-	switch {
-	case st.Waits():
-		err = i.resumeWait(ctx, history, outbox)
-	case st.Parallel():
-		err = i.resumeJoin(ctx, history, outbox)
-	case st.Iterates():
-		err = i.resumeForeach(ctx, history, outbox)
-	case st.Calls():
-		err = i.resumeChild(ctx, history, outbox)
-	default:
-		err = i.resumeRun(ctx, snap, history, outbox)
-	}
+	err = kindOf(st).resume(ctx, i, snap, history, outbox)
 	if err != nil {
 		e.instances.Delete(i.id)
 		i.discard()
@@ -242,156 +228,12 @@ func (i *instance) discard() {
 		entryBuffers.Put(i.pending)
 		i.pending = nil
 	}
-	i.outbox, i.events = nil, nil
-}
-
-// resumeRun continues a single-agent state: the run in the outbox is sent
-// again, a pending retry is retried, and a store written before the outbox
-// existed has the run rebuilt from the history.
-func (i *instance) resumeRun(ctx context.Context, snap Snapshot, history []Entry, outbox []Outgoing) error {
-	for _, o := range outbox {
-		switch {
-		case o.Kind == OutgoingNotice:
-			if err := i.resend(ctx, o, nil); err != nil {
-				return err
-			}
-		case i.run == nil && o.Step == snap.Step:
-			r := i.runOf(o, i.state)
-			i.run = r
-			if err := i.resend(ctx, o, r); err != nil {
-				return err
-			}
-		default:
-			i.settleLater(o.Key) // the work of a run that is no longer current
-		}
-	}
-	if i.run != nil {
-		return nil
-	}
-	r, retry, err := lastRun(i.e.wf, i.state, snap, history)
-	if err != nil {
-		return fmt.Errorf("%w %s: %v", ErrCannotResume, snap.ID, err)
-	}
-	r.key = registry.StepKey(i.id, r.step)
-	i.run = r
-	i.note(Entry{Kind: KindResumed, Step: r.step, State: i.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description})
-	if retry != nil {
-		// The run had failed and its retry was pending.
-		r.ended = true
-		kind := retry.ErrorKind
-		i.runFailed(ctx, r, registry.Kind(errors.New(retry.Error), cmp.Or(kind, "error")), kind == "timeout" || kind == "heartbeat", true)
-		return nil
-	}
-	if err := i.launch(ctx, r, nil); err != nil {
-		r.ended = true
-		ran := Entry{Kind: KindAgentRun, Step: r.step, State: i.state.Name, Agent: r.agent, Attempt: r.attempt, Error: err.Error()}
-		i.note(ran)
-		i.runEnded(r, &ran, err)
-		i.runFailed(ctx, r, err, false, true)
-	}
-	return nil
-}
-
-// resumeJoin rebuilds the fan-out of a parallel state from the history of
-// its current visit: its branches, the replies and failures committed
-// before the restart, and its start (the join's deadline stays where it
-// was). The branches still owed a reply are sent again from the outbox.
-func (i *instance) resumeJoin(ctx context.Context, history []Entry, outbox []Outgoing) error {
-	st := i.state
-	// The visit began after the last transition into the state (or the
-	// start, for an initial state).
-	begin := 0
-	for k := len(history) - 1; k >= 0; k-- {
-		if e := history[k]; e.Kind == KindTransition && e.Next == st.Name {
-			begin = k + 1
-			break
-		}
-	}
-	j := &join{state: st, needed: len(st.Agents)}
-	if st.Join != nil {
-		j.needed = st.Join.Needed(len(st.Agents))
-	}
-	byStep := map[int]*run{}
-	for _, e := range history[begin:] {
-		switch e.Kind {
-		case KindHandoff, KindDispatch:
-			if e.State != st.Name || byStep[e.Step] != nil {
-				continue
-			}
-			if len(j.branches) == 0 {
-				j.started = e.Time
-			}
-			r := &run{step: e.Step, attempt: 1, state: st, agent: e.Agent, from: e.From, kind: runBranch,
-				key: registry.StepKey(i.id, e.Step), handoffID: e.HandoffID, description: e.Detail, priority: max(e.Priority, 1)}
-			j.branches = append(j.branches, r)
-			byStep[e.Step] = r
-		case KindAgentRun:
-			r := byStep[e.Step]
-			if r == nil && e.State == st.Name && e.Step > stepBefore(history, begin) {
-				// A branch whose hand-off was refused as the state was
-				// entered: it has a failed run and no hand-off entry.
-				r = &run{step: e.Step, attempt: 1, state: st, agent: e.Agent, kind: runBranch}
-				j.branches = append(j.branches, r)
-				byStep[e.Step] = r
-			}
-			if r == nil || r.ended {
-				continue
-			}
-			r.ended = true
-			j.take(r, e.Trigger, e.Result, e.Error, e.To)
-		}
-	}
-	if len(j.branches) == 0 {
-		return fmt.Errorf("%w %s: no branch of parallel state %s in its history", ErrCannotResume, i.id, st.Name)
-	}
-	i.join = j
-	for _, o := range outbox {
-		if o.Kind == OutgoingNotice {
-			if err := i.resend(ctx, o, nil); err != nil {
-				return err
-			}
-			continue
-		}
-		old := byStep[o.Step]
-		if old == nil || old.ended {
-			i.settleLater(o.Key) // not a branch still owed a reply
-			continue
-		}
-		r := i.runOf(o, st)
-		j.branches[slices.Index(j.branches, old)] = r // the branch list keeps its order
-		byStep[o.Step] = r
-		if err := i.resend(ctx, o, r); err != nil {
-			return err
-		}
-	}
-	for _, r := range j.branches {
-		if !r.ended && r.key != "" && !i.isOpen(r.key) {
-			// A branch with neither a reply nor an outbox item (a store
-			// written before the outbox existed): send its work again.
-			i.note(Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, Attempt: 1, Priority: r.priority, Detail: r.description})
-			agent, _ := i.e.reg.Get(r.agent)
-			r.handler = agent.Handler
-			i.queue(i.outgoing(r, nil), r)
-			i.arm(r)
-			i.started(r, "", "resume")
-		}
-	}
-	if st.Join != nil && st.Join.Timeout > 0 {
-		left := j.started.Add(st.Join.Timeout).Sub(i.e.clock.Now())
-		if left <= 0 {
-			i.checkJoin(ctx, true)
-			return nil
-		}
-		j.timer = i.e.clock.AfterFunc(left, func() {
-			i.e.exec.Submit(func() { i.joinTimedOut(i.e.ctx, j) })
-		})
-	}
-	i.checkJoin(ctx, false)
-	return nil
+	i.out.items, i.events = nil, nil
+	i.forgetNow()
 }
 
 // stepBefore is the last step recorded before history[begin].
-func stepBefore(history []Entry, begin int) int {
+func stepBefore(history []record.Entry, begin int) int {
 	if begin == 0 {
 		return 0
 	}
@@ -400,7 +242,7 @@ func stepBefore(history []Entry, begin int) int {
 
 // isOpen reports whether an outbox item with key is open.
 func (i *instance) isOpen(key string) bool {
-	for _, it := range i.open {
+	for _, it := range i.out.open {
 		if it.key == key {
 			return true
 		}
@@ -408,58 +250,11 @@ func (i *instance) isOpen(key string) bool {
 	return false
 }
 
-// lastRun rebuilds the run the instance's last committed step started, from
-// its history: who handed it over, with which task, previous result and
-// constraints. It also returns the retry entry when the run had failed and
-// was waiting for its retry.
-func lastRun(w *rules.Workflow, st *rules.State, snap Snapshot, history []Entry) (*run, *Entry, error) {
-	// (A resumed entry repeats the run's sender, task and priority, so that a
-	// second crash resumes the same run again.)
-	r := &run{step: snap.Step, attempt: max(snap.Attempt, 1), state: st, agent: st.Agent, priority: rules.PriorityNormal}
-	var retry *Entry
-	found := false
-	for k := len(history) - 1; k >= 0; k-- {
-		e := history[k]
-		if e.Step != snap.Step {
-			continue
-		}
-		switch e.Kind {
-		case KindRetry:
-			if !found && retry == nil {
-				retry = &history[k]
-			}
-		case KindHandoff, KindDispatch, KindResumed:
-			if found {
-				continue
-			}
-			found = true
-			r.description, r.priority, r.from, r.reason = e.Detail, max(e.Priority, 1), e.From, "resume"
-			if rule, ok := w.Rule(e.Rule); ok {
-				r.reason, r.constraints = rule.Reason, rule.Constraints
-			}
-		}
-	}
-	if !found {
-		return nil, nil, fmt.Errorf("no dispatch of step %d in its history", snap.Step)
-	}
-	// The previous result is the outcome that led into this state.
-	for k := len(history) - 1; k >= 0; k-- {
-		if e := history[k]; e.Kind == KindOutcome && e.Step < snap.Step {
-			r.previous = e.Result
-			break
-		}
-	}
-	if r.description == "" {
-		r.description = "resume " + w.Name
-	}
-	return r, retry, nil
-}
-
 // StoredWorkflow rebuilds the workflow an instance started on from the
 // source the store keeps under its hash (Snapshot.Hash): with it, an engine
 // of that version can be built to Resume the instances a newer version left
 // alone (ResumeReport.OtherVersion), so that they finish on their own rules.
-func StoredWorkflow(ctx context.Context, s Store, hash string) (*rules.Workflow, error) {
+func StoredWorkflow(ctx context.Context, s record.Store, hash string) (*rules.Workflow, error) {
 	if ctx == nil || s == nil {
 		return nil, errors.New("engine: StoredWorkflow needs a context and a store")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/wire"
@@ -38,7 +39,7 @@ rules:
 // (not stale, which would have the agent drop its work).
 func TestEngine_Resume_JoinWithABranchDoneTakesTheOthersReports(t *testing.T) {
 	ctx := context.Background()
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	first := externalEngine(t, threeBranchWF, store)
 	inst, err := first.Start(ctx, nil)
 	require.NoError(t, err)
@@ -77,14 +78,14 @@ func TestEngine_Resume_JoinWithABranchDoneTakesTheOthersReports(t *testing.T) {
 // gatedStore holds the next commit until let is closed, then refuses it
 // with ErrNotOwner: another engine fenced the instance meanwhile.
 type gatedStore struct {
-	engine.Store
+	record.Store
 	armed   chan struct{} // closed by the test to gate the next commit
 	holding chan struct{} // closed when the gated commit waits
 	let     chan struct{}
 	once    bool
 }
 
-func (s *gatedStore) Commit(ctx context.Context, rec engine.StepRecord) error {
+func (s *gatedStore) Commit(ctx context.Context, rec record.Step) error {
 	select {
 	case <-s.armed:
 		if !s.once {
@@ -105,7 +106,7 @@ func (s *gatedStore) Commit(ctx context.Context, rec engine.StepRecord) error {
 // the run.
 func TestEngine_Report_WaitingWhileTheInstanceIsReleased(t *testing.T) {
 	ctx := context.Background()
-	store := &gatedStore{Store: engine.NewMemStore(), armed: make(chan struct{}), holding: make(chan struct{}), let: make(chan struct{})}
+	store := &gatedStore{Store: record.NewMemStore(), armed: make(chan struct{}), holding: make(chan struct{}), let: make(chan struct{})}
 	eng := externalEngine(t, threeBranchWF, store)
 	inst, err := eng.Start(ctx, nil)
 	require.NoError(t, err)
@@ -145,7 +146,7 @@ func TestEngine_Report_WaitingWhileTheInstanceIsReleased(t *testing.T) {
 // of its own, while the agent sees the work's idempotency key.)
 func TestEngine_Resume_ResentWorkIsDeliveredAfterTheFirstWasAcknowledged(t *testing.T) {
 	ctx := context.Background()
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	shared := bus.New()
 	t.Cleanup(func() { _ = shared.Close() })
 	engineOn := func() *engine.Engine {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -31,7 +32,7 @@ rules:
   - {id: done, from: b, trigger: ok, next: DONE}
 `
 
-func externalEngine(t *testing.T, src string, store engine.Store) *engine.Engine {
+func externalEngine(t *testing.T, src string, store record.Store) *engine.Engine {
 	t.Helper()
 	w, err := rules.Parse("resume.yaml", []byte(src))
 	require.NoError(t, err)
@@ -45,7 +46,7 @@ func externalEngine(t *testing.T, src string, store engine.Store) *engine.Engine
 
 func TestEngine_Resume_ContinuesFromTheLastCommittedStep(t *testing.T) {
 	ctx := context.Background()
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	first := externalEngine(t, resumeWorkflow, store)
 	inst, err := first.Start(ctx, map[string]any{"order": "o-1"})
 	require.NoError(t, err)
@@ -91,7 +92,7 @@ func TestEngine_Resume_ContinuesFromTheLastCommittedStep(t *testing.T) {
 
 func TestEngine_Resume_OtherVersionsFinishOnTheirOwnRules(t *testing.T) {
 	ctx := context.Background()
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	old := externalEngine(t, resumeWorkflow, store)
 	inst, err := old.Start(ctx, nil)
 	require.NoError(t, err)
@@ -147,7 +148,7 @@ rules:
 func TestEngine_Resume_APendingRetryIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		store := engine.NewMemStore()
+		store := record.NewMemStore()
 		first := externalEngine(t, retryResumeWorkflow, store)
 		inst, err := first.Start(ctx, nil)
 		require.NoError(t, err)

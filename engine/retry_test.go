@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 )
 
 func flakies(n int) []reply {
@@ -70,7 +70,7 @@ func TestEngine_Retry_BackoffSchedule(t *testing.T) {
 				t.Errorf("run times: got %v, want %v", got, tt.wantAt)
 			}
 			var delays []time.Duration
-			for _, e := range entries(h, engine.KindRetry) {
+			for _, e := range entries(h, record.KindRetry) {
 				delays = append(delays, e.Delay)
 			}
 			if !slices.Equal(delays, tt.wantDelays) {
@@ -88,7 +88,7 @@ func TestEngine_Retry_BackoffSchedule(t *testing.T) {
 			if res.Context["why"] != tt.wantWhy || res.Context["retryable"] != tt.wantRetry {
 				t.Errorf("got error.message %v retryable %v, want %v and %v", res.Context["why"], res.Context["retryable"], tt.wantWhy, tt.wantRetry)
 			}
-			if got := len(entries(h, engine.KindDispatch)); got != len(tt.wantAt) {
+			if got := len(entries(h, record.KindDispatch)); got != len(tt.wantAt) {
 				t.Errorf("got %d engine dispatches, want %d (the first run and each retry)", got, len(tt.wantAt))
 			}
 		})
@@ -102,7 +102,7 @@ func TestEngine_Retry_PanicIsRecordedAsAnError(t *testing.T) {
 	if why, _ := res.Context["why"].(string); !strings.Contains(why, "agent handler panicked: boom") {
 		t.Errorf("got error.message %q, want it to say the handler panicked", why)
 	}
-	runs := entries(h, engine.KindAgentRun)
+	runs := entries(h, record.KindAgentRun)
 	if len(runs) != 5 {
 		t.Fatalf("got %d agent runs, want 5", len(runs))
 	}
@@ -166,7 +166,7 @@ func TestEngine_Timeout(t *testing.T) {
 				t.Errorf("run times: got %v, want %v", got, tt.wantAt)
 			}
 			var errs []string
-			for _, e := range entries(h, engine.KindAgentRun) {
+			for _, e := range entries(h, record.KindAgentRun) {
 				if e.Agent == tt.agent {
 					errs = append(errs, e.Error)
 				}
@@ -177,7 +177,7 @@ func TestEngine_Timeout(t *testing.T) {
 			if tt.wantOutcome == "TIMEDOUT" && res.Context["why"] != tt.wantErrors[len(tt.wantErrors)-1] {
 				t.Errorf("got error.message %v, want %q", res.Context["why"], tt.wantErrors[len(tt.wantErrors)-1])
 			}
-			if late := entries(h, engine.KindLateReply); len(late) > 0 {
+			if late := entries(h, record.KindLateReply); len(late) > 0 {
 				t.Errorf("got late replies %+v, want none (a run that overran reports through its own time-out)", late)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/wire"
@@ -45,9 +46,9 @@ func kinded(kind string) reply {
 	}
 }
 
-func retryDelays(h []engine.Entry) []time.Duration {
+func retryDelays(h []record.Entry) []time.Duration {
 	var out []time.Duration
-	for _, e := range entries(h, engine.KindRetry) {
+	for _, e := range entries(h, record.KindRetry) {
 		out = append(out, e.Delay)
 	}
 	return out
@@ -134,7 +135,7 @@ func TestEngine_RetryPolicy_ByKind(t *testing.T) {
 				t.Errorf("retry delays: got %v, want %v", got, tt.wantDelays)
 			}
 			if tt.wantKind != nil {
-				out := entries(h, engine.KindOutcome)
+				out := entries(h, record.KindOutcome)
 				if got := out[len(out)-1].ErrorKind; got != tt.wantKind {
 					t.Errorf("outcome entry's kind: got %q, want %v", got, tt.wantKind)
 				}
@@ -199,12 +200,12 @@ func TestEngine_Heartbeat_ExternalRunWithoutHeartbeatFails(t *testing.T) {
 	if err := r.sim.RunReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(entries(history(t, inst), engine.KindRetry)); got != 0 {
+	if got := len(entries(history(t, inst), record.KindRetry)); got != 0 {
 		t.Fatalf("run failed after a heartbeat 29s ago: %d retries", got)
 	}
-	r.runUntil(func() bool { return len(entries(history(t, inst), engine.KindRetry)) > 0 })
+	r.runUntil(func() bool { return len(entries(history(t, inst), record.KindRetry)) > 0 })
 	h := history(t, inst)
-	retry := entries(h, engine.KindRetry)[0]
+	retry := entries(h, record.KindRetry)[0]
 	if retry.ErrorKind != "heartbeat" || !retry.Time.Equal(start.Add(50*time.Second)) {
 		t.Fatalf("got retry %+v, want kind heartbeat at +50s", retry)
 	}
@@ -217,7 +218,7 @@ func TestEngine_Heartbeat_ExternalRunWithoutHeartbeatFails(t *testing.T) {
 	if res.Context["kind"] != "heartbeat" {
 		t.Errorf("error.kind: got %v, want heartbeat", res.Context["kind"])
 	}
-	if out := entries(history(t, inst), engine.KindOutcome); out[len(out)-1].Trigger != "timeout" {
+	if out := entries(history(t, inst), record.KindOutcome); out[len(out)-1].Trigger != "timeout" {
 		t.Errorf("got outcome %s, want timeout", out[len(out)-1].Trigger)
 	}
 }
@@ -225,7 +226,7 @@ func TestEngine_Heartbeat_ExternalRunWithoutHeartbeatFails(t *testing.T) {
 func TestEngine_RetryPolicy_ResumedRetryKeepsItsKind(t *testing.T) {
 	ctx := context.Background()
 	w := policyWorkflow(t, `retry: {max: 2, backoff: [1h], on: [rate_limited]}`)
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	sim := clock.NewSim(epoch)
 	build := func() *engine.Engine {
 		reg, err := engine.NewRegistry(w, nil)
@@ -260,7 +261,7 @@ func TestEngine_RetryPolicy_ResumedRetryKeepsItsKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := again.Result(); res.Status != engine.StatusRunning || res.Steps != 2 {
+	if res := again.Result(); res.Status != record.StatusRunning || res.Steps != 2 {
 		t.Fatalf("got %s after %d steps, want the rate_limited run retried as step 2", res.Status, res.Steps)
 	}
 }
@@ -293,7 +294,7 @@ func TestEngine_Heartbeat_AcceptRestartsTheClock(t *testing.T) {
 	r.settle()
 	res := inst.Result()
 	wantCompleted(t, res, "FAILED")
-	out := entries(history(t, inst), engine.KindOutcome)
+	out := entries(history(t, inst), record.KindOutcome)
 	last := out[len(out)-1]
 	if last.Trigger != "timeout" || last.ErrorKind != "heartbeat" || !last.Time.Equal(start.Add(55*time.Second)) {
 		t.Errorf("got outcome %s (kind %s) at +%s, want timeout of kind heartbeat at +55s", last.Trigger, last.ErrorKind, last.Time.Sub(start))

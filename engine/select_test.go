@@ -12,6 +12,7 @@ import (
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -49,7 +50,7 @@ func TestSelect_Allowed(t *testing.T) {
 		t.Errorf("desk's answer after the selection: got %v, want ErrStaleReport", err)
 	}
 	h := history(t, inst)
-	sel := entries(h, engine.KindSelected)
+	sel := entries(h, record.KindSelected)
 	if len(sel) != 1 || sel[0].Step != 1 || sel[0].From != "desk" || sel[0].To != "human" || sel[0].Detail != "the customer asked for a person" {
 		t.Errorf("got selections %+v, want desk's step 1 handed to human with the explanation", sel)
 	}
@@ -159,7 +160,7 @@ func TestSelect_NoActiveRun(t *testing.T) {
 			if after.State != tt.state || after.Status != before.Status || after.Steps != before.Steps {
 				t.Errorf("got %s in %s after %d steps, want %s in %s after %d", after.Status, after.State, after.Steps, before.Status, tt.state, before.Steps)
 			}
-			if sel := entries(history(t, inst), engine.KindSelected); len(sel) != 0 {
+			if sel := entries(history(t, inst), record.KindSelected); len(sel) != 0 {
 				t.Errorf("got selections %+v, want none", sel)
 			}
 		})
@@ -209,10 +210,10 @@ func TestSelect_Pool_CancelsRunningHandler(t *testing.T) {
 	// desk's worker records the reply once the handler has returned; Close
 	// would make it drop the reply (the instance is left as it was), so
 	// wait for it first.
-	late := entries(history(t, inst), engine.KindLateReply)
+	late := entries(history(t, inst), record.KindLateReply)
 	for len(late) == 0 && ctx.Err() == nil {
 		time.Sleep(time.Millisecond)
-		late = entries(history(t, inst), engine.KindLateReply)
+		late = entries(history(t, inst), record.KindLateReply)
 	}
 	if len(late) != 1 || late[0].Step != 1 || !strings.Contains(late[0].Error, "context canceled") {
 		t.Errorf("got late replies %+v, want desk's step 1 cancelled", late)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -17,7 +18,7 @@ import (
 // the agent reports again; the stale copy leaves the first engine, and the
 // engine holding the instance takes the report and joins.
 func TestEngine_Report_PastAStaleCopyIsReportedAgain(t *testing.T) {
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	stale := newSimRun(t, "join.yaml", nil, engine.WithStore(store))
 	ctx := t.Context()
 	inst := stale.start(nil)
@@ -61,7 +62,7 @@ func TestEngine_Report_PastAStaleCopyIsReportedAgain(t *testing.T) {
 	}
 	owner.settle()
 	snap, err := store.Instance(ctx, id)
-	if err != nil || snap.State != "JOINED" || snap.Status != engine.StatusCompleted {
+	if err != nil || snap.State != "JOINED" || snap.Status != record.StatusCompleted {
 		t.Fatalf("got %+v, %v, want the instance joined with every branch's reply", snap, err)
 	}
 	hist, err := store.History(ctx, id)
@@ -70,7 +71,7 @@ func TestEngine_Report_PastAStaleCopyIsReportedAgain(t *testing.T) {
 	}
 	runs := 0
 	for _, en := range hist {
-		if en.Kind == engine.KindAgentRun && en.Agent == "c" {
+		if en.Kind == record.KindAgentRun && en.Agent == "c" {
 			runs++
 		}
 	}

@@ -44,7 +44,7 @@ func (s *lostAnswerStore) Instance(ctx context.Context, id string) (record.Snaps
 // answered with an error, succeeds: the instance exists, so the start must
 // not fail, and it runs to its end.
 func TestEngine_Start_AFirstStepWrittenThoughRefusedStarts(t *testing.T) {
-	store := &lostAnswerStore{MemStore: engine.NewMemStore()}
+	store := &lostAnswerStore{MemStore: record.NewMemStore()}
 	store.lose.Store(3) // every attempt at the first step
 	var alphaRuns atomic.Int64
 	eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{
@@ -73,7 +73,7 @@ func TestEngine_Start_AFirstStepWrittenThoughRefusedStarts(t *testing.T) {
 // A start whose first step the store refused without writing it fails,
 // and leaves no instance: neither in the store nor in the engine.
 func TestEngine_Start_ARefusedStartLeavesNoInstance(t *testing.T) {
-	store := &failingStore{MemStore: engine.NewMemStore()}
+	store := &failingStore{MemStore: record.NewMemStore()}
 	store.fail.Store(true)
 	eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{"alpha": answer("next", nil)}, engine.WithStore(store))
 	defer eng.Close()
@@ -100,7 +100,7 @@ func TestEngine_Start_ARefusedStartLeavesNoInstance(t *testing.T) {
 // and the instance goes on.
 func TestEngine_Start_AStartTheStoreCannotTellAboutGoesOnOnceItCan(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &lostAnswerStore{MemStore: engine.NewMemStore()}
+		store := &lostAnswerStore{MemStore: record.NewMemStore()}
 		store.lose.Store(3)
 		store.dark.Store(true)
 		eng := poolEngine(t, "chain.yaml", map[string]registry.Handler{
@@ -114,7 +114,7 @@ func TestEngine_Start_AStartTheStoreCannotTellAboutGoesOnOnceItCan(t *testing.T)
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		snap, err := store.Instance(t.Context(), "order-1")
-		if err != nil || snap.Status != engine.StatusCompleted {
+		if err != nil || snap.Status != record.StatusCompleted {
 			t.Fatalf("got the stored instance %+v (%v), want it completed", snap, err)
 		}
 	})

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/boltstore"
-	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/natsserver"
 	"github.com/batonhq/baton/natsstore"
+	"github.com/batonhq/baton/record"
 )
 
 // storeNames are the stores the resume tests run on, in order.
@@ -18,11 +18,11 @@ var storeNames = []string{"memstore", "boltstore", "natsstore"}
 // openStore returns a new, empty store of the kind name, closed when the
 // test ends. A store kept across two engines of one test plays a process
 // that died and started again.
-func openStore(t *testing.T, name string) engine.Store {
+func openStore(t *testing.T, name string) record.Store {
 	t.Helper()
 	switch name {
 	case "memstore":
-		return engine.NewMemStore()
+		return record.NewMemStore()
 	case "boltstore":
 		st, err := boltstore.Open(filepath.Join(t.TempDir(), "baton.db"))
 		if err != nil {

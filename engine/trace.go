@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/wire"
 )
@@ -86,7 +87,7 @@ func (i *instance) endTrace() {
 	if i.outcome != "" {
 		s.SetAttributes(attrOutcome.String(i.outcome))
 	}
-	if i.status == StatusFailed && i.err != nil {
+	if i.status == record.StatusFailed && i.err != nil {
 		s.SetStatus(codes.Error, i.err.Error())
 	}
 	s.End()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/wire"
 )
@@ -256,7 +257,7 @@ func TestEngine_Trace_WithoutProviderCarriesTheCallersContext(t *testing.T) {
 // with the resent work carrying the new run span.
 func TestEngine_Resume_IsCountedToldAndTraced(t *testing.T) {
 	ctx := context.Background()
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	w := loadWorkflow(t, "chain.yaml")
 	build := func(opts ...engine.Option) *engine.Engine {
 		reg, err := engine.NewRegistry(w, nil)

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/bus"
-	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/transport"
 )
 
@@ -121,7 +121,7 @@ func TestEngine_Context_MergeAndTransfer(t *testing.T) {
 			if recs[0].Priority != tt.wantPrio || recs[0].Step != 2 {
 				t.Errorf("first hand-off: got priority %d step %d, want %d and 2", recs[0].Priority, recs[0].Step, tt.wantPrio)
 			}
-			hs := entries(history(t, inst), engine.KindHandoff)
+			hs := entries(history(t, inst), record.KindHandoff)
 			if len(hs) != 2 || hs[0].Rule != tt.wantRule || hs[0].Step != 2 || hs[0].Detail != tt.wantDesc {
 				t.Errorf("got hand-off entries %+v, want the first by rule %s at step 2 with %q", hs, tt.wantRule, tt.wantDesc)
 			}
@@ -183,7 +183,7 @@ func TestEngine_Context_TaskFailingAtRunTimeFailsTheInstance(t *testing.T) {
 	if res.State != "START" || len(res.Context) != 0 {
 		t.Errorf("got state %s context %v, want START and no merge", res.State, res.Context)
 	}
-	if n := len(entries(h, engine.KindHandoff)); n != 0 {
+	if n := len(entries(h, record.KindHandoff)); n != 0 {
 		t.Errorf("got %d hand-offs, want none", n)
 	}
 }

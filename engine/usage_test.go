@@ -12,6 +12,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/replay"
 	"github.com/batonhq/baton/transport"
@@ -60,9 +61,9 @@ func usedFail(msg string, u registry.Usage) reply {
 }
 
 // sumRuns adds up the usage the history's agent_run entries carry.
-func sumRuns(h []engine.Entry) registry.Ledger {
+func sumRuns(h []record.Entry) registry.Ledger {
 	var l registry.Ledger
-	for _, e := range entries(h, engine.KindAgentRun) {
+	for _, e := range entries(h, record.KindAgentRun) {
 		l = l.Add(e.Agent, e.Usage)
 	}
 	return l
@@ -91,7 +92,7 @@ func TestEngine_Usage_TotalsPerInstanceAndAgent(t *testing.T) {
 	if sum := sumRuns(h); sum.Totals != res.Usage.Totals {
 		t.Errorf("got agent_run entries summing to %+v, want the totals %+v", sum.Totals, res.Usage.Totals)
 	}
-	runs := entries(h, engine.KindAgentRun)
+	runs := entries(h, record.KindAgentRun)
 	if runs[0].Usage != w || runs[0].Error == "" {
 		t.Errorf("got first run %+v, want the failed run with its usage", runs[0])
 	}
@@ -170,7 +171,7 @@ func TestEngine_Usage_CountedOnceAcrossStaleReportsAndRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	w := registry.Usage{InputTokens: 100, OutputTokens: 40, Cost: 0.25}
 	c := registry.Usage{InputTokens: 60, OutputTokens: 5, Cost: 0.125}
 
@@ -242,7 +243,7 @@ func TestEngine_Usage_CountedOnceAcrossStaleReportsAndRestarts(t *testing.T) {
 	if sum := sumRuns(hist); !reflect.DeepEqual(sum.Agents, res.Usage.Agents) || sum.Totals != want {
 		t.Errorf("got agent_run entries summing to %+v, want the totals %+v", sum, res.Usage)
 	}
-	for _, e := range entries(hist, engine.KindLateReply) {
+	for _, e := range entries(hist, record.KindLateReply) {
 		if !e.Usage.IsZero() {
 			t.Errorf("got late reply %+v with usage, want a stale report's usage left out", e)
 		}
@@ -266,7 +267,7 @@ func TestEngine_Usage_ParentCountsItsChild(t *testing.T) {
 		t.Errorf("got the child's agent's totals %+v in the parent, want cost 0.5 and 100 tokens", got)
 	}
 	var fromChild registry.Usage
-	for _, e := range entries(h, engine.KindOutcome) {
+	for _, e := range entries(h, record.KindOutcome) {
 		if e.State == "KYC" {
 			fromChild = e.Usage
 		}
@@ -298,7 +299,7 @@ func TestEngine_Usage_ReportRefusesBadUsage(t *testing.T) {
 	if !errors.As(err, &ie) || ie.Field != "usage.output_tokens" {
 		t.Fatalf("failed run: got %v, want an *InputError naming usage.output_tokens", err)
 	}
-	if res := inst.Result(); res.Status != engine.StatusRunning || res.Steps != 1 || res.Usage.Cost != 0 {
+	if res := inst.Result(); res.Status != record.StatusRunning || res.Steps != 1 || res.Usage.Cost != 0 {
 		t.Errorf("got %+v, want the run still under way and nothing counted", res)
 	}
 	if err := r.eng.Report(ctx, inst.ID(), 1, registry.Outcome{Trigger: "drafted", Usage: registry.Usage{Cost: 0.5}}, nil); err != nil {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -19,14 +21,18 @@ type waiting struct {
 	timer clock.Timer
 }
 
-// startWait enters a wait state just entered: nothing runs and no step is
+// waitKind is the kind of a wait state: the instance runs nothing until
+// one of the state's signals, or its timeout, is the outcome.
+type waitKind struct{}
+
+// enter enters a wait state just entered: nothing runs and no step is
 // taken; the state's timeout, if any, is armed from now.
-func (i *instance) startWait() {
+func (waitKind) enter(_ context.Context, i *instance, _ dispatch) {
 	st := i.state
 	i.run = nil
 	w := &waiting{state: st, since: i.e.clock.Now()}
-	i.waiting = w
-	i.note(Entry{Kind: KindWaiting, State: st.Name, Agent: st.Name, Detail: strings.Join(st.Wait.Signals, ", "), Delay: st.Timeout})
+	i.work = w
+	i.note(record.Entry{Kind: record.KindWaiting, State: st.Name, Agent: st.Name, Detail: strings.Join(st.Wait.Signals, ", "), Delay: st.Timeout})
 	i.armWait(w, st.Timeout)
 }
 
@@ -40,15 +46,24 @@ func (i *instance) armWait(w *waiting, left time.Duration) {
 	})
 }
 
-// stopWait ends the wait under way, if any.
-func (i *instance) stopWait() {
-	if w := i.waiting; w != nil {
-		if w.timer != nil {
-			w.timer.Stop()
-		}
-		i.waiting = nil
+// A wait has no runs.
+func (w *waiting) run(int) *run { return nil }
+func (w *waiting) runDone(context.Context, *instance, *run, registry.Outcome, error, bool, bool) {
+}
+func (w *waiting) sendFailed(context.Context, *instance, *run, error) {}
+func (w *waiting) progress(out []RunProgress) []RunProgress           { return out }
+
+func (w *waiting) pending(buf []Pending) []Pending {
+	return append(buf, Pending{Kind: PendingWait, State: w.state.Name, Since: w.since, Deadline: deadline(w.since, w.state.Timeout), Signals: w.state.Wait.Signals})
+}
+
+func (w *waiting) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
 	}
 }
+
+func (w *waiting) end(context.Context) { w.stop() }
 
 // waitTimedOut produces the outcome timeout of the wait w, if the instance
 // still waits there.
@@ -58,10 +73,10 @@ func (i *instance) waitTimedOut(ctx context.Context, w *waiting) {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if i.status.Finished() || i.waiting != w {
+	if i.status.Finished() || i.work != w {
 		return
 	}
-	i.waiting = nil
+	i.work = nil
 	msg := fmt.Sprintf("no signal (%s) within %s", strings.Join(w.state.Wait.Signals, ", "), w.state.Timeout)
 	i.decide(ctx, "timeout", nil, rules.ErrorInfo{Message: msg, Kind: "timeout"})
 	i.commit(ctx)
@@ -72,7 +87,7 @@ func (i *instance) waitTimedOut(ctx context.Context, w *waiting) {
 func (i *instance) signal(ctx context.Context, name string, data map[string]any) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	w := i.waiting
+	w, _ := i.work.(*waiting)
 	switch {
 	case i.status.Finished():
 		return fmt.Errorf("%w %q: instance %s has %s", ErrUnexpectedSignal, name, i.id, i.status)
@@ -81,8 +96,8 @@ func (i *instance) signal(ctx context.Context, name string, data map[string]any)
 	case !w.state.Wait.Accepts(name):
 		return fmt.Errorf("%w %q: state %s waits for %s", ErrUnexpectedSignal, name, w.state.Name, strings.Join(w.state.Wait.Signals, ", "))
 	}
-	i.stopWait()
-	i.note(Entry{Kind: KindSignal, State: w.state.Name, Agent: w.state.Name, Trigger: name, Result: data})
+	i.endWork(ctx)
+	i.note(record.Entry{Kind: record.KindSignal, State: w.state.Name, Agent: w.state.Name, Trigger: name, Result: data})
 	i.event(Event{Type: EventSignalReceived, Signal: name})
 	if i.span != nil { // the attributes are built only for a span
 		i.traceEvent("signal_received", attrTrigger.String(name), attrState.String(w.state.Name))
@@ -131,19 +146,19 @@ func (e *Engine) Signal(ctx context.Context, instanceID, name string, data map[s
 	return h.Signal(ctx, name, data)
 }
 
-// resumeWait continues a wait state after a restart: still waiting, with
+// resume continues a wait state after a restart: still waiting, with
 // the deadline it had (counted from when the wait began, as the history
 // recorded it); a deadline already past produces the outcome timeout now.
-func (i *instance) resumeWait(ctx context.Context, history []Entry, outbox []Outgoing) error {
+func (waitKind) resume(ctx context.Context, i *instance, _ record.Snapshot, history []record.Entry, outbox []record.Outgoing) error {
 	st := i.state
 	since := time.Time{}
 	for k := len(history) - 1; k >= 0; k-- {
 		e := history[k]
-		if e.Kind == KindWaiting && e.State == st.Name {
+		if e.Kind == record.KindWaiting && e.State == st.Name {
 			since = e.Time
 			break
 		}
-		if e.Kind == KindTransition && e.Next == st.Name {
+		if e.Kind == record.KindTransition && e.Next == st.Name {
 			since = e.Time // a wait entered before its entry was committed
 			break
 		}
@@ -152,7 +167,7 @@ func (i *instance) resumeWait(ctx context.Context, history []Entry, outbox []Out
 		return fmt.Errorf("%w %s: no wait of state %s in its history", ErrCannotResume, i.id, st.Name)
 	}
 	for _, o := range outbox {
-		if o.Kind == OutgoingNotice {
+		if o.Kind == record.OutgoingNotice {
 			if err := i.resend(ctx, o, nil); err != nil {
 				return err
 			}
@@ -161,10 +176,10 @@ func (i *instance) resumeWait(ctx context.Context, history []Entry, outbox []Out
 		i.settleLater(o.Key) // the work of a run that ended before the wait
 	}
 	w := &waiting{state: st, since: since}
-	i.waiting = w
+	i.work = w
 	left := since.Add(st.Timeout).Sub(i.e.clock.Now())
 	if st.Timeout > 0 && left <= 0 {
-		i.waiting = nil
+		i.work = nil
 		msg := fmt.Sprintf("no signal (%s) within %s", strings.Join(st.Wait.Signals, ", "), st.Timeout)
 		i.decide(ctx, "timeout", nil, rules.ErrorInfo{Message: msg, Kind: "timeout"})
 		return nil

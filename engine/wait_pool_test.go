@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -72,7 +73,7 @@ func TestEngine_Wait_OnTheWorkerPool(t *testing.T) {
 				want = "REJECTED"
 			}
 			wantCompleted(t, res, want)
-			if h := history(t, inst); len(entries(h, engine.KindCompleted)) != 1 {
+			if h := history(t, inst); len(entries(h, record.KindCompleted)) != 1 {
 				t.Errorf("instance %d: got %s, want one completion", k, kinds(h))
 			}
 		}

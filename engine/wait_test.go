@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/wire"
@@ -58,7 +59,7 @@ func TestEngine_Wait_Signals(t *testing.T) {
 			r := newSimRun(t, "wait.yaml", tt.agents)
 			inst := startWaiting(t, r)
 			before := inst.Result()
-			if before.Status != engine.StatusRunning || before.Steps != 1 {
+			if before.Status != record.StatusRunning || before.Steps != 1 {
 				t.Fatalf("got %s after %d steps, want running after 1 (a wait is not a step)", before.Status, before.Steps)
 			}
 			if err := inst.Signal(context.Background(), tt.signal, tt.data); err != nil {
@@ -76,11 +77,11 @@ func TestEngine_Wait_Signals(t *testing.T) {
 				}
 			}
 			h := history(t, inst)
-			sig := entries(h, engine.KindSignal)
+			sig := entries(h, record.KindSignal)
 			if len(sig) != 1 || sig[0].Trigger != tt.signal || sig[0].State != "APPROVAL" {
 				t.Fatalf("got signal entries %+v, want one %s in APPROVAL", sig, tt.signal)
 			}
-			if w := entries(h, engine.KindWaiting); len(w) != 1 || w[0].Delay != 48*time.Hour {
+			if w := entries(h, record.KindWaiting); len(w) != 1 || w[0].Delay != 48*time.Hour {
 				t.Errorf("got waiting entries %+v, want one with the 48h timeout", w)
 			}
 			var told bool
@@ -152,7 +153,7 @@ func TestEngine_Wait_TimeoutThenSignalRefused(t *testing.T) {
 		t.Errorf("got context %v, want error.kind timeout and the wait's message", res.Context)
 	}
 	h := history(t, inst)
-	out := entries(h, engine.KindOutcome)
+	out := entries(h, record.KindOutcome)
 	last := out[len(out)-1]
 	if last.Trigger != "timeout" || !last.Time.Equal(since.Add(48*time.Hour)) {
 		t.Errorf("got outcome %s at %s, want timeout at %s", last.Trigger, last.Time, since.Add(48*time.Hour))
@@ -170,7 +171,7 @@ func TestEngine_Wait_TimeoutThenSignalRefused(t *testing.T) {
 
 // waitEngine builds an engine of wait.yaml on store and sim whose writer
 // and publisher are external agents.
-func waitEngine(t *testing.T, store engine.Store, sim *clock.Sim) *engine.Engine {
+func waitEngine(t *testing.T, store record.Store, sim *clock.Sim) *engine.Engine {
 	t.Helper()
 	w := loadWorkflow(t, "wait.yaml")
 	reg, err := engine.NewRegistry(w, nil)
@@ -231,7 +232,7 @@ func TestEngine_Wait_ResumedStillWaitingWithItsDeadline(t *testing.T) {
 				}
 				wantCompleted(t, again.Result(), "EXPIRED")
 				h := history(t, again)
-				out := entries(h, engine.KindOutcome)
+				out := entries(h, record.KindOutcome)
 				if last := out[len(out)-1]; !last.Time.Equal(since.Add(48 * time.Hour)) {
 					t.Errorf("timed out at %s, want the original deadline %s", last.Time, since.Add(48*time.Hour))
 				}
@@ -242,7 +243,7 @@ func TestEngine_Wait_ResumedStillWaitingWithItsDeadline(t *testing.T) {
 
 func TestEngine_Wait_ResumedPastItsDeadlineTimesOut(t *testing.T) {
 	ctx := context.Background()
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	sim := clock.NewSim(epoch)
 	first := waitEngine(t, store, sim)
 	inst, err := first.Start(ctx, nil)

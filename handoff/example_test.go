@@ -14,7 +14,7 @@ func ExampleValidator_Validate() {
 		{ID: "supervisor", System: true},
 	})
 	v, _ := handoff.NewValidator(reg)
-	try := func(cmd handoff.Command, recent ...handoff.Record) {
+	try := func(cmd handoff.Command, recent ...string) {
 		if err := v.Validate(cmd, recent); err != nil {
 			fmt.Println(err)
 			return
@@ -26,7 +26,7 @@ func ExampleValidator_Validate() {
 	try(handoff.Command{From: "bc", To: "rg", Reason: handoff.ReasonClarification, Task: "ask"})
 	try(handoff.Command{From: "bc", To: "bc", Reason: handoff.ReasonClarification, Task: "ask"})
 	try(handoff.Command{From: "bc", To: "supervisor", Reason: handoff.ReasonErrorRecovery, Task: "help"})
-	try(search, handoff.Record{To: "rag"}, handoff.Record{To: "bc"}, handoff.Record{To: "rag"})
+	try(search, "rag", "bc", "rag")
 	// Output:
 	// ok bc -> rag
 	// handoff: refused bc -> rg (target_exists): target agent "rg" not found (did you mean "rag"?)

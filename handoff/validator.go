@@ -34,8 +34,8 @@ func newValidator(reg *registry.Registry, c *config) *Validator {
 	return &Validator{reg: reg, window: c.window, repeats: c.repeats, supervisor: DefaultSupervisor}
 }
 
-// Validate checks cmd given the instance's recent hand-offs (oldest first;
-// failed ones are ignored) and returns nil or a *RefusalError naming the
+// Validate checks cmd given the targets of the instance's recent hand-offs
+// (oldest first: the loop window, as the engine keeps it) and returns nil or a *RefusalError naming the
 // check that refused. The checks run in this order:
 //
 //  1. target exists (with a "did you mean" on a typo);
@@ -50,15 +50,11 @@ func newValidator(reg *registry.Registry, c *config) *Validator {
 //
 // A rule's hand-off (reason "rule") was checked when its workflow loaded, so
 // only checks 1, 7 and 8 run for it.
-func (v *Validator) Validate(cmd Command, recent []Record) error {
+func (v *Validator) Validate(cmd Command, recent []string) error {
 	return v.check(&cmd, func(to string) int {
-		n, seen := 0, 0
-		for i := len(recent) - 1; i >= 0 && seen < v.window; i-- {
-			if recent[i].Status == StatusFailed {
-				continue
-			}
-			seen++
-			if recent[i].To == to {
+		n := 0
+		for i := len(recent) - 1; i >= 0 && i >= len(recent)-v.window; i-- {
+			if recent[i] == to {
 				n++
 			}
 		}

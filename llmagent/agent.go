@@ -31,11 +31,6 @@ const DefaultTimeout = 2 * time.Minute
 // schemaName names the response format in the request.
 const schemaName = "outcome"
 
-// Price is what a model's tokens cost, per million.
-type Price struct {
-	Input, Output float64
-}
-
 // Config describes an LLM agent.
 type Config struct {
 	// Model names the model; required.
@@ -55,7 +50,7 @@ type Config struct {
 	// default.
 	Temperature *float64
 	// Price, when set, fills the usage's cost.
-	Price *Price
+	Price *registry.Price
 	// Triggers are the triggers the model may answer; the response
 	// format's trigger is an enum of them (any string when empty).
 	Triggers []string
@@ -199,7 +194,7 @@ func (a *Agent) usage(res *openai.ChatCompletion) registry.Usage {
 		u.Model = a.cfg.Model
 	}
 	if p := a.cfg.Price; p != nil {
-		u.Cost = (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output) / 1e6
+		u.Cost = p.Cost(u.InputTokens, u.OutputTokens)
 	}
 	return u
 }

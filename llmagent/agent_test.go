@@ -30,7 +30,7 @@ func setup(t *testing.T, reply func(llmtest.Request) llmtest.Reply, edit ...func
 	temp := 0.2
 	cfg := llmagent.Config{
 		Model: "tiny", BaseURL: srv.BaseURL, Key: key, System: "You route tickets.",
-		Temperature: &temp, Price: &llmagent.Price{Input: 0.40, Output: 1.60},
+		Temperature: &temp, Price: &registry.Price{Input: 0.40, Output: 1.60},
 		Triggers: []string{"refund", "escalate"},
 		Result: map[string]any{"type": "object", "properties": map[string]any{"category": map[string]any{"type": "string"}},
 			"required": []any{"category"}, "additionalProperties": false},

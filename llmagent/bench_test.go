@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonhq/baton/internal/llmtest"
 	"github.com/batonhq/baton/llmagent"
+	"github.com/batonhq/baton/registry"
 )
 
 // BenchmarkLLMAgent measures the overhead of one step of an LLM agent
@@ -20,7 +21,7 @@ func BenchmarkLLMAgent(b *testing.B) {
 	client := &http.Client{}
 	b.Cleanup(client.CloseIdleConnections)
 	a, err := llmagent.New(llmagent.Config{Model: "tiny", BaseURL: srv.BaseURL, Key: key, Triggers: []string{"refund", "escalate"},
-		Price: &llmagent.Price{Input: 1, Output: 2}, Client: client})
+		Price: &registry.Price{Input: 1, Output: 2}, Client: client})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/batonhq/baton/mcpserver"
 	"github.com/batonhq/baton/mcpserver/mcptest"
 	"github.com/batonhq/baton/ops"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -19,7 +20,7 @@ import (
 func Example() {
 	w, _ := rules.Parse("approval.yaml", []byte(mcptest.ApprovalFlow))
 	reg, _ := engine.NewRegistry(w, map[string]registry.Handler{"checker": mcptest.Checker})
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	eng, _ := engine.New(w, reg, engine.WithStore(store))
 	defer eng.Close()
 

@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/mcpserver"
 	"github.com/batonhq/baton/mcpserver/mcptest"
 	"github.com/batonhq/baton/ops"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -42,7 +43,7 @@ rules:
 // HTTP server.
 type fixture struct {
 	t     testing.TB
-	store *engine.MemStore
+	store *record.MemStore
 	hub   *ops.Hub
 	cat   *ops.Engines
 	ops   *ops.Ops
@@ -55,7 +56,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, flows ...string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, store: engine.NewMemStore(), hub: ops.NewHub(1024), cat: ops.NewEngines()}
+	f := &fixture{t: t, store: record.NewMemStore(), hub: ops.NewHub(1024), cat: ops.NewEngines()}
 	f.ops = ops.New(f.store, f.cat, ops.WithEvents(f.hub))
 	for _, src := range flows {
 		f.add(src)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/batonhq/baton/internal/servertest"
 	"github.com/batonhq/baton/mcpserver/mcptest"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/server"
@@ -30,22 +30,9 @@ func realServer(t *testing.T) (url, token string) {
 // reloadable is realServer, with the server and its workflows directory.
 func reloadable(t *testing.T) (url, token string, srv *server.Server, dir string) {
 	t.Helper()
-	dir = t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "approval.yaml"), []byte(mcptest.ApprovalFlow), 0o600))
-	token = "mcp-test-token"
-	tokens := filepath.Join(t.TempDir(), "tokens")
-	require.NoError(t, os.WriteFile(tokens, []byte(token+"\n"), 0o600))
-	s, err := server.New(context.Background(), server.Config{
-		WorkflowsDir: dir, DataDir: t.TempDir(), NATS: server.NoNATS, TokenFile: tokens,
-		Handlers: map[string]registry.Handler{"checker": mcptest.Checker},
-	})
-	require.NoError(t, err)
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		s.Close()
-		hs.Close()
-	})
-	return hs.URL, token, s, dir
+	s := servertest.Start(t, "mcp-test-token", map[string]string{"approval.yaml": mcptest.ApprovalFlow},
+		map[string]registry.Handler{"checker": mcptest.Checker})
+	return s.URL, s.Token, s.Server, s.Dir
 }
 
 // TestMCP_JSClient_AgainstServer drives /mcp of a real server with the

@@ -8,16 +8,6 @@ import (
 // MaxWait bounds a start's wait, in seconds.
 const MaxWait = 60
 
-// jsonType is the JSON Schema of each declared type.
-var jsonType = map[string]string{
-	rules.TypeString: "string",
-	rules.TypeNumber: "number",
-	rules.TypeInt:    "integer",
-	rules.TypeBool:   "boolean",
-	rules.TypeList:   "array",
-	rules.TypeMap:    "object",
-}
-
 // startArgs names a start tool's own arguments: id and wait, or baton_id
 // and baton_wait when the input declares a field id or wait.
 type startArgs struct{ id, wait string }
@@ -50,14 +40,8 @@ func InputSchema(in *rules.Schema) map[string]any {
 	required := []string{}
 	if in != nil {
 		for _, f := range in.Fields {
-			p := map[string]any{"description": "declared as " + f.Declared()}
-			if t, ok := jsonType[f.Type]; ok {
-				if f.Optional {
-					p["type"] = []string{t, "null"}
-				} else {
-					p["type"] = t
-				}
-			}
+			p := f.JSONSchema()
+			p["description"] = "declared as " + f.Declared()
 			props[f.Name] = p
 			if !f.Optional {
 				required = append(required, f.Name)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/registry"
@@ -104,83 +103,83 @@ func runsLogged(t *testing.T, log string) *runCounter {
 	return c
 }
 
-func TestWorker_RefundEndToEnd_WorkerInAChildProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts child processes")
-	}
+// childRefunds is a refund engine on a server that listens on loopback,
+// for worker children to run its agents.
+type childRefunds struct {
+	re  *refundEngine
+	url string // the server's
+	log string // the children's log of runs
+}
+
+func newChildRefunds(t *testing.T) *childRefunds {
+	t.Helper()
 	ns := startServer(t, true)
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	re := newRefundEngine(t, nc, func(c *natsbus.Config) { c.AckWait = childAckWait })
-	log := t.TempDir() + "/runs.log"
-	child := startChild(t, ns.ClientURL(), log)
-	insts := runRefunds(t, re.eng, 200)
+	return &childRefunds{re: re, url: ns.ClientURL(), log: t.TempDir() + "/runs.log"}
+}
+
+// startChild starts a worker child.
+func (cr *childRefunds) startChild(t *testing.T) *exec.Cmd {
+	t.Helper()
+	return startChild(t, cr.url, cr.log)
+}
+
+// drain stops child with SIGTERM and fails unless it exits cleanly.
+func drain(t *testing.T, child *exec.Cmd) {
+	t.Helper()
 	if err := child.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	if err := child.Wait(); err != nil {
 		t.Errorf("child: got %v after SIGTERM, want a clean exit", err)
 	}
-	wantEachStepOnce(t, insts, runsLogged(t, log))
+}
+
+func TestWorker_InAChildProcess_RunsEachStepOnceAndDrainsOnSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	cr := newChildRefunds(t)
+	child := cr.startChild(t)
+	insts := runRefunds(t, cr.re.eng, 200)
+	drain(t, child)
+	wantEachStepOnce(t, insts, runsLogged(t, cr.log))
 }
 
 // The worker is killed with SIGKILL mid-run and started again: the work it
 // held comes back after the ack wait, and every instance completes with
 // each step applied once.
-func TestWorker_RefundEndToEnd_WorkerKilledAndRestarted(t *testing.T) {
+func TestWorker_KilledMidRun_ItsWorkComesBackAndEachStepAppliesOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
-	ns := startServer(t, true)
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	re := newRefundEngine(t, nc, func(c *natsbus.Config) { c.AckWait = childAckWait })
-	log := t.TempDir() + "/runs.log"
-	child := startChild(t, ns.ClientURL(), log)
-
+	cr := newChildRefunds(t)
+	child := cr.startChild(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	const n = 200
-	insts := make([]*engine.Instance, 0, n)
-	for range n {
-		inst, err := re.eng.Start(ctx, refundInput)
-		if err != nil {
-			t.Fatal(err)
-		}
-		insts = append(insts, inst)
-	}
+	insts := startRefunds(ctx, t, cr.re.eng, n)
 	// Kill it once it is well into the runs, and start another.
 	waitFor(t, "the child to be under way", func() bool {
-		b, _ := os.ReadFile(log)
+		b, _ := os.ReadFile(cr.log)
 		return strings.Count(string(b), "\n") >= n
 	})
 	if err := child.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = child.Wait()
-	child = startChild(t, ns.ClientURL(), log)
-	for _, inst := range insts {
-		res, err := inst.Wait(ctx)
-		if err != nil || res.Outcome != "COMPLETED" || res.Steps != 4 {
-			t.Fatalf("instance %s: got %s %s after %d steps (%v, %v), want COMPLETED after 4", inst.ID(), res.Status, res.Outcome, res.Steps, res.Err, err)
-		}
-	}
-	if err := child.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Wait(); err != nil {
-		t.Errorf("child: got %v after SIGTERM, want a clean exit", err)
-	}
-	wantEachStepOnce(t, insts, runsLogged(t, log))
-	s := re.tr.Metrics()
+	child = cr.startChild(t)
+	wantCompleted(ctx, t, insts)
+	drain(t, child)
+	wantEachStepOnce(t, insts, runsLogged(t, cr.log))
+	s := cr.re.tr.Metrics()
 	wantBalanced(t, s)
-	t.Logf("after the kill: %d redelivered or repeated runs; transport %+v", repeats(runsLogged(t, log)), struct {
+	t.Logf("after the kill: %d redelivered or repeated runs; transport %+v", repeats(runsLogged(t, cr.log)), struct {
 		Accepted, Delivered, DeadLettered uint64
 		Queued, InFlight                  int
 	}{s.Accepted, s.Delivered, s.DeadLettered, s.Queued, s.InFlight})

@@ -1,18 +1,15 @@
 package natsbus_test
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsbus"
-	"github.com/batonhq/baton/rules"
 )
 
 // silentEngine is an engine running the refund example on a natsbus
@@ -27,25 +24,7 @@ type silentEngine struct {
 
 func newSilentEngine(t *testing.T, nc *nats.Conn) *silentEngine {
 	t.Helper()
-	w, err := rules.Load("../examples/refund/workflow.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := engine.NewRegistry(w, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := natsbus.DefaultConfig()
-	cfg.Storage = jetstream.MemoryStorage
-	tr, err := natsbus.New(context.Background(), nc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(w, reg, engine.WithTransport(tr))
-	if err != nil {
-		_ = tr.Close()
-		t.Fatal(err)
-	}
+	eng, _ := newEngine(t, nc, loadRefund(t), memStorage)
 	s := &silentEngine{eng: eng, nc: nc}
 	spy, err := nc.Subscribe(natsbus.ReportsSubject, func(*nats.Msg) { s.reports.Add(1) })
 	if err != nil {
@@ -54,46 +33,14 @@ func newSilentEngine(t *testing.T, nc *nats.Conn) *silentEngine {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = spy.Unsubscribe()
-		_ = eng.Close()
-		_ = tr.Close()
-	})
+	t.Cleanup(func() { _ = spy.Unsubscribe() })
 	return s
 }
 
 // serve makes the engine answer reports from now on.
 func (s *silentEngine) serve(t *testing.T) {
 	t.Helper()
-	stop, err := natsbus.ServeReports(context.Background(), s.nc, s.eng.HandleReport)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stop() })
-}
-
-// runWorker runs a Worker on a transport of its own until the test ends.
-func runWorker(t *testing.T, nc *nats.Conn, runs *runCounter, change func(*natsbus.Config), cfg natsbus.WorkerConfig) *natsbus.Transport {
-	t.Helper()
-	tcfg := natsbus.DefaultConfig()
-	tcfg.Storage = jetstream.MemoryStorage
-	change(&tcfg)
-	tr, err := natsbus.New(context.Background(), nc, tcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wk, err := natsbus.NewWorker(tr, runs.wrap(refundagents.Approved()), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- wk.Run(context.Background()) }()
-	t.Cleanup(func() {
-		_ = wk.Close()
-		<-done
-		_ = tr.Close()
-	})
-	return tr
+	serveReports(t, s.nc, s.eng)
 }
 
 // keptOutcomeApplied starts one refund while no engine answers reports,
@@ -106,13 +53,11 @@ func keptOutcomeApplied(t *testing.T, change func(*natsbus.Config), cfg natsbus.
 	se := newSilentEngine(t, connect(t, ns))
 	var runs runCounter
 	cfg.ReportTimeout = 50 * time.Millisecond // the spy never answers: do not wait long for it
-	wtr := runWorker(t, connect(t, ns), &runs, change, cfg)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	inst, err := se.eng.Start(ctx, refundInput)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wk := runWorker(t, connect(t, ns), runs.wrap(refundagents.Approved()), func(c *natsbus.Config) {
+		memStorage(c)
+		change(c)
+	}, cfg)
+	ctx, inst := startInstance(t, se.eng, refundInput)
 	waitFor(t, "four unanswered reports", func() bool { return se.reports.Load() >= 4 })
 	se.serve(t)
 	res, err := inst.Wait(ctx)
@@ -125,7 +70,7 @@ func keptOutcomeApplied(t *testing.T, change func(*natsbus.Config), cfg natsbus.
 	if n := runs.runs[inst.ID()+":1"]; n != 1 {
 		t.Errorf("the first agent ran %d times while its reports went unanswered, want once", n)
 	}
-	return wtr
+	return wk.tr
 }
 
 // A worker whose reports no engine answers holds the work and reports

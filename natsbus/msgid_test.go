@@ -7,10 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/batonhq/baton/natsbus"
-	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -18,27 +15,15 @@ import (
 // Nats-Msg-Id that still tells its keys apart: a second send of one key is
 // a duplicate, a key that differs in its last byte is not.
 func TestTransport_SendWork_LongKeysHaveShortMessageIDs(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
-	ctx := t.Context()
-	if err := tr.OpenMailbox("a", 0); err != nil {
-		t.Fatal(err)
-	}
+	tr := newTestTransport(t)
+	tr.open("a", 0)
 	id := strings.Repeat("x", 3000)
-	for _, key := range []string{id + ":1", id + ":1", id + ":2", id + ":1"} {
-		if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, key)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	seen(t, ns, "a", 2)
+	tr.send("a", id+":1", id+":1", id+":2", id+":1")
+	tr.seen("a", 2)
 	if s := tr.Metrics(); s.Duplicates != 2 || s.Accepted != 2 {
 		t.Errorf("got %d duplicates, %d accepted, want 2 and 2", s.Duplicates, s.Accepted)
 	}
-	js, err := jetstream.New(connect(t, ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := js.Stream(context.Background(), natsbus.WorkStream("a"))
+	st, err := tr.jetStream().Stream(context.Background(), natsbus.WorkStream("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +36,9 @@ func TestTransport_SendWork_LongKeysHaveShortMessageIDs(t *testing.T) {
 			t.Errorf("message %d: got a Nats-Msg-Id of %d bytes, want at most 256", seq, len(got))
 		}
 	}
-	got, err := tr.TakeWork(ctx, "a", 0)
-	if err != nil || len(got) != 2 {
-		t.Fatalf("got %d messages (%v), want 2", len(got), err)
+	got := tr.take("a", 0)
+	if len(got) != 2 {
+		t.Fatalf("got %d messages, want 2", len(got))
 	}
 	keys := []string{got[0].Key(), got[1].Key()}
 	slices.Sort(keys)
@@ -76,17 +61,13 @@ func TestTransport_SendWork_TheWorkCarriesItsAckWait(t *testing.T) {
 		{"backoff schedule", func(c *natsbus.Config) { c.Backoff = []time.Duration{2 * time.Second, 5 * time.Second} }, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := newTransport(t, ns, tt.change)
+			tr := onServer(t, ns, tt.change)
 			agent := "wait-" + strings.ReplaceAll(tt.name, " ", "-")
-			if err := tr.OpenMailbox(agent, 0); err != nil {
-				t.Fatal(err)
-			}
-			if err := tr.SendWork(t.Context(), work(agent, transport.PriorityNormal, agent+":1")); err != nil {
-				t.Fatal(err)
-			}
-			msgs, err := tr.TakeWork(t.Context(), agent, 1)
-			if err != nil || len(msgs) != 1 {
-				t.Fatalf("TakeWork: %v, %d messages", err, len(msgs))
+			tr.open(agent, 0)
+			tr.send(agent, agent+":1")
+			msgs := tr.take(agent, 1)
+			if len(msgs) != 1 {
+				t.Fatalf("TakeWork: got %d messages, want 1", len(msgs))
 			}
 			if got := msgs[0].Metadata[wire.KeyAckWait]; got != tt.want {
 				t.Errorf("got metadata.ack_wait %v, want %v", got, tt.want)

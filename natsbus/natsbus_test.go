@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/batonhq/baton/natsbus"
@@ -26,21 +25,10 @@ var _ interface {
 	Room(context.Context, string) (int, int, error)
 } = (*natsbus.Transport)(nil)
 
-func keys(ms []*transport.Message) []string {
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.IdempotencyKey
-	}
-	return out
-}
-
 func TestTransport_TakeWork_HighestPriorityFirstThenSendOrder(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
+	tr := newTestTransport(t)
 	ctx := t.Context()
-	if err := tr.OpenMailbox("billing.eu", 0); err != nil {
-		t.Fatal(err)
-	}
+	tr.open("billing.eu", 0)
 	for _, w := range []struct {
 		key string
 		p   transport.Priority
@@ -52,15 +40,9 @@ func TestTransport_TakeWork_HighestPriorityFirstThenSendOrder(t *testing.T) {
 	}
 	// Under load (the race detector, parallel tests) the consumers may hear
 	// of the work later than TakeWait: wait for them.
-	seen(t, ns, "billing.eu", 5)
-	first, err := tr.TakeWork(ctx, "billing.eu", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rest, err := tr.TakeWork(ctx, "billing.eu", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr.seen("billing.eu", 5)
+	first := tr.take("billing.eu", 2)
+	rest := tr.take("billing.eu", 0)
 	got := strings.Join(append(keys(first), keys(rest)...), " ")
 	if want := "critical high normal1 normal2 low"; got != want {
 		t.Errorf("got %s, want %s", got, want)
@@ -73,52 +55,18 @@ func TestTransport_TakeWork_HighestPriorityFirstThenSendOrder(t *testing.T) {
 			t.Errorf("Ack %s: %v", m.IdempotencyKey, err)
 		}
 	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.Accepted != 5 || s.Delivered != 5 || s.Queued != 0 || s.InFlight != 0 {
 		t.Errorf("got %+v, want 5 accepted and delivered", s)
 	}
 }
 
-// seen waits until agent's consumers know of the n messages sent: JetStream
-// tells them a moment after it acknowledges a publish, and a take waits
-// for the news only Config.TakeWait at each level.
-func seen(tb testing.TB, ns *server.Server, agent string, n int) {
-	tb.Helper()
-	js, err := jetstream.New(connect(tb, ns))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	waitFor(tb, "the consumers to see the work", func() bool {
-		var pending uint64
-		for _, level := range []string{"critical", "high", "normal", "low"} {
-			c, err := js.Consumer(context.Background(), natsbus.WorkStream(agent), level)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			info, err := c.Info(context.Background())
-			if err != nil {
-				tb.Fatal(err)
-			}
-			pending += info.NumPending
-		}
-		return pending == uint64(n)
-	})
-}
-
 func TestTransport_SendWork_FullMailboxRefusesNamingTheAgent(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
-	dl, _ := collect(tr)
+	tr := newTestTransport(t)
+	dl := tr.collectDeadLetters()
 	ctx := t.Context()
-	if err := tr.OpenMailbox("PaymentAgent", 2); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"a", "b"} {
-		if err := tr.SendWork(ctx, work("PaymentAgent", transport.PriorityNormal, k)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tr.open("PaymentAgent", 2)
+	tr.send("PaymentAgent", "a", "b")
 	err := tr.SendWork(ctx, work("PaymentAgent", transport.PriorityCritical, "c"))
 	var full *transport.QueueFullError
 	if !errors.As(err, &full) || full.Agent != "PaymentAgent" || full.Capacity != 2 || !errors.Is(err, transport.ErrQueueFull) {
@@ -131,20 +79,17 @@ func TestTransport_SendWork_FullMailboxRefusesNamingTheAgent(t *testing.T) {
 		t.Errorf("got dead letters %+v, want c dead-lettered queue_overflow", got)
 	}
 	// Opening it again keeps its capacity and messages.
-	if err := tr.OpenMailbox("PaymentAgent", 10); err != nil {
-		t.Fatal(err)
-	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	tr.open("PaymentAgent", 10)
+	s := tr.balanced()
 	if s.Accepted != 3 || s.Queued != 2 || s.DeadLettersByReason[transport.ReasonQueueOverflow] != 1 || s.Agents[0].Capacity != 2 {
 		t.Errorf("got %+v, want 3 accepted, 2 queued, 1 overflow, capacity 2", s)
 	}
 	// Settling one makes room, and the refused work sent again (its
 	// sender's retry, same idempotency key) is not taken for a duplicate.
-	seen(t, ns, "PaymentAgent", 2)
-	got, err := tr.TakeWork(ctx, "PaymentAgent", 1)
-	if err != nil || len(got) != 1 {
-		t.Fatalf("got %d (%v), want 1", len(got), err)
+	tr.seen("PaymentAgent", 2)
+	got := tr.take("PaymentAgent", 1)
+	if len(got) != 1 {
+		t.Fatalf("got %d, want 1", len(got))
 	}
 	if err := tr.Ack(ctx, got[0]); err != nil {
 		t.Fatal(err)
@@ -152,10 +97,9 @@ func TestTransport_SendWork_FullMailboxRefusesNamingTheAgent(t *testing.T) {
 	if err := tr.SendWork(ctx, work("PaymentAgent", transport.PriorityCritical, "c")); err != nil {
 		t.Fatalf("the refused work sent again: %v", err)
 	}
-	seen(t, ns, "PaymentAgent", 2)
-	rest, err := tr.TakeWork(ctx, "PaymentAgent", 0)
-	if err != nil || strings.Join(keys(rest), " ") != "c b" {
-		t.Errorf("got %v (%v), want [c b]", keys(rest), err)
+	tr.seen("PaymentAgent", 2)
+	if rest := tr.take("PaymentAgent", 0); strings.Join(keys(rest), " ") != "c b" {
+		t.Errorf("got %v, want [c b]", keys(rest))
 	}
 	if s := tr.Metrics(); s.Duplicates != 0 || s.Accepted != 4 {
 		t.Errorf("got %d duplicates, %d accepted, want 0 and 4", s.Duplicates, s.Accepted)
@@ -163,9 +107,8 @@ func TestTransport_SendWork_FullMailboxRefusesNamingTheAgent(t *testing.T) {
 }
 
 func TestTransport_SendWork_UnknownAgentIsDeadLettered(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
-	dl, _ := collect(tr)
+	tr := newTestTransport(t)
+	dl := tr.collectDeadLetters()
 	err := tr.SendWork(t.Context(), work("nobody", transport.PriorityNormal, "k"))
 	var unknown *transport.UnknownAgentError
 	if !errors.As(err, &unknown) || unknown.Agent != "nobody" {
@@ -177,19 +120,15 @@ func TestTransport_SendWork_UnknownAgentIsDeadLettered(t *testing.T) {
 	if _, err := tr.TakeWork(t.Context(), "nobody", 1); !errors.As(err, &unknown) {
 		t.Errorf("TakeWork: got %v, want an UnknownAgentError", err)
 	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.Accepted != 1 || s.DeadLettered != 1 {
 		t.Errorf("got %+v, want 1 accepted and dead-lettered", s)
 	}
 }
 
 func TestTransport_SendWork_InvalidMessageIsRefused(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
-	if err := tr.OpenMailbox("a", 0); err != nil {
-		t.Fatal(err)
-	}
+	tr := newTestTransport(t)
+	tr.open("a", 0)
 	m := work("a", transport.PriorityNormal, "k")
 	m.Content = nil
 	var verr *transport.ValidationError
@@ -202,21 +141,12 @@ func TestTransport_SendWork_InvalidMessageIsRefused(t *testing.T) {
 }
 
 func TestTransport_SendWork_SameIdempotencyKeyIsDroppedAsDuplicate(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
-	ctx := t.Context()
-	if err := tr.OpenMailbox("a", 0); err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "i1:3")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	seen(t, ns, "a", 1)
-	got, err := tr.TakeWork(ctx, "a", 0)
-	if err != nil || len(got) != 1 {
-		t.Fatalf("got %d messages (%v), want 1", len(got), err)
+	tr := newTestTransport(t)
+	tr.open("a", 0)
+	tr.send("a", "i1:3", "i1:3", "i1:3")
+	tr.seen("a", 1)
+	if got := tr.take("a", 0); len(got) != 1 {
+		t.Fatalf("got %d messages, want 1", len(got))
 	}
 	s := tr.Metrics()
 	if s.Duplicates != 2 || s.Accepted != 1 || s.InFlight != 1 {
@@ -226,61 +156,39 @@ func TestTransport_SendWork_SameIdempotencyKeyIsDroppedAsDuplicate(t *testing.T)
 }
 
 func TestTransport_TakeWork_RedeliversAfterTheAckWait(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, func(c *natsbus.Config) { c.AckWait = 100 * time.Millisecond })
+	tr := newTestTransport(t, func(c *natsbus.Config) { c.AckWait = 100 * time.Millisecond })
 	ctx := t.Context()
-	if err := tr.OpenMailbox("a", 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
-		t.Fatal(err)
-	}
-	seen(t, ns, "a", 1)
-	first, err := tr.TakeWork(ctx, "a", 1)
-	if err != nil || len(first) != 1 {
-		t.Fatalf("got %d (%v), want 1", len(first), err)
-	}
+	first := tr.sendAndTake("a", "k")
 	if s := tr.Metrics(); s.InFlight != 1 || s.Queued != 0 {
 		t.Errorf("got in flight %d queued %d, want 1 and 0", s.InFlight, s.Queued)
 	}
 	var again []*transport.Message
+	var err error
 	waitFor(t, "the redelivery", func() bool {
 		again, err = tr.TakeWork(ctx, "a", 1)
 		return err != nil || len(again) == 1
 	})
-	if err != nil || again[0].MessageID != first[0].MessageID || again[0].DeliveryCount != 2 {
+	if err != nil || again[0].MessageID != first.MessageID || again[0].DeliveryCount != 2 {
 		t.Fatalf("got %+v (%v), want the same message, delivery 2", again, err)
 	}
 	// The first delivery's ack wait has passed: only the second is held.
 	if err := tr.Ack(ctx, again[0]); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.Ack(ctx, first[0]); !errors.Is(err, natsbus.ErrNotTaken) {
+	if err := tr.Ack(ctx, first); !errors.Is(err, natsbus.ErrNotTaken) {
 		t.Errorf("second Ack: got %v, want ErrNotTaken", err)
 	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.Redeliveries != 1 || s.Delivered != 1 || s.Acks != 1 {
 		t.Errorf("got %+v, want 1 redelivery, 1 delivered, 1 ack", s)
 	}
 }
 
 func TestTransport_Nack_RedeliversAtOnce(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
+	tr := newTestTransport(t)
 	ctx := t.Context()
-	if err := tr.OpenMailbox("a", 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
-		t.Fatal(err)
-	}
-	seen(t, ns, "a", 1)
-	first, _ := tr.TakeWork(ctx, "a", 1)
-	if len(first) != 1 {
-		t.Fatal("nothing taken")
-	}
-	if err := tr.Nack(ctx, first[0]); err != nil {
+	first := tr.sendAndTake("a", "k")
+	if err := tr.Nack(ctx, first); err != nil {
 		t.Fatal(err)
 	}
 	var again []*transport.Message
@@ -300,20 +208,9 @@ func TestTransport_Nack_RedeliversAtOnce(t *testing.T) {
 // the redelivery never comes before it (a lower bound, which a busy
 // machine cannot break).
 func TestTransport_NackLater_RedeliversAfterAGrowingPause(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
+	tr := newTestTransport(t)
 	ctx := t.Context()
-	if err := tr.OpenMailbox("a", 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
-		t.Fatal(err)
-	}
-	seen(t, ns, "a", 1)
-	taken, _ := tr.TakeWork(ctx, "a", 1)
-	if len(taken) != 1 {
-		t.Fatal("nothing taken")
-	}
+	taken := []*transport.Message{tr.sendAndTake("a", "k")}
 	pause := 100 * time.Millisecond
 	for delivery := 1; delivery <= 4; delivery++ {
 		if taken[0].DeliveryCount != delivery {
@@ -338,20 +235,15 @@ func TestTransport_NackLater_RedeliversAfterAGrowingPause(t *testing.T) {
 }
 
 func TestTransport_MaxDeliveries_DeadLettersAndRemoves(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, func(c *natsbus.Config) {
+	tr := newTestTransport(t, func(c *natsbus.Config) {
 		c.AckWait = 50 * time.Millisecond
 		c.MaxDeliveries = 2
 	})
-	dl, _ := collect(tr)
+	dl := tr.collectDeadLetters()
 	ctx := t.Context()
-	if err := tr.OpenMailbox("a", 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
-		t.Fatal(err)
-	}
-	seen(t, ns, "a", 1)
+	tr.open("a", 0)
+	tr.send("a", "k")
+	tr.seen("a", 1)
 	taken := 0
 	waitFor(t, "two deliveries", func() bool {
 		got, _ := tr.TakeWork(ctx, "a", 1)
@@ -363,8 +255,7 @@ func TestTransport_MaxDeliveries_DeadLettersAndRemoves(t *testing.T) {
 	if d.Reason != transport.ReasonMaxRetries || d.Message.IdempotencyKey != "k" || d.Attempts != 2 {
 		t.Errorf("got %+v, want k dead-lettered max_retries after 2 attempts", d)
 	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.DeadLettersByReason[transport.ReasonMaxRetries] != 1 || s.Queued != 0 || s.InFlight != 0 || s.Delivered != 0 {
 		t.Errorf("got %+v, want 1 max_retries and nothing left", s)
 	}
@@ -372,27 +263,17 @@ func TestTransport_MaxDeliveries_DeadLettersAndRemoves(t *testing.T) {
 
 // A process that took the message on its last delivery died: the next
 // taker finds it delivered once too often and dead-letters it.
-func TestTransport_MaxDeliveries_TakerDiedOnTheLastDelivery(t *testing.T) {
-	ns := startServer(t, false)
+func TestTransport_MaxDeliveries_NextTakerDeadLettersWorkWhoseTakerDied(t *testing.T) {
 	change := func(c *natsbus.Config) {
 		c.AckWait = 50 * time.Millisecond
 		c.MaxDeliveries = 1
 	}
-	dying := newTransport(t, ns, change)
+	dying := newTestTransport(t, change)
 	ctx := t.Context()
-	if err := dying.OpenMailbox("a", 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := dying.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
-		t.Fatal(err)
-	}
-	seen(t, ns, "a", 1)
-	if got, _ := dying.TakeWork(ctx, "a", 1); len(got) != 1 {
-		t.Fatal("nothing taken")
-	}
+	dying.sendAndTake("a", "k")
 	_ = dying.Close() // its sweep stops: it will not dead-letter the message
-	tr := newTransport(t, ns, change)
-	dl, _ := collect(tr)
+	tr := dying.another(change)
+	dl := tr.collectDeadLetters()
 	waitFor(t, "the dead letter", func() bool {
 		got, err := tr.TakeWork(ctx, "a", 1)
 		if err != nil || len(got) != 0 {
@@ -403,33 +284,21 @@ func TestTransport_MaxDeliveries_TakerDiedOnTheLastDelivery(t *testing.T) {
 	if d := dl.all()[0]; d.Reason != transport.ReasonMaxRetries || d.Attempts != 1 {
 		t.Errorf("got %+v, want max_retries after 1 attempt", d)
 	}
-	wantBalanced(t, tr.Metrics())
+	tr.balanced()
 }
 
 func TestTransport_Reject_DeadLettersWithTheReasonAndRemoves(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
-	dl, _ := collect(tr)
+	tr := newTestTransport(t)
+	dl := tr.collectDeadLetters()
 	ctx := t.Context()
-	if err := tr.OpenMailbox("a", 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
-		t.Fatal(err)
-	}
-	seen(t, ns, "a", 1)
-	got, _ := tr.TakeWork(ctx, "a", 1)
-	if len(got) != 1 {
-		t.Fatal("nothing taken")
-	}
-	if err := tr.Reject(ctx, got[0], "not my job"); err != nil {
+	got := tr.sendAndTake("a", "k")
+	if err := tr.Reject(ctx, got, "not my job"); err != nil {
 		t.Fatal(err)
 	}
 	if d := dl.all(); len(d) != 1 || d[0].Reason != transport.ReasonRejected || d[0].LastError != "not my job" {
 		t.Fatalf("got %+v, want one rejected with the reason", d)
 	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.Rejects != 1 || s.Queued != 0 || s.InFlight != 0 || s.DeadLettersByReason[transport.ReasonRejected] != 1 {
 		t.Errorf("got %+v, want 1 reject and nothing left", s)
 	}
@@ -439,32 +308,24 @@ func TestTransport_Reject_DeadLettersWithTheReasonAndRemoves(t *testing.T) {
 }
 
 func TestTransport_TakeWork_ExpiredIsDeadLetteredNeverHandedOut(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
-	dl, _ := collect(tr)
-	ctx := t.Context()
-	if err := tr.OpenMailbox("a", 0); err != nil {
-		t.Fatal(err)
-	}
+	tr := newTestTransport(t)
+	dl := tr.collectDeadLetters()
+	tr.open("a", 0)
 	old := work("a", transport.PriorityHigh, "old")
 	old.Timestamp = time.Now().Add(-time.Hour)
 	old.TTL = time.Minute
-	if err := tr.SendWork(ctx, old); err != nil {
+	if err := tr.SendWork(t.Context(), old); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "fresh")); err != nil {
-		t.Fatal(err)
-	}
-	seen(t, ns, "a", 2)
-	got, err := tr.TakeWork(ctx, "a", 0)
-	if err != nil || len(got) != 1 || got[0].IdempotencyKey != "fresh" {
-		t.Fatalf("got %v (%v), want only fresh", keys(got), err)
+	tr.send("a", "fresh")
+	tr.seen("a", 2)
+	if got := tr.take("a", 0); len(got) != 1 || got[0].IdempotencyKey != "fresh" {
+		t.Fatalf("got %v, want only fresh", keys(got))
 	}
 	if d := dl.all(); len(d) != 1 || d[0].Reason != transport.ReasonTTLExpired || d[0].Message.IdempotencyKey != "old" {
 		t.Fatalf("got %+v, want old dead-lettered ttl_expired", d)
 	}
-	s := tr.Metrics()
-	wantBalanced(t, s)
+	s := tr.balanced()
 	if s.Expired != 1 || s.InFlight != 1 || s.Queued != 0 {
 		t.Errorf("got %+v, want 1 expired, 1 in flight", s)
 	}
@@ -472,20 +333,9 @@ func TestTransport_TakeWork_ExpiredIsDeadLetteredNeverHandedOut(t *testing.T) {
 
 func TestTransport_Heartbeat_KeepsTheMessageTaken(t *testing.T) {
 	const ackWait = time.Second
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, func(c *natsbus.Config) { c.AckWait = ackWait })
+	tr := newTestTransport(t, func(c *natsbus.Config) { c.AckWait = ackWait })
 	ctx := t.Context()
-	if err := tr.OpenMailbox("a", 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.SendWork(ctx, work("a", transport.PriorityNormal, "k")); err != nil {
-		t.Fatal(err)
-	}
-	seen(t, ns, "a", 1)
-	got, _ := tr.TakeWork(ctx, "a", 1)
-	if len(got) != 1 {
-		t.Fatal("nothing taken")
-	}
+	got := tr.sendAndTake("a", "k")
 	// Heartbeats for twice the ack wait. A redelivery is a defect only
 	// when the last heartbeat was recent: on a machine so loaded that a
 	// heartbeat came later than the ack wait, the server was right to
@@ -493,7 +343,7 @@ func TestTransport_Heartbeat_KeepsTheMessageTaken(t *testing.T) {
 	start := time.Now()
 	last := start
 	for time.Since(start) < 2*ackWait {
-		if err := tr.Heartbeat(ctx, got[0]); err != nil {
+		if err := tr.Heartbeat(ctx, got); err != nil {
 			t.Fatalf("Heartbeat: %v", err)
 		}
 		gap := time.Since(last)
@@ -507,7 +357,7 @@ func TestTransport_Heartbeat_KeepsTheMessageTaken(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := tr.Ack(ctx, got[0]); err != nil {
+	if err := tr.Ack(ctx, got); err != nil {
 		t.Fatalf("Ack after heartbeats: %v", err)
 	}
 	if s := tr.Metrics(); s.Delivered != 1 || s.Redeliveries != 0 {
@@ -516,17 +366,13 @@ func TestTransport_Heartbeat_KeepsTheMessageTaken(t *testing.T) {
 }
 
 func TestTransport_OnDeadLetter_SeenByEveryProcessUntilCancelled(t *testing.T) {
-	ns := startServer(t, false)
-	one, two := newTransport(t, ns, nil), newTransport(t, ns, nil)
+	one := newTestTransport(t)
+	two := one.another()
 	ctx := t.Context()
-	if err := one.OpenMailbox("a", 1); err != nil {
-		t.Fatal(err)
-	}
-	d1, _ := collect(one)
-	d2, cancel2 := collect(two)
-	if err := one.SendWork(ctx, work("a", transport.PriorityNormal, "k1")); err != nil {
-		t.Fatal(err)
-	}
+	one.open("a", 1)
+	d1 := one.collectDeadLetters()
+	d2, cancel2 := collect(two.Transport)
+	one.send("a", "k1")
 	if err := two.SendWork(ctx, work("a", transport.PriorityNormal, "k2")); !errors.Is(err, transport.ErrQueueFull) {
 		t.Fatalf("got %v, want queue full", err)
 	}
@@ -543,8 +389,7 @@ func TestTransport_OnDeadLetter_SeenByEveryProcessUntilCancelled(t *testing.T) {
 	if n := len(d2.all()); n != 1 {
 		t.Errorf("got %d dead letters after cancel, want 1", n)
 	}
-	s1, s2 := one.Metrics(), two.Metrics()
-	wantBalanced(t, s1)
+	s1, s2 := one.balanced(), two.Metrics()
 	if s1.Accepted != s2.Accepted || s1.DeadLettered != 2 || s2.DeadLettered != 2 {
 		t.Errorf("got %+v and %+v, want the same accounting in both", s1, s2)
 	}
@@ -553,21 +398,12 @@ func TestTransport_OnDeadLetter_SeenByEveryProcessUntilCancelled(t *testing.T) {
 // An agent on a plain NATS client rejects by terminating the message with
 // its reason: natsbus hears the advisory and dead-letters it.
 func TestTransport_TerminatedByAPlainAgent_IsDeadLettered(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
-	dl, _ := collect(tr)
+	tr := newTestTransport(t)
+	dl := tr.collectDeadLetters()
 	ctx := t.Context()
-	if err := tr.OpenMailbox("plain.agent", 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.SendWork(ctx, work("plain.agent", transport.PriorityNormal, "k")); err != nil {
-		t.Fatal(err)
-	}
-	js, err := jetstream.New(connect(t, ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := js.Consumer(ctx, natsbus.WorkStream("plain.agent"), "normal")
+	tr.open("plain.agent", 0)
+	tr.send("plain.agent", "k")
+	c, err := tr.jetStream().Consumer(ctx, natsbus.WorkStream("plain.agent"), "normal")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,7 +420,7 @@ func TestTransport_TerminatedByAPlainAgent_IsDeadLettered(t *testing.T) {
 	if d := dl.all()[0]; d.Reason != transport.ReasonRejected || d.LastError != "queue busy" || d.Message.To != "plain.agent" {
 		t.Errorf("got %+v, want plain.agent's message rejected: queue busy", d)
 	}
-	wantBalanced(t, tr.Metrics())
+	tr.balanced()
 }
 
 // Work JetStream deletes while a consumer still holds it delivered (as a
@@ -593,22 +429,12 @@ func TestTransport_TerminatedByAPlainAgent_IsDeadLettered(t *testing.T) {
 // terminated advisory for it is counted and changes nothing. An agent's own
 // termination after it still is one.
 func TestTransport_DeletedWhilePending_IsNotADeadLetter(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
-	dl, _ := collect(tr)
+	tr := newTestTransport(t)
+	dl := tr.collectDeadLetters()
 	ctx := t.Context()
-	if err := tr.OpenMailbox("plain.agent", 0); err != nil {
-		t.Fatal(err)
-	}
-	for _, key := range []string{"k1", "k2"} {
-		if err := tr.SendWork(ctx, work("plain.agent", transport.PriorityNormal, key)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	js, err := jetstream.New(connect(t, ns))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr.open("plain.agent", 0)
+	tr.send("plain.agent", "k1", "k2")
+	js := tr.jetStream()
 	c, err := js.Consumer(ctx, natsbus.WorkStream("plain.agent"), "normal")
 	if err != nil {
 		t.Fatal(err)
@@ -647,7 +473,7 @@ func TestTransport_DeletedWhilePending_IsNotADeadLetter(t *testing.T) {
 	}
 }
 
-func TestConfig_Validate(t *testing.T) {
+func TestConfig_Validate_DefaultsPassAndEachBadFieldIsNamed(t *testing.T) {
 	for _, tc := range []struct {
 		field  string
 		change func(*natsbus.Config)
@@ -685,18 +511,13 @@ func TestToken_KeepsPlainIDsAndEscapesTheRest(t *testing.T) {
 // Room tells the engine how much more work a mailbox takes, counting what
 // every process sent, so that a start can be refused at the door.
 func TestTransport_Room_CountsTheWorkHeld(t *testing.T) {
-	ns := startServer(t, false)
-	tr := newTransport(t, ns, nil)
+	tr := newTestTransport(t)
 	ctx := t.Context()
-	if err := tr.OpenMailbox("PaymentAgent", 2); err != nil {
-		t.Fatal(err)
-	}
+	tr.open("PaymentAgent", 2)
 	if free, capacity, err := tr.Room(ctx, "PaymentAgent"); err != nil || free != 2 || capacity != 2 {
 		t.Fatalf("empty: got %d of %d, %v; want 2 of 2", free, capacity, err)
 	}
-	if err := tr.SendWork(ctx, work("PaymentAgent", transport.PriorityNormal, "a")); err != nil {
-		t.Fatal(err)
-	}
+	tr.send("PaymentAgent", "a")
 	if free, _, err := tr.Room(ctx, "PaymentAgent"); err != nil || free != 1 {
 		t.Fatalf("one sent: got %d free, %v; want 1", free, err)
 	}

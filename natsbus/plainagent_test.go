@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/batonhq/baton/natsbus"
 )
 
 // The agent below uses nothing but the NATS client: it is the complete
@@ -109,9 +106,9 @@ func nextWork(nc *nats.Conn, stream string) *nats.Msg {
 	return nil
 }
 
-func TestPlainAgent_RefundEndToEnd(t *testing.T) {
+func TestPlainAgent_ANATSClientAloneCompletesRefunds(t *testing.T) {
 	ns := startServer(t, false)
-	re := newRefundEngine(t, connect(t, ns), func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage })
+	re := newRefundEngine(t, connect(t, ns), memStorage)
 	agents := map[string]decide{
 		"customer": func(plainWork) (string, map[string]any) {
 			return "validated", map[string]any{"refund_eligible": true, "order_id": "1"}

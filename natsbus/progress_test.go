@@ -1,29 +1,25 @@
 package natsbus_test
 
 import (
-	"context"
 	"encoding/json"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/registry"
 )
 
 // Progress and usage travel in reports over NATS like any report: an agent
 // with nothing but a NATS client sends progress while it works, then its
 // outcome with the run's usage.
-func TestReports_ProgressAndUsageOverNATS(t *testing.T) {
+func TestReports_ProgressAndUsageOverNATS_CheckedAndApplied(t *testing.T) {
 	ns := startServer(t, false)
 	var (
 		mu   sync.Mutex
 		told []registry.Progress
 	)
-	re := newRefundEngine(t, connect(t, ns), func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage },
+	re := newRefundEngine(t, connect(t, ns), memStorage,
 		engine.WithObserver(func(ev engine.Event) {
 			if ev.Type == engine.EventAgentProgress {
 				mu.Lock()
@@ -31,12 +27,7 @@ func TestReports_ProgressAndUsageOverNATS(t *testing.T) {
 				mu.Unlock()
 			}
 		}))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	inst, err := re.eng.Start(ctx, refundInput)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, inst := startInstance(t, re.eng, refundInput)
 	nc := connect(t, ns)
 	var msg = nextWork(nc, "BATON_WORK_customer")
 	for msg == nil && ctx.Err() == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/natsstore"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -55,32 +56,17 @@ func (se *storedEngine) failures() []string {
 	return append([]string(nil), se.failed...)
 }
 
-func startStoredEngine(t *testing.T, nc *nats.Conn, w *rules.Workflow, store engine.Store) *storedEngine {
+func startStoredEngine(t *testing.T, nc *nats.Conn, w *rules.Workflow, store record.Store) *storedEngine {
 	t.Helper()
-	reg, err := engine.NewRegistry(w, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := natsbus.New(context.Background(), nc, natsbus.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	se := &storedEngine{tr: tr}
-	se.eng, err = engine.New(w, reg, engine.WithTransport(tr), engine.WithStore(store), engine.WithObserver(func(e engine.Event) {
+	se := &storedEngine{}
+	se.eng, se.tr = newEngine(t, nc, w, nil, engine.WithStore(store), engine.WithObserver(func(e engine.Event) {
 		if e.Type == engine.EventFailed {
 			se.mu.Lock()
 			se.failed = append(se.failed, e.InstanceID)
 			se.mu.Unlock()
 		}
 	}))
-	if err != nil {
-		_ = tr.Close()
-		t.Fatal(err)
-	}
-	if se.stop, err = natsbus.ServeReports(context.Background(), nc, se.eng.HandleReport); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(se.close)
+	se.stop = serveReports(t, nc, se.eng)
 	return se
 }
 
@@ -141,16 +127,11 @@ func TestResume_FullWorkStreamFailsNoInstance(t *testing.T) {
 	startWorker(t, connect(t, ns), runs.wrap(refundagents.Approved()), nil)
 	insts := make([]*engine.Instance, len(ids))
 	for k, id := range ids {
-		inst, err := second.eng.Instance(id)
-		if err != nil {
+		if insts[k], err = second.eng.Instance(id); err != nil {
 			t.Fatal(err)
 		}
-		res, err := inst.Wait(ctx)
-		if err != nil || res.Outcome != "COMPLETED" || res.Steps != 4 {
-			t.Fatalf("instance %s: got %s %s after %d steps (%v, %v), want COMPLETED after 4", id, res.Status, res.Outcome, res.Steps, res.Err, err)
-		}
-		insts[k] = inst
 	}
+	wantCompleted(ctx, t, insts)
 	wantEachStepOnce(t, insts, &runs)
 	if got := second.failures(); len(got) != 0 {
 		t.Errorf("got instances %v failed, want none", got)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/transport"
@@ -19,14 +17,11 @@ import (
 // names only the stream and the sequence, and the message has left its
 // work-queue stream by then.
 func TestTransport_TerminatedWork_KeepsItsIdentity(t *testing.T) {
-	ns := startServer(t, false)
-	sender := newTransport(t, ns, nil)
-	other := newTransport(t, ns, nil)
-	dl, _ := collect(sender)
+	sender := newTestTransport(t)
+	other := sender.another()
+	dl := sender.collectDeadLetters()
 	ctx := t.Context()
-	if err := sender.OpenMailbox("plain.agent", 0); err != nil {
-		t.Fatal(err)
-	}
+	sender.open("plain.agent", 0)
 	const n = 8
 	for i := range n {
 		task := &registry.Task{Agent: "plain.agent", WorkflowID: "w", InstanceID: fmt.Sprintf("inst-%d", i), State: "S",
@@ -35,10 +30,7 @@ func TestTransport_TerminatedWork_KeepsItsIdentity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	js, err := jetstream.New(connect(t, ns))
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := sender.jetStream()
 	took := 0
 	for _, level := range []string{"critical", "high", "normal", "low"} {
 		c, err := js.Consumer(ctx, natsbus.WorkStream("plain.agent"), level)

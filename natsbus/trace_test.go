@@ -6,7 +6,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/refundagents"
-	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -26,8 +24,7 @@ func TestWorker_HandlersJoinTheEnginesTrace(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 	ns := startServer(t, false)
-	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
-	re := newRefundEngine(t, connect(t, ns), mem, engine.WithTracerProvider(tp))
+	re := newRefundEngine(t, connect(t, ns), memStorage, engine.WithTracerProvider(tp))
 	var mu sync.Mutex
 	seen := map[string]trace.SpanContext{} // by idempotency key
 	hs := map[string]registry.Handler{}
@@ -39,7 +36,7 @@ func TestWorker_HandlersJoinTheEnginesTrace(t *testing.T) {
 			return h.Handle(ctx, task)
 		})
 	}
-	startWorker(t, connect(t, ns), hs, mem)
+	startWorker(t, connect(t, ns), hs, memStorage)
 	insts := runRefunds(t, re.eng, 2)
 
 	runs := 0

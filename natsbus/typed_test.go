@@ -5,12 +5,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/natsbus"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -33,31 +29,9 @@ rules:
 		t.Fatal(err)
 	}
 	ns := startServer(t, false)
-	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
-	cfg := natsbus.DefaultConfig()
-	mem(&cfg)
 	nc := connect(t, ns)
-	tr, err := natsbus.New(t.Context(), nc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := engine.NewRegistry(w, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(w, reg, engine.WithTransport(tr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop, err := natsbus.ServeReports(context.Background(), nc, eng.HandleReport)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stop()
-		_ = eng.Close()
-		_ = tr.Close()
-	})
+	eng, _ := newEngine(t, nc, w, memStorage)
+	serveReports(t, nc, eng)
 	var runs atomic.Int64
 	startWorker(t, connect(t, ns), map[string]registry.Handler{
 		"counter": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
@@ -66,13 +40,8 @@ rules:
 			}
 			return registry.Outcome{Trigger: "counted", Result: map[string]any{"words": 2}}, nil
 		}),
-	}, mem)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	inst, err := eng.Start(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, memStorage)
+	ctx, inst := startInstance(t, eng, nil)
 	res, err := inst.Wait(ctx)
 	if err != nil || res.Outcome != "DONE" {
 		t.Fatalf("got %s %s (%v, %v), want DONE", res.Status, res.Outcome, res.Err, err)
@@ -81,9 +50,9 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ran []engine.Entry
+	var ran []record.Entry
 	for _, e := range h {
-		if e.Kind == engine.KindAgentRun {
+		if e.Kind == record.KindAgentRun {
 			ran = append(ran, e)
 		}
 	}

@@ -8,16 +8,15 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/natsbus"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
-	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
 
@@ -52,10 +51,27 @@ type refundEngine struct {
 
 func newRefundEngine(tb testing.TB, nc *nats.Conn, change func(*natsbus.Config), opts ...engine.Option) *refundEngine {
 	tb.Helper()
+	eng, tr := newEngine(tb, nc, loadRefund(tb), change, opts...)
+	serveReports(tb, nc, eng)
+	return &refundEngine{eng: eng, tr: tr}
+}
+
+// loadRefund loads the refund example.
+func loadRefund(tb testing.TB) *rules.Workflow {
+	tb.Helper()
 	w, err := rules.Load("../examples/refund/workflow.yaml")
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return w
+}
+
+// newEngine returns an engine running w with every agent external, on a
+// natsbus transport on nc (natsbus.DefaultConfig with change applied),
+// both closed at the end of the test. It answers no report until
+// serveReports.
+func newEngine(tb testing.TB, nc *nats.Conn, w *rules.Workflow, change func(*natsbus.Config), opts ...engine.Option) (*engine.Engine, *natsbus.Transport) {
+	tb.Helper()
 	reg, err := engine.NewRegistry(w, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -73,21 +89,43 @@ func newRefundEngine(tb testing.TB, nc *nats.Conn, change func(*natsbus.Config),
 		_ = tr.Close()
 		tb.Fatal(err)
 	}
+	tb.Cleanup(func() {
+		_ = eng.Close()
+		_ = tr.Close()
+	})
+	return eng, tr
+}
+
+// serveReports has eng answer the reports sent over nc until stop or the
+// end of the test.
+func serveReports(tb testing.TB, nc *nats.Conn, eng *engine.Engine) (stop func() error) {
+	tb.Helper()
 	stop, err := natsbus.ServeReports(context.Background(), nc, eng.HandleReport)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		_ = stop()
-		_ = eng.Close()
-		_ = tr.Close()
-	})
-	return &refundEngine{eng: eng, tr: tr}
+	tb.Cleanup(func() { _ = stop() })
+	return stop
 }
 
 // startWorker runs a Worker with hs on a transport of its own until the
 // test ends.
 func startWorker(tb testing.TB, nc *nats.Conn, hs map[string]registry.Handler, change func(*natsbus.Config)) *natsbus.Worker {
+	tb.Helper()
+	return runWorker(tb, nc, hs, change, natsbus.WorkerConfig{Concurrency: 128}).Worker
+}
+
+// runningWorker is a Worker running on a transport of its own.
+type runningWorker struct {
+	*natsbus.Worker
+	tr *natsbus.Transport
+	// ran waits for the Worker's Run to return and gives what it returned.
+	ran func() error
+}
+
+// runWorker runs a Worker with hs and wcfg on a transport of its own on nc
+// (natsbus.DefaultConfig with change applied) until the test ends.
+func runWorker(tb testing.TB, nc *nats.Conn, hs map[string]registry.Handler, change func(*natsbus.Config), wcfg natsbus.WorkerConfig) *runningWorker {
 	tb.Helper()
 	cfg := natsbus.DefaultConfig()
 	if change != nil {
@@ -97,18 +135,33 @@ func startWorker(tb testing.TB, nc *nats.Conn, hs map[string]registry.Handler, c
 	if err != nil {
 		tb.Fatal(err)
 	}
-	wk, err := natsbus.NewWorker(tr, hs, natsbus.WorkerConfig{Concurrency: 128})
+	wk, err := natsbus.NewWorker(tr, hs, wcfg)
 	if err != nil {
+		_ = tr.Close()
 		tb.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- wk.Run(context.Background()) }()
+	rw := &runningWorker{Worker: wk, tr: tr, ran: sync.OnceValue(func() error { return <-done })}
 	tb.Cleanup(func() {
 		_ = wk.Close()
-		<-done
+		_ = rw.ran()
 		_ = tr.Close()
 	})
-	return wk
+	return rw
+}
+
+// startInstance starts an instance of eng with input and returns it with
+// a context that ends a minute later (or with the test) to wait for it in.
+func startInstance(tb testing.TB, eng *engine.Engine, input map[string]any) (context.Context, *engine.Instance) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(tb.Context(), time.Minute)
+	tb.Cleanup(cancel)
+	inst, err := eng.Start(ctx, input)
+	if err != nil {
+		tb.Fatalf("Start: %v", err)
+	}
+	return ctx, inst
 }
 
 // runRefunds starts n instances and waits for each to complete.
@@ -116,6 +169,14 @@ func runRefunds(tb testing.TB, eng *engine.Engine, n int) []*engine.Instance {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	insts := startRefunds(ctx, tb, eng, n)
+	wantCompleted(ctx, tb, insts)
+	return insts
+}
+
+// startRefunds starts n instances.
+func startRefunds(ctx context.Context, tb testing.TB, eng *engine.Engine, n int) []*engine.Instance {
+	tb.Helper()
 	insts := make([]*engine.Instance, n)
 	for i := range insts {
 		inst, err := eng.Start(ctx, refundInput)
@@ -124,13 +185,19 @@ func runRefunds(tb testing.TB, eng *engine.Engine, n int) []*engine.Instance {
 		}
 		insts[i] = inst
 	}
+	return insts
+}
+
+// wantCompleted waits for each of insts and fails unless it completed
+// after four steps.
+func wantCompleted(ctx context.Context, tb testing.TB, insts []*engine.Instance) {
+	tb.Helper()
 	for _, inst := range insts {
 		res, err := inst.Wait(ctx)
 		if err != nil || res.Outcome != "COMPLETED" || res.Steps != 4 {
 			tb.Fatalf("instance %s: got %s %s after %d steps (%v, %v), want COMPLETED after 4", inst.ID(), res.Status, res.Outcome, res.Steps, res.Err, err)
 		}
 	}
-	return insts
 }
 
 // wantEachStepOnce checks that every instance's history applied each of
@@ -144,7 +211,7 @@ func wantEachStepOnce(tb testing.TB, insts []*engine.Instance, runs *runCounter)
 		}
 		steps := map[int]int{}
 		for _, e := range h {
-			if e.Kind == engine.KindTransition {
+			if e.Kind == record.KindTransition {
 				steps[e.Step]++
 			}
 		}
@@ -172,19 +239,16 @@ func itoa(n int) string {
 	return itoa(n/10) + digits[n%10:n%10+1]
 }
 
-func TestWorker_RefundEndToEnd_AllAgentsOverNATS(t *testing.T) {
+func TestWorker_RefundsOverNATS_EachStepAppliedOnceAndAllWorkAcked(t *testing.T) {
 	ns := startServer(t, false)
-	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
-	re := newRefundEngine(t, connect(t, ns), mem)
+	re := newRefundEngine(t, connect(t, ns), memStorage)
 	var runs runCounter
-	startWorker(t, connect(t, ns), runs.wrap(refundagents.Approved()), mem)
+	startWorker(t, connect(t, ns), runs.wrap(refundagents.Approved()), memStorage)
 	insts := runRefunds(t, re.eng, 200)
 	wantEachStepOnce(t, insts, &runs)
 	// The worker acks each piece of work once the engine has answered its
 	// report: the last acks may follow the instances' completion.
-	var s transport.Snapshot
-	waitFor(t, "the last acks", func() bool { s = re.tr.Metrics(); return s.InFlight == 0 })
-	wantBalanced(t, s)
+	s := settled(t, re.tr, "the last acks")
 	if s.Accepted != 800 || s.Delivered != 800 || s.DeadLettered != 0 {
 		t.Errorf("got accepted %d delivered %d dead %d, want 800, 800, 0", s.Accepted, s.Delivered, s.DeadLettered)
 	}
@@ -202,12 +266,7 @@ func TestWorker_Reject_IsReportedAndTerminated(t *testing.T) {
 		return registry.Outcome{Trigger: "fail"}, nil
 	})
 	startWorker(t, connect(t, ns), hs, nil)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	inst, err := re.eng.Start(ctx, refundInput)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, inst := startInstance(t, re.eng, refundInput)
 	res, err := inst.Wait(ctx)
 	if err != nil || res.Outcome != "FAILED" {
 		t.Fatalf("got %s %s (%v), want FAILED through the supervisor", res.Status, res.Outcome, err)
@@ -274,17 +333,15 @@ func blockingRefund(runs *runCounter, started chan<- struct{}, release <-chan st
 // worker's heartbeats: it runs once and its work is not redelivered.
 func TestWorker_Heartbeats_KeepALongRunFromRedelivery(t *testing.T) {
 	ns := startServer(t, false)
-	short := func(c *natsbus.Config) { c.Storage, c.AckWait = jetstream.MemoryStorage, 500*time.Millisecond }
+	short := func(c *natsbus.Config) {
+		memStorage(c)
+		c.AckWait = 500 * time.Millisecond
+	}
 	re := newRefundEngine(t, connect(t, ns), short)
 	var runs runCounter
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	startWorker(t, connect(t, ns), blockingRefund(&runs, started, release), short)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	inst, err := re.eng.Start(ctx, refundInput)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, inst := startInstance(t, re.eng, refundInput)
 	<-started
 	// Three ack waits pass while the seller works: a redelivery would run
 	// the seller again.
@@ -306,17 +363,11 @@ func TestWorker_Heartbeats_KeepALongRunFromRedelivery(t *testing.T) {
 // whose report is applied and whose work is acked.
 func TestWorker_Close_WaitsForRunningHandlers(t *testing.T) {
 	ns := startServer(t, false)
-	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
-	re := newRefundEngine(t, connect(t, ns), mem)
+	re := newRefundEngine(t, connect(t, ns), memStorage)
 	var runs runCounter
 	started, release := make(chan struct{}, 1), make(chan struct{})
-	wk := startWorker(t, connect(t, ns), blockingRefund(&runs, started, release), mem)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	inst, err := re.eng.Start(ctx, refundInput)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wk := startWorker(t, connect(t, ns), blockingRefund(&runs, started, release), memStorage)
+	_, inst := startInstance(t, re.eng, refundInput)
 	<-started
 	closed := make(chan struct{})
 	go func() {
@@ -334,9 +385,7 @@ func TestWorker_Close_WaitsForRunningHandlers(t *testing.T) {
 	waitFor(t, "the seller's step to be applied", func() bool { return inst.Result().Steps >= 2 && inst.Result().State == "REFUNDING" })
 	// The worker acks without waiting for the server: the last ack may
 	// reach the stream a moment after Close returns.
-	var s transport.Snapshot
-	waitFor(t, "the seller's ack", func() bool { s = re.tr.Metrics(); return s.InFlight == 0 })
-	wantBalanced(t, s)
+	s := settled(t, re.tr, "the seller's ack")
 	if s.InFlight != 0 || s.Queued != 1 || s.Delivered != 2 {
 		t.Errorf("got in flight %d queued %d delivered %d, want 0, 1 (payment's work) and 2", s.InFlight, s.Queued, s.Delivered)
 	}
@@ -344,37 +393,21 @@ func TestWorker_Close_WaitsForRunningHandlers(t *testing.T) {
 
 // A handler still running when the grace period ends has its context
 // cancelled; its work is given back, and another worker completes it.
-func TestWorker_Close_GraceRunsOut(t *testing.T) {
+func TestWorker_Close_PastTheGraceCancelsTheHandlerAndGivesTheWorkBack(t *testing.T) {
 	ns := startServer(t, false)
-	mem := func(c *natsbus.Config) { c.Storage = jetstream.MemoryStorage }
-	re := newRefundEngine(t, connect(t, ns), mem)
+	re := newRefundEngine(t, connect(t, ns), memStorage)
 	var runs runCounter
 	started, never := make(chan struct{}, 1), make(chan struct{})
-	tr, err := natsbus.New(context.Background(), connect(t, ns), natsbus.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	wk, err := natsbus.NewWorker(tr, blockingRefund(&runs, started, never), natsbus.WorkerConfig{Grace: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- wk.Run(context.Background()) }()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	inst, err := re.eng.Start(ctx, refundInput)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wk := runWorker(t, connect(t, ns), blockingRefund(&runs, started, never), nil, natsbus.WorkerConfig{Grace: 20 * time.Millisecond})
+	ctx, inst := startInstance(t, re.eng, refundInput)
 	<-started
 	if err := wk.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
+	if err := wk.ran(); err != nil {
 		t.Errorf("Run: got %v, want nil after a drain", err)
 	}
-	startWorker(t, connect(t, ns), refundagents.Approved(), mem)
+	startWorker(t, connect(t, ns), refundagents.Approved(), memStorage)
 	if res, err := inst.Wait(ctx); err != nil || res.Outcome != "COMPLETED" {
 		t.Fatalf("got %s %s (%v), want COMPLETED by the second worker", res.Status, res.Outcome, err)
 	}
@@ -384,16 +417,13 @@ func TestWorker_Close_GraceRunsOut(t *testing.T) {
 // A worker whose server stops serving takes warns once when the takes
 // start failing, not at every try, and asks less often while they fail.
 func TestWorker_FailingTakesAreLoggedOnce(t *testing.T) {
-	ns := startServer(t, false)
 	core, logs := observer.New(zap.WarnLevel)
-	tr := newTransport(t, ns, func(c *natsbus.Config) {
+	tr := newTestTransport(t, func(c *natsbus.Config) {
 		c.Logger = zap.New(core)
 		c.Timeout = 100 * time.Millisecond
 	})
-	if err := tr.OpenMailbox("a", 0); err != nil {
-		t.Fatal(err)
-	}
-	wk, err := natsbus.NewWorker(tr, map[string]registry.Handler{"a": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
+	tr.open("a", 0)
+	wk, err := natsbus.NewWorker(tr.Transport, map[string]registry.Handler{"a": registry.HandlerFunc(func(context.Context, *registry.Task) (registry.Outcome, error) {
 		return registry.Outcome{Trigger: "ok"}, nil
 	})}, natsbus.WorkerConfig{})
 	if err != nil {
@@ -401,7 +431,7 @@ func TestWorker_FailingTakesAreLoggedOnce(t *testing.T) {
 	}
 	// With JetStream off, this subscription gets the worker's pulls and
 	// answers none: each take fails when its timeout ends.
-	watch := connect(t, ns)
+	watch := connect(t, tr.ns)
 	var pulls atomic.Int64
 	if _, err := watch.Subscribe("$JS.API.CONSUMER.MSG.NEXT.>", func(*nats.Msg) { pulls.Add(1) }); err != nil {
 		t.Fatal(err)
@@ -409,7 +439,7 @@ func TestWorker_FailingTakesAreLoggedOnce(t *testing.T) {
 	if err := watch.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if err := ns.DisableJetStream(); err != nil {
+	if err := tr.ns.DisableJetStream(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/cputime"
 	"github.com/batonhq/baton/internal/refundagents"
@@ -98,7 +99,9 @@ func BenchmarkNATSRefund(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			eng, err := engine.New(w, reg, engine.WithStore(st), engine.WithWorkers(64))
+			tr := bus.New(bus.WithAckMessages(false)) // senior_seller's, never reached here
+			defer tr.Close()
+			eng, err := engine.New(w, reg, engine.WithStore(st), engine.WithWorkers(64), engine.WithTransport(tr))
 			if err != nil {
 				b.Fatal(err)
 			}

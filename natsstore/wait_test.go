@@ -8,10 +8,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/natsserver"
 	"github.com/batonhq/baton/natsstore"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -42,9 +44,13 @@ func TestStore_ResumesAWaitingInstance(t *testing.T) {
 	newEngine := func(store *natsstore.Store, sim *clock.Sim) *engine.Engine {
 		reg, err := engine.NewRegistry(w, nil)
 		require.NoError(t, err)
-		eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim))
+		b := bus.New(bus.WithClock(sim), bus.WithAckMessages(false)) // the writer's work waits there
+		eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithClock(sim), engine.WithExecutor(sim), engine.WithTransport(b))
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = eng.Close() })
+		t.Cleanup(func() {
+			_ = eng.Close()
+			_ = b.Close()
+		})
 		return eng
 	}
 	for _, path := range []string{"signal", "timeout"} {
@@ -80,9 +86,9 @@ func TestStore_ResumesAWaitingInstance(t *testing.T) {
 			require.Equal(t, "EXPIRED", again.Result().Outcome)
 			h, err := again.History(ctx)
 			require.NoError(t, err)
-			var last engine.Entry
+			var last record.Entry
 			for _, e := range h {
-				if e.Kind == engine.KindOutcome {
+				if e.Kind == record.KindOutcome {
 					last = e
 				}
 			}

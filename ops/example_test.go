@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/ops"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -28,7 +29,7 @@ rules:
 		return registry.Outcome{Trigger: "greeted"}, nil
 	})
 	reg, _ := engine.NewRegistry(w, map[string]registry.Handler{"greeter": greeter})
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	eng, _ := engine.New(w, reg, engine.WithStore(store))
 	defer eng.Close()
 	o := ops.New(store, ops.NewEngines(eng))

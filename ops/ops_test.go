@@ -44,7 +44,7 @@ rules:
 // operations layer over them.
 type fixture struct {
 	t     *testing.T
-	store *engine.MemStore
+	store *record.MemStore
 	eng   *engine.Engine
 	ops   *ops.Ops
 	mu    sync.Mutex
@@ -76,7 +76,7 @@ func newFixture(t *testing.T, opts ...ops.Option) *fixture {
 	})
 	reg, err := engine.NewRegistry(w, map[string]registry.Handler{"writer": writer, "boss": writer})
 	require.NoError(t, err)
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	f := &fixture{t: t, store: store}
 	eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithObserver(func(ev engine.Event) {
 		f.mu.Lock()

@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/ops"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
@@ -57,7 +59,7 @@ rules:
 
 // setFixture runs onboarding and batch with Go handlers for signup and
 // splitter only.
-func setFixture(t *testing.T) (*engine.MemStore, *ops.Ops, map[string]*rules.Workflow) {
+func setFixture(t *testing.T) (*record.MemStore, *ops.Ops, map[string]*rules.Workflow) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, src := range pendingSet {
@@ -73,7 +75,7 @@ func setFixture(t *testing.T) (*engine.MemStore, *ops.Ops, map[string]*rules.Wor
 			return registry.Outcome{Trigger: "split", Result: map[string]any{"docs": []any{"a", "b", "c"}}}, nil
 		}),
 	}
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	flows := map[string]*rules.Workflow{}
 	var engines []*engine.Engine
 	for _, name := range []string{"onboarding", "batch"} {
@@ -90,7 +92,9 @@ func setFixture(t *testing.T) (*engine.MemStore, *ops.Ops, map[string]*rules.Wor
 				require.NoError(t, reg.Add(engine.AgentOf(a, handlers[a.ID])))
 			}
 		}
-		eng, err := engine.New(w, reg, engine.WithStore(store))
+		tr := bus.New(bus.WithAckMessages(false)) // the work of agents the test leaves unscripted
+		t.Cleanup(func() { _ = tr.Close() })
+		eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithTransport(tr))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = eng.Close() })
 		engines = append(engines, eng)
@@ -290,7 +294,7 @@ rules:
 		return registry.Outcome{Trigger: task.Input["trigger"].(string)}, nil
 	})})
 	require.NoError(t, err)
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	eng, err := engine.New(w, reg, engine.WithStore(store))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = eng.Close() })

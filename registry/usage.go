@@ -73,6 +73,21 @@ func addTokens(a, b int64) int64 {
 	return a + b
 }
 
+// Price is what a model's tokens cost, in the workflow's currency per
+// million tokens: an LLM agent's price works out the cost of each call.
+type Price struct {
+	Input, Output float64
+}
+
+// Cost returns what a call that read in and wrote out tokens cost; a nil
+// price costs nothing.
+func (p *Price) Cost(in, out int64) float64 {
+	if p == nil {
+		return 0
+	}
+	return (float64(in)*p.Input + float64(out)*p.Output) / 1e6
+}
+
 // Ledger is an instance's usage: the totals of all its runs (its child
 // instances' included), the totals of each agent, and those of the runs of
 // the current visit of its current state (what a state's own budgets are

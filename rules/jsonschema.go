@@ -12,7 +12,7 @@ func (s *Schema) JSONSchema() map[string]any {
 	props := make(map[string]any, len(s.Fields))
 	required := make([]any, 0, len(s.Fields))
 	for _, f := range s.Fields {
-		props[f.Name] = fieldSchema(f)
+		props[f.Name] = f.JSONSchema()
 		required = append(required, f.Name)
 	}
 	return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}
@@ -23,7 +23,9 @@ var jsonTypes = map[string]string{
 	TypeString: "string", TypeNumber: "number", TypeInt: "integer", TypeBool: "boolean", TypeList: "array", TypeMap: "object",
 }
 
-func fieldSchema(f Field) map[string]any {
+// JSONSchema returns the JSON Schema of the field's value: its type (an
+// optional field also admits null); a field of type any is any value.
+func (f Field) JSONSchema() map[string]any {
 	t, ok := jsonTypes[f.Type]
 	if !ok {
 		return map[string]any{}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/batonhq/baton/registry"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -82,25 +83,12 @@ type LLM struct {
 	// default.
 	Temperature *float64
 	// Price fills the runs' usage cost; nil when the file sets none.
-	Price *Price
+	Price *registry.Price
 }
 
 // DefaultLLMBaseURL is where an LLM agent without base_url_env sends its
 // calls.
 const DefaultLLMBaseURL = "https://api.openai.com/v1"
-
-// Price is what a model's tokens cost, per million.
-type Price struct {
-	Input, Output float64
-}
-
-// Cost returns what a call that read in and wrote out tokens cost.
-func (p *Price) Cost(in, out int64) float64 {
-	if p == nil {
-		return 0
-	}
-	return (float64(in)*p.Input + float64(out)*p.Output) / 1e6
-}
 
 // Kind returns the agent's kind (KindHTTP, KindA2A, KindMCP, KindLLM), or
 // "" for an agent that runs a Go handler or is external.
@@ -273,13 +261,13 @@ func (l *loader) llm(n *yaml.Node) *LLM {
 	return out
 }
 
-func (l *loader) price(n *yaml.Node) *Price {
+func (l *loader) price(n *yaml.Node) *registry.Price {
 	fs, ok := l.mapping(n, "llm.price")
 	if !ok {
 		return nil
 	}
 	l.checkKeys(fs, priceKeys, " in llm.price")
-	p := &Price{}
+	p := &registry.Price{}
 	if f, ok := fs.get("input"); ok {
 		p.Input, _ = l.numberIn(f.val, "llm.price.input", math.MaxFloat64)
 	}

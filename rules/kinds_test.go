@@ -139,11 +139,11 @@ rules:
 }
 
 func TestPrice_Cost(t *testing.T) {
-	p := &rules.Price{Input: 0.40, Output: 1.60}
+	p := &registry.Price{Input: 0.40, Output: 1.60}
 	if got, want := p.Cost(1_000_000, 500_000), 0.40+0.80; got-want > 1e-12 || want-got > 1e-12 {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if got := (*rules.Price)(nil).Cost(10, 10); got != 0 {
+	if got := (*registry.Price)(nil).Cost(10, 10); got != 0 {
 		t.Errorf("got %v for no price, want 0", got)
 	}
 }

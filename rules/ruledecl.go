@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/batonhq/baton/transport"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -12,43 +13,27 @@ var ruleKeys = keySpec{
 	optional: []string{"condition", "priority", "to", "reason", "task", "context", "constraints"},
 }
 
-// Priorities, lowest first.
+// Priorities, most urgent first: the ranks of package transport's levels.
 const (
-	PriorityCritical = 1
-	PriorityHigh     = 2
-	PriorityNormal   = 5
-	PriorityLow      = 10
+	PriorityCritical = transport.RankCritical
+	PriorityHigh     = transport.RankHigh
+	PriorityNormal   = transport.RankNormal
+	PriorityLow      = transport.RankLow
 )
-
-// priorityNames maps the priority names to the numeric scale.
-var priorityNames = map[string]int{
-	"critical": PriorityCritical, "urgent": PriorityCritical,
-	"high":   PriorityHigh,
-	"normal": PriorityNormal, "medium": PriorityNormal,
-	"low": PriorityLow,
-}
 
 // PriorityRank returns the rank of a priority name (critical, urgent, high,
 // normal, medium, low; any case) on the priority scale.
 func PriorityRank(name string) (int, bool) {
-	n, ok := priorityNames[strings.ToLower(name)]
-	return n, ok
+	p, err := transport.ParsePriority(name)
+	if err != nil {
+		return 0, false
+	}
+	return p.Rank(), true
 }
 
 // PriorityName returns the canonical name of a priority value on the
 // priority scale: critical (1), high (2-4), normal (5-9) or low (10 and up).
-func PriorityName(p int) string {
-	switch {
-	case p <= PriorityCritical:
-		return "critical"
-	case p < PriorityNormal:
-		return "high"
-	case p < PriorityLow:
-		return "normal"
-	default:
-		return "low"
-	}
-}
+func PriorityName(p int) string { return strings.ToLower(transport.PriorityFromRank(p).String()) }
 
 // Reserved outcomes come only from the engine; rules may match them.
 var (
@@ -178,7 +163,8 @@ func (l *loader) priority(n *yaml.Node) int {
 	if !ok {
 		return PriorityNormal
 	}
-	if v, ok := priorityNames[s]; ok {
+	// The file spells names in lower case, exactly.
+	if v, ok := PriorityRank(s); ok && s == strings.ToLower(strings.TrimSpace(s)) {
 		return v
 	}
 	names := []string{"critical", "urgent", "high", "normal", "medium", "low"}

@@ -56,7 +56,7 @@ func TestFromHistory_RoundTripsEveryExample(t *testing.T) {
 	for _, path := range paths {
 		t.Run(path, func(t *testing.T) {
 			orig, root, children := recordRun(t, path)
-			if orig.Result.Status != engine.StatusCompleted && orig.Result.Status != engine.StatusFailed {
+			if orig.Result.Status != record.StatusCompleted && orig.Result.Status != record.StatusFailed {
 				t.Fatalf("the example ended %s", orig.Result.Status)
 			}
 			sc, err := scenario.FromHistory(root, children...)

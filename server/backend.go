@@ -18,6 +18,7 @@ import (
 	"github.com/batonhq/baton/natsbus"
 	"github.com/batonhq/baton/natsserver"
 	"github.com/batonhq/baton/natsstore"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
@@ -34,7 +35,7 @@ const (
 // NATS JetStream (embedded or joined) or, without NATS, on a bbolt file
 // and the in-memory bus.
 type backend struct {
-	store   engine.Store
+	store   record.Store
 	tr      transport.Transport
 	figures busprom.Source
 	nc      *nats.Conn // nil without NATS

@@ -17,6 +17,7 @@ import (
 	"github.com/batonhq/baton/agentkind"
 	"github.com/batonhq/baton/check"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/transport"
@@ -39,7 +40,7 @@ type flow struct {
 // sharing its NATS system, one more for each version another server
 // started an instance on that this one takes over.
 type catalog struct {
-	store   engine.Store
+	store   record.Store
 	tr      transport.Transport
 	cfg     Config
 	waits   *reportWaits
@@ -207,6 +208,19 @@ func handlers(w *rules.Workflow, cfg Config, waits *reportWaits, eng *func() *en
 	return hs, set, nil
 }
 
+// endingObserver is observe, telling the agents' handlers of each instance
+// that ends, so that an A2A task left waiting for input is cancelled with
+// its instance.
+func endingObserver(observe engine.Observer, kinds *agentkind.Set) engine.Observer {
+	return func(ev engine.Event) {
+		observe(ev)
+		switch ev.Type {
+		case engine.EventCompleted, engine.EventFailed, engine.EventCancelled:
+			kinds.EndInstance(ev.InstanceID)
+		}
+	}
+}
+
 // kindKey is the workflow key that gives an agent kind.
 func kindKey(kind string) string {
 	if kind == rules.KindHTTP {
@@ -232,7 +246,7 @@ func (k keepDeadLetters) OnDeadLetter(f func(transport.DeadLetter)) func() {
 
 // buildCatalog makes an engine for every workflow of the directory and for
 // every other version the store has instances of.
-func buildCatalog(ctx context.Context, dir []*rules.Workflow, store engine.Store, tr transport.Transport, cfg Config, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
+func buildCatalog(ctx context.Context, dir []*rules.Workflow, store record.Store, tr transport.Transport, cfg Config, waits *reportWaits, observe func(*rules.Workflow) engine.Observer) (*catalog, error) {
 	c := &catalog{store: store, tr: tr, cfg: cfg, waits: waits, observe: observe, byHash: map[string]*flow{}, byName: map[string][]*flow{}}
 	c.fam = engine.NewFamily(func(name string) *engine.Engine {
 		if f, ok := c.pick(name, 0); ok {
@@ -296,7 +310,7 @@ func (c *catalog) add(w *rules.Workflow, current bool) (added *flow, err error) 
 		engine.WithTransport(keepDeadLetters{Transport: c.tr, keep: first}),
 		engine.WithLogger(c.cfg.Logger),
 		engine.WithFamily(c.fam),
-		engine.WithObserver(c.observe(w)),
+		engine.WithObserver(endingObserver(c.observe(w), kinds)),
 		engine.WithTracerProvider(c.cfg.TracerProvider))
 	if err != nil {
 		return nil, fmt.Errorf("server: workflow %s version %d: %w", w.Name, w.Version, err)

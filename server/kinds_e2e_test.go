@@ -167,9 +167,9 @@ func alive(pid int) bool {
 func TestServer_KindsEndToEnd(t *testing.T) {
 	// Each store with one of the A2A protocol versions: the peer speaks
 	// 0.3 (its card only at the older path) or 1.0.
-	for _, mode := range []struct{ name, nats, a2a, send, header string }{
-		{"bbolt", server.NoNATS, "0.3", "message/send", ""},
-		{"nats", "", "1.0", "SendMessage", "1.0"},
+	for _, mode := range []struct{ name, nats, a2a, send, cancel, header string }{
+		{"bbolt", server.NoNATS, "0.3", "message/send", "tasks/cancel", ""},
+		{"nats", "", "1.0", "SendMessage", "CancelTask", "1.0"},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			peers := startKindsPeers(t, mode.a2a)
@@ -285,6 +285,34 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 				}
 			}
 
+			// An instance cancelled while its task waits for a person's
+			// answer (no run under way) cancels that task at the peer.
+			code, body = f.do("POST", "/v1/workflows/kinds/instances", map[string]any{"id": "ask-2", "input": map[string]any{"mode": "ask"}})
+			require.Equal(t, 201, code, "%v", body)
+			f.waitStatusWithin("ask-2", "waiting", time.Minute)
+			var waitingTask string
+			for _, e := range f.history("ask-2") {
+				if e["kind"] == "agent_run" && e["trigger"] == "input_required" {
+					waitingTask, _ = e["result"].(map[string]any)["task_id"].(string)
+				}
+			}
+			require.NotEmpty(t, waitingTask, "no input_required run")
+			code, body = f.do("POST", "/v1/instances/ask-2/cancel", map[string]any{"reason": "nobody will answer"})
+			require.Equal(t, 202, code, "%v", body)
+			f.waitStatusWithin("ask-2", "cancelled", time.Minute)
+			cancelledTask := func() bool {
+				for _, c := range peers.sent(t)[mode.cancel] {
+					if p, _ := c["params"].(map[string]any); p["id"] == waitingTask {
+						return true
+					}
+				}
+				return false
+			}
+			for i := 0; i < 500 && !cancelledTask(); i++ {
+				time.Sleep(10 * time.Millisecond)
+			}
+			assert.True(t, cancelledTask(), "the peer got no %s of task %s", mode.cancel, waitingTask)
+
 			// A refused token: A2A says unauthorized, MCP fails to connect.
 			code, body = f.do("POST", "/v1/workflows/refused/instances", map[string]any{"id": "refused-1"})
 			require.Equal(t, 201, code, "%v", body)
@@ -296,7 +324,7 @@ func TestServer_KindsEndToEnd(t *testing.T) {
 
 			// The tokens are nowhere but at their peers.
 			var seen strings.Builder
-			for _, id := range []string{"done-1", "ask-1", "fail-1", "cancel-1", "late-1", "refused-1"} {
+			for _, id := range []string{"done-1", "ask-1", "fail-1", "cancel-1", "late-1", "ask-2", "refused-1"} {
 				for _, path := range []string{"/v1/instances/" + id, "/v1/instances/" + id + "/history", "/ui/instances/" + id, "/v1/events?instance=" + id} {
 					seen.WriteString(get(t, f.http.URL+path))
 				}

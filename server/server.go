@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/mcpserver"
 	"github.com/batonhq/baton/ops"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -26,7 +27,7 @@ type Server struct {
 	tokens   [][]byte
 	digests  [][32]byte // of tokens
 	back     *backend
-	store    engine.Store
+	store    record.Store
 	cat      *catalog
 	ops      *ops.Ops // the operations every front door calls
 	hub      *hub

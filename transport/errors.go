@@ -55,8 +55,9 @@ ErrUnavailable error = &commError{"bus: transport unavailable"}
 var // ErrClosed is returned by every operation on a closed bus.
 ErrClosed error = &commError{"bus: closed"}
 
-var // ErrDuplicate marks a Request whose idempotency key was already
-// accepted; Send acknowledges such a duplicate with nil instead.
+var // ErrDuplicate marks a request (feature.Requests) whose idempotency
+// key was already sent; SendWork acknowledges such a duplicate with nil
+// instead.
 ErrDuplicate error = &commError{"bus: duplicate message"}
 
 // ValidationError reports a message field that breaks the format standard.
@@ -163,8 +164,8 @@ func (e *TimeoutError) Unwrap() []error {
 	return []error{ErrTimeout, e.Cause}
 }
 
-// DuplicateError reports a Request whose idempotency key the bus already
-// accepted within its window: the request was not sent again.
+// DuplicateError reports a request (feature.Requests) whose idempotency
+// key was already sent: the request was not sent again.
 type DuplicateError struct {
 	// Key is the idempotency key.
 	Key string

@@ -330,3 +330,16 @@ func TestMessage_JSONDeliveryFields(t *testing.T) {
 		t.Errorf("got key %q, want the metadata's", meta.Key())
 	}
 }
+
+// TestPriority_RankRoundTrips: each level's rank maps back to the level, so
+// the workflow language's scale and the four levels have one mapping.
+func TestPriority_RankRoundTrips(t *testing.T) {
+	for _, p := range []transport.Priority{transport.PriorityLow, transport.PriorityNormal, transport.PriorityHigh, transport.PriorityCritical} {
+		if got := transport.PriorityFromRank(p.Rank()); got != p {
+			t.Errorf("PriorityFromRank(%v.Rank() = %d) = %v, want %v", p, p.Rank(), got, p)
+		}
+	}
+	if got := transport.Priority(7).Rank(); got != transport.RankNormal {
+		t.Errorf("invalid priority ranks %d, want %d (normal)", got, transport.RankNormal)
+	}
+}

@@ -6,9 +6,8 @@ package transport
 //
 //	Accepted == Delivered + DeadLettered + Queued + InFlight
 //
-// where Queued counts the messages waiting in mailboxes and those waiting
-// for rate-limit tokens (Deferred), and
-// InFlight the requires_ack messages received but not yet acknowledged. A
+// where Queued counts the messages waiting in mailboxes, and InFlight the
+// requires_ack messages received but not yet acknowledged. A
 // message is counted delivered once: when it is received, or, for a
 // requires_ack message, when it is acknowledged. Redelivery moves it from
 // InFlight back to Queued; Nack too; Reject and the last failed delivery
@@ -23,12 +22,9 @@ type Snapshot struct {
 	// DeadLettered counts messages moved to the dead-letter queue, including
 	// those later discarded or requeued.
 	DeadLettered uint64
-	// Queued is the number of accepted messages waiting to be received: in
-	// a mailbox, or waiting for rate-limit tokens.
+	// Queued is the number of accepted messages waiting to be received in a
+	// mailbox.
 	Queued int
-	// Deferred is the part of Queued waiting in senders' outbound queues
-	// for rate-limit tokens (WithRateLimits).
-	Deferred int
 	// InFlight is the number of requires_ack messages received and not yet
 	// acknowledged, rejected or redelivered.
 	InFlight int
@@ -40,11 +36,6 @@ type Snapshot struct {
 	DeadLettersHeld int
 	// ValidationErrors counts messages refused as invalid.
 	ValidationErrors uint64
-	// Broadcasts counts Broadcast and BroadcastToTypes calls that reached
-	// the fan-out.
-	Broadcasts uint64
-	// Published counts publications on topics.
-	Published uint64
 	// Handoffs counts HANDOFF messages queued.
 	Handoffs uint64
 	// Requeued and Discarded count dead-letter operations.
@@ -59,17 +50,6 @@ type Snapshot struct {
 	Duplicates uint64
 	// IdempotencyKeys is the number of idempotency keys remembered now.
 	IdempotencyKeys int
-	// RateDeferred counts messages that had to wait for rate-limit tokens.
-	RateDeferred uint64
-	// BreakerRefused counts sends refused by an open circuit breaker;
-	// BreakerOpened counts the times a breaker opened.
-	BreakerRefused, BreakerOpened uint64
-	// PressureChanges counts changes of a mailbox's pressure level;
-	// BackpressureSignals the NOTIFICATIONs sent to senders about them.
-	PressureChanges, BackpressureSignals uint64
-	// ConversationsRefused counts messages refused because their thread was
-	// closed.
-	ConversationsRefused uint64
 	// Agents has one entry per registered agent, sorted by id.
 	Agents []AgentStats
 	// Send is the time from entering a send to the message being queued.
@@ -80,10 +60,6 @@ type Snapshot struct {
 	Wait LatencySummary
 	// Handoff is Wait for HANDOFF messages: from send to receipt.
 	Handoff LatencySummary
-	// RoundTrip is the time from Request to its response.
-	RoundTrip LatencySummary
-	// Broadcast is the time a broadcast takes to queue every copy.
-	Broadcast LatencySummary
 	// Ack is the time from a message's timestamp to its acknowledgement.
 	Ack LatencySummary
 }
@@ -97,12 +73,6 @@ type AgentStats struct {
 	// AwaitingAck counts received requires_ack messages in flight: neither
 	// acknowledged nor redelivered yet.
 	AwaitingAck int
-	// Deferred counts messages for this agent waiting for rate-limit tokens.
-	Deferred int
-	// Pressure is the mailbox's pressure level.
-	Pressure PressureLevel
-	// Breaker is the state of its circuit breaker (BreakerNone without).
-	Breaker BreakerState
 	// Accepted, Delivered and DeadLettered are the mailbox's counters.
 	Accepted, Delivered, DeadLettered uint64
 }

@@ -66,16 +66,40 @@ func ParsePriority(s string) (Priority, error) {
 	return PriorityNormal, &ValidationError{Field: "priority", Reason: "is unknown: " + strconv.Quote(s)}
 }
 
+// The ranks of the workflow language's priority scale (1 is the most
+// urgent) that the four levels are written as.
+const (
+	RankCritical = 1
+	RankHigh     = 2
+	RankNormal   = 5
+	RankLow      = 10
+)
+
+// Rank returns the rank p is written as on the workflow language's scale:
+// 1 (CRITICAL), 2 (HIGH), 5 (NORMAL) or 10 (LOW); PriorityFromRank(p.Rank())
+// is p. An invalid value ranks as NORMAL.
+func (p Priority) Rank() int {
+	switch p {
+	case PriorityCritical:
+		return RankCritical
+	case PriorityHigh:
+		return RankHigh
+	case PriorityLow:
+		return RankLow
+	}
+	return RankNormal
+}
+
 // PriorityFromRank maps the workflow language's integer priorities, where 1
 // is the most urgent, onto the four levels: 1 is CRITICAL, 2 to 4 HIGH, 5 to 9
 // NORMAL and 10 or more LOW. Ranks below 1 count as 1.
 func PriorityFromRank(rank int) Priority {
 	switch {
-	case rank <= 1:
+	case rank <= RankCritical:
 		return PriorityCritical
-	case rank <= 4:
+	case rank < RankNormal:
 		return PriorityHigh
-	case rank <= 9:
+	case rank < RankLow:
 		return PriorityNormal
 	}
 	return PriorityLow

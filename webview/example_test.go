@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/webview"
@@ -32,7 +33,7 @@ rules:
 			return registry.Outcome{Trigger: "written"}, nil
 		}),
 	})
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	view := webview.NewLocal(store)
 	eng, _ := engine.New(w, reg, engine.WithStore(store), engine.WithObserver(view.Observer()))
 	defer eng.Close()

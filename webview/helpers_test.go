@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/webview"
@@ -47,7 +48,7 @@ rules:
 type fixture struct {
 	t     testing.TB
 	eng   *engine.Engine
-	store *engine.MemStore
+	store *record.MemStore
 	local *webview.Local
 	http  *httptest.Server
 	base  string
@@ -89,7 +90,7 @@ func newFixture(t testing.TB, opts ...webview.Option) *fixture {
 	})
 	reg, err := engine.NewRegistry(w, map[string]registry.Handler{"writer": writer, "boss": boss})
 	require.NoError(t, err)
-	store := engine.NewMemStore()
+	store := record.NewMemStore()
 	local := webview.NewLocal(store)
 	eng, err := engine.New(w, reg, engine.WithStore(store), engine.WithObserver(local.Observer()))
 	require.NoError(t, err)

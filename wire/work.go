@@ -107,7 +107,7 @@ func Decode(m *transport.Message) (*registry.Task, error) {
 		return nil, fieldError("message_type", "is "+strconv.Quote(string(m.Type))+", not HANDOFF")
 	}
 	c, md := m.Content, m.Metadata
-	t := &registry.Task{Agent: m.To, Priority: rankOf(m.Priority)}
+	t := &registry.Task{Agent: m.To, Priority: m.Priority.Rank()}
 	if m.From != Engine {
 		t.From = m.From
 	}
@@ -269,20 +269,6 @@ func object(src map[string]any, key string) (map[string]any, error) {
 		return nil, fieldError("content."+key, "must be an object")
 	}
 	return m, nil
-}
-
-// rankOf is the rank a bus priority stands for (the inverse of
-// transport.PriorityFromRank on its canonical ranks).
-func rankOf(p transport.Priority) int {
-	switch p {
-	case transport.PriorityCritical:
-		return 1
-	case transport.PriorityHigh:
-		return 2
-	case transport.PriorityLow:
-		return 10
-	}
-	return 5
 }
 
 // orEmpty returns m, or a new empty map for nil: a map shared by every

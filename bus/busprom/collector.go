@@ -42,9 +42,6 @@ type gauge struct {
 	get  func(*transport.Snapshot) int
 }
 
-// breakerStates are the values of the per-agent breaker gauge.
-var breakerStates = []transport.BreakerState{transport.BreakerClosed, transport.BreakerHalfOpen, transport.BreakerOpen}
-
 // Collector is a prometheus.Collector over a bus's snapshots. It takes one
 // snapshot per scrape.
 type Collector struct {
@@ -53,8 +50,6 @@ type Collector struct {
 	deadByReason *prometheus.Desc
 	queued       *prometheus.Desc
 	gauges       []gauge
-	pressure     *prometheus.Desc
-	breaker      *prometheus.Desc
 	held         *prometheus.Desc
 	dropRatio    *prometheus.Desc
 	depth        *prometheus.Desc
@@ -78,22 +73,19 @@ func NewCollector(src Source, opts ...Option) *Collector {
 	c := &Collector{
 		src:          src,
 		deadByReason: desc("messages_dead_lettered_total", "Messages moved to the dead-letter queue, by reason.", "reason"),
-		queued:       desc("messages_queued", "Accepted messages waiting to be received (in a mailbox, or rate-limited)."),
+		queued:       desc("messages_queued", "Accepted messages waiting to be received in a mailbox."),
 		held:         desc("dead_letters_held", "Dead letters currently held in the queue."),
 		dropRatio:    desc("drop_ratio", "Dead-lettered messages over accepted messages."),
 		depth:        desc("queue_depth", "Messages queued in an agent's mailbox.", "agent", "agent_type"),
 		capacity:     desc("queue_capacity", "Capacity of an agent's mailbox.", "agent", "agent_type"),
 		awaitingAck:  desc("awaiting_ack", "Received requires_ack messages not yet acknowledged.", "agent", "agent_type"),
 		latency:      desc("latency_seconds", "Latency of bus operations.", "op"),
-		pressure:     desc("pressure_level", "Pressure of an agent's mailbox: 0 normal, 1 throttled, 2 overloaded.", "agent", "agent_type"),
-		breaker:      desc("circuit_breaker_state", "1 for the current state of an agent's circuit breaker.", "agent", "agent_type", "state"),
 	}
 	for _, g := range []struct {
 		name, help string
 		get        func(*transport.Snapshot) int
 	}{
 		{"messages_in_flight", "Received requires_ack messages not yet acknowledged.", func(s *transport.Snapshot) int { return s.InFlight }},
-		{"messages_deferred", "Messages waiting in senders' outbound queues for rate-limit tokens.", func(s *transport.Snapshot) int { return s.Deferred }},
 		{"idempotency_keys", "Idempotency keys remembered.", func(s *transport.Snapshot) int { return s.IdempotencyKeys }},
 	} {
 		c.gauges = append(c.gauges, gauge{desc: desc(g.name, g.help), get: g.get})
@@ -106,8 +98,6 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		{"messages_delivered_total", "Messages delivered to a receiver.", func(s *transport.Snapshot) uint64 { return s.Delivered }},
 		{"messages_expired_total", "Messages whose TTL ran out before delivery.", func(s *transport.Snapshot) uint64 { return s.Expired }},
 		{"validation_errors_total", "Messages refused as invalid.", func(s *transport.Snapshot) uint64 { return s.ValidationErrors }},
-		{"broadcasts_total", "Broadcasts fanned out.", func(s *transport.Snapshot) uint64 { return s.Broadcasts }},
-		{"published_total", "Publications on topics.", func(s *transport.Snapshot) uint64 { return s.Published }},
 		{"handoffs_total", "HANDOFF messages queued.", func(s *transport.Snapshot) uint64 { return s.Handoffs }},
 		{"requeued_total", "Dead letters sent again.", func(s *transport.Snapshot) uint64 { return s.Requeued }},
 		{"discarded_total", "Dead letters discarded.", func(s *transport.Snapshot) uint64 { return s.Discarded }},
@@ -116,12 +106,6 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		{"nacks_total", "Messages handed back with Nack.", func(s *transport.Snapshot) uint64 { return s.Nacks }},
 		{"rejects_total", "Messages refused for good with Reject.", func(s *transport.Snapshot) uint64 { return s.Rejects }},
 		{"duplicates_total", "Sends acknowledged without delivery for a repeated idempotency key.", func(s *transport.Snapshot) uint64 { return s.Duplicates }},
-		{"rate_deferred_total", "Messages that waited for rate-limit tokens.", func(s *transport.Snapshot) uint64 { return s.RateDeferred }},
-		{"breaker_refused_total", "Sends refused by an open circuit breaker.", func(s *transport.Snapshot) uint64 { return s.BreakerRefused }},
-		{"breaker_opened_total", "Times a circuit breaker opened.", func(s *transport.Snapshot) uint64 { return s.BreakerOpened }},
-		{"pressure_changes_total", "Changes of a mailbox's pressure level.", func(s *transport.Snapshot) uint64 { return s.PressureChanges }},
-		{"backpressure_signals_total", "Backpressure notifications sent to senders.", func(s *transport.Snapshot) uint64 { return s.BackpressureSignals }},
-		{"conversations_refused_total", "Messages refused because their conversation was closed.", func(s *transport.Snapshot) uint64 { return s.ConversationsRefused }},
 	} {
 		c.counters = append(c.counters, counter{desc: desc(k.name, k.help), get: k.get})
 	}
@@ -151,7 +135,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, g := range c.gauges {
 		ch <- g.desc
 	}
-	for _, d := range []*prometheus.Desc{c.deadByReason, c.queued, c.held, c.dropRatio, c.depth, c.capacity, c.awaitingAck, c.latency, c.pressure, c.breaker} {
+	for _, d := range []*prometheus.Desc{c.deadByReason, c.queued, c.held, c.dropRatio, c.depth, c.capacity, c.awaitingAck, c.latency} {
 		ch <- d
 	}
 }
@@ -175,24 +159,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(a.Depth), a.Agent, a.Type)
 		ch <- prometheus.MustNewConstMetric(c.capacity, prometheus.GaugeValue, float64(a.Capacity), a.Agent, a.Type)
 		ch <- prometheus.MustNewConstMetric(c.awaitingAck, prometheus.GaugeValue, float64(a.AwaitingAck), a.Agent, a.Type)
-		ch <- prometheus.MustNewConstMetric(c.pressure, prometheus.GaugeValue, float64(a.Pressure), a.Agent, a.Type)
-		if a.Breaker == transport.BreakerNone {
-			continue
-		}
-		for _, st := range breakerStates {
-			v := 0.0
-			if a.Breaker == st {
-				v = 1
-			}
-			ch <- prometheus.MustNewConstMetric(c.breaker, prometheus.GaugeValue, v, a.Agent, a.Type, string(st))
-		}
 	}
 	for _, l := range []struct {
 		op string
 		s  transport.LatencySummary
 	}{
 		{"send", s.Send}, {"receive", s.Receive}, {"wait", s.Wait}, {"handoff", s.Handoff},
-		{"round_trip", s.RoundTrip}, {"broadcast", s.Broadcast}, {"ack", s.Ack},
+		{"ack", s.Ack},
 	} {
 		ch <- prometheus.MustNewConstSummary(c.latency, l.s.Count, l.s.Sum.Seconds(), map[float64]float64{
 			0.5: l.s.P50.Seconds(), 0.95: l.s.P95.Seconds(), 0.99: l.s.P99.Seconds(),

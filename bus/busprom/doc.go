@@ -10,9 +10,8 @@
 // Counters keep the bus's names with a _total suffix (for example
 // baton_bus_messages_accepted_total, baton_bus_redeliveries_total,
 // baton_bus_duplicates_total, baton_bus_dead_letters_retried_total);
-// messages in flight, rate-limited messages and remembered idempotency keys
-// are gauges; queue depths, pressure levels and circuit-breaker states are
-// gauges labelled by agent; latencies are summaries in seconds labelled by op (send, receive,
-// wait, handoff, round_trip, broadcast, ack) with the 0.5, 0.95 and 0.99
+// messages in flight and remembered idempotency keys are gauges; queue
+// depths are gauges labelled by agent; latencies are summaries in seconds labelled by op (send, receive,
+// wait, handoff, ack) with the 0.5, 0.95 and 0.99
 // quantiles of the bus's log-scale histograms.
 package busprom

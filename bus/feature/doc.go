@@ -7,10 +7,11 @@
 // it wants:
 //
 //	b := bus.New()
-//	var tr transport.Transport = feature.NewBreakers(b, feature.BreakerSettings{})
+//	var tr transport.Transport = feature.NewBreakers(b, feature.BreakerSettings{}, clock.Real())
 //
 // No feature is checked inside a transport's send path: a program that
 // composes none pays for none.
 //
+// Routing (topics, broadcast, request/reply, conversations): NewConversations directly over the transport, then NewTopics, NewBroadcaster, NewRequests (Example_routing).
 // Retry (retry.go): sender retries of a full mailbox; put it directly over the transport, whose offers it uses. DeadLetters (dlqprocess.go): dead-letter processing, audit and alerts.
 package feature

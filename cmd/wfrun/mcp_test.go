@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/batonhq/baton/internal/servertest"
 	"github.com/batonhq/baton/mcpserver/mcptest"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/server"
@@ -29,22 +29,9 @@ func mcpServer(t *testing.T) (url, token string) {
 // directory.
 func reloadableServer(t *testing.T) (url, token string, srv *server.Server, dir string) {
 	t.Helper()
-	dir = t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "approval.yaml"), []byte(mcptest.ApprovalFlow), 0o600))
-	token = "stdio-token"
-	tokens := filepath.Join(t.TempDir(), "tokens")
-	require.NoError(t, os.WriteFile(tokens, []byte(token+"\n"), 0o600))
-	s, err := server.New(context.Background(), server.Config{
-		WorkflowsDir: dir, DataDir: t.TempDir(), NATS: server.NoNATS, TokenFile: tokens,
-		Handlers: map[string]registry.Handler{"checker": mcptest.Checker},
-	})
-	require.NoError(t, err)
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		s.Close()
-		hs.Close()
-	})
-	return hs.URL, token, s, dir
+	s := servertest.Start(t, "stdio-token", map[string]string{"approval.yaml": mcptest.ApprovalFlow},
+		map[string]registry.Handler{"checker": mcptest.Checker})
+	return s.URL, s.Token, s.Server, s.Dir
 }
 
 // TestMCP_Stdio_JSClient drives `wfrun mcp` (a child process) over stdio

@@ -121,7 +121,7 @@ func TestNodeAgents_RefundEndToEnd(t *testing.T) {
 // count and the context its rules built from the agents' results.
 func checkResult(t *testing.T, order string, want refundCase, res engine.Result) {
 	t.Helper()
-	if res.Status != engine.StatusCompleted || res.Outcome != want.outcome || res.Steps != len(want.rules) {
+	if res.Status != record.StatusCompleted || res.Outcome != want.outcome || res.Steps != len(want.rules) {
 		t.Errorf("order %s (%d): got %s %s after %d steps (%v), want %s after %d",
 			order, want.amount, res.Status, res.Outcome, res.Steps, res.Err, want.outcome, len(want.rules))
 		return

@@ -1,4 +1,4 @@
-package bus_test
+package feature_test
 
 import (
 	"context"
@@ -9,21 +9,23 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/bus"
+	"github.com/batonhq/baton/bus/feature"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/transport"
 )
 
-// ledger is an idempotent consumer's commit log: a job's effect is
+// faultLedger is an idempotent consumer's commit log: a job's effect is
 // committed once per idempotency key, however often it is executed (a
 // redelivery taken by a second worker while the first is still at work
 // executes the job twice; the second commit is discarded).
-type ledger struct {
+type faultLedger struct {
 	mu         sync.Mutex
 	commits    map[string]int
 	executions int
 	discarded  int
 }
 
-func (l *ledger) commit(key string) {
+func (l *faultLedger) commit(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.executions++
@@ -35,7 +37,7 @@ func (l *ledger) commit(key string) {
 }
 
 // done reports whether key's effect is already committed.
-func (l *ledger) done(key string) bool {
+func (l *faultLedger) done(key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.commits[key] != 0
@@ -47,20 +49,31 @@ func (l *ledger) done(key string) bool {
 // one. The sender also resends a tenth of its jobs with the same
 // idempotency key, as after a crash of its own. At the end no job is lost,
 // each job's effect is committed exactly once, and the accounting is exact.
+// The sender's messages go through a rate limiter and a pressure gauge.
+// It runs on the bus only: its workers wait on the bus's mailboxes
+// (ReceiveWait) inside a synctest bubble, which a NATS server outside the
+// bubble cannot join.
 func TestCommFlow_Fault_CrashSlowFloodEffectivelyOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const jobs = 450
-		b := newBus(t, []string{"flood", "crasher", "steady"},
-			bus.WithAckTimeout(time.Second),
-			bus.WithRateLimits(bus.RateLimits{Outbound: 600, Inbound: 6000, Burst: 5}),
-			bus.WithBackpressure(bus.Backpressure{Throttle: 0.3, Overload: 0.6, Recover: 0.1}),
-		)
+		b := newBus(t, bus.WithAckTimeout(time.Second))
+		for _, a := range []string{"flood", "crasher", "steady"} {
+			if err := b.Register(a); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if err := b.Register("slow", bus.WithMailboxCapacity(200)); err != nil {
 			t.Fatal(err)
 		}
+		// The gauge inside the limiter sees each message as it reaches its
+		// mailbox, not as it enters its sender's outbound queue.
+		g := feature.NewPressureGauge(b, feature.Backpressure{Throttle: 0.3, Overload: 0.6, Recover: 0.1}, clock.Real())
+		defer g.Close()
+		rl := feature.NewRateLimiter(g, feature.RateLimits{Outbound: 600, Inbound: 6000, Burst: 5}, clock.Real())
+		defer rl.Close()
 		ctx, stop := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
-		books := map[string]*ledger{}
+		books := map[string]*faultLedger{}
 		worker := func(agent string, work func(m *transport.Message) bool) {
 			l := books[agent]
 			wg.Go(func() {
@@ -86,7 +99,7 @@ func TestCommFlow_Fault_CrashSlowFloodEffectivelyOnce(t *testing.T) {
 			})
 		}
 		for _, a := range []string{"crasher", "slow", "steady"} {
-			books[a] = &ledger{commits: map[string]int{}}
+			books[a] = &faultLedger{commits: map[string]int{}}
 		}
 		worker("crasher", func(m *transport.Message) bool { return m.DeliveryCount > 1 })
 		for range 2 {
@@ -114,7 +127,9 @@ func TestCommFlow_Fault_CrashSlowFloodEffectivelyOnce(t *testing.T) {
 				m := &transport.Message{Type: transport.MessageHandoff, From: "flood", To: agents[i%3], RequiresAck: true,
 					Content:  map[string]any{"action": "handoff", "job": i},
 					Metadata: map[string]any{"idempotency_key": fmt.Sprintf("job-%d", i)}}
-				mustSend(t, b, m)
+				if err := rl.SendWork(t.Context(), m); err != nil {
+					t.Fatalf("send %s: %v", m.To, err)
+				}
 			}
 			send()
 			if i%10 == 0 {
@@ -123,7 +138,7 @@ func TestCommFlow_Fault_CrashSlowFloodEffectivelyOnce(t *testing.T) {
 			}
 		}
 		settled := func() bool {
-			s := b.Metrics()
+			s := rl.Metrics()
 			return s.InFlight == 0 && s.Queued == 0
 		}
 		for range 1000 {
@@ -138,9 +153,8 @@ func TestCommFlow_Fault_CrashSlowFloodEffectivelyOnce(t *testing.T) {
 		if kinds["ACK/ack"] != jobs {
 			t.Errorf("got %v back at the sender, want %d ACKs", kinds, jobs)
 		}
-		assertBalanced(t, b)
-		if s := b.Metrics(); s.Delivered != s.Accepted || s.DeadLettered != 0 || s.Queued != 0 || s.InFlight != 0 {
-			t.Fatalf("got %+v, want every accepted message delivered", countsOf(s))
+		if s := rl.Metrics(); !s.Balanced() || s.Delivered != s.Accepted || s.DeadLettered != 0 || s.Queued != 0 || s.InFlight != 0 {
+			t.Fatalf("got %+v, want every accepted message delivered", s)
 		}
 		for i := range jobs {
 			key, agent := fmt.Sprintf("job-%d", i), agents[i%3]
@@ -148,13 +162,13 @@ func TestCommFlow_Fault_CrashSlowFloodEffectivelyOnce(t *testing.T) {
 				t.Fatalf("got %s committed %d times by %s, want exactly once (never lost)", key, got, agent)
 			}
 		}
-		s := b.Metrics()
-		if s.Duplicates != uint64(resends) || s.Redeliveries < jobs/3 || s.RateDeferred == 0 || s.PressureChanges == 0 {
+		s, rs, ps := rl.Metrics(), rl.Stats(), g.Stats()
+		if s.Duplicates != uint64(resends) || s.Redeliveries < jobs/3 || rs.DeferredTotal == 0 || ps.Changes == 0 {
 			t.Errorf("got duplicates %d redeliveries %d deferred %d pressure changes %d, want %d, at least %d, and flooding",
-				s.Duplicates, s.Redeliveries, s.RateDeferred, s.PressureChanges, resends, jobs/3)
+				s.Duplicates, s.Redeliveries, rs.DeferredTotal, ps.Changes, resends, jobs/3)
 		}
 		t.Logf("executions crasher %d slow %d (%d discarded by key) steady %d; redeliveries %d; backpressure signals %d",
 			books["crasher"].executions, books["slow"].executions, books["slow"].discarded, books["steady"].executions,
-			s.Redeliveries, s.BackpressureSignals)
+			s.Redeliveries, ps.Signals)
 	})
 }
