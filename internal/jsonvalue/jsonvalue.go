@@ -94,7 +94,12 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 	case nil:
 		return 4, nil
 	case string:
-		n, ok := w.stringSize(x)
+		n, ok := 6*len(x)+2, true // the bound, written out here: a call costs as much
+		if w.exact {
+			n, ok = stringSize(x)
+		} else {
+			ok = utf8.ValidString(x)
+		}
 		if !ok && w.strict {
 			return 0, &Error{Reason: "is not valid UTF-8"}
 		}
@@ -105,6 +110,9 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 		}
 		return 5, nil
 	case float64:
+		if !w.exact && !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return maxFloat, nil // the bound, without floatSize's call
+		}
 		return w.floatSize(x, 64)
 	case float32:
 		return w.floatSize(float64(x), 32)
@@ -124,11 +132,32 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 		}
 		n := 2 + max(len(x)-1, 0)
 		for k, e := range x {
-			kn, ok := w.stringSize(k)
+			kn, ok := 6*len(k)+2, true
+			if w.exact {
+				kn, ok = stringSize(k)
+			} else {
+				ok = utf8.ValidString(k)
+			}
 			if !ok && w.strict {
 				return 0, &Error{Reason: "has a key that is not valid UTF-8: " + strconv.Quote(k)}
 			}
-			m, err := w.walk(e, depth+1)
+			// A string, the commonest value, is measured here rather than
+			// by a call one level down (depth cannot matter for it).
+			var m int
+			var err *Error
+			if s, isString := e.(string); isString {
+				valid := true
+				if m = 6*len(s) + 2; w.exact {
+					m, valid = stringSize(s)
+				} else {
+					valid = utf8.ValidString(s)
+				}
+				if !valid && w.strict {
+					err = &Error{Reason: "is not valid UTF-8"}
+				}
+			} else {
+				m, err = w.walk(e, depth+1)
+			}
 			if err != nil {
 				err.Field = "." + k + err.Field
 				return 0, err
