@@ -30,13 +30,14 @@ type directory struct {
 }
 
 // Bus is the in-memory message bus: one mailbox per registered agent,
-// acknowledgements, retries and a dead-letter queue. It is safe for concurrent use. Create it with New
+// acknowledgements and a dead-letter queue. It is safe for concurrent use. Create it with New
 // and release it with Close.
 type Bus struct {
 	cfg    config
 	log    *zap.Logger
 	clock  clock.Clock
 	timers *timers
+	real   bool // clock is clock.Real(): see since
 
 	done      chan struct{}
 	closed    atomic.Bool
@@ -46,9 +47,8 @@ type Bus struct {
 
 	// mu guards registration and the accounting of messages that are not
 	// (or no longer) in a registered mailbox.
-	mu           sync.Mutex
-	extra        counts     // unregistered mailboxes, unroutable sends, direct replies
-	retiredBoxes []*mailbox // unregistered while a send to them was retrying
+	mu    sync.Mutex
+	extra counts // unregistered mailboxes, unroutable sends, direct replies
 
 	total     atomic.Int64 // messages in all mailboxes
 	shards    [numShards]shard
@@ -59,7 +59,6 @@ type Bus struct {
 	idem *idempotency // nil when deduplication is off
 
 	validationErrors atomic.Uint64
-	retries          atomic.Uint64
 	requeued         atomic.Uint64
 	discarded        atomic.Uint64
 	acks             atomic.Uint64
@@ -70,10 +69,10 @@ type Bus struct {
 // New returns a bus configured by opts. Without options it uses the wall
 // clock, UUID v4 ids, a no-op logger, 1000 messages per mailbox and 10 000
 // across the bus, redelivers unacknowledged requires_ack messages after 30s
-// (3 deliveries at most), and remembers idempotency keys for 24h; periodic
-// dead-letter processing is off until its option turns it on. Topics,
-// broadcast, request/reply, conversations, rate limits, circuit breakers
-// and backpressure signals are decorators of package bus/feature.
+// (3 deliveries at most), and remembers idempotency keys for 24h. Topics,
+// broadcast, request/reply, conversations, rate limits, circuit breakers,
+// backpressure signals, sender retries and dead-letter processing are
+// decorators of package bus/feature.
 func New(opts ...Option) *Bus {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -83,17 +82,15 @@ func New(opts ...Option) *Bus {
 		cfg:    cfg,
 		log:    cfg.logger,
 		clock:  cfg.clock,
+		real:   cfg.clock == clock.Real(),
 		timers: newTimers(cfg.clock),
 		done:   make(chan struct{}),
-		dlq:    newDeadLetters(cfg.deadLetterLimit, cfg.dlPolicy),
+		dlq:    newDeadLetters(cfg.deadLetterLimit),
 		idem:   newIdempotency(cfg),
 	}
 	b.dir.Store(&directory{byID: map[string]*mailbox{}})
 	if cfg.sweepInterval > 0 {
 		b.scheduleSweep()
-	}
-	if cfg.dlProcessing {
-		b.scheduleDeadLetters()
 	}
 	return b
 }
@@ -185,12 +182,8 @@ func (b *Bus) Unregister(agentID string) error {
 	}
 	mb.unacked, mb.due = nil, nil
 	mb.ackTimer.stop()
-	if !mb.c.waiting() {
-		b.extra.add(&mb.c)
-		mb.c = counts{}
-	} else {
-		b.retiredBoxes = append(b.retiredBoxes, mb)
-	}
+	b.extra.add(&mb.c)
+	mb.c = counts{}
 	mb.mu.Unlock()
 	b.mu.Unlock()
 
@@ -205,7 +198,7 @@ func (b *Bus) Unregister(agentID string) error {
 func (b *Bus) Agents() []string { return slices.Clone(b.dir.Load().ids) }
 
 // Close stops the bus: later operations return ErrClosed, blocked calls
-// (ReceiveWait, retrying sends) return ErrClosed, and every timer
+// (ReceiveWait) return ErrClosed, and every timer
 // the bus owns is stopped and waited for. Queued messages stay queued and
 // counted. Close is safe to call more than once; it always returns nil.
 func (b *Bus) Close() error {

@@ -314,38 +314,6 @@ func TestBus_DeterministicOnManualClock(t *testing.T) {
 	}
 }
 
-func TestBus_RetryOnManualClock(t *testing.T) {
-	clk := clock.NewManual(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	b := newBus(t, nil, bus.WithClock(clk))
-	if err := b.Register("A", bus.WithMailboxCapacity(1)); err != nil {
-		t.Fatal(err)
-	}
-	fill(t, b, "A", 1)
-	done := make(chan error)
-	go func() { done <- b.Send(context.Background(), request("X", "A", "y"), bus.WithRetry()) }()
-	waitDeadline(t, clk) // the first retry is scheduled
-	clk.Advance(100 * time.Millisecond)
-	waitDeadline(t, clk) // the second retry is scheduled
-	receiveAll(t, b, "A")
-	clk.Advance(500 * time.Millisecond)
-	if err := <-done; err != nil {
-		t.Fatalf("got %v, want the retry to succeed", err)
-	}
-	assertBalanced(t, b)
-}
-
-// waitDeadline waits (briefly, in real time) until clk has a pending timer.
-func waitDeadline(t *testing.T, clk *clock.Manual) {
-	t.Helper()
-	for range 10000 {
-		if _, ok := clk.NextDeadline(); ok {
-			return
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	t.Fatal("got no timer scheduled on the manual clock, want one")
-}
-
 func TestBus_SendAllReportsEveryResult(t *testing.T) {
 	b := newBus(t, []string{"A"})
 	errs := b.SendAll(t.Context(), []*transport.Message{
@@ -372,17 +340,12 @@ func TestBus_Close(t *testing.T) {
 			t.Fatal(err)
 		}
 		fill(t, b, "A", 1)
-		retried := make(chan error)
-		go func() { retried <- b.Send(t.Context(), request("X", "A", "y"), bus.WithRetry()) }()
 		synctest.Wait()
 		if err := b.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if err := b.Close(); err != nil {
 			t.Fatalf("got %v closing twice, want nil", err)
-		}
-		if err := <-retried; !errors.Is(err, transport.ErrClosed) || !errors.Is(err, transport.ErrQueueFull) {
-			t.Errorf("got %v from the retrying send, want ErrClosed and ErrQueueFull", err)
 		}
 		for name, err := range map[string]error{
 			"send":     b.Send(t.Context(), request("X", "A", "z")),

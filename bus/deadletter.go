@@ -8,54 +8,19 @@ import (
 	"github.com/batonhq/baton/transport"
 )
 
-// deadLetters is the bounded dead-letter queue, oldest first, with the
-// alerting window and the audit trail of dead-letter processing.
+// deadLetters is the bounded dead-letter queue, oldest first.
 type deadLetters struct {
 	mu    sync.Mutex
 	items []transport.DeadLetter
 	limit int
-
-	threshold int     // alert when more than threshold arrive within window
-	window    int64   // ns
-	recent    []int64 // ring of the last threshold+1 arrival times
-	next      int     // ring slot to overwrite
-	lastAlert int64
-
-	audit []DeadLetterAudit
 }
 
-func newDeadLetters(limit int, p DeadLetterPolicy) deadLetters {
-	return deadLetters{limit: limit, threshold: p.AlertThreshold, window: int64(p.AlertWindow),
-		recent: make([]int64, 0, p.AlertThreshold+1)}
-}
+func newDeadLetters(limit int) deadLetters { return deadLetters{limit: limit} }
 
-// add queues d and reports an alert when it makes more than threshold dead
-// letters within the window (at most one alert per window).
-func (q *deadLetters) add(d transport.DeadLetter) (DeadLetterAlert, bool) {
+// add queues d, dropping the oldest when the queue is full.
+func (q *deadLetters) add(d transport.DeadLetter) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.pushLocked(d)
-	at := d.At.UnixNano()
-	if len(q.recent) < cap(q.recent) {
-		q.recent = append(q.recent, at)
-		q.next = len(q.recent) % cap(q.recent)
-	} else {
-		q.recent[q.next] = at
-		q.next = (q.next + 1) % len(q.recent)
-	}
-	if len(q.recent) < cap(q.recent) {
-		return DeadLetterAlert{}, false
-	}
-	oldest := q.recent[q.next]
-	if at-oldest > q.window || (q.lastAlert != 0 && at-q.lastAlert < q.window) {
-		return DeadLetterAlert{}, false
-	}
-	q.lastAlert = at
-	return DeadLetterAlert{Count: len(q.recent), Threshold: q.threshold, Window: time.Duration(q.window),
-		Since: time.Unix(0, oldest).UTC(), At: d.At}, true
-}
-
-func (q *deadLetters) pushLocked(d transport.DeadLetter) {
 	if len(q.items) >= q.limit {
 		// Drop the oldest by moving the slice's start: append reallocates
 		// now and then, so a full queue costs O(1) amortised per letter.
@@ -65,27 +30,18 @@ func (q *deadLetters) pushLocked(d transport.DeadLetter) {
 	q.items = append(q.items, d)
 }
 
-// restore puts back a dead letter that processing took out but could not
-// send (the bus refused it without accepting it).
-func (q *deadLetters) restore(d transport.DeadLetter) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.pushLocked(d)
-}
-
-// record appends an audit record, keeping the newest limit of them.
-func (q *deadLetters) record(a DeadLetterAudit) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.recordLocked(a)
-}
-
-func (q *deadLetters) recordLocked(a DeadLetterAudit) {
-	if len(q.audit) >= q.limit {
-		q.audit[0] = DeadLetterAudit{}
-		q.audit = q.audit[1:]
+// retriesOf reads a message's dead-letter retry count from its metadata
+// (feature.DeadLetters sends letters again with it increased).
+func retriesOf(m *transport.Message) int {
+	switch v := m.Metadata[transport.MetadataDeadLetterRetries].(type) {
+	case int:
+		return v
+	case float64:
+		return int(v)
+	case int64:
+		return int(v)
 	}
-	q.audit = append(q.audit, a)
+	return 0
 }
 
 // take removes and returns the oldest dead letter whose message has id.
@@ -123,8 +79,6 @@ func (b *Bus) Requeue(id string) error {
 		return &DeadLetterNotFoundError{MessageID: id}
 	}
 	b.requeued.Add(1)
-	at := b.clock.Now()
-	b.dlq.record(auditOf(d, AuditRequeued, at, ""))
 	m := d.Message
 	m.Timestamp = time.Time{}
 	return b.Send(context.Background(), m)
@@ -134,11 +88,41 @@ func (b *Bus) Requeue(id string) error {
 // metrics still count it as dead-lettered. An id not in the queue returns an
 // error matching ErrDeadLetterNotFound.
 func (b *Bus) Discard(id string) error {
-	d, ok := b.dlq.take(id)
-	if !ok {
+	if _, ok := b.dlq.take(id); !ok {
 		return &DeadLetterNotFoundError{MessageID: id}
 	}
 	b.discarded.Add(1)
-	b.dlq.record(auditOf(d, AuditDiscarded, b.clock.Now(), ""))
+	return nil
+}
+
+// DeadLetterWork accepts m and dead-letters it at once with reason: a
+// sender that kept m back (sender retries offering it to a full mailbox)
+// gives up on it. It is counted in m.To's mailbox when there is one, and
+// reaches OnDeadLetter's callbacks like any dead letter.
+func (b *Bus) DeadLetterWork(ctx context.Context, m *transport.Message, reason transport.DeadLetterReason, attempts int, lastErr string) error {
+	at := b.clock.Now()
+	if err := b.admit(ctx, m); err != nil {
+		return err
+	}
+	b.fill(m, at)
+	attempts = max(attempts, 1)
+	counted := false
+	if mb := b.lookup(m.To); mb != nil {
+		mb.mu.Lock()
+		if !mb.closed {
+			mb.c.accepted++
+			b.deadLetterLocked(&mb.c, m, reason, attempts, lastErr, at)
+			counted = true
+		}
+		mb.mu.Unlock()
+	}
+	if !counted {
+		b.mu.Lock()
+		b.extra.accepted++
+		b.deadLetterLocked(&b.extra, m, reason, attempts, lastErr, at)
+		b.mu.Unlock()
+	}
+	b.logDeadLetter(m, reason, lastErr)
+	b.flush()
 	return nil
 }

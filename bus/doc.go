@@ -1,7 +1,7 @@
 // Package bus is Baton's built-in message layer: the Message
 // envelope that carries every hand-off, one mailbox per registered agent,
-// acknowledgements with redelivery, idempotency keys, retries on full
-// mailboxes, a dead-letter queue with processing and alerts, and metrics.
+// acknowledgements with redelivery, idempotency keys, a dead-letter queue,
+// and metrics.
 // It is in-memory and safe for concurrent use.
 //
 // # Messages
@@ -31,14 +31,11 @@
 // A mailbox holds 1000 messages unless registered WithMailboxCapacity, and
 // all mailboxes together hold 10 000 (WithCapacity). A send that finds no
 // room fails at once with a *QueueFullError naming the agent ("bus:
-// PaymentAgent queue full"); sends never block the caller. A send made
-// WithRetry instead blocks its caller, waits 100ms, 500ms, then 2s on the
-// bus clock (WithRetrySchedule changes the waits) and tries again after
-// each wait; it returns nil as soon as the message fits, or the
-// *QueueFullError once the schedule is spent. SendAll retries all its
-// waiting messages together, so a batch waits as long as its slowest
-// message, not the sum. Close, or the end of the context,
-// stops a retrying send early.
+// PaymentAgent queue full"); sends never block the caller. Sender retries
+// (wait 100ms, 500ms, then 2s and try again) are a decorator over any
+// transport, feature.Retry, which offers the message at each attempt and
+// dead-letters it "max_retries" on the bus (DeadLetterWork) when the
+// schedule is spent.
 //
 // # Time to live
 //
@@ -53,11 +50,11 @@
 //
 // Every message the bus accepts ends in exactly one of four places:
 // delivered to its receiver, kept in the dead-letter queue with a reason,
-// still queued (in a mailbox, or waiting for a retry), or in flight (a requires_ack message received and not
+// still queued (in a mailbox), or in flight (a requires_ack message received and not
 // yet acknowledged). The reasons are receiver_not_found (the receiver is not
 // registered, or was unregistered with the message still queued or in
 // flight), ttl_expired, queue_overflow (full, no retry), max_retries (still
-// full when the retry schedule ran out, or delivered the maximum number of
+// full when a sender's retry schedule ran out, or delivered the maximum number of
 // times without an acknowledgement) and rejected. A dead letter records when,
 // after how many attempts and with which last error it was given up.
 // DeadLetters lists them, Requeue sends one again with a fresh timestamp (a
@@ -72,12 +69,10 @@
 // duplicate idempotency key) are
 // counted apart and never enter the equation.
 //
-// ProcessDeadLetters (periodically with WithDeadLetterProcessing, every 5
-// minutes by default) sends retryable dead letters again, with a backoff
-// that doubles, up to 3 times, and discards those older than twice their
-// TTL, leaving an audit record (DeadLetterAudit) for each action. More than
-// 10 dead letters within 5 minutes raise an alert: a warning in the log, a
-// counter, and a call to every OnDeadLetterAlert callback.
+// Dead-letter processing (sending retryable dead letters again with a
+// backoff, discarding stale ones with an audit trail, alerting on bursts)
+// is a decorator over any transport, feature.DeadLetters, which hears of
+// each dead letter through OnDeadLetter.
 //
 // # Guarantees
 //

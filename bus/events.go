@@ -22,7 +22,6 @@ type events struct {
 
 	subMu   sync.Mutex
 	nextSub int
-	alerts  map[int]func(DeadLetterAlert)
 	dead    map[int]func(transport.DeadLetter)
 	ndead   atomic.Int32 // len(dead)
 }
@@ -61,21 +60,11 @@ func (b *Bus) flush() {
 	b.ev.mu.Unlock()
 }
 
-// OnDeadLetterAlert calls f each time dead letters arrive faster than the
-// dead-letter policy allows (more than AlertThreshold within AlertWindow),
-// until the returned function is called. f runs outside the bus's locks in
-// the goroutine of whichever bus call caused or followed the alert; it may
-// call the bus but must not block.
-func (b *Bus) OnDeadLetterAlert(f func(DeadLetterAlert)) (cancel func()) {
-	if f == nil {
-		return func() {}
-	}
-	return subscribe(&b.ev, &b.ev.alerts, nil, f)
-}
-
 // OnDeadLetter calls f with each message the bus dead-letters, until the
-// returned function is called: a durable store can keep them. f runs as
-// OnDeadLetterAlert's callbacks do; the DeadLetter's Message is a copy f may keep.
+// returned function is called: a durable store can keep them. f runs
+// outside the bus's locks in the goroutine of whichever bus call caused or
+// followed the dead letter; it may call the bus but must not block. The
+// DeadLetter's Message is a copy f may keep.
 func (b *Bus) OnDeadLetter(f func(transport.DeadLetter)) (cancel func()) {
 	if f == nil {
 		return func() {}
@@ -111,12 +100,6 @@ func (b *Bus) deadLetterSubscribers() []func(transport.DeadLetter) {
 	b.ev.subMu.Lock()
 	defer b.ev.subMu.Unlock()
 	return sortedSubs(b.ev.dead)
-}
-
-func (b *Bus) alertSubscribers() []func(DeadLetterAlert) {
-	b.ev.subMu.Lock()
-	defer b.ev.subMu.Unlock()
-	return sortedSubs(b.ev.alerts)
 }
 
 func sortedSubs[F any](m map[int]F) []F {

@@ -18,7 +18,7 @@ type entry struct {
 
 // counts are one mailbox's accounting figures. They change only under the
 // mailbox's lock, each transition keeping
-// accepted = delivered + dead + depth + retrying + inflight.
+// accepted = delivered + dead + depth + inflight.
 type counts struct {
 	accepted  uint64
 	delivered uint64
@@ -27,13 +27,8 @@ type counts struct {
 	expired   uint64
 	handoffs  uint64
 	depth     int
-	retrying  int // waiting for a retry of a full mailbox
 	inflight  int // received, requires_ack, neither acked nor redelivered yet
 }
-
-// waiting reports whether messages for the mailbox are still outside it
-// (retrying), which keeps its figures alive after Unregister.
-func (c *counts) waiting() bool { return c.retrying > 0 }
 
 func (c *counts) add(o *counts) {
 	c.accepted += o.accepted
@@ -45,7 +40,6 @@ func (c *counts) add(o *counts) {
 	c.expired += o.expired
 	c.handoffs += o.handoffs
 	c.depth += o.depth
-	c.retrying += o.retrying
 	c.inflight += o.inflight
 }
 

@@ -1,7 +1,6 @@
 package bus
 
 import (
-	"slices"
 	"sync/atomic"
 
 	"github.com/batonhq/baton/transport"
@@ -13,10 +12,6 @@ type flow struct {
 	nacks        atomic.Uint64
 	rejects      atomic.Uint64
 	duplicates   atomic.Uint64
-	dlRetried    atomic.Uint64
-	dlStale      atomic.Uint64
-	dlAlerts     atomic.Uint64
-	dlPasses     atomic.Uint64
 }
 
 // Metrics returns a snapshot of the bus's metrics. It briefly locks each
@@ -38,23 +33,11 @@ func (b *Bus) Metrics() transport.Snapshot {
 			Accepted: c.accepted, Delivered: c.delivered, DeadLettered: c.dead,
 		})
 	}
-	b.retiredBoxes = slices.DeleteFunc(b.retiredBoxes, func(mb *mailbox) bool {
-		mb.mu.Lock()
-		defer mb.mu.Unlock()
-		if !mb.c.waiting() {
-			b.extra.add(&mb.c)
-			mb.c = counts{}
-			return true
-		}
-		total.add(&mb.c)
-		return false
-	})
 	total.add(&b.extra)
 	b.mu.Unlock()
 
 	s.Accepted, s.Delivered, s.DeadLettered = total.accepted, total.delivered, total.dead
-	s.Queued = total.depth + total.retrying
-	s.Retrying = total.retrying
+	s.Queued = total.depth
 	s.InFlight = total.inflight
 	s.Expired = total.expired
 	s.Handoffs = total.handoffs
@@ -66,7 +49,6 @@ func (b *Bus) Metrics() transport.Snapshot {
 	s.DeadLettersHeld = len(b.dlq.items)
 	b.dlq.mu.Unlock()
 	s.ValidationErrors = b.validationErrors.Load()
-	s.Retries = b.retries.Load()
 	s.Requeued = b.requeued.Load()
 	s.Discarded = b.discarded.Load()
 	s.Acks = b.acks.Load()
@@ -98,8 +80,4 @@ func (b *Bus) flowMetrics(s *transport.Snapshot) {
 	if b.idem != nil {
 		s.IdempotencyKeys = b.idem.size(b.clock.Now().UnixNano())
 	}
-	s.DeadLetterRetried = b.dlRetried.Load()
-	s.DeadLetterStale = b.dlStale.Load()
-	s.DeadLetterAlerts = b.dlAlerts.Load()
-	s.DeadLetterPasses = b.dlPasses.Load()
 }

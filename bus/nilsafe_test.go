@@ -23,18 +23,17 @@ func TestEntryPoints_NilContextAndMessage(t *testing.T) {
 	var nilCtx context.Context
 	valid := func() *transport.Message { return request("A", "B", "work") }
 	calls := map[string]func() error{
-		"Send nil ctx":               func() error { return b.Send(nilCtx, valid()) },
-		"Send nil message":           func() error { return b.Send(ctx, nil) },
-		"SendAll nil ctx":            func() error { return errors.Join(b.SendAll(nilCtx, []*transport.Message{valid()})...) },
-		"SendAll nil message":        func() error { return errors.Join(b.SendAll(ctx, []*transport.Message{nil})...) },
-		"Ack nil ctx":                func() error { return b.Ack(nilCtx, valid()) },
-		"Ack nil message":            func() error { return b.Ack(ctx, nil) },
-		"Nack nil ctx":               func() error { return b.Nack(nilCtx, valid()) },
-		"Nack nil message":           func() error { return b.Nack(ctx, nil) },
-		"Reject nil ctx":             func() error { return b.Reject(nilCtx, valid(), "no") },
-		"Reject nil message":         func() error { return b.Reject(ctx, nil, "no") },
-		"ReceiveWait nil ctx":        func() error { _, err := b.ReceiveWait(nilCtx, "A"); return err },
-		"ProcessDeadLetters nil ctx": func() error { _, err := b.ProcessDeadLetters(nilCtx); return err },
+		"Send nil ctx":        func() error { return b.Send(nilCtx, valid()) },
+		"Send nil message":    func() error { return b.Send(ctx, nil) },
+		"SendAll nil ctx":     func() error { return errors.Join(b.SendAll(nilCtx, []*transport.Message{valid()})...) },
+		"SendAll nil message": func() error { return errors.Join(b.SendAll(ctx, []*transport.Message{nil})...) },
+		"Ack nil ctx":         func() error { return b.Ack(nilCtx, valid()) },
+		"Ack nil message":     func() error { return b.Ack(ctx, nil) },
+		"Nack nil ctx":        func() error { return b.Nack(nilCtx, valid()) },
+		"Nack nil message":    func() error { return b.Nack(ctx, nil) },
+		"Reject nil ctx":      func() error { return b.Reject(nilCtx, valid(), "no") },
+		"Reject nil message":  func() error { return b.Reject(ctx, nil, "no") },
+		"ReceiveWait nil ctx": func() error { _, err := b.ReceiveWait(nilCtx, "A"); return err },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {

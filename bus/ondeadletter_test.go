@@ -93,11 +93,33 @@ func TestBus_OnDeadLetter_ReportsEveryReason(t *testing.T) {
 func TestBus_NilSubscribersAreIgnored(t *testing.T) {
 	b := newBus(t, []string{"A"})
 	b.OnDeadLetter(nil)()
-	b.OnDeadLetterAlert(nil)()
 	if err := b.Send(t.Context(), request("A", "nobody", "lost")); err == nil {
 		t.Fatal("a send to an unknown agent succeeded")
 	}
 	if n := len(b.DeadLetters()); n != 1 {
 		t.Fatalf("got %d dead letters, want 1", n)
+	}
+}
+
+func TestBus_DeadLetterWorkAcceptsAndDeadLetters(t *testing.T) {
+	b := newBus(t, []string{"A"})
+	var got []transport.DeadLetter
+	b.OnDeadLetter(func(d transport.DeadLetter) { got = append(got, d) })
+	m := request("X", "A", "y")
+	if err := b.DeadLetterWork(t.Context(), m, transport.ReasonMaxRetries, 4, "bus: A queue full"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeadLetterWork(t.Context(), request("X", "Ghost", "z"), transport.ReasonMaxRetries, 2, "full"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeadLetterWork(t.Context(), &transport.Message{From: "X", To: "A"}, transport.ReasonMaxRetries, 1, ""); !errors.Is(err, transport.ErrValidation) {
+		t.Errorf("got %v for an invalid message, want ErrValidation", err)
+	}
+	if len(got) != 2 || got[0].Message.MessageID != m.MessageID || got[0].Reason != transport.ReasonMaxRetries || got[0].Attempts != 4 || got[0].LastError != "bus: A queue full" {
+		t.Fatalf("got %+v, want the two letters, the first of m after 4 attempts", got)
+	}
+	s := assertBalanced(t, b)
+	if s.Accepted != 2 || s.DeadLettersByReason[transport.ReasonMaxRetries] != 2 || s.ValidationErrors != 1 || s.Agents[0].DeadLettered != 1 {
+		t.Errorf("got %+v, want 2 accepted and dead-lettered max_retries, one of them A's, and 1 refused", s)
 	}
 }

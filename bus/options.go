@@ -20,12 +20,6 @@ const (
 	DefaultDeadLetterLimit = 10000
 )
 
-// DefaultRetrySchedule is the backoff for a send to a full mailbox:
-// retry after 100ms, then 500ms, then 2s.
-func DefaultRetrySchedule() []time.Duration {
-	return []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}
-}
-
 // config is the bus configuration after options and defaults.
 type config struct {
 	logger          *zap.Logger
@@ -33,7 +27,6 @@ type config struct {
 	ids             func() string
 	capacity        int
 	mailboxCapacity int
-	retrySchedule   []time.Duration
 	deadLetterLimit int
 	sweepInterval   time.Duration
 
@@ -42,8 +35,6 @@ type config struct {
 	maxDeliveries int
 	idemWindow    time.Duration
 	idemMax       int
-	dlPolicy      DeadLetterPolicy
-	dlProcessing  bool
 }
 
 func defaultConfig() config {
@@ -53,13 +44,11 @@ func defaultConfig() config {
 		ids:             newUUID,
 		capacity:        DefaultCapacity,
 		mailboxCapacity: DefaultMailboxCapacity,
-		retrySchedule:   DefaultRetrySchedule(),
 		deadLetterLimit: DefaultDeadLetterLimit,
 		ackTimeout:      DefaultAckTimeout,
 		maxDeliveries:   DefaultMaxDeliveries,
 		idemWindow:      DefaultIdempotencyWindow,
 		idemMax:         DefaultIdempotencyKeys,
-		dlPolicy:        DeadLetterPolicy{}.withDefaults(),
 	}
 }
 
@@ -117,13 +106,6 @@ func WithDefaultMailboxCapacity(n int) Option {
 	}
 }
 
-// WithRetrySchedule sets the waits between attempts of a send made with
-// WithRetry() and no schedule of its own. Non-positive waits are dropped; an
-// empty schedule means such sends are not retried.
-func WithRetrySchedule(waits ...time.Duration) Option {
-	return func(c *config) { c.retrySchedule = positive(waits) }
-}
-
 // WithDeadLetterLimit bounds how many dead letters the bus holds; n <= 0
 // keeps DefaultDeadLetterLimit.
 func WithDeadLetterLimit(n int) Option {
@@ -174,30 +156,6 @@ func WithRequiredContent(keys ...string) MailboxOption {
 type SendOption func(*sendConfig)
 
 type sendConfig struct {
-	retry    bool
-	schedule []time.Duration
-	receipt  *Receipt
-	offer    bool // OfferWork: a full mailbox refuses, and the sender keeps the message
-}
-
-// WithRetry makes a send to a full mailbox retry instead of failing at
-// once: it waits for each duration of waits in turn (the bus's schedule,
-// 100ms, 500ms, 2s by default, when waits is empty) and tries again. The
-// call blocks until the message fits, the schedule is exhausted (the message
-// is dead-lettered "max_retries"), ctx is done or the bus closes.
-func WithRetry(waits ...time.Duration) SendOption {
-	return func(c *sendConfig) {
-		c.retry = true
-		c.schedule = positive(waits)
-	}
-}
-
-func positive(ds []time.Duration) []time.Duration {
-	out := make([]time.Duration, 0, len(ds))
-	for _, d := range ds {
-		if d > 0 {
-			out = append(out, d)
-		}
-	}
-	return out
+	receipt *Receipt
+	offer   bool // OfferWork: a full mailbox refuses, and the sender keeps the message
 }

@@ -66,65 +66,6 @@ func WithIdempotency(window time.Duration, max int) Option {
 	}
 }
 
-// DeadLetterPolicy drives dead-letter processing and alerting. Zero fields
-// take the defaults.
-type DeadLetterPolicy struct {
-	// Interval is how often WithDeadLetterProcessing processes the queue
-	// (5 minutes by default).
-	Interval time.Duration
-	// MaxRetries is how many times a retryable dead letter is sent again
-	// (3 by default).
-	MaxRetries int
-	// Backoff is the wait before the first retry; it doubles for each
-	// further one (1 minute by default).
-	Backoff time.Duration
-	// StaleAfter is the age, in multiples of a message's TTL, past which a
-	// dead letter is discarded with an audit record (2 by default).
-	StaleAfter float64
-	// AlertThreshold is how many dead letters within AlertWindow are
-	// tolerated: one more raises an alert (10 by default).
-	AlertThreshold int
-	// AlertWindow is the sliding window of the alert (5 minutes by default).
-	AlertWindow time.Duration
-}
-
-func (p DeadLetterPolicy) withDefaults() DeadLetterPolicy {
-	if p.Interval <= 0 {
-		p.Interval = 5 * time.Minute
-	}
-	if p.MaxRetries <= 0 {
-		p.MaxRetries = 3
-	}
-	if p.Backoff <= 0 {
-		p.Backoff = time.Minute
-	}
-	if p.StaleAfter <= 0 {
-		p.StaleAfter = 2
-	}
-	if p.AlertThreshold <= 0 {
-		p.AlertThreshold = 10
-	}
-	if p.AlertWindow <= 0 {
-		p.AlertWindow = 5 * time.Minute
-	}
-	return p
-}
-
-// WithDeadLetterPolicy sets the dead-letter policy that ProcessDeadLetters
-// and the alerting use, without periodic processing.
-func WithDeadLetterPolicy(p DeadLetterPolicy) Option {
-	return func(c *config) { c.dlPolicy = p.withDefaults() }
-}
-
-// WithDeadLetterProcessing sets the dead-letter policy and makes the bus run
-// ProcessDeadLetters every p.Interval on a timer it owns and Close stops.
-func WithDeadLetterProcessing(p DeadLetterPolicy) Option {
-	return func(c *config) {
-		c.dlPolicy = p.withDefaults()
-		c.dlProcessing = true
-	}
-}
-
 // Receipt reports what became of one Send or Request (WithReceipt).
 type Receipt struct {
 	// MessageID is the id of the message sent.

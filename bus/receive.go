@@ -41,7 +41,7 @@ func (b *Bus) Receive(agentID string, max int) ([]*transport.Message, error) {
 	}
 	mb.mu.Unlock()
 	b.logExpired(expired)
-	mb.shard.receive.record(b.clock.Now().Sub(start))
+	mb.shard.receive.record(b.since(start))
 	b.flush()
 	return out, nil
 }
@@ -126,7 +126,7 @@ func (b *Bus) takeOne(mb *mailbox) (*transport.Message, bool, error) {
 	mb.mu.Unlock()
 	b.logExpired(expired)
 	if ok {
-		mb.shard.receive.record(b.clock.Now().Sub(start))
+		mb.shard.receive.record(b.since(start))
 	}
 	b.flush()
 	return m, ok, nil

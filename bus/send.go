@@ -3,7 +3,6 @@ package bus
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/batonhq/baton/transport"
@@ -14,21 +13,12 @@ import (
 // its look-up and its lock.
 var errGone = errors.New("bus: mailbox gone")
 
-// pendingSend is a send waiting for a retry of a full mailbox.
-type pendingSend struct {
-	mb    *mailbox
-	m     *transport.Message
-	start time.Time
-	err   error
-	idx   int // position in the caller's batch
-}
-
 // Send validates m, fills what the bus owns (message_id when empty,
 // conversation_id, timestamp, TTL) and queues it for m.To. A to_agent of "*"
 // or "topic:<name>" names no mailbox: broadcast and topics are decorators
 // of package bus/feature.
 //
-// Send never blocks unless WithRetry is given. Outcomes:
+// Send never blocks. Outcomes:
 //   - invalid message, done ctx, or closed bus: an error, and the message is
 //     not accepted (a *ValidationError is counted in the metrics);
 //   - a duplicate idempotency key: nil, and the message is neither accepted
@@ -37,8 +27,7 @@ type pendingSend struct {
 //     "receiver_not_found", and a *RoutingError matching ErrRouting and
 //     ErrUnknownAgent is returned;
 //   - full mailbox (or bus): a *QueueFullError naming the agent; the message
-//     is dead-lettered "queue_overflow", or, with WithRetry, retried on the
-//     schedule and dead-lettered "max_retries" if it never fits.
+//     is dead-lettered "queue_overflow" (feature.Retry retries such sends).
 //
 // The bus owns m from this call until it is received: do not modify it.
 func (b *Bus) Send(ctx context.Context, m *transport.Message, opts ...SendOption) error {
@@ -50,19 +39,8 @@ func (b *Bus) Send(ctx context.Context, m *transport.Message, opts ...SendOption
 	if len(opts) > 0 {
 		sc = b.sendOptions(opts)
 	}
-	err := b.dispatch(ctx, m, start, &sc)
+	err := b.sendOne(m, start, &sc)
 	b.flush()
-	return err
-}
-
-// dispatch routes one admitted message to its mailbox.
-func (b *Bus) dispatch(ctx context.Context, m *transport.Message, start time.Time, sc *sendConfig) error {
-	var pend []pendingSend
-	err := b.sendOne(m, start, sc, &pend, 0)
-	if len(pend) > 0 {
-		b.retry(ctx, pend, sc.schedule)
-		err = pend[0].err
-	}
 	return err
 }
 
@@ -85,9 +63,7 @@ func (b *Bus) unaccept(m *transport.Message) {
 }
 
 // SendAll sends every message of msgs in one call and reports each result
-// at the same index (nil for success). Messages that meet a full mailbox
-// retry together (with WithRetry), so the call takes as long as the slowest
-// message, not the sum of all of them.
+// at the same index (nil for success).
 func (b *Bus) SendAll(ctx context.Context, msgs []*transport.Message, opts ...SendOption) []error {
 	start := b.clock.Now()
 	var sc sendConfig
@@ -96,19 +72,12 @@ func (b *Bus) SendAll(ctx context.Context, msgs []*transport.Message, opts ...Se
 	}
 	sc.receipt = nil
 	errs := make([]error, len(msgs))
-	var pend []pendingSend
 	for i, m := range msgs {
 		if err := b.admit(ctx, m); err != nil {
 			errs[i] = err
 			continue
 		}
-		errs[i] = b.sendOne(m, start, &sc, &pend, i)
-	}
-	if len(pend) > 0 {
-		b.retry(ctx, pend, sc.schedule)
-		for _, p := range pend {
-			errs[p.idx] = p.err
-		}
+		errs[i] = b.sendOne(m, start, &sc)
 	}
 	b.flush()
 	if ce := b.log.Check(zap.InfoLevel, "parallel send"); ce != nil {
@@ -129,10 +98,6 @@ func (b *Bus) sendOptions(opts []SendOption) sendConfig {
 	for _, o := range opts {
 		o(&sc)
 	}
-	if sc.retry && len(sc.schedule) == 0 {
-		sc.schedule = b.cfg.retrySchedule
-	}
-	sc.retry = sc.retry && len(sc.schedule) > 0
 	return sc
 }
 
@@ -189,10 +154,8 @@ func (b *Bus) fill(m *transport.Message, now time.Time) {
 	}
 }
 
-// sendOne fills, admits and routes one point-to-point message. When the
-// mailbox is full and sc asks for retries, it appends the send to pend and
-// returns nil.
-func (b *Bus) sendOne(m *transport.Message, start time.Time, sc *sendConfig, pend *[]pendingSend, idx int) error {
+// sendOne fills, admits and routes one point-to-point message.
+func (b *Bus) sendOne(m *transport.Message, start time.Time, sc *sendConfig) error {
 	if dup, err := b.accept(m, start, sc); dup || err != nil {
 		return err
 	}
@@ -208,19 +171,12 @@ func (b *Bus) sendOne(m *transport.Message, start time.Time, sc *sendConfig, pen
 		}
 	}
 	full := overflowDeadLetter
-	switch {
-	case sc.offer:
+	if sc.offer {
 		full = overflowRefuse
-	case sc.retry:
-		full = overflowRetry
 	}
 	err := b.enqueue(mb, m, start, full)
-	switch {
-	case err == errGone:
+	if err == errGone {
 		return b.unroutable(m, start)
-	case err != nil && sc.retry:
-		*pend = append(*pend, pendingSend{mb: mb, m: m, start: start, err: err, idx: idx})
-		return nil
 	}
 	return err
 }
@@ -232,9 +188,6 @@ const (
 	// overflowDeadLetter accepts the message and dead-letters it
 	// "queue_overflow".
 	overflowDeadLetter overflow = iota
-	// overflowRetry accepts the message and marks it as waiting for a
-	// retry (WithRetry).
-	overflowRetry
 	// overflowRefuse neither accepts nor dead-letters the message, and
 	// frees its idempotency key: its sender keeps it (OfferWork).
 	overflowRefuse
@@ -253,9 +206,6 @@ func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full o
 	var expired []*transport.Message
 	if err := b.reserveLocked(mb, now, start, &expired); err != nil {
 		switch full {
-		case overflowRetry:
-			mb.c.accepted++
-			mb.c.retrying++
 		case overflowRefuse: // neither accepted nor dead-lettered: the sender keeps it
 		default:
 			mb.c.accepted++
@@ -306,7 +256,7 @@ func (b *Bus) reserveLocked(mb *mailbox, now int64, at time.Time, expired *[]*tr
 }
 
 func (b *Bus) recordSent(mb *mailbox, m *transport.Message, start time.Time) {
-	d := b.clock.Now().Sub(start)
+	d := b.since(start)
 	mb.shard.send.record(d)
 	if ce := b.log.Check(zap.DebugLevel, "message sent"); ce != nil {
 		ce.Write(zap.String("category", sendCategory(m)), messageFields(m), zap.Duration("latency", d))
@@ -335,9 +285,7 @@ func (b *Bus) deadLetterLocked(c *counts, m *transport.Message, reason transport
 		c.expired++
 	}
 	d := transport.DeadLetter{Message: m, Reason: reason, At: at.UTC(), Attempts: attempts, LastError: lastErr, Retries: retriesOf(m)}
-	if alert, ok := b.dlq.add(d); ok {
-		b.raiseAlert(alert)
-	}
+	b.dlq.add(d)
 	if b.ev.ndead.Load() > 0 {
 		d.Message = m.Clone()
 		b.later(func() {
@@ -347,100 +295,4 @@ func (b *Bus) deadLetterLocked(c *counts, m *transport.Message, reason transport
 		})
 	}
 	b.releaseKey(m)
-}
-
-// retry runs the retry schedule for sends that met a full mailbox. All of
-// them wait on the same schedule in the calling goroutine, so a batch
-// retries concurrently without a goroutine per message.
-func (b *Bus) retry(ctx context.Context, pend []pendingSend, schedule []time.Duration) {
-	waiting := make([]*pendingSend, len(pend))
-	for i := range pend {
-		waiting[i] = &pend[i]
-	}
-	attempts := 1
-	for _, wait := range schedule {
-		if err := b.timers.sleep(ctx, b.done, wait); err != nil {
-			now := b.clock.Now()
-			for _, p := range waiting {
-				p.err = fmt.Errorf("%w (stopped retrying: %w)", p.err, err)
-				b.giveUp(p, transport.ReasonQueueOverflow, attempts, now)
-			}
-			return
-		}
-		attempts++
-		now := b.clock.Now()
-		still := waiting[:0]
-		for _, p := range waiting {
-			b.retries.Add(1)
-			if ce := b.log.Check(zap.DebugLevel, "send retry"); ce != nil {
-				ce.Write(zap.String("category", "retry"), messageFields(p.m),
-					zap.Int("attempt", attempts), zap.Duration("wait", wait))
-			}
-			p.err = b.retryEnqueue(p, now)
-			if errors.Is(p.err, transport.ErrQueueFull) {
-				still = append(still, p)
-			}
-		}
-		waiting = still
-		if len(waiting) == 0 {
-			return
-		}
-	}
-	now := b.clock.Now()
-	for _, p := range waiting {
-		var full *transport.QueueFullError
-		if errors.As(p.err, &full) {
-			full.Attempts = attempts
-		}
-		b.giveUp(p, transport.ReasonMaxRetries, attempts, now)
-	}
-}
-
-// retryEnqueue tries a waiting send again; the message is already counted
-// as accepted and retrying in its mailbox.
-func (b *Bus) retryEnqueue(p *pendingSend, at time.Time) error {
-	mb, m := p.mb, p.m
-	now := at.UnixNano()
-	var expired []*transport.Message
-	mb.mu.Lock()
-	if mb.closed {
-		mb.c.retrying--
-		err := &transport.RoutingError{To: m.To, Reason: "receiver not found", Err: transport.ErrUnknownAgent}
-		b.deadLetterLocked(&mb.c, m, transport.ReasonReceiverNotFound, 1, err.Error(), at)
-		mb.mu.Unlock()
-		b.logDeadLetter(m, transport.ReasonReceiverNotFound, err.Error())
-		return err
-	}
-	if err := b.reserveLocked(mb, now, at, &expired); err != nil {
-		mb.mu.Unlock()
-		b.logExpired(expired)
-		return err
-	}
-	mb.c.retrying--
-	if m.Type == transport.MessageHandoff {
-		mb.c.handoffs++
-	}
-	b.pushLocked(mb, entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}, false)
-	mb.mu.Unlock()
-	b.logExpired(expired)
-	b.recordSent(mb, m, p.start)
-	return nil
-}
-
-// giveUp dead-letters a send that stopped retrying.
-func (b *Bus) giveUp(p *pendingSend, reason transport.DeadLetterReason, attempts int, at time.Time) {
-	p.mb.mu.Lock()
-	p.mb.c.retrying--
-	b.deadLetterLocked(&p.mb.c, p.m, reason, attempts, p.err.Error(), at)
-	p.mb.mu.Unlock()
-	b.logDeadLetter(p.m, reason, p.err.Error())
-}
-
-// retryOrDeadLetter is what a send with WithRetry (retry), or without it,
-// does with a message that meets a full mailbox.
-func retryOrDeadLetter(retry bool) overflow {
-	if retry {
-		return overflowRetry
-	}
-	return overflowDeadLetter
 }

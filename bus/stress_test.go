@@ -15,7 +15,7 @@ import (
 )
 
 // TestStress_AccountingUnderLoad runs concurrent senders and receivers with
-// mixed priorities, short TTLs, full mailboxes, retries, acks, nacks,
+// mixed priorities, short TTLs, full mailboxes, acks, nacks,
 // rejects, unacknowledged messages redelivered after
 // a short ack timeout, duplicate idempotency keys and agent churn, checking
 // the accounting invariant on every snapshot taken meanwhile and exactly at the
@@ -25,7 +25,6 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 	b := bus.New(
 		bus.WithDefaultMailboxCapacity(16),
 		bus.WithCapacity(80),
-		bus.WithRetrySchedule(time.Millisecond, 2*time.Millisecond),
 		bus.WithDeadLetterLimit(100),
 		bus.WithAckTimeout(2*time.Millisecond),
 	)
@@ -139,10 +138,6 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 				if r.IntN(16) == 0 { // a resend after a sender crash: same key
 					m.IdempotencyKey = fmt.Sprintf("S%d-%d", s, i/2)
 				}
-				var opts []bus.SendOption
-				if r.IntN(10) == 0 {
-					opts = append(opts, bus.WithRetry())
-				}
 				switch r.IntN(40) {
 				case 0:
 					m.Content = nil // invalid: refused, never accepted
@@ -150,7 +145,7 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 						t.Errorf("got %v, want ErrValidation", err)
 					}
 				default:
-					_ = b.Send(ctx, m, opts...)
+					_ = b.Send(ctx, m)
 				}
 			}
 		})
@@ -173,9 +168,6 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 	if s.Acks != acked.Load() || s.Nacks != nacked.Load() || s.Rejects != rejected.Load() {
 		t.Errorf("got acks %d nacks %d rejects %d, want %d %d %d", s.Acks, s.Nacks, s.Rejects, acked.Load(), nacked.Load(), rejected.Load())
 	}
-	if s.Retrying != 0 {
-		t.Errorf("got %d sends still retrying after Close, want 0", s.Retrying)
-	}
 	// Only what the senders' seeded schedule guarantees is required: sends
 	// to the never-registered Ghost and invalid messages. Redeliveries,
 	// rejections, duplicates, expiry and overflow depend on how the
@@ -184,8 +176,8 @@ func TestStress_AccountingUnderLoad(t *testing.T) {
 	if s.Accepted == 0 || s.DeadLettersByReason[transport.ReasonReceiverNotFound] == 0 || s.ValidationErrors == 0 {
 		t.Errorf("got %+v, want the load to exercise routing and validation", s)
 	}
-	t.Logf("accepted %d delivered %d dead %d queued %d in flight %d by reason %v retries %d redeliveries %d duplicates %d expired %d rejects %d",
-		s.Accepted, s.Delivered, s.DeadLettered, s.Queued, s.InFlight, s.DeadLettersByReason, s.Retries, s.Redeliveries, s.Duplicates, s.Expired, s.Rejects)
+	t.Logf("accepted %d delivered %d dead %d queued %d in flight %d by reason %v redeliveries %d duplicates %d expired %d rejects %d",
+		s.Accepted, s.Delivered, s.DeadLettered, s.Queued, s.InFlight, s.DeadLettersByReason, s.Redeliveries, s.Duplicates, s.Expired, s.Rejects)
 }
 
 // pause lets the watchers interleave with the load instead of starving it.

@@ -37,7 +37,7 @@ func (b *Bus) OfferWork(ctx context.Context, m *transport.Message) error {
 		return err
 	}
 	sc := sendConfig{offer: true}
-	err := b.dispatch(ctx, m, start, &sc)
+	err := b.sendOne(m, start, &sc)
 	b.flush()
 	return err
 }
@@ -71,7 +71,8 @@ func (b *Bus) Room(ctx context.Context, agentID string) (free, capacity int, err
 }
 
 var (
-	_ transport.Transport  = (*Bus)(nil)
-	_ transport.RoomTeller = (*Bus)(nil)
-	_ transport.Offerer    = (*Bus)(nil)
+	_ transport.Transport    = (*Bus)(nil)
+	_ transport.RoomTeller   = (*Bus)(nil)
+	_ transport.Offerer      = (*Bus)(nil)
+	_ transport.DeadLetterer = (*Bus)(nil)
 )

@@ -24,6 +24,7 @@ type dead struct {
 	lastErr  string
 	term     *nats.Msg // the delivery to terminate, if any
 	termWhy  string
+	refused  bool // never stored, for a reason a stored message may have too (see DeadLetterWork)
 }
 
 // deadLetterJSON is the form of a dead letter in the dead-letter stream.
@@ -54,7 +55,11 @@ func (t *Transport) deadLetter(ctx context.Context, d dead) error {
 		t.log.Error("natsbus: dead letter not encoded", zap.String("message_id", d.m.MessageID), zap.Error(err))
 		return err
 	}
-	msg := nats.NewMsg(deadSubject(d.m.To, d.reason))
+	subject := deadSubject(d.m.To, d.reason)
+	if d.refused {
+		subject += refusedSuffix
+	}
+	msg := nats.NewMsg(subject)
 	msg.Data = data
 	msg.Header.Set(HeaderOrigin, t.id)
 	msg.Header.Set(HeaderReason, string(d.reason))

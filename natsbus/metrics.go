@@ -86,7 +86,7 @@ func (t *Transport) Metrics() transport.Snapshot {
 	}
 	for _, byReason := range dead {
 		for r, c := range byReason {
-			s.DeadLettersByReason[r] += c
+			s.DeadLettersByReason[transport.DeadLetterReason(strings.TrimSuffix(string(r), refusedSuffix))] += c
 		}
 	}
 	s.Expired = s.DeadLettersByReason[transport.ReasonTTLExpired]
@@ -108,7 +108,8 @@ func (t *Transport) deadCounts(ctx context.Context) (map[string]map[transport.De
 	out := map[string]map[transport.DeadLetterReason]uint64{}
 	for subj, n := range info.State.Subjects {
 		rest := strings.TrimPrefix(subj, DeadPrefix)
-		dot := strings.LastIndexByte(rest, '.')
+		// A refused letter's reason keeps its suffix here, for agentStats.
+		dot := strings.LastIndexByte(strings.TrimSuffix(rest, refusedSuffix), '.')
 		if dot < 0 {
 			continue
 		}
@@ -144,7 +145,7 @@ func (t *Transport) agentStats(ctx context.Context, agent string, dead map[trans
 	inflight = min(inflight, held)
 	var fromStream, refused uint64
 	for r, n := range dead {
-		if r == transport.ReasonQueueOverflow || r == transport.ReasonReceiverNotFound {
+		if r == transport.ReasonQueueOverflow || r == transport.ReasonReceiverNotFound || strings.HasSuffix(string(r), refusedSuffix) {
 			refused += n
 		} else {
 			fromStream += n

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,8 +52,21 @@ func TestMessage_Validate(t *testing.T) {
 			m.Metadata = map[string]any{"blob": strings.Repeat("y", 600<<10)}
 		}, "content", "exceeds the 1 MiB payload limit"},
 		{"payload just under 1 MiB", func(m *transport.Message) { m.Content["blob"] = strings.Repeat("x", 1<<19) }, "", ""},
-		{"NaN in content", func(m *transport.Message) { m.Content["x"] = math.NaN() }, "content", "bus: content cannot be encoded as JSON"},
-		{"channel in metadata", func(m *transport.Message) { m.Metadata = map[string]any{"c": make(chan int)} }, "metadata", "bus: metadata cannot be encoded as JSON"},
+		{"NaN in content", func(m *transport.Message) { m.Content["x"] = math.NaN() }, "content.x", "bus: content.x is NaN, which JSON cannot hold"},
+		{"channel in metadata", func(m *transport.Message) { m.Metadata = map[string]any{"c": make(chan int)} }, "metadata.c", "bus: metadata.c cannot be encoded as JSON"},
+		{"invalid UTF-8 deep in content", func(m *transport.Message) {
+			m.Content["order"] = map[string]any{"items": []any{"a", "b", "\xff"}}
+		}, "content.order.items[2]", "bus: content.order.items[2] is not valid UTF-8"},
+		{"escapes push over 1 MiB", func(m *transport.Message) { m.Content["blob"] = strings.Repeat("\"", 600<<10) }, "content", "exceeds the 1 MiB payload limit"},
+		{"content and metadata just under 1 MiB together", func(m *transport.Message) {
+			m.Content["blob"] = strings.Repeat("x", 300<<10)
+			m.Metadata = map[string]any{"blob": strings.Repeat("y", 600<<10)}
+		}, "", ""},
+		{"many numbers under 1 MiB", func(m *transport.Message) {
+			m.Content["n"] = slices.Repeat([]any{1.0}, 100_000)
+		}, "", ""},
+		{"content nested 200 deep", func(m *transport.Message) { m.Content["deep"] = nested(200) }, "", ""},
+		{"content nested past 256", func(m *transport.Message) { m.Content["deep"] = nested(300) }, "content.deep" + strings.Repeat(".k", 256), "nests deeper than 256 levels"},
 		{"struct in content", func(m *transport.Message) { m.Content["s"] = struct{ A int }{1} }, "", ""},
 	}
 	for _, tc := range tests {
@@ -81,6 +95,15 @@ func TestMessage_Validate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nested returns a value n maps deep.
+func nested(n int) any {
+	var v any = "leaf"
+	for range n {
+		v = map[string]any{"k": v}
+	}
+	return v
 }
 
 func TestMessage_ValidateNil(t *testing.T) {

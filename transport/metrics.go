@@ -6,8 +6,8 @@ package transport
 //
 //	Accepted == Delivered + DeadLettered + Queued + InFlight
 //
-// where Queued counts the messages waiting in mailboxes and those waiting
-// for a retry (Retrying), and InFlight the requires_ack messages received but not yet acknowledged. A
+// where Queued counts the messages waiting in mailboxes, and InFlight the
+// requires_ack messages received but not yet acknowledged. A
 // message is counted delivered once: when it is received, or, for a
 // requires_ack message, when it is acknowledged. Redelivery moves it from
 // InFlight back to Queued; Nack too; Reject and the last failed delivery
@@ -22,11 +22,9 @@ type Snapshot struct {
 	// DeadLettered counts messages moved to the dead-letter queue, including
 	// those later discarded or requeued.
 	DeadLettered uint64
-	// Queued is the number of accepted messages waiting to be received: in
-	// a mailbox, or waiting for a retry.
+	// Queued is the number of accepted messages waiting to be received in a
+	// mailbox.
 	Queued int
-	// Retrying is the part of Queued waiting for a retry of a full mailbox.
-	Retrying int
 	// InFlight is the number of requires_ack messages received and not yet
 	// acknowledged, rejected or redelivered.
 	InFlight int
@@ -40,8 +38,6 @@ type Snapshot struct {
 	ValidationErrors uint64
 	// Handoffs counts HANDOFF messages queued.
 	Handoffs uint64
-	// Retries counts retry attempts of sends to full mailboxes.
-	Retries uint64
 	// Requeued and Discarded count dead-letter operations.
 	Requeued, Discarded uint64
 	// Acks counts acknowledgements sent with Ack.
@@ -54,10 +50,6 @@ type Snapshot struct {
 	Duplicates uint64
 	// IdempotencyKeys is the number of idempotency keys remembered now.
 	IdempotencyKeys int
-	// DeadLetterRetried and DeadLetterStale count dead letters that
-	// processing sent again or discarded as stale, DeadLetterAlerts the
-	// alerts raised and DeadLetterPasses the processing passes.
-	DeadLetterRetried, DeadLetterStale, DeadLetterAlerts, DeadLetterPasses uint64
 	// Agents has one entry per registered agent, sorted by id.
 	Agents []AgentStats
 	// Send is the time from entering a send to the message being queued.

@@ -49,7 +49,6 @@ type Collector struct {
 	counters     []counter
 	deadByReason *prometheus.Desc
 	queued       *prometheus.Desc
-	retrying     *prometheus.Desc
 	gauges       []gauge
 	held         *prometheus.Desc
 	dropRatio    *prometheus.Desc
@@ -74,8 +73,7 @@ func NewCollector(src Source, opts ...Option) *Collector {
 	c := &Collector{
 		src:          src,
 		deadByReason: desc("messages_dead_lettered_total", "Messages moved to the dead-letter queue, by reason.", "reason"),
-		queued:       desc("messages_queued", "Accepted messages waiting to be received (in a mailbox or retrying)."),
-		retrying:     desc("messages_retrying", "Messages waiting for a retry of a full mailbox."),
+		queued:       desc("messages_queued", "Accepted messages waiting to be received in a mailbox."),
 		held:         desc("dead_letters_held", "Dead letters currently held in the queue."),
 		dropRatio:    desc("drop_ratio", "Dead-lettered messages over accepted messages."),
 		depth:        desc("queue_depth", "Messages queued in an agent's mailbox.", "agent", "agent_type"),
@@ -101,7 +99,6 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		{"messages_expired_total", "Messages whose TTL ran out before delivery.", func(s *transport.Snapshot) uint64 { return s.Expired }},
 		{"validation_errors_total", "Messages refused as invalid.", func(s *transport.Snapshot) uint64 { return s.ValidationErrors }},
 		{"handoffs_total", "HANDOFF messages queued.", func(s *transport.Snapshot) uint64 { return s.Handoffs }},
-		{"retries_total", "Retry attempts of sends to full mailboxes.", func(s *transport.Snapshot) uint64 { return s.Retries }},
 		{"requeued_total", "Dead letters sent again.", func(s *transport.Snapshot) uint64 { return s.Requeued }},
 		{"discarded_total", "Dead letters discarded.", func(s *transport.Snapshot) uint64 { return s.Discarded }},
 		{"acks_total", "Acknowledgements sent.", func(s *transport.Snapshot) uint64 { return s.Acks }},
@@ -109,10 +106,6 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		{"nacks_total", "Messages handed back with Nack.", func(s *transport.Snapshot) uint64 { return s.Nacks }},
 		{"rejects_total", "Messages refused for good with Reject.", func(s *transport.Snapshot) uint64 { return s.Rejects }},
 		{"duplicates_total", "Sends acknowledged without delivery for a repeated idempotency key.", func(s *transport.Snapshot) uint64 { return s.Duplicates }},
-		{"dead_letters_retried_total", "Dead letters sent again by dead-letter processing.", func(s *transport.Snapshot) uint64 { return s.DeadLetterRetried }},
-		{"dead_letters_stale_total", "Stale dead letters discarded with an audit record.", func(s *transport.Snapshot) uint64 { return s.DeadLetterStale }},
-		{"dead_letter_alerts_total", "Alerts for dead letters arriving too fast.", func(s *transport.Snapshot) uint64 { return s.DeadLetterAlerts }},
-		{"dead_letter_passes_total", "Dead-letter processing passes.", func(s *transport.Snapshot) uint64 { return s.DeadLetterPasses }},
 	} {
 		c.counters = append(c.counters, counter{desc: desc(k.name, k.help), get: k.get})
 	}
@@ -142,7 +135,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, g := range c.gauges {
 		ch <- g.desc
 	}
-	for _, d := range []*prometheus.Desc{c.deadByReason, c.queued, c.retrying, c.held, c.dropRatio, c.depth, c.capacity, c.awaitingAck, c.latency} {
+	for _, d := range []*prometheus.Desc{c.deadByReason, c.queued, c.held, c.dropRatio, c.depth, c.capacity, c.awaitingAck, c.latency} {
 		ch <- d
 	}
 }
@@ -160,7 +153,6 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(g.get(&s)))
 	}
 	ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(s.Queued))
-	ch <- prometheus.MustNewConstMetric(c.retrying, prometheus.GaugeValue, float64(s.Retrying))
 	ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(s.DeadLettersHeld))
 	ch <- prometheus.MustNewConstMetric(c.dropRatio, prometheus.GaugeValue, s.DropRate())
 	for _, a := range s.Agents {

@@ -13,4 +13,5 @@
 // composes none pays for none.
 //
 // Routing (topics, broadcast, request/reply, conversations): NewConversations directly over the transport, then NewTopics, NewBroadcaster, NewRequests (Example_routing).
+// Retry (retry.go): sender retries of a full mailbox; put it directly over the transport, whose offers it uses. DeadLetters (dlqprocess.go): dead-letter processing, audit and alerts.
 package feature

@@ -41,17 +41,29 @@ func (e *Error) Error() string { return "jsonvalue: " + e.Field + " " + e.Reason
 // walked once and costs no allocation; only a value whose bound passes the
 // limit is measured exactly, by a second walk of the same walker.
 func Check(v any, limit int) *Error {
-	n, err := walker{strict: true, maxDepth: MaxDepth}.walk(v, 0)
+	n, err := Measure(v, limit, MaxDepth)
 	if err != nil {
 		return err
 	}
-	if n <= limit {
-		return nil
-	}
-	if n = Size(v); n > limit {
+	if n > limit {
 		return &Error{Reason: fmt.Sprintf("is %d bytes as JSON, more than %d", n, limit)}
 	}
 	return nil
+}
+
+// Measure is Check's walk for a caller with limits of its own: it refuses
+// what Check refuses but nesting deeper than maxDepth (rather than
+// MaxDepth), and it does not refuse a large value; it returns an upper
+// bound of v's size as JSON when that bound is at most limit, and the exact
+// size otherwise. n > limit thus means the value is larger than limit, and
+// n <= limit that it is not; ordinary data is walked once.
+func Measure(v any, limit, maxDepth int) (n int, err *Error) {
+	n, err = walker{strict: true, maxDepth: maxDepth}.walk(v, 0)
+	if err != nil || n <= limit {
+		return n, err
+	}
+	n, err = walker{exact: true, maxDepth: maxDepth}.walk(v, 0)
+	return n, err
 }
 
 // Size returns the length in bytes of json.Marshal(v) for the JSON-like
@@ -82,7 +94,12 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 	case nil:
 		return 4, nil
 	case string:
-		n, ok := w.stringSize(x)
+		n, ok := 6*len(x)+2, true // the bound, written out here: a call costs as much
+		if w.exact {
+			n, ok = stringSize(x)
+		} else {
+			ok = utf8.ValidString(x)
+		}
 		if !ok && w.strict {
 			return 0, &Error{Reason: "is not valid UTF-8"}
 		}
@@ -93,29 +110,17 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 		}
 		return 5, nil
 	case float64:
+		if !w.exact && !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return maxFloat, nil // the bound, without floatSize's call
+		}
 		return w.floatSize(x, 64)
 	case float32:
 		return w.floatSize(float64(x), 32)
-	case int:
-		return intSize(int64(x)), nil
-	case int8:
-		return intSize(int64(x)), nil
-	case int16:
-		return intSize(int64(x)), nil
-	case int32:
-		return intSize(int64(x)), nil
-	case int64:
-		return intSize(x), nil
-	case uint:
-		return uintSize(uint64(x)), nil
-	case uint8:
-		return uintSize(uint64(x)), nil
-	case uint16:
-		return uintSize(uint64(x)), nil
-	case uint32:
-		return uintSize(uint64(x)), nil
-	case uint64:
-		return uintSize(x), nil
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		if !w.exact {
+			return maxInt, nil
+		}
+		return integerSize(x), nil
 	case json.Number:
 		if x == "" {
 			return 1, nil // encoding/json writes an empty number as 0
@@ -127,11 +132,32 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 		}
 		n := 2 + max(len(x)-1, 0)
 		for k, e := range x {
-			kn, ok := w.stringSize(k)
+			kn, ok := 6*len(k)+2, true
+			if w.exact {
+				kn, ok = stringSize(k)
+			} else {
+				ok = utf8.ValidString(k)
+			}
 			if !ok && w.strict {
 				return 0, &Error{Reason: "has a key that is not valid UTF-8: " + strconv.Quote(k)}
 			}
-			m, err := w.walk(e, depth+1)
+			// A string, the commonest value, is measured here rather than
+			// by a call one level down (depth cannot matter for it).
+			var m int
+			var err *Error
+			if s, isString := e.(string); isString {
+				valid := true
+				if m = 6*len(s) + 2; w.exact {
+					m, valid = stringSize(s)
+				} else {
+					valid = utf8.ValidString(s)
+				}
+				if !valid && w.strict {
+					err = &Error{Reason: "is not valid UTF-8"}
+				}
+			} else {
+				m, err = w.walk(e, depth+1)
+			}
 			if err != nil {
 				err.Field = "." + k + err.Field
 				return 0, err
@@ -288,6 +314,38 @@ func (w walker) floatSize(f float64, bits int) (int, *Error) {
 		n--
 	}
 	return n, nil
+}
+
+// maxInt bounds the length of an integer as JSON: "-9223372036854775808"
+// and "18446744073709551615" have 20 bytes.
+const maxInt = 20
+
+// integerSize is the length of an integer of any of Go's integer types as
+// JSON.
+func integerSize(v any) int {
+	switch x := v.(type) {
+	case int:
+		return intSize(int64(x))
+	case int8:
+		return intSize(int64(x))
+	case int16:
+		return intSize(int64(x))
+	case int32:
+		return intSize(int64(x))
+	case int64:
+		return intSize(x)
+	case uint:
+		return uintSize(uint64(x))
+	case uint8:
+		return uintSize(uint64(x))
+	case uint16:
+		return uintSize(uint64(x))
+	case uint32:
+		return uintSize(uint64(x))
+	case uint64:
+		return uintSize(x)
+	}
+	return 0
 }
 
 func intSize(i int64) int {
