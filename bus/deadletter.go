@@ -30,20 +30,6 @@ func (q *deadLetters) add(d transport.DeadLetter) {
 	q.items = append(q.items, d)
 }
 
-// retriesOf reads a message's dead-letter retry count from its metadata
-// (feature.DeadLetters sends letters again with it increased).
-func retriesOf(m *transport.Message) int {
-	switch v := m.Metadata[transport.MetadataDeadLetterRetries].(type) {
-	case int:
-		return v
-	case float64:
-		return int(v)
-	case int64:
-		return int(v)
-	}
-	return 0
-}
-
 // take removes and returns the oldest dead letter whose message has id.
 func (q *deadLetters) take(id string) (transport.DeadLetter, bool) {
 	q.mu.Lock()

@@ -218,16 +218,7 @@ func (b *Bus) Ack(ctx context.Context, m *transport.Message) error {
 		b.flush()
 		return nil
 	}
-	return b.Send(ctx, &transport.Message{
-		Type:           transport.MessageAck,
-		From:           m.To,
-		To:             m.From,
-		CorrelationID:  m.MessageID,
-		InReplyTo:      m.MessageID,
-		ConversationID: m.ConversationID,
-		Priority:       m.Priority,
-		Content:        map[string]any{"action": "ack", "status": "received"},
-	})
+	return b.Send(ctx, m.Notice(transport.MessageAck, map[string]any{"action": "ack", "status": "received"}))
 }
 
 // Nack hands a received requires_ack message back: it is delivered again
@@ -303,16 +294,7 @@ func (b *Bus) Reject(ctx context.Context, m *transport.Message, reason string) e
 		b.flush()
 		return nil
 	}
-	err = b.Send(ctx, &transport.Message{
-		Type:           transport.MessageError,
-		From:           m.To,
-		To:             m.From,
-		CorrelationID:  m.MessageID,
-		InReplyTo:      m.MessageID,
-		ConversationID: m.ConversationID,
-		Priority:       m.Priority,
-		Content:        map[string]any{"action": "rejected", "error": reason, "message_id": m.MessageID},
-	})
+	err = b.Send(ctx, m.Notice(transport.MessageError, map[string]any{"action": "rejected", "error": reason, "message_id": m.MessageID}))
 	if err != nil {
 		return &NoticeError{MessageID: m.MessageID, To: m.From, Err: err}
 	}

@@ -284,7 +284,7 @@ func (b *Bus) deadLetterLocked(c *counts, m *transport.Message, reason transport
 	if reason == transport.ReasonTTLExpired {
 		c.expired++
 	}
-	d := transport.DeadLetter{Message: m, Reason: reason, At: at.UTC(), Attempts: attempts, LastError: lastErr, Retries: retriesOf(m)}
+	d := transport.DeadLetter{Message: m, Reason: reason, At: at.UTC(), Attempts: attempts, LastError: lastErr, Retries: m.DeadLetterRetries()}
 	b.dlq.add(d)
 	if b.ev.ndead.Load() > 0 {
 		d.Message = m.Clone()

@@ -169,6 +169,37 @@ func (m *Message) Key() string {
 	return s
 }
 
+// Notice returns a message of type t (an ACK or an ERROR) from m's
+// receiver back to its sender that answers m: it names m as the message it
+// replies to and correlates with, in m's conversation, at m's priority.
+func (m *Message) Notice(t MessageType, content map[string]any) *Message {
+	return &Message{
+		Type:           t,
+		From:           m.To,
+		To:             m.From,
+		CorrelationID:  m.MessageID,
+		InReplyTo:      m.MessageID,
+		ConversationID: m.ConversationID,
+		Priority:       m.Priority,
+		Content:        content,
+	}
+}
+
+// DeadLetterRetries returns how many times dead-letter processing has sent
+// m again (metadata "dead_letter_retries", whichever number type its
+// transport decoded it as), or 0.
+func (m *Message) DeadLetterRetries() int {
+	switch v := m.Metadata[MetadataDeadLetterRetries].(type) {
+	case int:
+		return v
+	case float64:
+		return int(v)
+	case int64:
+		return int(v)
+	}
+	return 0
+}
+
 // Clone returns a copy of m whose Content and Metadata maps are new maps
 // holding the same values (a shallow copy of each map).
 func (m *Message) Clone() *Message {

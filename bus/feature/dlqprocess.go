@@ -223,7 +223,7 @@ func (d *DeadLetters) scheduleLocked() {
 // alert per window).
 func (d *DeadLetters) arrive(dl transport.DeadLetter) {
 	at := d.clk.Now()
-	dl.Retries = max(dl.Retries, retriesOf(dl.Message))
+	dl.Retries = max(dl.Retries, dl.Message.DeadLetterRetries())
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -383,20 +383,6 @@ func ttlOf(m *transport.Message) time.Duration {
 		return m.TTL
 	}
 	return transport.DefaultTTL
-}
-
-// retriesOf reads a message's dead-letter retry count from its metadata,
-// whichever number type its transport decoded it as.
-func retriesOf(m *transport.Message) int {
-	switch v := m.Metadata[transport.MetadataDeadLetterRetries].(type) {
-	case int:
-		return v
-	case float64:
-		return int(v)
-	case int64:
-		return int(v)
-	}
-	return 0
 }
 
 // Held returns the dead letters waiting for processing, oldest first. The

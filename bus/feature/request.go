@@ -332,16 +332,7 @@ func (r *Requests) Reject(ctx context.Context, m *transport.Message, reason stri
 	if !ok || w.from != m.From {
 		return nil
 	}
-	return r.SendWork(ctx, &transport.Message{
-		Type:           transport.MessageError,
-		From:           m.To,
-		To:             m.From,
-		CorrelationID:  m.MessageID,
-		InReplyTo:      m.MessageID,
-		ConversationID: m.ConversationID,
-		Priority:       m.Priority,
-		Content:        map[string]any{"action": "rejected", "error": reason, "message_id": m.MessageID},
-	})
+	return r.SendWork(ctx, m.Notice(transport.MessageError, map[string]any{"action": "rejected", "error": reason, "message_id": m.MessageID}))
 }
 
 // Reply sends resp as the answer to req: it sets to_agent to req's sender,
