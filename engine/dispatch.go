@@ -199,8 +199,9 @@ func (i *instance) noticeErr(id string) error {
 // hold of the instance's lock, from the report's arrival to the next step
 // committed and its work sent: a final notice's report settles the notice;
 // a report from an agent that does not run the step is answered invalid;
-// anything else ends the run (see finishRun).
-func (i *instance) report(ctx context.Context, rep *wire.Report) (*wire.Answer, error) {
+// anything else ends the run (see finishRun) with out, or runErr, which
+// rep.Ending read from the report and its data passed.
+func (i *instance) report(ctx context.Context, rep *wire.Report, out registry.Outcome, runErr error) (*wire.Answer, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if len(i.notices) > 0 {
@@ -211,12 +212,6 @@ func (i *instance) report(ctx context.Context, rep *wire.Report) (*wire.Answer, 
 	r := i.active(rep.Step)
 	if r != nil && r.agent != rep.Agent {
 		return &wire.Answer{Code: wire.CodeInvalid, Message: fmt.Sprintf("engine: step %d of %s is run by %s, not %s", rep.Step, rep.InstanceID, r.agent, rep.Agent)}, nil
-	}
-	out, runErr := rep.Outcome()
-	if runErr == nil {
-		if err := checkOutcome(out); err != nil {
-			return nil, err
-		}
 	}
 	if i.e.closed.Load() {
 		return nil, ErrClosed // the instance stays as it was

@@ -530,14 +530,17 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 	if ctx == nil || r == nil {
 		return wire.Answer{Code: wire.CodeInvalid, Message: "engine: nil context or report"}
 	}
-	if err := r.Validate(); err != nil {
+	// One call checks the report, and the data it carries, and reads its
+	// outcome: what is refused here changes nothing.
+	out, runErr, err := r.Ending()
+	if err != nil {
 		return wire.Answer{Code: wire.CodeInvalid, Message: err.Error()}
 	}
 	if !r.Heartbeat && r.Progress == nil {
 		if v, ok := e.instances.Load(r.InstanceID); ok {
 			// The hot path: an instance this engine runs, its lock taken
 			// once from the report to the next step committed and sent.
-			ans, err := v.(*instance).report(context.WithoutCancel(ctx), r)
+			ans, err := v.(*instance).report(context.WithoutCancel(ctx), r, out, runErr)
 			if ans != nil {
 				return *ans
 			}
@@ -545,7 +548,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 		}
 	}
 	var ans *wire.Answer
-	err := e.with(ctx, r.InstanceID, func(i *instance) error {
+	err = e.with(ctx, r.InstanceID, func(i *instance) error {
 		if r.Heartbeat {
 			return i.markAccepted(context.WithoutCancel(ctx), r.Step)
 		}
@@ -556,7 +559,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 			return i.progress(r.Step, r.Agent, *r.Progress)
 		}
 		var err error
-		ans, err = i.report(context.WithoutCancel(ctx), r)
+		ans, err = i.report(context.WithoutCancel(ctx), r, out, runErr)
 		return err
 	})
 	if ans != nil {
