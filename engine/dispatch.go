@@ -47,23 +47,6 @@ func (i *instance) task(r *run) *registry.Task {
 	return t
 }
 
-// sendExternal writes the work of r (sent as s) with the wire codec and
-// sends it through the transport to its external agent; resent work goes
-// under the resent key of its commit count, and patient work is offered
-// (Offerer): a full mailbox does not dead-letter it.
-func (i *instance) sendExternal(ctx context.Context, r *run, s *sending) error {
-	t := i.task(r)
-	t.Traceparent = i.traceparent(r)
-	m := wire.Encode(t)
-	if s.resent {
-		m.IdempotencyKey = resentKey(t.IdempotencyKey, s.commits)
-	}
-	if o, ok := i.e.tr.(transport.Offerer); ok && s.patient() {
-		return o.OfferWork(ctx, m)
-	}
-	return i.e.tr.SendWork(ctx, m)
-}
-
 // resentKey is the transport's key for work an engine sends again as it
 // resumes an instance, at the instance's commit commits: a transport drops
 // a second send under the same key, and the first send may have been

@@ -12,6 +12,7 @@ import (
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/transport"
+	"github.com/batonhq/baton/wire"
 )
 
 // The transactional outbox. A step does not send the work it starts: it
@@ -225,7 +226,8 @@ func (i *instance) flush(ctx context.Context) (failed bool) {
 }
 
 // send hands one outbox item to its agent: to the agent's lane for a Go
-// handler, through the transport otherwise.
+// handler; otherwise its task, written by the wire codec, through the
+// transport, resent work under the resent key of its commit count.
 func (i *instance) send(ctx context.Context, s *sending) error {
 	r := s.r
 	if r == nil {
@@ -237,10 +239,17 @@ func (i *instance) send(ctx context.Context, s *sending) error {
 	if l := i.e.lanes[r.agent]; l != nil {
 		return i.sendLocal(l, r, s.patient())
 	}
-	if s.resent && s.commits == 0 {
-		s.commits = i.commits
+	t := i.task(r)
+	t.Traceparent = i.traceparent(r)
+	// Patient work is offered: a full mailbox does not dead-letter it.
+	how := wire.Sending{Offer: s.patient()}
+	if s.resent {
+		if s.commits == 0 {
+			s.commits = i.commits
+		}
+		how.Key = resentKey(t.IdempotencyKey, s.commits)
 	}
-	return i.sendExternal(ctx, r, s)
+	return wire.Send(ctx, i.e.tr, t, how)
 }
 
 // sendFailed handles work the bus refused after its step was committed (a
