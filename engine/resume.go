@@ -177,12 +177,12 @@ func (i *instance) resend(ctx context.Context, o record.Outgoing, r *run) error 
 			i.notices = map[string]bool{}
 		}
 		i.notices[o.HandoffID] = true
-		i.queueSending(sending{out: o, resent: true})
+		i.queue(sending{out: o, resent: true})
 		return nil
 	}
 	r.handler = i.e.handler(r.agent)
 	i.note(record.Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
-	i.queueSending(sending{out: o, r: r, resent: true})
+	i.queue(sending{out: o, r: r, resent: true})
 	i.arm(r)
 	i.started(r, o.Rule, "resume")
 	return nil
