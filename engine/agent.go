@@ -13,7 +13,8 @@ import (
 
 // agentKind is the kind of an agent's state: one run of its agent at a
 // time (instance.run), which may delegate the step to another agent, hand
-// control back, or be retried; its outcome is matched against the rules.
+// control back, or be retried; its outcome, which finishLocked takes (the
+// state holds no visit), is matched against the rules.
 type agentKind struct{}
 
 // enter starts the next step in the current state: it sends the work to
@@ -39,33 +40,6 @@ func (agentKind) enter(ctx context.Context, i *instance, d dispatch) {
 		i.note(ran)
 		i.runEnded(r, &ran, err)
 		i.runFailed(ctx, r, err, false, true)
-	}
-}
-
-// agentRunDone takes the outcome of r, the run of an agent's state (the
-// state's agent, a delegate, or the delegator given control back), which
-// endRun has just ended and noted: a hand-off the agent asked for, a
-// delegate's answer, a failure the retry policy decides on, or the
-// trigger the rules match.
-func (i *instance) agentRunDone(ctx context.Context, r *run, out registry.Outcome, runErr error, reject *registry.RejectError, timedOut bool) {
-	isReject := reject != nil
-	switch {
-	case runErr == nil && out.Handoff != nil:
-		i.delegate(ctx, r, out)
-	case r.kind == runDelegate:
-		i.delegateDone(ctx, r, out, runErr, isReject, timedOut)
-	case isReject:
-		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: reject.Reason, Kind: "rejected"})
-	case timedOut || errors.Is(runErr, ErrTimeout):
-		i.runFailed(ctx, r, runErr, true, true)
-	case runErr != nil:
-		i.runFailed(ctx, r, runErr, false, registry.IsRetryable(runErr))
-	case reserved(out.Trigger):
-		i.runFailed(ctx, r, fmt.Errorf("%w: agent %s reported %q", ErrReservedTrigger, r.agent, out.Trigger), false, false)
-	case out.Trigger == "":
-		i.runFailed(ctx, r, fmt.Errorf("engine: agent %s reported no trigger", r.agent), false, false)
-	default:
-		i.decide(ctx, out.Trigger, out.Result, rules.ErrorInfo{})
 	}
 }
 

@@ -47,23 +47,6 @@ func (i *instance) task(r *run) *registry.Task {
 	return t
 }
 
-// sendExternal writes the work of r (sent as s) with the wire codec and
-// sends it through the transport to its external agent; resent work goes
-// under the resent key of its commit count, and patient work is offered
-// (Offerer): a full mailbox does not dead-letter it.
-func (i *instance) sendExternal(ctx context.Context, r *run, s *sending) error {
-	t := i.task(r)
-	t.Traceparent = i.traceparent(r)
-	m := wire.Encode(t)
-	if s.resent {
-		m.IdempotencyKey = resentKey(t.IdempotencyKey, s.commits)
-	}
-	if o, ok := i.e.tr.(transport.Offerer); ok && s.patient() {
-		return o.OfferWork(ctx, m)
-	}
-	return i.e.tr.SendWork(ctx, m)
-}
-
 // resentKey is the transport's key for work an engine sends again as it
 // resumes an instance, at the instance's commit commits: a transport drops
 // a second send under the same key, and the first send may have been
@@ -199,8 +182,9 @@ func (i *instance) noticeErr(id string) error {
 // hold of the instance's lock, from the report's arrival to the next step
 // committed and its work sent: a final notice's report settles the notice;
 // a report from an agent that does not run the step is answered invalid;
-// anything else ends the run (see finishRun).
-func (i *instance) report(ctx context.Context, rep *wire.Report) (*wire.Answer, error) {
+// anything else ends the run (see finishRun) with out, or runErr, which
+// rep.Ending read from the report and its data passed.
+func (i *instance) report(ctx context.Context, rep *wire.Report, out registry.Outcome, runErr error) (*wire.Answer, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if len(i.notices) > 0 {
@@ -211,12 +195,6 @@ func (i *instance) report(ctx context.Context, rep *wire.Report) (*wire.Answer, 
 	r := i.active(rep.Step)
 	if r != nil && r.agent != rep.Agent {
 		return &wire.Answer{Code: wire.CodeInvalid, Message: fmt.Sprintf("engine: step %d of %s is run by %s, not %s", rep.Step, rep.InstanceID, r.agent, rep.Agent)}, nil
-	}
-	out, runErr := rep.Outcome()
-	if runErr == nil {
-		if err := checkOutcome(out); err != nil {
-			return nil, err
-		}
 	}
 	if i.e.closed.Load() {
 		return nil, ErrClosed // the instance stays as it was

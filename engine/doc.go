@@ -1,5 +1,5 @@
 // Package engine runs workflow instances: it runs agents, matches their
-// outcomes against the workflow's rules, fires the state machine's
+// outcomes against the workflow's rules, takes the state machine's
 // transitions, enforces the limits, and owns every hand-off: its id, its
 // record in the instance's history, and its delivery.
 //
@@ -32,8 +32,9 @@
 // armed from the instance's creation time. A run's usage counts once, as
 // its agent_run entry is committed; progress a run sends is told to the
 // observers and kept on the run, never recorded. Otherwise the rule's task and
-// context expressions are evaluated, the context is merged, the state
-// machine fires the rule's transition, and the next state's agent receives
+// context expressions are evaluated, the context is merged, the instance
+// takes the rule's transition (one its state machine, package fsm, declares:
+// Decide picks no other), and the next state's agent receives
 // the work: as an agent-to-agent hand-off (its id the step's idempotency
 // key, its record a line of the history) when another agent hands over,
 // from the engine when the same agent continues. All of this decision is

@@ -17,6 +17,7 @@ import (
 	"github.com/batonhq/baton/internal/refundagents"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/wire"
 )
 
 // What the engine cannot keep it refuses at the door, naming the field, and
@@ -86,6 +87,27 @@ func TestEngine_Result_RefusedAtTheDoor(t *testing.T) {
 		}
 		if err := r.eng.Report(t.Context(), inst.ID(), 2, registry.Outcome{Trigger: "reviewed"}, nil); err != nil {
 			t.Fatalf("a good report after the refused one: %v", err)
+		}
+		r.settle()
+		wantCompleted(t, inst.Result(), "DONE")
+	})
+	t.Run("wire report", func(t *testing.T) {
+		r := newSimRun(t, "reject.yaml", map[string][]reply{"asker": {ok("ask", nil)}})
+		inst, err := r.eng.Start(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.runUntil(r.queued("reviewer"))
+		bad := &wire.Report{InstanceID: inst.ID(), Step: 2, Agent: "reviewer", Trigger: "reviewed", Result: map[string]any{"x": math.Inf(-1)}}
+		if ans := r.eng.HandleReport(t.Context(), bad); ans.Code != wire.CodeInvalid || !strings.Contains(ans.Message, "result.x") {
+			t.Fatalf("got %+v, want invalid naming result.x", ans)
+		}
+		if got := inst.Result(); got.State != "REVIEW" || got.Status != record.StatusRunning {
+			t.Fatalf("got %s in %s, want the run still under way in REVIEW", got.Status, got.State)
+		}
+		good := &wire.Report{InstanceID: inst.ID(), Step: 2, Agent: "reviewer", Trigger: "reviewed"}
+		if ans := r.eng.HandleReport(t.Context(), good); !ans.OK {
+			t.Fatalf("a good report after the refused one: %+v", ans)
 		}
 		r.settle()
 		wantCompleted(t, inst.Result(), "DONE")

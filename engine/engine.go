@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/clock"
-	"github.com/batonhq/baton/fsm"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
@@ -26,7 +25,6 @@ import (
 // Engine runs instances of one compiled workflow.
 type Engine struct {
 	wf       *rules.Workflow
-	def      *fsm.Definition
 	reg      *registry.Registry
 	val      *handoff.Validator
 	tr       transport.Transport
@@ -85,16 +83,12 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 			return nil, fmt.Errorf("engine: agent %s: %w", a.ID, err)
 		}
 	}
-	def, err := fsm.Compile(w)
-	if err != nil {
-		return nil, err
-	}
 	val, err := handoff.NewValidator(reg, handoff.WithLoopWindow(w.Limits.HandoffWindow, w.Limits.HandoffRepeats))
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{
-		wf: w, def: def, reg: reg, val: val, store: cfg.store, clock: cfg.clock, exec: cfg.executor,
+		wf: w, reg: reg, val: val, store: cfg.store, clock: cfg.clock, exec: cfg.executor,
 		log: cfg.logger, ids: cfg.ids, observe: cfg.observers, tr: cfg.transport,
 		lanes: map[string]*lane{},
 	}
@@ -431,7 +425,7 @@ func (e *Engine) Instance(id string) (*Instance, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownInstance, id)
 	}
-	i := e.restored(snap, st, nil, 0)
+	i := e.restored(snap, st, 0)
 	i.forgotten = true
 	close(i.done)
 	return &Instance{inst: i}, nil
@@ -473,7 +467,7 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 	if err != nil {
 		return err
 	}
-	i := e.restored(snap, st, nil, len(hist))
+	i := e.restored(snap, st, len(hist))
 	i.forgotten = true
 	close(i.done)
 	// Its final notices still outstanding can be taken: a notice's report
@@ -530,14 +524,17 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 	if ctx == nil || r == nil {
 		return wire.Answer{Code: wire.CodeInvalid, Message: "engine: nil context or report"}
 	}
-	if err := r.Validate(); err != nil {
+	// One call checks the report, and the data it carries, and reads its
+	// outcome: what is refused here changes nothing.
+	out, runErr, err := r.Ending()
+	if err != nil {
 		return wire.Answer{Code: wire.CodeInvalid, Message: err.Error()}
 	}
 	if !r.Heartbeat && r.Progress == nil {
 		if v, ok := e.instances.Load(r.InstanceID); ok {
 			// The hot path: an instance this engine runs, its lock taken
 			// once from the report to the next step committed and sent.
-			ans, err := v.(*instance).report(context.WithoutCancel(ctx), r)
+			ans, err := v.(*instance).report(context.WithoutCancel(ctx), r, out, runErr)
 			if ans != nil {
 				return *ans
 			}
@@ -545,7 +542,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 		}
 	}
 	var ans *wire.Answer
-	err := e.with(ctx, r.InstanceID, func(i *instance) error {
+	err = e.with(ctx, r.InstanceID, func(i *instance) error {
 		if r.Heartbeat {
 			return i.markAccepted(context.WithoutCancel(ctx), r.Step)
 		}
@@ -556,7 +553,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 			return i.progress(r.Step, r.Agent, *r.Progress)
 		}
 		var err error
-		ans, err = i.report(context.WithoutCancel(ctx), r)
+		ans, err = i.report(context.WithoutCancel(ctx), r, out, runErr)
 		return err
 	})
 	if ans != nil {

@@ -29,7 +29,6 @@ type instance struct {
 	id string
 
 	mu           sync.Mutex
-	machine      *fsm.Machine
 	status       record.Status
 	cancelReason string // the words given with a cancel
 	state        *rules.State
@@ -143,7 +142,7 @@ var emptyMap = map[string]any{}
 func newInstance(e *Engine, id string, input map[string]any) *instance {
 	st, _ := e.wf.State(e.wf.Initial)
 	return &instance{
-		e: e, id: id, machine: e.def.New(), status: record.StatusRunning, state: st,
+		e: e, id: id, status: record.StatusRunning, state: st,
 		visits: map[string]int{st.Name: 1}, input: input, context: emptyMap, // copy-on-write: never changed in place
 		created: e.clock.Now(), done: make(chan struct{}),
 	}
@@ -194,9 +193,11 @@ func rejectOf(err error) *registry.RejectError {
 var entryBuffers = sync.Pool{New: func() any { b := make([]record.Entry, 0, 16); return &b }}
 
 // commit writes the step being built through the store — its snapshot,
-// entries and outbox in one record.Step — then sends the outbox and tells the
-// observers. It is called once at the end of every step. Work the bus
-// refuses fails its run, which is a step of its own, committed in turn.
+// entries and outbox in one record.Step — then sends the outbox, in the
+// order it was queued, and tells the observers. It is called once at the
+// end of every step. Work the transport cannot take for now is sent again
+// later; work it refuses fails its run (or, for a notice, is noted), which
+// is a step of its own, committed in turn.
 func (i *instance) commit(ctx context.Context) {
 	if i.commitErr != nil {
 		i.discard() // the store refused this instance: nothing more is written or sent
@@ -209,7 +210,21 @@ func (i *instance) commit(ctx context.Context) {
 			i.commitFailed(err)
 			break
 		}
-		failed := len(i.out.items) > 0 && i.flush(ctx)
+		out, failed := i.out.items, false
+		i.out.items = i.out.spare[:0]
+		for k := range out {
+			s := &out[k]
+			if err := i.send(ctx, s); err != nil {
+				if s.later(err) {
+					i.sendLater(*s, err, sendAgainFirst)
+					continue
+				}
+				failed = true
+				i.sendFailed(ctx, s, err)
+			}
+		}
+		clear(out)
+		i.out.spare = out[:0]
 		for _, ev := range i.events {
 			i.e.emit(ev)
 		}
@@ -382,7 +397,7 @@ type dispatch struct {
 // another agent hands over, the engine's own dispatch otherwise — and puts
 // it in the step's outbox, to be sent once the step has committed; it arms
 // the state's timeout. Only a refused hand-off is an error here: the bus's
-// refusals come after the commit (see flush).
+// refusals come after the commit (see commit).
 func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 	st := r.state
 	r.handler = i.e.handler(r.agent)
@@ -400,7 +415,7 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 	} else {
 		i.note(record.Entry{Kind: record.KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 	}
-	i.queue(i.outgoing(r, rule), r)
+	i.queue(sending{out: i.outgoing(r, rule), r: r})
 	i.arm(r)
 	i.started(r, ruleID(rule), r.reason)
 	return nil
@@ -449,8 +464,7 @@ func (i *instance) heartbeatMissed(ctx context.Context, r *run) {
 		return
 	}
 	err := registry.Kind(fmt.Errorf("%w: %s sent no heartbeat within %s", ErrTimeout, r.agent, r.state.Heartbeat), "heartbeat")
-	i.endRun(ctx, r, registry.Outcome{}, err, false)
-	i.commit(ctx)
+	_ = i.finishLocked(ctx, r, r.step, registry.Outcome{}, err, false)
 }
 
 // active returns the run of step if it is still under way.
@@ -550,7 +564,13 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 }
 
 // finishLocked is finishRun with i.mu held and r, the run of step under
-// way (i.active(step)), already looked up.
+// way (i.active(step)), already looked up: it ends r with the agent's
+// outcome or error (ran), hands the outcome on, and commits the step. A
+// branch or an item goes to the state's visit; the run of an agent's state
+// (the state's agent, a delegate, or the delegator given control back) is
+// a hand-off the agent asked for, a delegate's answer, a failure the retry
+// policy decides on, or the trigger the rules match. No run under way: a
+// late reply (late).
 func (i *instance) finishLocked(ctx context.Context, r *run, step int, out registry.Outcome, runErr error, timedOut bool) error {
 	if i.commitErr != nil {
 		// Released (another engine owns it now) or refused by the store:
@@ -558,22 +578,54 @@ func (i *instance) finishLocked(ctx context.Context, r *run, step int, out regis
 		return notCommitted(i.id, step, i.commitErr)
 	}
 	if r == nil {
-		if err := i.futureStep(step); err != nil {
-			return i.pastThisCopy(ctx, step, err)
-		}
-		if !errors.Is(runErr, ErrTimeout) || !timedOut {
-			// A timer that fires after its run ended is not a reply; anything else is.
-			i.note(record.Entry{Kind: record.KindLateReply, Step: step, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
-			i.commit(ctx)
-		}
-		return ErrStaleReport
+		return i.late(ctx, step, out, runErr, timedOut)
 	}
-	i.endRun(ctx, r, out, runErr, timedOut)
+	reject := rejectOf(runErr)
+	out, runErr = i.ran(r, out, runErr, timedOut)
+	switch v := i.work; {
+	case v != nil:
+		// Its visit takes the outcome, unless the run took the usage over
+		// a budget.
+		if !i.fanOutOverBudget(ctx) {
+			v.runDone(ctx, i, r, out, runErr, reject != nil, timedOut)
+		}
+	case runErr == nil && out.Handoff != nil:
+		i.delegate(ctx, r, out)
+	case r.kind == runDelegate:
+		i.delegateDone(ctx, r, out, runErr, reject != nil, timedOut)
+	case reject != nil:
+		i.decide(ctx, "rejected", nil, rules.ErrorInfo{Message: reject.Reason, Kind: "rejected"})
+	case timedOut || errors.Is(runErr, ErrTimeout):
+		i.runFailed(ctx, r, runErr, true, true)
+	case runErr != nil:
+		i.runFailed(ctx, r, runErr, false, registry.IsRetryable(runErr))
+	case reserved(out.Trigger):
+		i.runFailed(ctx, r, fmt.Errorf("%w: agent %s reported %q", ErrReservedTrigger, r.agent, out.Trigger), false, false)
+	case out.Trigger == "":
+		i.runFailed(ctx, r, fmt.Errorf("engine: agent %s reported no trigger", r.agent), false, false)
+	default:
+		i.decide(ctx, out.Trigger, out.Result, rules.ErrorInfo{})
+	}
 	i.commit(ctx)
 	if i.commitErr != nil {
 		return notCommitted(i.id, step, i.commitErr)
 	}
 	return nil
+}
+
+// late answers the outcome of step, whose run is no longer under way: a
+// step the instance has not reached (see pastThisCopy), or a late reply,
+// recorded and ErrStaleReport.
+func (i *instance) late(ctx context.Context, step int, out registry.Outcome, runErr error, timedOut bool) error {
+	if err := i.futureStep(step); err != nil {
+		return i.pastThisCopy(ctx, step, err)
+	}
+	if !errors.Is(runErr, ErrTimeout) || !timedOut {
+		// A timer that fires after its run ended is not a reply; anything else is.
+		i.note(record.Entry{Kind: record.KindLateReply, Step: step, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr)})
+		i.commit(ctx)
+	}
+	return ErrStaleReport
 }
 
 // notCommitted is the error of a run's outcome that this engine did not
@@ -587,14 +639,15 @@ func notCommitted(id string, step int, err error) error {
 	return fmt.Errorf("%w: %s: the outcome of step %d was not committed: %w", ErrUnknownInstance, id, step, err)
 }
 
-// endRun ends the run r, still under way, with the agent's outcome or
-// error; the caller holds mu and commits.
-func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, runErr error, timedOut bool) {
+// ran marks r, still under way, ended with the agent's outcome or error:
+// its timers and Go handler stop, its agent_run entry is noted, its usage
+// counted and its span ended. It returns the outcome as it counts: a run
+// that timed out has failed with ErrTimeout, and a result that breaks its
+// agent's declaration has failed with kind invalid_result.
+func (i *instance) ran(r *run, out registry.Outcome, runErr error, timedOut bool) (registry.Outcome, error) {
 	r.ended = true
 	r.stopTimers()
 	r.stop()
-	reject := rejectOf(runErr)
-	isReject := reject != nil
 	if timedOut {
 		runErr = fmt.Errorf("%w: %s did not finish within %s", ErrTimeout, r.agent, r.state.Timeout)
 	}
@@ -613,15 +666,7 @@ func (i *instance) endRun(ctx context.Context, r *run, out registry.Outcome, run
 	i.runEnded(r, &ran, runErr)
 	r.spanUsage(out.Usage)
 	r.endSpan(out.Trigger, ran.ErrorKind, runErr)
-	if v := i.work; v != nil {
-		// A branch or an item: its visit takes the outcome, unless the run
-		// took the usage over a budget.
-		if !i.fanOutOverBudget(ctx) {
-			v.runDone(ctx, i, r, out, runErr, isReject, timedOut)
-		}
-		return
-	}
-	i.agentRunDone(ctx, r, out, runErr, reject, timedOut)
+	return out, runErr
 }
 
 // runFailed applies the state's retry policy to a failed run, or produces
@@ -750,9 +795,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		i.context = merged
 	}
 	next := d.Next
-	if !i.enter(ctx, rule.ID, next) {
-		return
-	}
+	i.enter(rule.ID, next)
 	if next.Terminal {
 		if rule.To != "" {
 			i.finalNotice(ctx, rule, owner, d.Task, result)
@@ -801,9 +844,7 @@ func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
 		i.fail(lim)
 		return
 	}
-	if !i.enter(ctx, fsm.LimitEvent, target) {
-		return
-	}
+	i.enter(fsm.LimitEvent, target)
 	if target.Terminal {
 		i.complete(target.Name)
 		return
@@ -811,13 +852,16 @@ func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
 	kindOf(i.state).enter(ctx, i, dispatch{attempt: 1, description: "limit hit: " + lim.Error(), reason: "on_limit", priority: 1})
 }
 
-// enter fires the transition event into next and records the new visit.
-func (i *instance) enter(ctx context.Context, event string, next *rules.State) bool {
+// enter takes the transition event into next and records the new visit.
+// The transition is one the state machine (package fsm) allows, which is
+// why it is not asked: Decide picks, in a state, only a rule whose `from`
+// owns the state, and fsm makes each rule an edge from every state its
+// `from` owns; the on_limit event leaves any state but on_limit itself,
+// which limitHit checks. TestDecide_PicksOnlyTransitionsOfTheMachine holds
+// the engine to that on every workflow it is tested with. The instance's
+// state has one home, i.state.
+func (i *instance) enter(event string, next *rules.State) {
 	from := i.state.Name
-	if _, err := i.machine.Fire(ctx, event); err != nil {
-		i.fail(err)
-		return false
-	}
 	visits := maps.Clone(i.visits)
 	visits[next.Name]++
 	i.visits = visits
@@ -830,7 +874,6 @@ func (i *instance) enter(ctx context.Context, event string, next *rules.State) b
 			i.event(Event{Type: EventAgentChanged, From: prev, To: next.Agent})
 		}
 	}
-	return true
 }
 
 func (i *instance) finalNotice(_ context.Context, rule *rules.Rule, from, desc string, result map[string]any) {
@@ -845,7 +888,7 @@ func (i *instance) finalNotice(_ context.Context, rule *rules.Rule, from, desc s
 	i.logHandoff(r)
 	o := i.outgoing(r, rule)
 	o.Kind, o.Run = record.OutgoingNotice, ""
-	i.queue(o, nil)
+	i.queue(sending{out: o})
 	i.note(record.Entry{Kind: record.KindFinalNotice, Step: r.step, State: i.state.Name, From: from, To: rule.To, Rule: rule.ID, HandoffID: r.handoffID, Priority: rule.Priority, Detail: desc})
 	i.event(Event{Type: EventAgentHandoff, From: from, To: rule.To, Rule: rule.ID})
 }

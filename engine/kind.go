@@ -47,7 +47,7 @@ type visit interface {
 	// not one of its runs.
 	run(step int) *run
 	// runDone takes the outcome of r, one of the visit's runs under way,
-	// which endRun has just ended and noted.
+	// which finishLocked has just ended and noted (ran).
 	runDone(ctx context.Context, i *instance, r *run, out registry.Outcome, runErr error, isReject, timedOut bool)
 	// sendFailed takes the failure of r, one of the visit's runs, whose
 	// work the transport refused after its step was committed.

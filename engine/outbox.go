@@ -12,6 +12,7 @@ import (
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 	"github.com/batonhq/baton/transport"
+	"github.com/batonhq/baton/wire"
 )
 
 // The transactional outbox. A step does not send the work it starts: it
@@ -84,12 +85,6 @@ func runKindOf(name string) runKind {
 	return runState
 }
 
-// queue adds the work of r (nil for a final notice, described by o) to the
-// step's outbox.
-func (i *instance) queue(o record.Outgoing, r *run) {
-	i.queueSending(sending{out: o, r: r, first: i.roomChecked})
-}
-
 // patient reports whether a full mailbox only delays s instead of failing
 // its run: s is work sent again as its instance resumed, whose first send
 // may well be one of the items that fill the mailbox (and if it is not,
@@ -106,11 +101,13 @@ func (s *sending) later(err error) bool {
 	return errors.Is(err, transport.ErrUnavailable) || (s.patient() && errors.Is(err, transport.ErrQueueFull))
 }
 
-// queueSending adds s to the step's outbox and to the open items.
-func (i *instance) queueSending(s sending) {
-	o, r := s.out, s.r
+// queue adds s, the work of s.r (nil for a final notice, described by
+// s.out), to the step's outbox and to the open items; work of a start
+// whose room check passed is its first (see patient).
+func (i *instance) queue(s sending) {
+	s.first = i.roomChecked
 	i.out.items = append(i.out.items, s)
-	i.out.open = append(i.out.open, openItem{key: o.Key, r: r, notice: noticeID(o)})
+	i.out.open = append(i.out.open, openItem{key: s.out.Key, r: s.r, notice: noticeID(s.out)})
 }
 
 func noticeID(o record.Outgoing) string {
@@ -202,30 +199,9 @@ func (i *instance) itemOver(it openItem) bool {
 	return i.work == nil || i.work.run(it.r.step) != it.r
 }
 
-// flush sends the work of the step just committed, in the order it was
-// queued. Work the bus refuses fails its run (or, for a notice, is noted):
-// that is a new step, which the caller commits.
-func (i *instance) flush(ctx context.Context) (failed bool) {
-	out := i.out.items
-	i.out.items = i.out.spare[:0]
-	for k := range out {
-		s := &out[k]
-		if err := i.send(ctx, s); err != nil {
-			if s.later(err) {
-				i.sendLater(*s, err, sendAgainFirst)
-				continue
-			}
-			failed = true
-			i.sendFailed(ctx, s, err)
-		}
-	}
-	clear(out)
-	i.out.spare = out[:0]
-	return failed
-}
-
 // send hands one outbox item to its agent: to the agent's lane for a Go
-// handler, through the transport otherwise.
+// handler; otherwise its task, written by the wire codec, through the
+// transport, resent work under the resent key of its commit count.
 func (i *instance) send(ctx context.Context, s *sending) error {
 	r := s.r
 	if r == nil {
@@ -237,10 +213,17 @@ func (i *instance) send(ctx context.Context, s *sending) error {
 	if l := i.e.lanes[r.agent]; l != nil {
 		return i.sendLocal(l, r, s.patient())
 	}
-	if s.resent && s.commits == 0 {
-		s.commits = i.commits
+	t := i.task(r)
+	t.Traceparent = i.traceparent(r)
+	// Patient work is offered: a full mailbox does not dead-letter it.
+	how := wire.Sending{Offer: s.patient()}
+	if s.resent {
+		if s.commits == 0 {
+			s.commits = i.commits
+		}
+		how.Key = resentKey(t.IdempotencyKey, s.commits)
 	}
-	return i.sendExternal(ctx, r, s)
+	return wire.Send(ctx, i.e.tr, t, how)
 }
 
 // sendFailed handles work the bus refused after its step was committed (a

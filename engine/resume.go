@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/batonhq/baton/fsm"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/rules"
 )
@@ -121,9 +120,9 @@ func (e *Engine) resumeFrom(ctx context.Context, snaps []record.Snapshot, keep f
 }
 
 // restored builds the in-memory instance of a committed snapshot.
-func (e *Engine) restored(snap record.Snapshot, st *rules.State, m *fsm.Machine, seq int) *instance {
+func (e *Engine) restored(snap record.Snapshot, st *rules.State, seq int) *instance {
 	i := &instance{
-		e: e, id: snap.ID, machine: m, status: snap.Status, state: st, step: snap.Step,
+		e: e, id: snap.ID, status: snap.Status, state: st, step: snap.Step,
 		visits: maps.Clone(snap.Visits), input: orEmpty(snap.Input), context: orEmpty(snap.Context),
 		outcome: snap.Outcome, created: snap.Created, commits: snap.Commits, seq: seq, done: make(chan struct{}),
 	}
@@ -148,7 +147,7 @@ func (e *Engine) resumeNotices(ctx context.Context, snap record.Snapshot, outbox
 	if !ok {
 		return fmt.Errorf("%w %s: state %s is not in the workflow", ErrCannotResume, snap.ID, snap.State)
 	}
-	i := e.restored(snap, st, nil, 0)
+	i := e.restored(snap, st, 0)
 	close(i.done)
 	if _, loaded := e.instances.LoadOrStore(i.id, i); loaded {
 		return nil
@@ -178,12 +177,12 @@ func (i *instance) resend(ctx context.Context, o record.Outgoing, r *run) error 
 			i.notices = map[string]bool{}
 		}
 		i.notices[o.HandoffID] = true
-		i.queueSending(sending{out: o, resent: true})
+		i.queue(sending{out: o, resent: true})
 		return nil
 	}
 	r.handler = i.e.handler(r.agent)
 	i.note(record.Entry{Kind: KindResumed, Step: r.step, State: r.state.Name, Agent: r.agent, From: r.from, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
-	i.queueSending(sending{out: o, r: r, resent: true})
+	i.queue(sending{out: o, r: r, resent: true})
 	i.arm(r)
 	i.started(r, o.Rule, "resume")
 	return nil
@@ -194,11 +193,7 @@ func (e *Engine) resume(ctx context.Context, snap record.Snapshot, history []rec
 	if !ok {
 		return fmt.Errorf("%w %s: state %s is not in the workflow", ErrCannotResume, snap.ID, snap.State)
 	}
-	m, err := e.def.Restore(st.Name)
-	if err != nil {
-		return err
-	}
-	i := e.restored(snap, st, m, len(history))
+	i := e.restored(snap, st, len(history))
 	i.recentFrom(history)
 	if _, loaded := e.instances.LoadOrStore(i.id, i); loaded {
 		return nil
@@ -208,7 +203,7 @@ func (e *Engine) resume(ctx context.Context, snap record.Snapshot, history []rec
 	i.countRunning()
 	i.startTrace(context.Background(), true)
 	i.armDeadline()
-	err = kindOf(st).resume(ctx, i, snap, history, outbox)
+	err := kindOf(st).resume(ctx, i, snap, history, outbox)
 	if err != nil {
 		e.instances.Delete(i.id)
 		i.discard()

@@ -29,4 +29,8 @@
 // A Report carries the run's identity (instance_id, step, agent) and
 // exactly one of trigger (with result), error, reject and handoff, or
 // heartbeat: true. The engine answers each report with an Answer.
+//
+// The engine calls the codec once each way per hand-off: Report.Ending
+// validates a report, checks the data it carries and returns the run's
+// outcome; Send writes work and hands it to a transport.
 package wire

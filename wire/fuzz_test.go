@@ -3,7 +3,9 @@ package wire_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/batonhq/baton/registry"
@@ -188,6 +190,17 @@ func FuzzDecodeReport(f *testing.F) {
 			return
 		}
 		out, runErr := r.Outcome()
+		// Ending of a report DecodeReport took reads the same outcome, or
+		// refuses data JSON can carry but a store cannot keep (nested too
+		// deep), naming it.
+		if eout, erunErr, err := r.Ending(); err != nil {
+			var fe *wire.FieldError
+			if !errors.As(err, &fe) || !strings.HasPrefix(fe.Field, "result") && !strings.HasPrefix(fe.Field, "handoff.payload") {
+				t.Fatalf("got %v from Ending of a decoded report, want only its data refused", err)
+			}
+		} else if !reflect.DeepEqual(eout, out) || fmt.Sprint(erunErr) != fmt.Sprint(runErr) {
+			t.Fatalf("got %s, %v from Ending, want Outcome's %s, %v", asJSON(eout), erunErr, asJSON(out), runErr)
+		}
 		back := wire.ReportOf(&registry.Task{InstanceID: r.InstanceID, Step: r.Step, Agent: r.Agent}, out, runErr)
 		want := r
 		if want.Error != nil && want.Error.Kind == "error" {

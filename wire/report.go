@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/batonhq/baton/internal/jsonvalue"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -171,6 +172,33 @@ func (r *Report) Validate() error {
 		return fieldError("result", "goes with trigger or handoff")
 	}
 	return nil
+}
+
+// Ending validates a report that ends its run and returns how the run
+// ended, in one call: Validate, then the data the report carries (its
+// result and a hand-off's payload) checked, once each, as JSON values every
+// store and transport can keep (finite numbers, valid UTF-8, nesting at
+// most jsonvalue.MaxDepth deep, at most MaxReport bytes), then Outcome. A
+// report the protocol refuses is err, a *FieldError naming the field; runErr
+// is the failure the agent reported, nil when out is its outcome. A
+// heartbeat or progress report ends nothing: err is its validation's.
+func (r *Report) Ending() (out registry.Outcome, runErr, err error) {
+	if err := r.Validate(); err != nil {
+		return registry.Outcome{}, nil, err
+	}
+	if r.Heartbeat || r.Progress != nil {
+		return registry.Outcome{}, nil, nil
+	}
+	if bad := jsonvalue.Check(r.Result, MaxReport); bad != nil {
+		return registry.Outcome{}, nil, fieldError("result"+bad.Field, bad.Reason)
+	}
+	if r.Handoff != nil {
+		if bad := jsonvalue.Check(r.Handoff.Payload, MaxReport); bad != nil {
+			return registry.Outcome{}, nil, fieldError("handoff.payload"+bad.Field, bad.Reason)
+		}
+	}
+	out, runErr = r.Outcome()
+	return out, runErr, nil
 }
 
 // Outcome turns the report into what the engine takes from a Go handler:

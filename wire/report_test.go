@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -294,6 +295,62 @@ func TestReport_Outcome_DefaultKind(t *testing.T) {
 	if got, want := asJSON(again), `{`+id+`,"error":{"message":"x","retryable":true}}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
+}
+
+// Ending is Validate, the data check and Outcome in one call: a report
+// that breaks the protocol, or carries data no store can keep, is refused
+// naming the field; anything else gives the run's outcome or failure.
+func TestReport_Ending_ValidatesChecksDataAndReadsTheOutcome(t *testing.T) {
+	ident := wire.Report{InstanceID: "inst-42", Step: 3, Agent: "seller"}
+	with := func(edit func(r *wire.Report)) *wire.Report {
+		r := ident
+		edit(&r)
+		return &r
+	}
+	refused := []struct {
+		name      string
+		report    *wire.Report
+		wantField string
+	}{
+		{"no identity", &wire.Report{Trigger: "done"}, "instance_id"},
+		{"nothing said", with(func(r *wire.Report) {}), "report"},
+		{"NaN in the result", with(func(r *wire.Report) {
+			r.Trigger, r.Result = "done", map[string]any{"score": math.NaN()}
+		}), "result.score"},
+		{"invalid UTF-8 deep in the result", with(func(r *wire.Report) {
+			r.Trigger, r.Result = "done", map[string]any{"items": []any{"ok", "caf\xe9"}}
+		}), "result.items[1]"},
+		{"a channel in a hand-off's payload", with(func(r *wire.Report) {
+			r.Handoff = &wire.Handoff{To: "payer", Payload: map[string]any{"ch": make(chan int)}}
+		}), "handoff.payload.ch"},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := tt.report.Ending()
+			var fe *wire.FieldError
+			if !errors.As(err, &fe) || fe.Field != tt.wantField || !errors.Is(err, wire.ErrInvalid) {
+				t.Fatalf("got %v, want a *FieldError naming %s", err, tt.wantField)
+			}
+		})
+	}
+	t.Run("outcome", func(t *testing.T) {
+		out, runErr, err := with(func(r *wire.Report) { r.Trigger, r.Result = "done", map[string]any{"n": 1.0} }).Ending()
+		if err != nil || runErr != nil || out.Trigger != "done" || out.Result["n"] != 1.0 {
+			t.Fatalf("got %+v, %v, %v, want the outcome done with n=1", out, runErr, err)
+		}
+	})
+	t.Run("failure", func(t *testing.T) {
+		_, runErr, err := with(func(r *wire.Report) { r.Error = &wire.Failure{Message: "down", Kind: "rate_limited"} }).Ending()
+		if err != nil || registry.KindOf(runErr) != "rate_limited" || registry.IsRetryable(runErr) {
+			t.Fatalf("got %v, %v, want a permanent failure of kind rate_limited", runErr, err)
+		}
+	})
+	t.Run("heartbeat", func(t *testing.T) {
+		out, runErr, err := with(func(r *wire.Report) { r.Heartbeat = true }).Ending()
+		if err != nil || runErr != nil || out.Trigger != "" {
+			t.Fatalf("got %+v, %v, %v, want nothing ended and no error", out, runErr, err)
+		}
+	})
 }
 
 func TestAnswer_JSON(t *testing.T) {

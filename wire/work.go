@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"encoding/hex"
 	"hash/fnv"
 	"math"
@@ -10,6 +11,33 @@ import (
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/transport"
 )
+
+// Sending says how Send sends a piece of work.
+type Sending struct {
+	// Key, when set, is the message's idempotency key in place of the
+	// task's own: a transport drops a second send under one key, so work
+	// sent again (as its instance resumes) goes under a key of its own.
+	// The agent still reads the task's key.
+	Key string
+	// Offer offers the work (transport.Offerer) where the transport can:
+	// a full mailbox refuses it without keeping a dead letter, for the
+	// sender to try again later.
+	Offer bool
+}
+
+// Send writes t into its HANDOFF message (Encode) and sends it through
+// tr as how says: the codec and the send in one call, so that work reaches
+// a transport only as this package writes it.
+func Send(ctx context.Context, tr transport.Transport, t *registry.Task, how Sending) error {
+	m := Encode(t)
+	if how.Key != "" {
+		m.IdempotencyKey = how.Key
+	}
+	if o, ok := tr.(transport.Offerer); ok && how.Offer {
+		return o.OfferWork(ctx, m)
+	}
+	return tr.SendWork(ctx, m)
+}
 
 // Encode writes t into the HANDOFF message that carries it to t.Agent. The
 // task's maps are shared with the message, not copied; context,
