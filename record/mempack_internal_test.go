@@ -44,23 +44,35 @@ func fill(t *testing.T, v reflect.Value, n *int) {
 	}
 }
 
-// TestPackedEntry_KeepsEveryField packs steps of entries, full and empty,
-// and gets every entry back equal.
-func TestPackedEntry_KeepsEveryField(t *testing.T) {
+// TestMemLog_KeepsEveryField logs steps of entries, full and empty, with
+// times in UTC, in Local and in another zone, and gets every entry back
+// equal.
+func TestMemLog_KeepsEveryField(t *testing.T) {
+	local := fullEntry(t, 300)
+	local.Time = time.Date(2026, 11, 27, 12, 0, 0, 7, time.Local)
+	zoned := fullEntry(t, 400)
+	zoned.Time = time.Date(2026, 11, 27, 12, 0, 0, 7, time.FixedZone("X", 3600))
+	negative := Entry{Seq: -1, Time: time.Unix(-5, 3).UTC(), Delay: -time.Second, Usage: registry.Usage{Cost: -0.25, InputTokens: -1}}
 	steps := [][]Entry{
 		{fullEntry(t, 0)},
 		{fullEntry(t, 100), {}, fullEntry(t, 200), {Kind: KindCompleted, Usage: registry.Usage{Model: "m"}}},
-		{{Error: string(make([]byte, 70_000))}},
+		{{Error: string(make([]byte, 70_000))}, local, zoned, negative},
+		{},
 	}
-	for _, entries := range steps {
-		kept := keepStep(entries)
-		if kept.packed == nil {
-			t.Fatalf("got %d entries kept unpacked, want them packed", len(entries))
+	var l memLog
+	var want []Entry
+	for k, entries := range steps {
+		l.add(entries)
+		want = append(want, entries...)
+		if k == len(steps)-2 {
+			l.finish()
 		}
-		got := kept.appendTo(nil)
-		if !reflect.DeepEqual(got, entries) {
-			t.Errorf("got %+v after packing, want %+v", got, entries)
+		if got := l.entries(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after step %d got %+v, want %+v", k, got, want)
 		}
+	}
+	if len(l.plain) != 1 {
+		t.Errorf("got %d entries kept plain, want 1 (the one in another zone)", len(l.plain))
 	}
 }
 

@@ -18,6 +18,10 @@ import (
 // the order they finished): MemRetention of them by default, see
 // WithRetention. Older finished instances are dropped with their history
 // and outbox, so that a long-running process does not grow without bound.
+//
+// History entries are kept encoded, so that the retained histories cost
+// the garbage collector little; their times come back without a monotonic
+// clock reading, as from every durable store.
 type MemStore struct {
 	instances sync.Map // id -> *memInstance
 
@@ -62,11 +66,8 @@ type memInstance struct {
 	finished bool   // counted in the store's finished queue
 	gone     bool   // pruned or dropped: not to be dropped again
 	snap     Snapshot
-	// steps holds one exactly-sized packed copy of each commit's entries:
-	// no growing slice is copied over and over as the history lengthens,
-	// and the collector scans few pointers of it (see packedEntry).
-	steps []memStep
-	n     int
+	// log holds the history, encoded (see memLog).
+	log memLog
 	// outbox holds the unsettled outbox items, oldest first; usually one.
 	outbox []Outgoing
 }
@@ -109,9 +110,9 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 	finishes := !mi.finished && rec.Snapshot.Status.Finished()
 	mi.finished = mi.finished || finishes
 	mi.snap = rec.Snapshot
-	if len(rec.Entries) > 0 {
-		mi.steps = append(mi.steps, keepStep(rec.Entries))
-		mi.n += len(rec.Entries)
+	mi.log.add(rec.Entries)
+	if finishes {
+		mi.log.finish()
 	}
 	if len(rec.Settled) > 0 {
 		mi.outbox = slices.DeleteFunc(mi.outbox, func(o Outgoing) bool { return slices.Contains(rec.Settled, o.Key) })
@@ -326,11 +327,7 @@ func (s *MemStore) History(ctx context.Context, id string) ([]Entry, error) {
 	mi := v.(*memInstance)
 	mi.mu.Lock()
 	defer mi.mu.Unlock()
-	out := make([]Entry, 0, mi.n)
-	for k := range mi.steps {
-		out = mi.steps[k].appendTo(out)
-	}
-	return out, nil
+	return mi.log.entries(), nil
 }
 
 // Instances implements Store.
