@@ -23,7 +23,7 @@ import (
 // the garbage collector little; their times come back without a monotonic
 // clock reading, as from every durable store.
 type MemStore struct {
-	instances sync.Map // id -> *memInstance
+	instances *memIndex
 
 	mu        sync.Mutex   // guards dead and workflows
 	dead      []DeadLetter // the newest MemDeadLetterLimit, and up to as many older ones
@@ -75,7 +75,7 @@ type memInstance struct {
 // NewMemStore returns an empty in-memory store keeping MemRetention
 // finished instances, or what the options say.
 func NewMemStore(opts ...MemOption) *MemStore {
-	s := &MemStore{retention: MemRetention}
+	s := &MemStore{retention: MemRetention, instances: newMemIndex()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -91,17 +91,17 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 		mi      *memInstance
 		created bool
 	)
-	if v, ok := s.instances.Load(rec.Snapshot.ID); ok {
-		mi = v.(*memInstance)
+	if v, ok := s.instances.load(rec.Snapshot.ID); ok {
+		mi = v
 		mi.mu.Lock()
 	} else {
 		// A new instance is locked before it is seen: a reader must not
 		// find it before its first step is in.
 		mi = &memInstance{id: rec.Snapshot.ID}
 		mi.mu.Lock()
-		if v, loaded := s.instances.LoadOrStore(rec.Snapshot.ID, mi); loaded {
+		if v, stored := s.instances.loadOrStore(mi); !stored {
 			mi.mu.Unlock()
-			mi = v.(*memInstance)
+			mi = v
 			mi.mu.Lock()
 		} else {
 			created = true
@@ -170,7 +170,7 @@ func (s *MemStore) drop(mi *memInstance) bool {
 		return false
 	}
 	mi.gone = true
-	s.instances.CompareAndDelete(mi.id, mi)
+	s.instances.remove(mi)
 	return true
 }
 
@@ -180,8 +180,7 @@ func (s *MemStore) Prune(ctx context.Context, before time.Time) (int, error) {
 		return 0, ErrNilContext
 	}
 	var victims []*memInstance
-	s.instances.Range(func(_, v any) bool {
-		mi := v.(*memInstance)
+	s.instances.each(func(mi *memInstance) bool {
 		mi.mu.Lock()
 		if mi.snap.Status.Finished() && mi.snap.Updated.Before(before) {
 			victims = append(victims, mi)
@@ -212,11 +211,10 @@ func (s *MemStore) Outbox(ctx context.Context, id string) ([]Outgoing, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	v, ok := s.instances.Load(id)
+	mi, ok := s.instances.load(id)
 	if !ok {
 		return nil, ErrUnknownInstance
 	}
-	mi := v.(*memInstance)
 	mi.mu.Lock()
 	out := slices.Clone(mi.outbox)
 	mi.mu.Unlock()
@@ -305,11 +303,10 @@ func (s *MemStore) Instance(ctx context.Context, id string) (Snapshot, error) {
 	if ctx == nil {
 		return Snapshot{}, ErrNilContext
 	}
-	v, ok := s.instances.Load(id)
+	mi, ok := s.instances.load(id)
 	if !ok {
 		return Snapshot{}, ErrUnknownInstance
 	}
-	mi := v.(*memInstance)
 	mi.mu.Lock()
 	defer mi.mu.Unlock()
 	return mi.snap, nil
@@ -320,11 +317,10 @@ func (s *MemStore) History(ctx context.Context, id string) ([]Entry, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	v, ok := s.instances.Load(id)
+	mi, ok := s.instances.load(id)
 	if !ok {
 		return nil, ErrUnknownInstance
 	}
-	mi := v.(*memInstance)
 	mi.mu.Lock()
 	defer mi.mu.Unlock()
 	return mi.log.entries(), nil
@@ -336,8 +332,7 @@ func (s *MemStore) Instances(ctx context.Context) ([]Snapshot, error) {
 		return nil, ErrNilContext
 	}
 	var out []Snapshot
-	s.instances.Range(func(_, v any) bool {
-		mi := v.(*memInstance)
+	s.instances.each(func(mi *memInstance) bool {
 		mi.mu.Lock()
 		out = append(out, mi.snap)
 		mi.mu.Unlock()
