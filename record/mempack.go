@@ -22,8 +22,13 @@ import (
 type memLog struct {
 	data    []byte
 	results []map[string]any
-	plain   []Entry
-	n       int // entries
+	// packed holds the results of a finished history encoded (see
+	// encodeResults), when they could be: then results is nil, and the
+	// history holds no pointer into the heap but its plain entries'.
+	packed []byte
+	nres   int // results, packed or not
+	plain  []Entry
+	n      int // entries
 }
 
 // Flags of an encoded entry.
@@ -89,6 +94,7 @@ func (l *memLog) appendEntry(b []byte, e *Entry) []byte {
 			l.results = make([]map[string]any, 0, 8)
 		}
 		l.results = append(l.results, e.Result)
+		l.nres++
 	}
 	b = append(b, flags)
 	b = binary.AppendVarint(b, e.Time.Unix())
@@ -105,16 +111,36 @@ func (l *memLog) appendEntry(b []byte, e *Entry) []byte {
 	return b
 }
 
-// finish trims the log to its size: a finished instance commits no more.
+// finish trims the log to its size and encodes its results: a finished
+// instance seldom commits again (a late notice may; its entries are added
+// as to a running one).
 func (l *memLog) finish() {
 	l.data = slices.Clip(slices.Clone(l.data))
-	l.results = slices.Clip(l.results)
 	l.plain = slices.Clip(l.plain)
+	if len(l.results) == 0 {
+		l.results = nil
+		return
+	}
+	if b, ok := encodeResults(l.results); ok {
+		l.packed = b
+		l.results = nil
+	} else {
+		l.results = slices.Clip(l.results)
+	}
+}
+
+// allResults returns every result of the log, the packed ones decoded.
+func (l *memLog) allResults() []map[string]any {
+	if l.packed == nil {
+		return l.results
+	}
+	return append(decodeResults(string(l.packed), l.nres), l.results...)
 }
 
 // entries decodes the log. Its strings share one copy of the log's bytes.
 func (l *memLog) entries() []Entry {
 	out := make([]Entry, 0, l.n)
+	results := l.allResults()
 	s := string(l.data)
 	var res, plain int
 	for at := 0; at < len(s); {
@@ -150,7 +176,7 @@ func (l *memLog) entries() []Entry {
 		e.Usage.Model = f[15]
 		e.Retryable = flags&packRetryable != 0
 		if flags&packResult != 0 {
-			e.Result = l.results[res]
+			e.Result = results[res]
 			res++
 		}
 		out = append(out, e)

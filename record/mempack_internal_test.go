@@ -56,8 +56,8 @@ func TestMemLog_KeepsEveryField(t *testing.T) {
 	steps := [][]Entry{
 		{fullEntry(t, 0)},
 		{fullEntry(t, 100), {}, fullEntry(t, 200), {Kind: KindCompleted, Usage: registry.Usage{Model: "m"}}},
-		{{Error: string(make([]byte, 70_000))}, local, zoned, negative},
-		{},
+		{{Error: string(make([]byte, 70_000))}, local, zoned, negative, {Result: richResult()}, {Result: map[string]any{}}},
+		{{Result: map[string]any{"late": 1}}},
 	}
 	var l memLog
 	var want []Entry
@@ -73,6 +73,42 @@ func TestMemLog_KeepsEveryField(t *testing.T) {
 	}
 	if len(l.plain) != 1 {
 		t.Errorf("got %d entries kept plain, want 1 (the one in another zone)", len(l.plain))
+	}
+	if l.packed == nil {
+		t.Error("got the finished log's results unpacked, want them packed")
+	}
+}
+
+// richResult holds a value of every type a finished log encodes.
+func richResult() map[string]any {
+	return map[string]any{
+		"nil": nil, "t": true, "f": false, "s": "é", "empty": "", "i": -3, "i64": int64(1 << 40), "x": 2.5,
+		"nan-free": -0.0, "m": map[string]any{"a": []any{1, "b", nil, map[string]any{}}}, "l": []any{},
+		"nilmap": map[string]any(nil), "nilslice": []any(nil),
+	}
+}
+
+// TestMemLog_KeepsResultsItCannotEncode finishes a log whose results hold
+// values encodeResults does not know, and gets them back as they were.
+func TestMemLog_KeepsResultsItCannotEncode(t *testing.T) {
+	type custom struct{ A int }
+	deep := map[string]any{}
+	for m, k := deep, 0; k < maxResultDepth+2; k++ {
+		next := map[string]any{}
+		m["d"] = next
+		m = next
+	}
+	for _, odd := range []map[string]any{{"c": custom{1}}, {"u": uint8(1)}, {"deep": deep}, {"ss": []string{"a"}}} {
+		var l memLog
+		entries := []Entry{{Result: richResult()}, {Result: odd}}
+		l.add(entries)
+		l.finish()
+		if l.packed != nil {
+			t.Errorf("%v: got the results packed, want them kept", odd)
+		}
+		if got := l.entries(); !reflect.DeepEqual(got, entries) {
+			t.Errorf("got %+v, want %+v", got, entries)
+		}
 	}
 }
 
