@@ -57,8 +57,8 @@ func (l *memLog) add(entries []Entry) {
 	if len(entries) == 0 {
 		return
 	}
-	// Grow once per commit, to about twice what is needed: a history then
-	// reallocates a few times in its life, not at every entry.
+	// Grow at most once per commit, to twice what is needed: a history
+	// reallocates a couple of times in its life, not at every entry.
 	need := 0
 	for k := range entries {
 		need += fixedSize
@@ -67,7 +67,9 @@ func (l *memLog) add(entries []Entry) {
 		}
 	}
 	if cap(l.data)-len(l.data) < need {
-		l.data = slices.Grow(l.data, max(need, len(l.data))+need)
+		grown := make([]byte, len(l.data), max(2*(len(l.data)+need), 256))
+		copy(grown, l.data)
+		l.data = grown
 	}
 	for k := range entries {
 		l.data = l.appendEntry(l.data, &entries[k])
@@ -115,18 +117,28 @@ func (l *memLog) appendEntry(b []byte, e *Entry) []byte {
 // instance seldom commits again (a late notice may; its entries are added
 // as to a running one).
 func (l *memLog) finish() {
-	l.data = slices.Clip(slices.Clone(l.data))
 	l.plain = slices.Clip(l.plain)
+	size := len(l.data)
+	res, ok := resultsSize(l.results)
+	if ok {
+		size += res
+	}
+	// One allocation of the exact size holds the entries and, when they
+	// can be encoded, the results.
+	buf := append(make([]byte, 0, size), l.data...)
+	l.data = buf[:len(buf):len(buf)]
 	if len(l.results) == 0 {
 		l.results = nil
 		return
 	}
-	if b, ok := encodeResults(l.results); ok {
-		l.packed = b
-		l.results = nil
-	} else {
-		l.results = slices.Clip(l.results)
+	if ok {
+		l.packed, ok = encodeResults(buf[len(buf):], l.results)
 	}
+	if !ok {
+		l.results = slices.Clip(l.results)
+		return
+	}
+	l.results = nil
 }
 
 // allResults returns every result of the log, the packed ones decoded.

@@ -77,6 +77,24 @@ func TestMemLog_KeepsEveryField(t *testing.T) {
 	if l.packed == nil {
 		t.Error("got the finished log's results unpacked, want them packed")
 	}
+	// The size measured is exact, so that finish allocates once.
+	if size, _ := resultsSize(richResultsOf(steps)); len(l.packed) != size {
+		t.Errorf("got %d bytes of packed results, measured %d", len(l.packed), size)
+	}
+}
+
+// richResultsOf lists the results of the entries of every step but the
+// last, but those of the entries kept plain.
+func richResultsOf(steps [][]Entry) []map[string]any {
+	var out []map[string]any
+	for _, entries := range steps[:len(steps)-1] {
+		for _, e := range entries {
+			if loc := e.Time.Location(); e.Result != nil && (loc == time.UTC || loc == time.Local) {
+				out = append(out, e.Result)
+			}
+		}
+	}
+	return out
 }
 
 // richResult holds a value of every type a finished log encodes.
