@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -118,28 +119,36 @@ func (l *memLog) appendEntry(b []byte, e *Entry) []byte {
 // as to a running one).
 func (l *memLog) finish() {
 	l.plain = slices.Clip(l.plain)
-	size := len(l.data)
-	res, ok := resultsSize(l.results)
-	if ok {
-		size += res
-	}
+	scratch := scratchPool.Get().(*[]byte)
+	packed, ok := encodeResults((*scratch)[:0], l.results)
 	// One allocation of the exact size holds the entries and, when they
-	// can be encoded, the results.
+	// could be encoded, the results.
+	size := len(l.data)
+	if ok {
+		size += len(packed)
+	}
 	buf := append(make([]byte, 0, size), l.data...)
 	l.data = buf[:len(buf):len(buf)]
-	if len(l.results) == 0 {
+	switch {
+	case len(l.results) == 0:
 		l.results = nil
-		return
-	}
-	if ok {
-		l.packed, ok = encodeResults(buf[len(buf):], l.results)
-	}
-	if !ok {
+	case ok:
+		l.packed = append(buf[len(buf):], packed...)
+		l.results = nil
+	default:
 		l.results = slices.Clip(l.results)
-		return
 	}
-	l.results = nil
+	if cap(packed) <= maxScratch {
+		*scratch = packed[:0]
+		scratchPool.Put(scratch)
+	}
 }
+
+// scratchPool holds the buffers finish encodes results in before it knows
+// their size; maxScratch bounds the one it keeps.
+var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxScratch = 64 << 10
 
 // allResults returns every result of the log, the packed ones decoded.
 func (l *memLog) allResults() []map[string]any {

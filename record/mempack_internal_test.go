@@ -77,9 +77,9 @@ func TestMemLog_KeepsEveryField(t *testing.T) {
 	if l.packed == nil {
 		t.Error("got the finished log's results unpacked, want them packed")
 	}
-	// The size measured is exact, so that finish allocates once.
-	if size, _ := resultsSize(richResultsOf(steps)); len(l.packed) != size {
-		t.Errorf("got %d bytes of packed results, measured %d", len(l.packed), size)
+	// The entries and results share one allocation of their size.
+	if want, _ := encodeResults(nil, richResultsOf(steps)); cap(l.packed) != len(want) {
+		t.Errorf("got %d bytes of room for the packed results, want their size %d", cap(l.packed), len(want))
 	}
 }
 

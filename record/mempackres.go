@@ -24,100 +24,24 @@ const (
 // history's results are encoded to; deeper ones are kept as they are.
 const maxResultDepth = 32
 
-// resultsSize returns the bytes encodeResults encodes results in, or
-// false when one holds a value of another type than nil, bool, string,
-// int, int64, float64, map[string]any and []any, which the caller then
-// keeps as it is: a decoded result is equal to its original, types
-// included.
-func resultsSize(results []map[string]any) (int, bool) {
-	n := 0
-	for _, r := range results {
-		size, ok := valueSize(r, 0)
-		if !ok {
-			return 0, false
-		}
-		n += size
-	}
-	return n, true
-}
-
-func valueSize(v any, depth int) (int, bool) {
-	if depth > maxResultDepth {
-		return 0, false
-	}
-	switch v := v.(type) {
-	case nil, bool:
-		return 1, true
-	case string:
-		return 1 + uvarintLen(uint64(len(v))) + len(v), true
-	case int:
-		return 1 + varintLen(int64(v)), true
-	case int64:
-		return 1 + varintLen(v), true
-	case float64:
-		return 9, true
-	case map[string]any:
-		n := 1
-		if v == nil {
-			return n, true
-		}
-		n += uvarintLen(uint64(len(v)))
-		for k, e := range v {
-			size, ok := valueSize(e, depth+1)
-			if !ok {
-				return 0, false
-			}
-			n += uvarintLen(uint64(len(k))) + len(k) + size
-		}
-		return n, true
-	case []any:
-		n := 1
-		if v == nil {
-			return n, true
-		}
-		n += uvarintLen(uint64(len(v)))
-		for _, e := range v {
-			size, ok := valueSize(e, depth+1)
-			if !ok {
-				return 0, false
-			}
-			n += size
-		}
-		return n, true
-	}
-	return 0, false
-}
-
-func uvarintLen(x uint64) int {
-	n := 1
-	for ; x >= 0x80; x >>= 7 {
-		n++
-	}
-	return n
-}
-
-func varintLen(x int64) int {
-	u := uint64(x) << 1
-	if x < 0 {
-		u = ^u
-	}
-	return uvarintLen(u)
-}
-
-// encodeResults appends results, which resultsSize measured, to b. It
-// reports false if it meets a value resultsSize refuses, which a result
-// changed since would hold.
+// encodeResults appends results to b, or reports false when one holds a
+// value of another type than nil, bool, string, int, int64, float64,
+// map[string]any and []any (which the caller then keeps as it is): a
+// decoded result is equal to its original, types included.
 func encodeResults(b []byte, results []map[string]any) ([]byte, bool) {
 	for _, r := range results {
 		var ok bool
-		if b, ok = appendValue(b, r); !ok {
+		if b, ok = appendValue(b, r, 0); !ok {
 			return nil, false
 		}
 	}
 	return b, true
 }
 
-func appendValue(b []byte, v any) ([]byte, bool) {
+func appendValue(b []byte, v any, depth int) ([]byte, bool) {
+	if depth > maxResultDepth {
+		return b, false
+	}
 	switch v := v.(type) {
 	case nil:
 		return append(b, tagNil), true
@@ -143,7 +67,7 @@ func appendValue(b []byte, v any) ([]byte, bool) {
 		for k, e := range v {
 			b = binary.AppendUvarint(b, uint64(len(k)))
 			var ok bool
-			if b, ok = appendValue(append(b, k...), e); !ok {
+			if b, ok = appendValue(append(b, k...), e, depth+1); !ok {
 				return b, false
 			}
 		}
@@ -155,7 +79,7 @@ func appendValue(b []byte, v any) ([]byte, bool) {
 		b = binary.AppendUvarint(append(b, tagSlice), uint64(len(v)))
 		for _, e := range v {
 			var ok bool
-			if b, ok = appendValue(b, e); !ok {
+			if b, ok = appendValue(b, e, depth+1); !ok {
 				return b, false
 			}
 		}
