@@ -40,12 +40,6 @@ const (
 	packPlain     // the entry is the next of plain; nothing else follows
 )
 
-// entryStrings lists e's string fields in the order memLog keeps them.
-func entryStrings(e *Entry) [nStrings]string {
-	return [nStrings]string{string(e.Kind), e.State, e.Agent, e.Trigger, e.Rule, e.Condition, e.From, e.To,
-		e.Next, e.HandoffID, e.Error, e.ErrorKind, e.Limit, e.Reason, e.Detail, e.Usage.Model}
-}
-
 // nStrings is how many string fields an Entry has.
 const nStrings = 16
 
@@ -62,10 +56,7 @@ func (l *memLog) add(entries []Entry) {
 	// reallocates a couple of times in its life, not at every entry.
 	need := 0
 	for k := range entries {
-		need += fixedSize
-		for _, s := range entryStrings(&entries[k]) {
-			need += len(s)
-		}
+		need += fixedSize + stringsLen(&entries[k])
 	}
 	if cap(l.data)-len(l.data) < need {
 		grown := make([]byte, len(l.data), max(2*(len(l.data)+need), 256))
@@ -107,11 +98,40 @@ func (l *memLog) appendEntry(b []byte, e *Entry) []byte {
 		b = binary.AppendVarint(b, n)
 	}
 	b = binary.AppendUvarint(b, math.Float64bits(e.Usage.Cost))
-	for _, s := range entryStrings(e) {
+	// The strings one by one, in the order entries decodes them: ranging
+	// over an array of them would copy sixteen strings at every entry.
+	b = appendString(b, string(e.Kind))
+	b = appendString(b, e.State)
+	b = appendString(b, e.Agent)
+	b = appendString(b, e.Trigger)
+	b = appendString(b, e.Rule)
+	b = appendString(b, e.Condition)
+	b = appendString(b, e.From)
+	b = appendString(b, e.To)
+	b = appendString(b, e.Next)
+	b = appendString(b, e.HandoffID)
+	b = appendString(b, e.Error)
+	b = appendString(b, e.ErrorKind)
+	b = appendString(b, e.Limit)
+	b = appendString(b, e.Reason)
+	b = appendString(b, e.Detail)
+	return appendString(b, e.Usage.Model)
+}
+
+func appendString(b []byte, s string) []byte {
+	if len(s) < 0x80 {
+		b = append(b, byte(len(s)))
+	} else {
 		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
 	}
-	return b
+	return append(b, s...)
+}
+
+// stringsLen is the total length of e's strings.
+func stringsLen(e *Entry) int {
+	return len(e.Kind) + len(e.State) + len(e.Agent) + len(e.Trigger) + len(e.Rule) + len(e.Condition) + len(e.From) +
+		len(e.To) + len(e.Next) + len(e.HandoffID) + len(e.Error) + len(e.ErrorKind) + len(e.Limit) + len(e.Reason) +
+		len(e.Detail) + len(e.Usage.Model)
 }
 
 // finish trims the log to its size and encodes its results: a finished
