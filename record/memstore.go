@@ -18,8 +18,12 @@ import (
 // the order they finished): MemRetention of them by default, see
 // WithRetention. Older finished instances are dropped with their history
 // and outbox, so that a long-running process does not grow without bound.
+//
+// History entries are kept encoded, so that the retained histories cost
+// the garbage collector little; their times come back without a monotonic
+// clock reading, as from every durable store.
 type MemStore struct {
-	instances sync.Map // id -> *memInstance
+	instances *memIndex
 
 	mu        sync.Mutex   // guards dead and workflows
 	dead      []DeadLetter // the newest MemDeadLetterLimit, and up to as many older ones
@@ -62,11 +66,8 @@ type memInstance struct {
 	finished bool   // counted in the store's finished queue
 	gone     bool   // pruned or dropped: not to be dropped again
 	snap     Snapshot
-	// steps holds one exactly-sized packed copy of each commit's entries:
-	// no growing slice is copied over and over as the history lengthens,
-	// and the collector scans few pointers of it (see packedEntry).
-	steps []memStep
-	n     int
+	// log holds the history, encoded (see memLog).
+	log memLog
 	// outbox holds the unsettled outbox items, oldest first; usually one.
 	outbox []Outgoing
 }
@@ -74,7 +75,7 @@ type memInstance struct {
 // NewMemStore returns an empty in-memory store keeping MemRetention
 // finished instances, or what the options say.
 func NewMemStore(opts ...MemOption) *MemStore {
-	s := &MemStore{retention: MemRetention}
+	s := &MemStore{retention: MemRetention, instances: newMemIndex()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -90,17 +91,17 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 		mi      *memInstance
 		created bool
 	)
-	if v, ok := s.instances.Load(rec.Snapshot.ID); ok {
-		mi = v.(*memInstance)
+	if v, ok := s.instances.load(rec.Snapshot.ID); ok {
+		mi = v
 		mi.mu.Lock()
 	} else {
 		// A new instance is locked before it is seen: a reader must not
 		// find it before its first step is in.
 		mi = &memInstance{id: rec.Snapshot.ID}
 		mi.mu.Lock()
-		if v, loaded := s.instances.LoadOrStore(rec.Snapshot.ID, mi); loaded {
+		if v, stored := s.instances.loadOrStore(mi); !stored {
 			mi.mu.Unlock()
-			mi = v.(*memInstance)
+			mi = v
 			mi.mu.Lock()
 		} else {
 			created = true
@@ -109,9 +110,9 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 	finishes := !mi.finished && rec.Snapshot.Status.Finished()
 	mi.finished = mi.finished || finishes
 	mi.snap = rec.Snapshot
-	if len(rec.Entries) > 0 {
-		mi.steps = append(mi.steps, keepStep(rec.Entries))
-		mi.n += len(rec.Entries)
+	mi.log.add(rec.Entries)
+	if finishes {
+		mi.log.finish()
 	}
 	if len(rec.Settled) > 0 {
 		mi.outbox = slices.DeleteFunc(mi.outbox, func(o Outgoing) bool { return slices.Contains(rec.Settled, o.Key) })
@@ -169,7 +170,7 @@ func (s *MemStore) drop(mi *memInstance) bool {
 		return false
 	}
 	mi.gone = true
-	s.instances.CompareAndDelete(mi.id, mi)
+	s.instances.remove(mi)
 	return true
 }
 
@@ -179,8 +180,7 @@ func (s *MemStore) Prune(ctx context.Context, before time.Time) (int, error) {
 		return 0, ErrNilContext
 	}
 	var victims []*memInstance
-	s.instances.Range(func(_, v any) bool {
-		mi := v.(*memInstance)
+	s.instances.each(func(mi *memInstance) bool {
 		mi.mu.Lock()
 		if mi.snap.Status.Finished() && mi.snap.Updated.Before(before) {
 			victims = append(victims, mi)
@@ -211,11 +211,10 @@ func (s *MemStore) Outbox(ctx context.Context, id string) ([]Outgoing, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	v, ok := s.instances.Load(id)
+	mi, ok := s.instances.load(id)
 	if !ok {
 		return nil, ErrUnknownInstance
 	}
-	mi := v.(*memInstance)
 	mi.mu.Lock()
 	out := slices.Clone(mi.outbox)
 	mi.mu.Unlock()
@@ -304,11 +303,10 @@ func (s *MemStore) Instance(ctx context.Context, id string) (Snapshot, error) {
 	if ctx == nil {
 		return Snapshot{}, ErrNilContext
 	}
-	v, ok := s.instances.Load(id)
+	mi, ok := s.instances.load(id)
 	if !ok {
 		return Snapshot{}, ErrUnknownInstance
 	}
-	mi := v.(*memInstance)
 	mi.mu.Lock()
 	defer mi.mu.Unlock()
 	return mi.snap, nil
@@ -319,18 +317,13 @@ func (s *MemStore) History(ctx context.Context, id string) ([]Entry, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	v, ok := s.instances.Load(id)
+	mi, ok := s.instances.load(id)
 	if !ok {
 		return nil, ErrUnknownInstance
 	}
-	mi := v.(*memInstance)
 	mi.mu.Lock()
 	defer mi.mu.Unlock()
-	out := make([]Entry, 0, mi.n)
-	for k := range mi.steps {
-		out = mi.steps[k].appendTo(out)
-	}
-	return out, nil
+	return mi.log.entries(), nil
 }
 
 // Instances implements Store.
@@ -339,8 +332,7 @@ func (s *MemStore) Instances(ctx context.Context) ([]Snapshot, error) {
 		return nil, ErrNilContext
 	}
 	var out []Snapshot
-	s.instances.Range(func(_, v any) bool {
-		mi := v.(*memInstance)
+	s.instances.each(func(mi *memInstance) bool {
 		mi.mu.Lock()
 		out = append(out, mi.snap)
 		mi.mu.Unlock()

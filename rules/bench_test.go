@@ -90,3 +90,22 @@ func BenchmarkMatch_VM(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecide decides the refund customer's `validated` outcome: the
+// eligible rule's condition, its task joining strings and its three
+// context values, as the engine does at each step.
+func BenchmarkDecide(b *testing.B) {
+	w, err := rules.Load("../examples/refund/workflow.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := &rules.Env{Result: map[string]any{"refund_eligible": true, "order_id": "1"}, Input: map[string]any{"order_id": "1", "amount": 50},
+		Context: map[string]any{}, Visits: map[string]int{"VALIDATING": 1}, State: "VALIDATING", Agent: "customer", Trigger: "validated", Step: 1, Attempt: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		d := w.Decide(env)
+		if d.Err != nil || d.Rule.ID != "eligible" || d.Task != "Approve refund for order 1" {
+			b.Fatalf("got %v, %q, %v, want eligible", d.Rule, d.Task, d.Err)
+		}
+	}
+}

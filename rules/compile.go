@@ -61,6 +61,10 @@ func (l *loader) compileExpr(n *yaml.Node, kind exprKind, label string) *Expr {
 	if kind == kindCondition {
 		e.fast = newFastEq(prog.Node())
 	}
+	e.quick = newQuick(prog.Node())
+	if kind == kindTask && e.quick != nil {
+		e.quickStr = newQuickString(prog.Node())
+	}
 	return e
 }
 

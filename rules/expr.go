@@ -81,6 +81,11 @@ type Expr struct {
 	readsProgress bool
 	// fast evaluates a `ROOT.key == literal` condition without the VM.
 	fast *fastEq
+	// quick evaluates the common shapes of tasks and values without the
+	// VM, when it can (see quick).
+	quick quick
+	// quickStr is quick for a task, which yields a string.
+	quickStr quickString
 	// equals are the `x == literal` tests the condition requires (the
 	// conjuncts of its top-level &&), used by lint to tell exclusive rules.
 	equals []equality
@@ -102,6 +107,11 @@ func (e *Expr) Eval(env *Env) (any, error) {
 	}
 	if e.fast != nil {
 		return e.fast.eval(env), nil
+	}
+	if e.quick != nil {
+		if v, _, ok := e.quick(env, 0); ok {
+			return v, nil
+		}
 	}
 	if env.Result == nil || env.Input == nil || env.Context == nil {
 		env = withEmptyMaps(env)
@@ -176,6 +186,11 @@ func (r *Rule) TaskDescription(env *Env) (string, error) {
 			return r.Reason, nil
 		}
 		return r.ID, nil
+	}
+	if r.Task.quickStr != nil {
+		if s, _, ok := r.Task.quickStr(env, 0); ok {
+			return s, nil
+		}
 	}
 	out, err := r.Task.Eval(env)
 	if err != nil {
