@@ -789,10 +789,8 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	if !d.Next.Terminal && i.outOfRoom() {
 		return
 	}
-	if len(d.Context) > 0 {
-		merged := maps.Clone(i.context)
-		maps.Copy(merged, d.Context)
-		i.context = merged
+	if d.Context != nil {
+		i.context = d.Context // a new map: the one committed before is not changed
 	}
 	next := d.Next
 	i.enter(rule.ID, next)

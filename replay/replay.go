@@ -149,12 +149,8 @@ func decide(w *rules.Workflow, env *rules.Env) (Decision, map[string]any) {
 		out.To = ""
 		out.Fail = d.Err.Error()
 		return out, nil
-	case len(d.Context) == 0:
-		return out, nil
 	}
-	merged := maps.Clone(env.Context)
-	maps.Copy(merged, d.Context)
-	return out, merged
+	return out, d.Context
 }
 
 // recorded reads the decision that followed an outcome in the history, from

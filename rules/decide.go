@@ -19,7 +19,9 @@ type Decision struct {
 	Limit *LimitHit
 	// Task is the hand-off's task description.
 	Task string
-	// Context holds the values the rule merges into the instance context.
+	// Context is the instance context after the rule's merge: a new map
+	// holding Env.Context and the values the rule sets (Env.Context is not
+	// changed); nil when the rule sets none.
 	Context map[string]any
 	// Items are the items of the foreach state the rule enters, evaluated
 	// with the context after the merge; ItemsErr is why they could not be
@@ -87,16 +89,22 @@ func (w *Workflow) Decide(env *Env) Decision {
 		return d
 	}
 	if len(r.Context) > 0 {
-		d.Context = make(map[string]any, len(r.Context))
+		// The new context is built once, at its size: the instance's,
+		// then the rule's values, each evaluated against the context as
+		// it was.
+		merged := make(map[string]any, len(env.Context)+len(r.Context))
+		for k, v := range env.Context {
+			merged[k] = v
+		}
 		for _, c := range r.Context {
 			v, err := c.Expr.Eval(env)
 			if err != nil {
-				d.Context = nil
 				d.Err = &DecideError{Rule: r.ID, Part: "context", Key: c.Key, Err: err}
 				return d
 			}
-			d.Context[c.Key] = v
+			merged[c.Key] = v
 		}
+		d.Context = merged
 	}
 	if d.Next.Iterates() {
 		w.decideItems(&d, env)

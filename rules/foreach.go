@@ -150,15 +150,8 @@ func (w *Workflow) Items(st *State, env *Env) ([]any, error) {
 // limit: the state is entered and reports the error.
 func (w *Workflow) decideItems(d *Decision, env *Env) {
 	e := *env
-	if len(d.Context) > 0 {
-		merged := make(map[string]any, len(env.Context)+len(d.Context))
-		for k, v := range env.Context {
-			merged[k] = v
-		}
-		for k, v := range d.Context {
-			merged[k] = v
-		}
-		e.Context = merged
+	if d.Context != nil {
+		e.Context = d.Context
 	}
 	e.State = d.Next.Name
 	d.Items, d.ItemsErr = w.Items(d.Next, &e)
