@@ -1,14 +1,9 @@
 package feature_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/batonhq/baton/bus"
 	"github.com/batonhq/baton/clock"
@@ -43,36 +38,11 @@ func guardEach(t *testing.T, ackWait time.Duration, f func(t *testing.T, e *guar
 // guardNATS is newNATS with an ack wait of its own (the default when zero).
 func guardNATS(t *testing.T, ackWait time.Duration) *natsbus.Transport {
 	t.Helper()
-	if ackWait == 0 {
-		return newNATS(t)
-	}
-	ns, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), DontListen: true, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
+	return newNATS(t, func(c *natsbus.Config) {
+		if ackWait > 0 {
+			c.AckWait = ackWait
+		}
 	})
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	nc, err := nats.Connect("", nats.InProcessServer(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	cfg := natsbus.DefaultConfig()
-	cfg.Storage = jetstream.MemoryStorage
-	cfg.TakeWait = 20 * time.Millisecond
-	cfg.AckWait = ackWait
-	tr, err := natsbus.New(context.Background(), nc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tr.Close() })
-	return tr
 }
 
 // open gives each agent a mailbox of capacity (the transport's default

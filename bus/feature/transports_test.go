@@ -32,8 +32,9 @@ func newBus(t testing.TB, opts ...bus.Option) *bus.Bus {
 }
 
 // newNATS returns a natsbus transport on an in-process JetStream server
-// (memory storage, no listener), both closed when the test ends.
-func newNATS(t testing.TB) *natsbus.Transport {
+// (memory storage, no listener), both closed when the test ends; change,
+// when given, adjusts the transport's configuration.
+func newNATS(t testing.TB, change ...func(*natsbus.Config)) *natsbus.Transport {
 	t.Helper()
 	ns, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), DontListen: true, NoLog: true, NoSigs: true})
 	if err != nil {
@@ -55,6 +56,9 @@ func newNATS(t testing.TB) *natsbus.Transport {
 	cfg := natsbus.DefaultConfig()
 	cfg.Storage = jetstream.MemoryStorage
 	cfg.TakeWait = 20 * time.Millisecond
+	for _, c := range change {
+		c(&cfg)
+	}
 	tr, err := natsbus.New(context.Background(), nc, cfg)
 	if err != nil {
 		t.Fatal(err)
