@@ -15,23 +15,14 @@ import (
 
 	"github.com/batonhq/baton/internal/servertest"
 	"github.com/batonhq/baton/mcpserver/mcptest"
-	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/server"
 )
 
-// realServer is a Baton server serving mcptest.ApprovalFlow, with a
-// token, its API on a loopback HTTP server.
-func realServer(t *testing.T) (url, token string) {
-	t.Helper()
-	url, token, _, _ = reloadable(t)
-	return url, token
-}
-
-// reloadable is realServer, with the server and its workflows directory.
+// reloadable starts a server on mcptest.ApprovalFlow with a token; it returns
+// the API's URL, the token, the server and its workflows directory.
 func reloadable(t *testing.T) (url, token string, srv *server.Server, dir string) {
 	t.Helper()
-	s := servertest.Start(t, "mcp-test-token", map[string]string{"approval.yaml": mcptest.ApprovalFlow},
-		map[string]registry.Handler{"checker": mcptest.Checker})
+	s := servertest.Approval(t, "mcp-test-token")
 	return s.URL, s.Token, s.Server, s.Dir
 }
 
@@ -39,7 +30,7 @@ func reloadable(t *testing.T) (url, token string, srv *server.Server, dir string
 // official JavaScript client: tools and their schemas, a start that
 // waits, get, list, signal, cancel, refusals as isError, resources.
 func TestMCP_JSClient_AgainstServer(t *testing.T) {
-	url, token := realServer(t)
+	url, token, _, _ := reloadable(t)
 	steps := mcptest.Run(t, nil, nil, "--url", url+"/mcp", "--token", token)
 	mcptest.Check(t, steps)
 }
@@ -73,7 +64,7 @@ func TestMCP_JSClient_HearsAReload(t *testing.T) {
 // TestMCP_Server_TokenAndBodyLimit: /mcp asks for the token like /v1, and
 // refuses a body beyond the API's limit.
 func TestMCP_Server_TokenAndBodyLimit(t *testing.T) {
-	url, token := realServer(t)
+	url, token, _, _ := reloadable(t)
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	post := func(body, auth string) (int, []byte) {
 		req, err := http.NewRequest("POST", url+"/mcp", strings.NewReader(body))

@@ -13,24 +13,14 @@ import (
 
 	"github.com/batonhq/baton/internal/servertest"
 	"github.com/batonhq/baton/mcpserver/mcptest"
-	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/server"
 )
 
-// mcpServer is a Baton server serving mcptest.ApprovalFlow with a token,
-// its API on a loopback HTTP server.
-func mcpServer(t *testing.T) (url, token string) {
-	t.Helper()
-	url, token, _, _ = reloadableServer(t)
-	return url, token
-}
-
-// reloadableServer is mcpServer, with the server and its workflows
-// directory.
+// reloadableServer starts a server on mcptest.ApprovalFlow with a token; it returns
+// the API's URL, the token, the server and its workflows directory.
 func reloadableServer(t *testing.T) (url, token string, srv *server.Server, dir string) {
 	t.Helper()
-	s := servertest.Start(t, "stdio-token", map[string]string{"approval.yaml": mcptest.ApprovalFlow},
-		map[string]registry.Handler{"checker": mcptest.Checker})
+	s := servertest.Approval(t, "stdio-token")
 	return s.URL, s.Token, s.Server, s.Dir
 }
 
@@ -63,7 +53,7 @@ rules:
 // TestMCP_Stdio_ServerRefuses: wfrun mcp without the token says at once that it cannot
 // list the workflows, and exits 1.
 func TestMCP_Stdio_ServerRefuses(t *testing.T) {
-	url, _ := mcpServer(t)
+	url, _, _, _ := reloadableServer(t)
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"mcp", "--server", url}, strings.NewReader(""), &stdout, &stderr)
 	require.Error(t, err)
@@ -75,7 +65,7 @@ func TestMCP_Stdio_ServerRefuses(t *testing.T) {
 // TestMCP_Stdio_ClientLeaves: wfrun mcp ends without error when its
 // client closes standard input.
 func TestMCP_Stdio_ClientLeaves(t *testing.T) {
-	url, token := mcpServer(t)
+	url, token, _, _ := reloadableServer(t)
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"mcp", "--server", url, "--token", token}, strings.NewReader(""), &stdout, &stderr)
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/batonhq/baton/mcpserver/mcptest"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/server"
 )
@@ -51,4 +52,12 @@ func Start(t testing.TB, token string, workflows map[string]string, handlers map
 		hs.Close()
 	})
 	return &Server{URL: hs.URL, Token: token, Server: s, Dir: dir}
+}
+
+// Approval starts a server on mcptest.ApprovalFlow with its checker agent,
+// the server the MCP tests drive.
+func Approval(t testing.TB, token string) *Server {
+	t.Helper()
+	return Start(t, token, map[string]string{"approval.yaml": mcptest.ApprovalFlow},
+		map[string]registry.Handler{"checker": mcptest.Checker})
 }
