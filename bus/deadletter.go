@@ -90,7 +90,7 @@ func (b *Bus) DeadLetterWork(ctx context.Context, m *transport.Message, reason t
 	if err := b.admit(ctx, m); err != nil {
 		return err
 	}
-	b.fill(m, at)
+	m.Fill(at, b.cfg.ids)
 	attempts = max(attempts, 1)
 	counted := false
 	if mb := b.lookup(m.To); mb != nil {

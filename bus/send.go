@@ -47,7 +47,7 @@ func (b *Bus) Send(ctx context.Context, m *transport.Message, opts ...SendOption
 // accept fills m and admits it once per idempotency key. It reports dup
 // for a duplicate, which the caller acknowledges without delivering.
 func (b *Bus) accept(m *transport.Message, start time.Time, sc *sendConfig) (dup bool, err error) {
-	b.fill(m, start)
+	m.Fill(start, b.cfg.ids)
 	if sc != nil && sc.receipt != nil {
 		*sc.receipt = Receipt{MessageID: m.MessageID}
 	}
@@ -135,22 +135,6 @@ func (b *Bus) refuse(m *transport.Message, err error) {
 			return
 		}
 		ce.Write(zap.String("category", "validation"), messageFields(m), zap.Error(err))
-	}
-}
-
-// fill sets the fields the bus owns when the sender left them empty.
-func (b *Bus) fill(m *transport.Message, now time.Time) {
-	if m.MessageID == "" {
-		m.MessageID = b.cfg.ids()
-	}
-	if m.ConversationID == "" {
-		m.ConversationID = m.MessageID
-	}
-	if m.Timestamp.IsZero() {
-		m.Timestamp = now.UTC()
-	}
-	if m.TTL == 0 {
-		m.TTL = transport.DefaultTTL
 	}
 }
 

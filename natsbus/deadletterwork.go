@@ -2,8 +2,10 @@ package natsbus
 
 import (
 	"context"
+	"time"
 
 	"github.com/batonhq/baton/transport"
+	"github.com/google/uuid"
 )
 
 // refusedSuffix ends the subject of a dead letter DeadLetterWork
@@ -29,7 +31,7 @@ func (t *Transport) DeadLetterWork(ctx context.Context, m *transport.Message, re
 		t.invalid.Add(1)
 		return err
 	}
-	fill(m)
+	m.Fill(time.Now(), uuid.NewString)
 	refused := reason != transport.ReasonQueueOverflow && reason != transport.ReasonReceiverNotFound
 	return t.deadLetter(ctx, dead{m: m, reason: reason, attempts: attempts, lastErr: lastErr, refused: refused})
 }

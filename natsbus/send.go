@@ -72,7 +72,7 @@ func (t *Transport) send(ctx context.Context, m *transport.Message, offer bool) 
 		t.invalid.Add(1)
 		return err
 	}
-	fill(m)
+	m.Fill(time.Now(), uuid.NewString)
 	t.stampAckWait(m)
 	mb, err := t.box(ctx, m.To)
 	var unknown *transport.UnknownAgentError
@@ -173,22 +173,6 @@ func unavailable(err error) bool {
 		return true
 	}
 	return false
-}
-
-// fill sets what the bus sets on a message it accepts.
-func fill(m *transport.Message) {
-	if m.MessageID == "" {
-		m.MessageID = uuid.NewString()
-	}
-	if m.ConversationID == "" {
-		m.ConversationID = m.MessageID
-	}
-	if m.Timestamp.IsZero() {
-		m.Timestamp = time.Now().UTC()
-	}
-	if m.TTL == 0 {
-		m.TTL = transport.DefaultTTL
-	}
 }
 
 // stampAckWait tells the agent, in the work's metadata, how long it may

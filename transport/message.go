@@ -169,6 +169,24 @@ func (m *Message) Key() string {
 	return s
 }
 
+// Fill sets the fields a transport owns when the sender left them empty:
+// the id (newID's), the conversation (the message's own id: it starts a
+// thread), the timestamp (now, in UTC) and the TTL (DefaultTTL).
+func (m *Message) Fill(now time.Time, newID func() string) {
+	if m.MessageID == "" {
+		m.MessageID = newID()
+	}
+	if m.ConversationID == "" {
+		m.ConversationID = m.MessageID
+	}
+	if m.Timestamp.IsZero() {
+		m.Timestamp = now.UTC()
+	}
+	if m.TTL == 0 {
+		m.TTL = DefaultTTL
+	}
+}
+
 // Notice returns a message of type t (an ACK or an ERROR) from m's
 // receiver back to its sender that answers m: it names m as the message it
 // replies to and correlates with, in m's conversation, at m's priority.

@@ -343,3 +343,20 @@ func TestPriority_RankRoundTrips(t *testing.T) {
 		t.Errorf("invalid priority ranks %d, want %d (normal)", got, transport.RankNormal)
 	}
 }
+
+// TestMessage_FillSetsOnlyWhatIsEmpty: Fill gives an empty message an id,
+// its own conversation, the time in UTC and the default TTL, and keeps
+// what the sender set.
+func TestMessage_FillSetsOnlyWhatIsEmpty(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", 3600))
+	m := &transport.Message{}
+	m.Fill(now, func() string { return "id-1" })
+	if m.MessageID != "id-1" || m.ConversationID != "id-1" || !m.Timestamp.Equal(now) || m.Timestamp.Location() != time.UTC || m.TTL != transport.DefaultTTL {
+		t.Fatalf("got %+v, want id-1, its own conversation, the time in UTC and the default TTL", m)
+	}
+	set := &transport.Message{MessageID: "a", ConversationID: "c", Timestamp: now.Add(-time.Hour), TTL: time.Minute}
+	set.Fill(now, func() string { t.Fatal("an id was asked for a message that has one"); return "" })
+	if set.MessageID != "a" || set.ConversationID != "c" || !set.Timestamp.Equal(now.Add(-time.Hour)) || set.TTL != time.Minute {
+		t.Fatalf("got %+v, want the sender's fields kept", set)
+	}
+}

@@ -153,7 +153,7 @@ func (b *Broadcaster) broadcastTo(ctx context.Context, m *transport.Message, kee
 	if err := joinBelow(b.Transport, m, start); err != nil {
 		return nil, err
 	}
-	fill(m, start)
+	m.Fill(start, uuid.NewString)
 	b.mu.Lock()
 	to := make([]string, 0, len(b.ids))
 	for _, id := range b.ids {
@@ -198,24 +198,6 @@ func admit(ctx context.Context, m *transport.Message) error {
 		return err
 	}
 	return m.Validate()
-}
-
-// fill sets the fields a transport fills in when the sender left them
-// empty, as every transport does: a fan-out needs the template's id and
-// timestamp before it makes copies.
-func fill(m *transport.Message, now time.Time) {
-	if m.MessageID == "" {
-		m.MessageID = uuid.NewString()
-	}
-	if m.ConversationID == "" {
-		m.ConversationID = m.MessageID
-	}
-	if m.Timestamp.IsZero() {
-		m.Timestamp = now.UTC()
-	}
-	if m.TTL == 0 {
-		m.TTL = transport.DefaultTTL
-	}
 }
 
 // fanOut sends a copy of tmpl to each agent of to through inner and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/transport"
+	"github.com/google/uuid"
 )
 
 // Reasons a conversation thread is closed.
@@ -178,7 +179,7 @@ func (c *Conversations) join(m *transport.Message, now time.Time) error {
 			m.ConversationID = t.id
 		}
 	}
-	fill(m, now)
+	m.Fill(now, uuid.NewString)
 	c.pruneLocked(now)
 	if m.InReplyTo != "" && c.byMsg[m.InReplyTo] == nil {
 		c.unknown.Add(1)

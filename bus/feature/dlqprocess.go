@@ -175,8 +175,7 @@ type DeadLetters struct {
 	last   time.Time   // of the last alert
 	closed bool
 	timer  clock.Timer
-	subs   map[int]func(DeadLetterAlert)
-	nextID int
+	subs   callbacks[DeadLetterAlert] // OnDeadLetterAlert's
 	unsub  func()
 
 	passMu sync.Mutex     // one pass at a time; Close waits for the running one
@@ -194,7 +193,7 @@ func NewDeadLetters(inner transport.Transport, p DeadLetterPolicy, clk clock.Clo
 	}
 	p = p.withDefaults()
 	d := &DeadLetters{Transport: inner, p: p, clk: clk, log: p.Logger,
-		recent: make([]time.Time, 0, p.AlertThreshold+1), subs: map[int]func(DeadLetterAlert){}}
+		recent: make([]time.Time, 0, p.AlertThreshold+1)}
 	d.unsub = inner.OnDeadLetter(d.arrive)
 	if p.Periodic {
 		d.mu.Lock()
@@ -248,16 +247,13 @@ func (d *DeadLetters) arrive(dl transport.DeadLetter) {
 	}
 	d.last = at
 	a := DeadLetterAlert{Count: len(d.recent), Threshold: d.p.AlertThreshold, Window: d.p.AlertWindow, Since: oldest.UTC(), At: at.UTC()}
-	subs := d.alertSubsLocked()
 	d.mu.Unlock()
 	d.alerts.Add(1)
 	if ce := d.log.Check(zap.WarnLevel, "dead-letter alert"); ce != nil {
 		ce.Write(zap.String("category", "dead_letter"), zap.Int("count", a.Count),
 			zap.Int("threshold", a.Threshold), zap.Duration("window", a.Window), zap.Time("since", a.Since))
 	}
-	for _, f := range subs {
-		f(a)
-	}
+	d.subs.call(a)
 }
 
 func (d *DeadLetters) holdLocked(h heldLetter) {
@@ -459,30 +455,7 @@ func (d *DeadLetters) Audit() []DeadLetterAudit {
 // returned function is called. f runs in the goroutine that delivered the
 // dead letter (the transport's OnDeadLetter callback) and must not block.
 func (d *DeadLetters) OnDeadLetterAlert(f func(DeadLetterAlert)) (cancel func()) {
-	if f == nil {
-		return func() {}
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	id := d.nextID
-	d.nextID++
-	d.subs[id] = f
-	return func() {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		delete(d.subs, id)
-	}
-}
-
-// alertSubsLocked returns the alert callbacks in subscription order.
-func (d *DeadLetters) alertSubsLocked() []func(DeadLetterAlert) {
-	out := make([]func(DeadLetterAlert), 0, len(d.subs))
-	for id := 0; len(out) < len(d.subs); id++ {
-		if f, ok := d.subs[id]; ok {
-			out = append(out, f)
-		}
-	}
-	return out
+	return d.subs.add(f)
 }
 
 // Stats returns the counters of dead-letter processing.

@@ -156,8 +156,7 @@ type PressureGauge struct {
 
 	mu      sync.Mutex
 	boxes   map[string]*gaugeBox
-	subs    map[int]func(PressureChange)
-	nextSub int
+	subs    callbacks[PressureChange] // OnPressure's
 	changes uint64
 	signals uint64
 }
@@ -192,7 +191,7 @@ func NewPressureGauge(inner transport.Transport, p Backpressure, clk clock.Clock
 	p = p.withDefaults()
 	p.Silent = silent
 	return &PressureGauge{Transport: inner, cfg: p, clock: clk,
-		boxes: make(map[string]*gaugeBox), subs: make(map[int]func(PressureChange))}
+		boxes: make(map[string]*gaugeBox)}
 }
 
 // SendWork sends m on and follows the pressure of its receiver's mailbox.
@@ -428,9 +427,7 @@ func (g *PressureGauge) emit(ctx context.Context, notes []pressureNote) {
 			}
 		}
 		if n.change {
-			for _, f := range g.subscribers() {
-				f(n.ch)
-			}
+			g.subs.call(n.ch)
 		}
 	}
 }
@@ -439,37 +436,7 @@ func (g *PressureGauge) emit(ctx context.Context, notes []pressureNote) {
 // the returned function is called. f runs outside the gauge's lock, in the
 // goroutine of the call that caused the change; it may call the gauge but
 // must not block.
-func (g *PressureGauge) OnPressure(f func(PressureChange)) (cancel func()) {
-	if f == nil {
-		return func() {}
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	id := g.nextSub
-	g.nextSub++
-	g.subs[id] = f
-	return func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		delete(g.subs, id)
-	}
-}
-
-// subscribers returns the OnPressure callbacks in subscription order.
-func (g *PressureGauge) subscribers() []func(PressureChange) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	ids := make([]int, 0, len(g.subs))
-	for id := range g.subs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	out := make([]func(PressureChange), len(ids))
-	for i, id := range ids {
-		out[i] = g.subs[id]
-	}
-	return out
-}
+func (g *PressureGauge) OnPressure(f func(PressureChange)) (cancel func()) { return g.subs.add(f) }
 
 // Stats returns the gauge's figures.
 func (g *PressureGauge) Stats() PressureStats {
@@ -486,9 +453,7 @@ func (g *PressureGauge) Stats() PressureStats {
 // Close is safe to call more than once, returns nil, and does not close
 // the wrapped transport.
 func (g *PressureGauge) Close() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	clear(g.subs)
+	g.subs.clear()
 	return nil
 }
 

@@ -300,7 +300,7 @@ func (r *Requests) SendWork(ctx context.Context, m *transport.Message) error {
 	if err := joinBelow(r.Transport, m, now); err != nil {
 		return err
 	}
-	fill(m, now)
+	m.Fill(now, uuid.NewString)
 	r.mu.Lock()
 	w, ok = r.pending[m.InReplyTo]
 	if ok && w.from == m.To {

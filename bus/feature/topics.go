@@ -12,6 +12,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/transport"
+	"github.com/google/uuid"
 )
 
 // Defaults of TopicSettings.
@@ -204,7 +205,7 @@ func (t *Topics) Publish(ctx context.Context, topicName string, m *transport.Mes
 	if err := joinBelow(t.Transport, m, start); err != nil {
 		return nil, err
 	}
-	fill(m, start)
+	m.Fill(start, uuid.NewString)
 	tp := t.topic(topicName)
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
