@@ -18,10 +18,13 @@ type Clock interface {
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
-// Timer is a scheduled callback that can be stopped.
+// Timer is a scheduled callback that can be stopped and scheduled again.
 type Timer interface {
 	// Stop prevents the callback from running; it reports whether it did.
 	Stop() bool
+	// Reset schedules the callback to run once d has elapsed from now,
+	// whether or not it was pending; it reports whether it was.
+	Reset(d time.Duration) bool
 }
 
 // Real returns the wall clock of package time.
@@ -86,6 +89,18 @@ func (t *manualTimer) Stop() bool {
 		}
 	}
 	return true
+}
+
+// Reset schedules the callback again, d from the clock's current time.
+func (t *manualTimer) Reset(d time.Duration) bool {
+	pending := t.Stop()
+	m := t.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seq++
+	t.at, t.seq, t.stopped = m.now.Add(d), m.seq, false
+	m.timers = append(m.timers, t)
+	return pending
 }
 
 // Advance moves the clock forward by d, running every callback that falls due.

@@ -171,6 +171,22 @@ func (t *simTimer) Stop() bool {
 	return true
 }
 
+// Reset schedules the timer again, d from the virtual clock's current
+// time, as a new timer would be; it reports whether it was pending.
+func (t *simTimer) Reset(d time.Duration) bool {
+	s := t.sim
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pending := t.index >= 0
+	if pending {
+		heap.Remove(&s.timers, t.index)
+	}
+	s.seq++
+	t.at, t.seq = s.now.Add(d), s.seq
+	heap.Push(&s.timers, t)
+	return pending
+}
+
 type simHeap []*simTimer
 
 func (h simHeap) Len() int { return len(h) }

@@ -39,7 +39,11 @@ func (i *instance) task(r *run) *registry.Task {
 		t.Kind = string(handoff.ReasonRule)
 	}
 	if to := r.state.Timeout; to > 0 && !r.notice {
-		t.Deadline = i.e.clock.Now().Add(to)
+		at := r.since // when its timeout was armed: the deadline the timer holds
+		if at.IsZero() {
+			at = i.e.clock.Now()
+		}
+		t.Deadline = at.Add(to)
 	}
 	if hb := r.state.Heartbeat; hb > 0 && !r.notice {
 		t.Heartbeat = hb // the agent's cue: report a heartbeat more often than this

@@ -24,23 +24,27 @@ import (
 
 // Engine runs instances of one compiled workflow.
 type Engine struct {
-	wf       *rules.Workflow
-	reg      *registry.Registry
-	val      *handoff.Validator
-	tr       transport.Transport
-	ownTr    io.Closer        // the transport the engine made, closed with it
-	lanes    map[string]*lane // Go agents' in-process paths; read-only after New
-	store    record.Store
-	clock    clock.Clock
-	exec     Executor
-	pool     *pool
-	runners  sync.WaitGroup // lane runners started as goroutines
-	log      *zap.Logger
-	ids      func() string
-	givenIDs bool // ids come from WithIDs and may repeat
-	observe  []Observer
-	tracer   trace.Tracer // nil: no spans
-	seed     uint64       // of the retry policies' jitter
+	wf    *rules.Workflow
+	reg   *registry.Registry
+	val   *handoff.Validator
+	tr    transport.Transport
+	ownTr io.Closer        // the transport the engine made, closed with it
+	lanes map[string]*lane // Go agents' in-process paths; read-only after New
+	// firstVisits is every new instance's visits, shared: an instance's
+	// visits are copy-on-write, so one map serves them all until their
+	// first move.
+	firstVisits map[string]int
+	store       record.Store
+	clock       clock.Clock
+	exec        Executor
+	pool        *pool
+	runners     sync.WaitGroup // lane runners started as goroutines
+	log         *zap.Logger
+	ids         func() string
+	givenIDs    bool // ids come from WithIDs and may repeat
+	observe     []Observer
+	tracer      trace.Tracer // nil: no spans
+	seed        uint64       // of the retry policies' jitter
 
 	// rec holds the instances to resume after a refused commit.
 	rec recovery
@@ -90,7 +94,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	e := &Engine{
 		wf: w, reg: reg, val: val, store: cfg.store, clock: cfg.clock, exec: cfg.executor,
 		log: cfg.logger, ids: cfg.ids, observe: cfg.observers, tr: cfg.transport,
-		lanes: map[string]*lane{},
+		lanes: map[string]*lane{}, firstVisits: map[string]int{w.Initial: 1},
 	}
 	if e.store == nil {
 		e.store = record.NewMemStore()

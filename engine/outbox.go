@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -27,13 +28,47 @@ import (
 // the step being built, sent once the step has committed, and the items
 // the store holds unsettled until their work is over.
 type outbox struct {
-	items      []sending         // the step's outbox, sent once the step has committed
-	spare      []sending         // the other outbox buffer, reused
-	open       []openItem        // outbox items the store holds unsettled
-	settledBuf []string          // reused by settled
-	records    []record.Outgoing // reused by commitStep
-	settle     bool              // an outbox item was settled outside a step
+	// items is the step's outbox, sent once the step has committed: a
+	// buffer of sendingBufs while the step has work, nil between steps, so
+	// that an instance waiting on an agent holds no outbox buffer.
+	items      []sending
+	buf        *[]sending // the pooled buffer items is in, to hand back
+	open       []openItem // outbox items the store holds unsettled
+	settledBuf []string   // reused by settled
+	settle     bool       // an outbox item was settled outside a step
 }
+
+// sendingBufs and outgoingBufs recycle the buffers of a step's outbox and
+// of the record.Outgoing copies commitStep hands the store (which copies
+// what it keeps): an instance holds neither between its steps.
+var (
+	sendingBufs  = sync.Pool{New: func() any { b := make([]sending, 0, 4); return &b }}
+	outgoingBufs = sync.Pool{New: func() any { b := make([]record.Outgoing, 0, 4); return &b }}
+)
+
+// takeItems takes the step's outbox, leaving none: the caller hands the
+// buffer back with putItems.
+func (o *outbox) takeItems() *[]sending {
+	b := o.buf
+	if b != nil {
+		*b = o.items
+	}
+	o.buf, o.items = nil, nil
+	return b
+}
+
+// putItems clears a buffer taken with takeItems and recycles it.
+func putItems(b *[]sending) {
+	if b == nil {
+		return
+	}
+	clear(*b)
+	*b = (*b)[:0]
+	sendingBufs.Put(b)
+}
+
+// dropItems forgets the step's outbox.
+func (o *outbox) dropItems() { putItems(o.takeItems()) }
 
 // sending is an outbox item of the step being built, waiting for the commit.
 type sending struct {
@@ -106,7 +141,14 @@ func (s *sending) later(err error) bool {
 // whose room check passed is its first (see patient).
 func (i *instance) queue(s sending) {
 	s.first = i.roomChecked
+	if i.out.buf == nil {
+		i.out.buf = sendingBufs.Get().(*[]sending)
+		i.out.items = (*i.out.buf)[:0]
+	}
 	i.out.items = append(i.out.items, s)
+	if i.out.open == nil {
+		i.out.open = make([]openItem, 0, 2) // a step's work and its successor's, as a step settles the one and opens the other
+	}
 	i.out.open = append(i.out.open, openItem{key: s.out.Key, r: s.r, notice: noticeID(s.out)})
 }
 

@@ -72,8 +72,7 @@ func (i *instance) releaseLocked(err error) {
 	if i.run != nil {
 		i.run.stop()
 	}
-	clear(i.out.items)
-	i.out.items = i.out.items[:0]
+	i.out.dropItems()
 	i.events = i.events[:0]
 	i.notices = nil
 	i.discard()

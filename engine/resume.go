@@ -223,7 +223,8 @@ func (i *instance) discard() {
 		entryBuffers.Put(i.pending)
 		i.pending = nil
 	}
-	i.out.items, i.events = nil, nil
+	i.out.dropItems()
+	i.events = nil
 	i.forgetNow()
 }
 
