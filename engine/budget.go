@@ -47,7 +47,7 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 // over, if any: the instance's, then the current state's own for this
 // visit.
 func (i *instance) overBudget() *LimitError {
-	env := rules.Env{Usage: i.usage.Totals, VisitUsage: i.usage.Visit}
+	env := rules.Env{Usage: i.usage().Totals, VisitUsage: i.usage().Visit}
 	return limitError(i.e.wf.BudgetOf(i.state, i.state, &env))
 }
 
@@ -121,7 +121,7 @@ func (i *instance) abandonWork(ctx context.Context) {
 func (i *instance) fanOutOverBudget(ctx context.Context) bool {
 	hit := i.overBudget()
 	if hit == nil {
-		if left, ok := i.room(); ok && left.over(i.usage.Totals) {
+		if left, ok := i.room(); ok && left.over(i.usage().Totals) {
 			// Over what its parent left it: stopped as a run of one
 			// state would be (outOfRoom), the state's others abandoned.
 			i.abandonWork(ctx)
@@ -192,14 +192,14 @@ func rest(maxTokens int64, maxCost float64, t registry.Totals) room {
 // (a workflow state) starts.
 func (i *instance) childRoom() room {
 	lim := i.e.wf.Limits
-	r := rest(lim.MaxTokens, lim.MaxCost, i.usage.Totals).less(rest(i.state.MaxTokens, i.state.MaxCost, i.usage.Visit))
+	r := rest(lim.MaxTokens, lim.MaxCost, i.usage().Totals).less(rest(i.state.MaxTokens, i.state.MaxCost, i.usage().Visit))
 	if own, ok := i.room(); ok {
 		left := own
 		if own.tokens >= 0 {
-			left.tokens = max(own.tokens-i.usage.Tokens, 0)
+			left.tokens = max(own.tokens-i.usage().Tokens, 0)
 		}
 		if own.cost >= 0 {
-			left.cost = max(own.cost-i.usage.Cost, 0)
+			left.cost = max(own.cost-i.usage().Cost, 0)
 		}
 		r = r.less(left)
 	}
@@ -211,7 +211,7 @@ func (i *instance) childRoom() room {
 // and commits. The parent takes the child's end and hits its budget.
 func (i *instance) outOfRoom() bool {
 	r, ok := i.room()
-	if !ok || !r.over(i.usage.Totals) {
+	if !ok || !r.over(i.usage().Totals) {
 		return false
 	}
 	i.canceled("its runs went over a budget of a parent instance")

@@ -217,7 +217,7 @@ func (workflowKind) enter(ctx context.Context, i *instance, d dispatch) {
 	}
 	env := rules.Env{
 		Result: orEmpty(d.previous), Input: i.input, Context: i.context,
-		State: st.Name, Agent: st.Name, Step: i.step, Visits: i.visits, Usage: i.usage.Totals,
+		State: st.Name, Agent: st.Name, Step: i.step, Visits: i.visits, Usage: i.usage().Totals,
 	}
 	input, err := st.Child.EvalInput(st.Name, &env)
 	if err != nil {

@@ -54,7 +54,7 @@ func (h *Instance) Result() Result {
 	defer i.mu.Unlock()
 	res := Result{
 		ID: i.id, Status: i.status, State: i.state.Name, Outcome: i.outcome,
-		Steps: i.step, Context: maps.Clone(i.context), Usage: i.usage, Err: i.err,
+		Steps: i.step, Context: maps.Clone(i.context), Usage: i.usage(), Err: i.err,
 	}
 	if !i.status.Finished() {
 		switch v := i.work.(type) {

@@ -35,12 +35,10 @@ type instance struct {
 	step         int
 	visits       map[string]int // copy-on-write: committed snapshots share it
 	input        map[string]any
-	context      map[string]any       // copy-on-write
-	usage        registry.Ledger      // what the runs used; its agents' totals are copy-on-write
-	spareUsage   registry.AgentTotals // room for the next copies of usage.Agents
-	childUsage   registry.Usage       // a finished child's totals, for the outcome entry its end makes
-	run          *run                 // the current run of an agent's state (agentKind)
-	work         visit                // the work under way of any other kind of state
+	context      map[string]any // copy-on-write
+	used         *instanceUsage // what the runs used (see usage); nil while they used nothing
+	run          *run           // the current run of an agent's state (agentKind)
+	work         visit          // the work under way of any other kind of state
 	outcome      string
 	err          error
 	created      time.Time
@@ -56,17 +54,18 @@ type instance struct {
 	notices      map[string]bool // hand-off ids of final notices not yet taken
 	recent       []string        // targets of the last hand-offs, oldest first (the loop window)
 	out          outbox          // the step's outbox and the items the store holds unsettled
-	closing      bool            // finished: done closes once the final step is committed
-	forgotten    bool            // finished and out of the engine's map
 	commitErr    error           // the store refused a step: nothing more is committed
 	reserved     *lane           // the lane room Start reserved for the first run
+	traced       *instanceTrace  // the instance's span and span context; nil when it has neither
+	done         chan struct{}
+	// The flags sit together: an instance is 512 bytes, one size class
+	// less than with each padded on its own.
+	closing   bool // finished: done closes once the final step is committed
+	forgotten bool // finished and out of the engine's map
 	// roomChecked is set while Start builds the first step of an instance
 	// whose room it checked (RoomTeller): the first work is patient.
 	roomChecked bool
-	span        trace.Span        // the instance's span; nil when the engine does not trace
-	trace       trace.SpanContext // what runs are children of: the instance's span, or the caller's
-	counted     bool              // counted in the engine's running instances
-	done        chan struct{}
+	counted     bool // counted in the engine's running instances
 }
 
 // run is one run of an agent: a step.
@@ -76,36 +75,38 @@ type run struct {
 	agent         string
 	from          string // the agent that handed off; "" for the engine's own dispatches
 	handoffID     string
-	taken         bool
-	ended         bool
 	description   string
 	reason        string
 	priority      int
 	previous      map[string]any
 	constraints   map[string]any
 	handler       registry.Handler
-	timer         *runTimer          // its timeout, in a state with a timeout
-	beat          clock.Timer        // the heartbeat an external run owes, in a state with a heartbeat
-	resend        clock.Timer        // the next send of work the transport could not take (sendLater)
-	ctx           runContext         // a Go handler's context, while it runs
-	sent          time.Time          // when its work was sent, when the engine has observers
-	span          trace.Span         // the run's span; nil when the engine does not trace
-	running       bool               // a Go handler has the run
-	notice        bool               // a final notice: a hand-off into a terminal state, not a run
-	progress      *registry.Progress // the latest progress its agent sent; never in the history
-	progressAt    time.Time
-	since         time.Time // when its timeout was last armed: its work sent (or sent again after a restart)
+	timer         *runTimer    // its timeout, in a state with a timeout
+	beat          clock.Timer  // the heartbeat an external run owes, in a state with a heartbeat
+	resend        clock.Timer  // the next send of work the transport could not take (sendLater)
+	ctx           runContext   // a Go handler's context, while it runs
+	sent          time.Time    // when its work was sent, when the engine has observers
+	span          trace.Span   // the run's span; nil when the engine does not trace
+	progress      *runProgress // the latest progress its agent sent; never in the history
+	since         time.Time    // when its timeout was last armed: its work sent (or sent again after a restart)
 
-	key           string // the idempotency key, instance:step
-	kind          runKind
-	returned      bool           // dispatched by return_control: the delegate's result going back
+	key           string         // the idempotency key, instance:step
 	handoffReason handoff.Reason // the hand-off's reason; "" = rule
-	byRule        bool           // sent by a rule with no agent handing over (after a wait, a foreach, a child)
 	payload       map[string]any
 	delegator     string // for a delegate: the agent that delegated
-	returnControl bool   // for a delegate: its result goes back to the delegator
 	index         int    // for an item run: the item's index
 	item          any    // for an item run: the item
+
+	// The flags and the kind sit together, in one word (a run is
+	// allocated at every step).
+	kind          runKind
+	taken         bool
+	ended         bool
+	running       bool // a Go handler has the run
+	notice        bool // a final notice: a hand-off into a terminal state, not a run
+	returned      bool // dispatched by return_control: the delegate's result going back
+	byRule        bool // sent by a rule with no agent handing over (after a wait, a foreach, a child)
+	returnControl bool // for a delegate: its result goes back to the delegator
 }
 
 // stopTimers stops the run's timeout and heartbeat timers.
@@ -131,9 +132,15 @@ func (r *run) stop() {
 	}
 }
 
+// runProgress is the latest progress a run's agent sent, and when.
+type runProgress struct {
+	p  registry.Progress
+	at time.Time
+}
+
 // runKind tells the state's own runs from the runs of delegates and of
 // parallel branches.
-type runKind int
+type runKind uint8
 
 const (
 	runState    runKind = iota // the state's agent working in its state
@@ -255,7 +262,7 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
 		Status: i.status, State: i.state.Name, Outcome: i.outcome, Step: i.step,
 		Visits: i.visits, Input: i.input, Context: i.context,
-		Created: i.created, Updated: i.now(), Commits: i.commits, Usage: i.usage,
+		Created: i.created, Updated: i.now(), Commits: i.commits, Usage: i.usage(),
 	}
 	if i.run != nil {
 		snap.Attempt = i.run.attempt
@@ -588,7 +595,7 @@ func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, c
 	r.taken = true
 	r.ctx.Context, r.running = i.handlerContext(r), true
 	task = i.task(r)
-	if r.span != nil || i.trace.IsValid() {
+	if r.span != nil || i.spanContext().IsValid() {
 		task.Traceparent = i.traceparent(r)
 	}
 	return task, r.handler, &r.ctx, r.state.Timeout, true
@@ -731,7 +738,7 @@ func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, r
 		retry := record.Entry{Kind: record.KindRetry, State: st.Name, Agent: r.agent, Attempt: r.attempt + 1, Delay: delay, Error: err.Error(), ErrorKind: kind}
 		i.note(retry)
 		i.retryScheduled(r, &retry, err)
-		if i.span != nil { // the attributes are built only for a span
+		if i.rootSpan() != nil { // the attributes are built only for a span
 			i.traceEvent("retry_scheduled", attrStep.Int(r.step), attrAgentName.String(r.agent), attrAttempt.Int(retry.Attempt), attrDelay.String(delay.String()), attrErrorKind.String(kind))
 		}
 		step := r.step
@@ -786,7 +793,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	*env = rules.Env{
 		Result: orEmpty(result), Input: i.input, Context: i.context, Error: errInfo,
 		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
-		Usage: i.usage.Totals, VisitUsage: i.usage.Visit,
+		Usage: i.usage().Totals, VisitUsage: i.usage().Visit,
 	}
 	i.note(record.Entry{Kind: record.KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt, Usage: i.takeChildUsage()})
 	d := i.e.wf.Decide(env)
@@ -816,7 +823,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	}
 	i.note(fired)
 	i.event(Event{Type: EventRuleFired, Agent: owner, Rule: rule.ID, Trigger: trigger, Condition: fired.Condition, To: rule.Next})
-	if i.span != nil { // the attributes are built only for a span
+	if i.rootSpan() != nil { // the attributes are built only for a span
 		i.traceEvent("rule_fired", attrRule.String(rule.ID), attrTrigger.String(trigger), attrState.String(st.Name))
 	}
 	if d.Limit != nil {
@@ -870,7 +877,7 @@ func limitError(h *rules.LimitHit) *LimitError {
 func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
 	i.note(record.Entry{Kind: record.KindLimitHit, State: i.state.Name, Next: lim.State, Error: lim.Error(), Limit: lim.Limit})
 	i.limitReached(lim)
-	if i.span != nil { // the attributes are built only for a span
+	if i.rootSpan() != nil { // the attributes are built only for a span
 		i.traceEvent("limit_hit", attrLimit.String(lim.Limit), attrState.String(lim.State))
 	}
 	onLimit := i.e.wf.Limits.OnLimit
@@ -905,7 +912,9 @@ func (i *instance) enter(event string, next *rules.State) {
 	visits[next.Name]++
 	i.visits = visits
 	i.state = next
-	i.usage.Visit = registry.Totals{} // a new visit: the state's own budgets start again
+	if i.used != nil {
+		i.used.ledger.Visit = registry.Totals{} // a new visit: the state's own budgets start again
+	}
 	i.note(record.Entry{Kind: record.KindTransition, State: from, Next: next.Name, Rule: event})
 	i.event(Event{Type: EventStateChanged, From: from, To: next.Name, Rule: event})
 	if !next.Terminal && next.Agent != "" {

@@ -96,7 +96,7 @@ func appendRun(buf []Pending, kind PendingKind, r *run) []Pending {
 	if r.progress != nil {
 		// The engine replaces a run's progress, never changes it: sharing
 		// it is safe.
-		p.Progress, p.ProgressAt = r.progress, r.progressAt
+		p.Progress, p.ProgressAt = &r.progress.p, r.progress.at
 	}
 	return append(buf, p)
 }

@@ -73,7 +73,7 @@ func (h *Instance) Progress() []RunProgress {
 // sent some.
 func appendProgress(out []RunProgress, r *run) []RunProgress {
 	if !r.ended && r.progress != nil {
-		out = append(out, RunProgress{Step: r.step, Agent: r.agent, Progress: *r.progress, At: r.progressAt})
+		out = append(out, RunProgress{Step: r.step, Agent: r.agent, Progress: r.progress.p, At: r.progress.at})
 	}
 	return out
 }
@@ -92,7 +92,7 @@ func (i *instance) progress(step int, agent string, p registry.Progress) error {
 	if r.beat != nil {
 		i.armBeat(r)
 	}
-	r.progress, r.progressAt = &p, i.e.clock.Now()
+	r.progress = &runProgress{p: p, at: i.e.clock.Now()}
 	if i.e.observed() && len(i.events) == 0 {
 		// Told at once: progress commits nothing, so no step carries it.
 		i.event(Event{Type: EventAgentProgress, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Progress: &p})

@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	"github.com/batonhq/baton/record"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
 )
 
@@ -136,7 +137,9 @@ func (e *Engine) restored(snap record.Snapshot, st *rules.State, seq int) *insta
 		i.cancelReason = snap.CancelReason
 		i.err = &FailedError{InstanceID: snap.ID, State: st.Name, Err: ErrCanceled}
 	}
-	i.usage = snap.Usage
+	if u := snap.Usage; u.Totals != (registry.Totals{}) || u.Visit != (registry.Totals{}) || len(u.Agents) > 0 {
+		i.meter().ledger = snap.Usage
+	}
 	return i
 }
 

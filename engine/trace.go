@@ -62,7 +62,9 @@ const (
 // runs to carry.
 func (i *instance) startTrace(ctx context.Context, resumed bool) {
 	if i.e.tracer == nil {
-		i.trace = trace.SpanContextFromContext(ctx)
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			i.traced = &instanceTrace{sc: sc}
+		}
 		return
 	}
 	attrs := []attribute.KeyValue{
@@ -72,17 +74,44 @@ func (i *instance) startTrace(ctx context.Context, resumed bool) {
 	if resumed {
 		attrs = append(attrs, attrResumed.Bool(true))
 	}
-	_, i.span = i.e.tracer.Start(ctx, spanWorkflow+" "+i.e.wf.Name, trace.WithAttributes(attrs...))
-	i.trace = i.span.SpanContext()
+	_, span := i.e.tracer.Start(ctx, spanWorkflow+" "+i.e.wf.Name, trace.WithAttributes(attrs...))
+	i.traced = &instanceTrace{span: span, sc: span.SpanContext()}
+}
+
+// instanceTrace is an instance's part in tracing: its span, when the
+// engine traces, and the span context its runs are children of (the span's,
+// or the caller's). Most instances have neither: it is kept apart, so that
+// an instance waiting on an agent is smaller.
+type instanceTrace struct {
+	span trace.Span
+	sc   trace.SpanContext
+}
+
+// rootSpan is the instance's span; nil when the engine does not trace or
+// the span has ended.
+func (i *instance) rootSpan() trace.Span {
+	if i.traced == nil {
+		return nil
+	}
+	return i.traced.span
+}
+
+// spanContext is what the instance's runs are children of: its span's
+// context or the caller's; invalid when there is neither.
+func (i *instance) spanContext() trace.SpanContext {
+	if i.traced == nil {
+		return trace.SpanContext{}
+	}
+	return i.traced.sc
 }
 
 // endTrace ends the instance's span, with how the instance ended.
 func (i *instance) endTrace() {
-	if i.span == nil {
+	s := i.rootSpan()
+	if s == nil {
 		return
 	}
-	s := i.span
-	i.span = nil
+	i.traced.span = nil
 	s.SetAttributes(attrStatus.String(string(i.status)), attrState.String(i.state.Name))
 	if i.outcome != "" {
 		s.SetAttributes(attrOutcome.String(i.outcome))
@@ -95,15 +124,16 @@ func (i *instance) endTrace() {
 
 // traceEvent adds an event to the instance's span, when it has one.
 func (i *instance) traceEvent(name string, attrs ...attribute.KeyValue) {
-	if i.span != nil {
-		i.span.AddEvent(name, trace.WithAttributes(attrs...))
+	if s := i.rootSpan(); s != nil {
+		s.AddEvent(name, trace.WithAttributes(attrs...))
 	}
 }
 
 // traceRun starts the span of run r, whose work is being sent; rule is the
 // rule that handed it over, if any.
 func (i *instance) traceRun(r *run, rule string) {
-	if i.span == nil {
+	span := i.rootSpan()
+	if span == nil {
 		return
 	}
 	kind := trace.SpanKindInternal
@@ -121,7 +151,7 @@ func (i *instance) traceRun(r *run, rule string) {
 	if r.from != "" {
 		attrs = append(attrs, attrFrom.String(r.from))
 	}
-	ctx := trace.ContextWithSpan(context.Background(), i.span)
+	ctx := trace.ContextWithSpan(context.Background(), span)
 	_, r.span = i.e.tracer.Start(ctx, spanAgent+" "+r.agent, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 }
 
@@ -166,8 +196,8 @@ func (i *instance) handlerContext(r *run) context.Context {
 	switch {
 	case r.span != nil:
 		return trace.ContextWithSpan(i.e.ctx, r.span)
-	case i.trace.IsValid():
-		return trace.ContextWithSpanContext(i.e.ctx, i.trace)
+	case i.spanContext().IsValid():
+		return trace.ContextWithSpanContext(i.e.ctx, i.spanContext())
 	}
 	return i.e.ctx
 }
@@ -178,8 +208,8 @@ func (i *instance) traceparent(r *run) string {
 	switch {
 	case r.span != nil:
 		return wire.FormatTraceparent(r.span.SpanContext())
-	case i.trace.IsValid():
-		return wire.FormatTraceparent(i.trace)
+	case i.spanContext().IsValid():
+		return wire.FormatTraceparent(i.spanContext())
 	}
 	return wire.Traceparent(i.id, r.key)
 }

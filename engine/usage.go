@@ -27,7 +27,35 @@ func checkUsage(u registry.Usage) *InputError {
 // are committed with that entry, so a run's usage counts exactly once
 // whatever reports come again or restarts happen.
 func (i *instance) spend(agent string, u registry.Usage) {
-	i.usage = i.usage.AddSpare(agent, u, &i.spareUsage)
+	if u.IsZero() {
+		return
+	}
+	m := i.meter()
+	m.ledger = m.ledger.AddSpare(agent, u, &m.spare)
+}
+
+// instanceUsage is what an instance's runs used: most instances' agents
+// report none, so it is kept apart (see meter).
+type instanceUsage struct {
+	ledger registry.Ledger
+	spare  registry.AgentTotals // room for the next copies of ledger.Agents
+	child  registry.Usage       // a finished child's totals, for the outcome entry its end makes
+}
+
+// meter returns the instance's usage, made on the first use.
+func (i *instance) meter() *instanceUsage {
+	if i.used == nil {
+		i.used = new(instanceUsage)
+	}
+	return i.used
+}
+
+// usage is the instance's ledger; zero while its runs used nothing.
+func (i *instance) usage() registry.Ledger {
+	if i.used == nil {
+		return registry.Ledger{}
+	}
+	return i.used.ledger
 }
 
 // childSpent counts a finished child instance's usage in the parent's
@@ -38,14 +66,18 @@ func (i *instance) childSpent(l registry.Ledger) {
 	if l.Totals == (registry.Totals{}) {
 		return
 	}
-	i.usage = i.usage.Merge(l)
-	i.childUsage = registry.Usage{InputTokens: l.InputTokens, OutputTokens: l.OutputTokens, Cost: l.Cost}
+	m := i.meter()
+	m.ledger = m.ledger.Merge(l)
+	m.child = registry.Usage{InputTokens: l.InputTokens, OutputTokens: l.OutputTokens, Cost: l.Cost}
 }
 
 // takeChildUsage returns the usage childSpent left for the outcome entry,
 // once.
 func (i *instance) takeChildUsage() registry.Usage {
-	u := i.childUsage
-	i.childUsage = registry.Usage{}
+	if i.used == nil {
+		return registry.Usage{}
+	}
+	u := i.used.child
+	i.used.child = registry.Usage{}
 	return u
 }

@@ -99,7 +99,7 @@ func (i *instance) signal(ctx context.Context, name string, data map[string]any)
 	i.endWork(ctx)
 	i.note(record.Entry{Kind: record.KindSignal, State: w.state.Name, Agent: w.state.Name, Trigger: name, Result: data})
 	i.event(Event{Type: EventSignalReceived, Signal: name})
-	if i.span != nil { // the attributes are built only for a span
+	if i.rootSpan() != nil { // the attributes are built only for a span
 		i.traceEvent("signal_received", attrTrigger.String(name), attrState.String(w.state.Name))
 	}
 	i.decide(ctx, name, data, rules.ErrorInfo{})
