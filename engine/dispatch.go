@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -93,7 +94,10 @@ func (e *Engine) runLocal(l *lane, it laneItem) {
 	if !ok {
 		return
 	}
-	start := e.clock.Now()
+	var start time.Time
+	if timeout > 0 {
+		start = e.clock.Now()
+	}
 	out, runErr := safeHandle(ctx, h, task)
 	if e.closed.Load() {
 		return // Close cancelled the handler: the instance stays as it was, to be resumed
@@ -112,8 +116,9 @@ func (e *Engine) runLocal(l *lane, it laneItem) {
 			out, runErr = registry.Outcome{Usage: out.Usage}, registry.Kind(bad, "invalid_result")
 		}
 	}
-	timedOut := timeout > 0 && e.clock.Now().Sub(start) > timeout
-	_ = it.i.finishRun(e.ctx, it.step, out, runErr, timedOut)
+	end := e.clock.Now()
+	timedOut := timeout > 0 && end.Sub(start) > timeout
+	_ = it.i.finishRunAt(e.ctx, it.step, out, runErr, timedOut, end)
 }
 
 // keepRefused writes to the store, as a dead letter, the work a Go agent's

@@ -611,6 +611,21 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 	return i.finishLocked(ctx, i.active(step), step, out, runErr, timedOut)
 }
 
+// finishRunAt is finishRun for a run whose end its caller read the clock
+// for: the step that follows takes that time as its own (see now), and the
+// clock is not read again.
+func (i *instance) finishRunAt(ctx context.Context, step int, out registry.Outcome, runErr error, timedOut bool, at time.Time) error {
+	if i.e.closed.Load() {
+		return ErrClosed
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.stepTime.IsZero() {
+		i.stepTime = at
+	}
+	return i.finishLocked(ctx, i.active(step), step, out, runErr, timedOut)
+}
+
 // finishLocked is finishRun with i.mu held and r, the run of step under
 // way (i.active(step)), already looked up: it ends r with the agent's
 // outcome or error (ran), hands the outcome on, and commits the step. A
