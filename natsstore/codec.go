@@ -73,7 +73,12 @@ func untoken(tok string) (id string, hashed bool, err error) {
 	return string(b), false, nil
 }
 
+// encodeStep is the message of a step: json.Marshal's form of its
+// stepRecord, written by appendStep when it can.
 func encodeStep(snap record.Snapshot, entries []record.Entry, outbox []record.Outgoing) ([]byte, error) {
+	if b, ok := appendStep(make([]byte, 0, stepSizeHint), snap, entries, outbox); ok {
+		return b, nil
+	}
 	b, err := json.Marshal(stepRecord{Format: format, Snapshot: snap, Entries: entries, Outbox: outbox})
 	if err == nil {
 		return b, nil
