@@ -103,9 +103,12 @@ func encodeStep(snap record.Snapshot, entries []record.Entry, outbox []record.Ou
 
 // decodeStep reads a step message of instance id.
 func decodeStep(id string, data []byte) (stepRecord, error) {
-	var r stepRecord
-	if err := json.Unmarshal(data, &r); err != nil {
-		return r, err
+	r, ok := decodeStepDirect(data)
+	if !ok {
+		r = stepRecord{}
+		if err := json.Unmarshal(data, &r); err != nil {
+			return r, err
+		}
 	}
 	if r.Format != format {
 		return r, formatErr(r.Format)

@@ -147,9 +147,9 @@ func FuzzAppendStep(f *testing.F) {
 	})
 }
 
-// BenchmarkEncodeStep encodes a typical step (a run's end and the next
-// state's work) with json.Marshal (reflect) and with appendStep.
-func BenchmarkEncodeStep(b *testing.B) {
+// typicalStep is a step of a four-step workflow: a run's end and the
+// next state's work.
+func typicalStep() (record.Snapshot, []record.Entry, []record.Outgoing) {
 	at := time.Date(2026, 11, 27, 16, 20, 1, 123456789, time.UTC)
 	snap := record.Snapshot{
 		ID: "01JDZK3W4Q7M2N8P5R6S9T0V1X", Workflow: "chain4", Version: 1, Hash: "3f1c9a7e5b2d", Status: record.StatusRunning,
@@ -164,6 +164,13 @@ func BenchmarkEncodeStep(b *testing.B) {
 		{Seq: 11, Time: at, Kind: record.KindDispatch, Step: 3, Attempt: 1, State: "C", Agent: "c"},
 	}
 	outbox := []record.Outgoing{{Key: snap.ID + ":3", Kind: "work", Run: "state", Step: 3, Attempt: 1, State: "C", To: "c", Created: at}}
+	return snap, entries, outbox
+}
+
+// BenchmarkEncodeStep encodes a typical step with json.Marshal
+// (reflection) and with encodeStep.
+func BenchmarkEncodeStep(b *testing.B) {
+	snap, entries, outbox := typicalStep()
 	b.Run("marshal", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
