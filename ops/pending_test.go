@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -320,4 +321,55 @@ rules:
 		marks[in.ID] = in.OnLimit
 	}
 	assert.Equal(t, map[string]string{"again": "max_steps", "done": ""}, marks)
+}
+
+// staleOnce is a store whose first read of an instance answers the
+// snapshot taken before its end (the read raced the engine's last commit),
+// and which counts the history reads.
+type staleOnce struct {
+	*record.MemStore
+	mu      sync.Mutex
+	stale   *record.Snapshot
+	history int
+}
+
+func (s *staleOnce) Instance(ctx context.Context, id string) (record.Snapshot, error) {
+	s.mu.Lock()
+	stale := s.stale
+	s.stale = nil
+	s.mu.Unlock()
+	if stale != nil {
+		return *stale, nil
+	}
+	return s.MemStore.Instance(ctx, id)
+}
+
+func (s *staleOnce) History(ctx context.Context, id string) ([]record.Entry, error) {
+	s.mu.Lock()
+	s.history++
+	s.mu.Unlock()
+	return s.MemStore.History(ctx, id)
+}
+
+func TestOps_Get_AnEndBetweenTheReadAndTheEngineIsAnswered(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	_, _, err := f.ops.Start(ctx, ops.StartRequest{Workflow: "desk", ID: "w"})
+	require.NoError(t, err)
+	f.waitState("w", "APPROVAL")
+	before, err := f.store.Instance(ctx, "w")
+	require.NoError(t, err)
+	_, err = f.ops.Signal(ctx, "w", "approve", nil)
+	require.NoError(t, err)
+	f.waitState("w", "DONE")
+	_, held := f.eng.Pending("w", nil)
+	require.False(t, held, "the engine let the ended instance go")
+
+	store := &staleOnce{MemStore: f.store, stale: &before}
+	in, err := ops.New(store, ops.NewEngines(f.eng)).Get(ctx, "w")
+	require.NoError(t, err)
+	assert.Equal(t, ops.StatusCompleted, in.Status, "the instance as it ended, not as the first read saw it")
+	assert.Equal(t, "DONE", in.State)
+	assert.Empty(t, in.Pending)
+	assert.Zero(t, store.history, "no history read for a pending list")
 }

@@ -436,6 +436,10 @@ func (d *Decoder) array(elem func()) {
 	}
 }
 
+// Array reads an array (null fails), calling elem with the Decoder at
+// each element; elem must read it (or Fail).
+func (d *Decoder) Array(elem func()) { d.array(elem) }
+
 // Null consumes null if it comes next.
 func (d *Decoder) Null() bool { return d.literal("null") }
 
