@@ -55,7 +55,10 @@ func Encode(t *registry.Task) *transport.Message {
 		// the words say why.
 		reason, explanation = t.Kind, t.Reason
 	}
-	n := 8
+	// The exact count: a map of up to eight entries is one group, and a
+	// hint of nine (an agent's hand-off, which explains itself) made a
+	// table twice the size.
+	n := 7
 	if explanation != "" {
 		n++
 	}
