@@ -3,92 +3,139 @@ package record
 import (
 	"encoding/binary"
 	"math"
+	"reflect"
 	"slices"
-	"sync"
 	"time"
 )
 
 // memLog is an instance's history as a MemStore keeps it: every entry
-// encoded, end to end, in one pointer-free byte slice that commits append
-// to, with the entries' results (the only fields that hold pointers) beside
-// it. The finished histories a MemStore retains (10,000 by default) are
-// most of a busy engine's heap: kept this way the garbage collector skips
-// their bytes and scans one pointer per result, where an []Entry holds 19
-// pointers an entry. When the instance finishes, the log is copied to its
-// exact size once.
+// encoded, end to end, with its result, in one pointer-free byte slice that
+// commits append to. The finished histories a MemStore retains (10,000 by
+// default) are most of a busy engine's heap: kept this way the garbage
+// collector skips them, where an []Entry holds 19 pointers an entry and a
+// result map many more.
 //
-// An entry whose time has a location other than UTC or Local is kept as it
-// came, in plain, and the log holds its place. A time's monotonic clock
-// reading is not kept, as no durable store keeps it.
+// The slice is sized once for the whole history when the store knows how
+// large its finished histories come out (see MemStore.logRoom): growing it
+// by doubling at commits and copying it to its size at the end cost 6 KB of
+// allocations a refund instance, three times the history.
+//
+// What cannot be encoded is kept aside, in odd, and the log holds its place:
+// a result holding a value of a type appendValue does not know, and an entry
+// whose time has a location other than UTC or Local. A time's monotonic
+// clock reading is not kept, as no durable store keeps it.
 type memLog struct {
-	data    []byte
-	results []map[string]any
-	// packed holds the results of a finished history encoded (see
-	// encodeResults), when they could be: then results is nil, and the
-	// history holds no pointer into the heap but its plain entries'.
-	packed []byte
-	nres   int // results, packed or not
-	plain  []Entry
-	n      int // entries
+	data []byte
+	odd  *memOdd
+	n    int // entries
+}
+
+// memOdd holds the parts of a history a memLog could not encode; an
+// instance seldom has any.
+type memOdd struct {
+	results []map[string]any // results appendValue does not know, in order
+	plain   []Entry          // entries kept as they came, in order
 }
 
 // Flags of an encoded entry.
 const (
-	packRetryable = 1 << iota
-	packResult    // the entry's result is the next of results
-	packLocal     // the time is in time.Local (else UTC)
-	packPlain     // the entry is the next of plain; nothing else follows
+	packRetryable  = 1 << iota
+	packResult     // the entry's result follows its strings, encoded
+	packResultOdd  // the entry's result is the next of odd.results
+	packResultSame // the entry's result is the previous entry's (the engine's outcome repeats its agent_run's)
+	packLocal      // the time is in time.Local (else UTC)
+	packPlain      // the entry is the next of odd.plain; nothing else follows
 )
 
 // nStrings is how many string fields an Entry has.
 const nStrings = 16
 
-// fixedSize is about the bytes of an encoded entry besides its strings':
-// the flags, eleven small numbers and the strings' lengths.
-const fixedSize = 40
-
-// add appends copies of entries, which the caller reuses after Commit.
-func (l *memLog) add(entries []Entry) {
+// add appends copies of entries, which the caller reuses after Commit. room
+// is what the whole history is expected to need (0: unknown): a history
+// past its first commit grows to it at once.
+func (l *memLog) add(entries []Entry, room int) {
 	if len(entries) == 0 {
 		return
 	}
-	// Grow at most once per commit, to twice what is needed: a history
-	// reallocates a couple of times in its life, not at every entry.
-	need := 0
-	for k := range entries {
-		need += fixedSize + stringsLen(&entries[k])
-	}
-	if cap(l.data)-len(l.data) < need {
-		grown := make([]byte, len(l.data), max(2*(len(l.data)+need), 256))
-		copy(grown, l.data)
-		l.data = grown
-	}
-	for k := range entries {
-		l.data = l.appendEntry(l.data, &entries[k])
-	}
+	// The step is encoded on the stack first, so that the log grows once,
+	// to a size that holds it: its first commit exactly (an instance that
+	// then waits on an agent keeps no room it may never use).
+	var stack [1024]byte
+	b := l.encode(stack[:0], entries)
 	l.n += len(entries)
+	if cap(l.data)-len(l.data) >= len(b) {
+		l.data = append(l.data, b...)
+		return
+	}
+	size := len(l.data) + len(b)
+	switch {
+	case len(l.data) == 0:
+	case room >= size:
+		size = room
+	default:
+		size *= 2 // past what was expected: a couple of reallocations in its life, not one a commit
+	}
+	grown := slices.Grow([]byte(nil), size) // rounded up to its size class: no room is wasted
+	grown = append(grown, l.data...)
+	l.data = append(grown, b...)
 }
 
-func (l *memLog) appendEntry(b []byte, e *Entry) []byte {
+// encode appends entries to b.
+func (l *memLog) encode(b []byte, entries []Entry) []byte {
+	var prev map[string]any // the result of the step's previous encoded entry
+	for k := range entries {
+		e := &entries[k]
+		switch e.Time.Location() {
+		case time.UTC, time.Local:
+		default:
+			l.oddParts().plain = append(l.odd.plain, *e)
+			b = append(b, packPlain)
+			continue
+		}
+		flagAt := len(b)
+		b = appendEntry(b, e)
+		switch {
+		case e.Result == nil:
+		case prev != nil && sameMap(e.Result, prev):
+			b[flagAt] |= packResultSame
+		default:
+			mark := len(b)
+			var ok bool
+			if b, ok = appendValue(b, e.Result, 0); ok {
+				b[flagAt] |= packResult
+			} else {
+				b = b[:mark]
+				b[flagAt] |= packResultOdd
+				l.oddParts().results = append(l.odd.results, e.Result)
+			}
+		}
+		if e.Result != nil {
+			prev = e.Result
+		}
+	}
+	return b
+}
+
+// sameMap reports whether a and b are the same map.
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+func (l *memLog) oddParts() *memOdd {
+	if l.odd == nil {
+		l.odd = new(memOdd)
+	}
+	return l.odd
+}
+
+// appendEntry appends e but its result.
+func appendEntry(b []byte, e *Entry) []byte {
 	var flags byte
-	switch e.Time.Location() {
-	case time.UTC:
-	case time.Local:
+	if e.Time.Location() == time.Local {
 		flags |= packLocal
-	default:
-		l.plain = append(l.plain, *e)
-		return append(b, packPlain)
 	}
 	if e.Retryable {
 		flags |= packRetryable
-	}
-	if e.Result != nil {
-		flags |= packResult
-		if l.results == nil {
-			l.results = make([]map[string]any, 0, 8)
-		}
-		l.results = append(l.results, e.Result)
-		l.nres++
 	}
 	b = append(b, flags)
 	b = binary.AppendVarint(b, e.Time.Unix())
@@ -127,68 +174,34 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// stringsLen is the total length of e's strings.
-func stringsLen(e *Entry) int {
-	return len(e.Kind) + len(e.State) + len(e.Agent) + len(e.Trigger) + len(e.Rule) + len(e.Condition) + len(e.From) +
-		len(e.To) + len(e.Next) + len(e.HandoffID) + len(e.Error) + len(e.ErrorKind) + len(e.Limit) + len(e.Reason) +
-		len(e.Detail) + len(e.Usage.Model)
-}
-
-// finish trims the log to its size and encodes its results: a finished
-// instance seldom commits again (a late notice may; its entries are added
-// as to a running one).
+// finish trims what a finished history keeps: a finished instance seldom
+// commits again (a late notice may; its entries are added as to a running
+// one). The log's slice is copied to its size only when it holds more room
+// than a size class rounds up to: when it was sized from the store's
+// estimate it is kept as it is.
 func (l *memLog) finish() {
-	l.plain = slices.Clip(l.plain)
-	scratch := scratchPool.Get().(*[]byte)
-	packed, ok := encodeResults((*scratch)[:0], l.results)
-	// One allocation of the exact size holds the entries and, when they
-	// could be encoded, the results.
-	size := len(l.data)
-	if ok {
-		size += len(packed)
+	if l.odd != nil {
+		l.odd.results = slices.Clip(l.odd.results)
+		l.odd.plain = slices.Clip(l.odd.plain)
 	}
-	buf := append(make([]byte, 0, size), l.data...)
-	l.data = buf[:len(buf):len(buf)]
-	switch {
-	case len(l.results) == 0:
-		l.results = nil
-	case ok:
-		l.packed = append(buf[len(buf):], packed...)
-		l.results = nil
-	default:
-		l.results = slices.Clip(l.results)
+	if cap(l.data)-len(l.data) > len(l.data)/8 {
+		l.data = slices.Clone(l.data)
 	}
-	if cap(packed) <= maxScratch {
-		*scratch = packed[:0]
-		scratchPool.Put(scratch)
-	}
-}
-
-// scratchPool holds the buffers finish encodes results in before it knows
-// their size; maxScratch bounds the one it keeps.
-var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
-
-const maxScratch = 64 << 10
-
-// allResults returns every result of the log, the packed ones decoded.
-func (l *memLog) allResults() []map[string]any {
-	if l.packed == nil {
-		return l.results
-	}
-	return append(decodeResults(string(l.packed), l.nres), l.results...)
 }
 
 // entries decodes the log. Its strings share one copy of the log's bytes.
 func (l *memLog) entries() []Entry {
 	out := make([]Entry, 0, l.n)
-	results := l.allResults()
 	s := string(l.data)
-	var res, plain int
+	var (
+		odd, plain int
+		prev       map[string]any
+	)
 	for at := 0; at < len(s); {
 		flags := s[at]
 		at++
 		if flags&packPlain != 0 {
-			out = append(out, l.plain[plain])
+			out = append(out, l.odd.plain[plain])
 			plain++
 			continue
 		}
@@ -216,9 +229,17 @@ func (l *memLog) entries() []Entry {
 		e.Next, e.HandoffID, e.Error, e.ErrorKind, e.Limit, e.Reason, e.Detail = f[8], f[9], f[10], f[11], f[12], f[13], f[14]
 		e.Usage.Model = f[15]
 		e.Retryable = flags&packRetryable != 0
-		if flags&packResult != 0 {
-			e.Result = results[res]
-			res++
+		switch {
+		case flags&packResult != 0:
+			e.Result, _ = readValue(s, &at).(map[string]any)
+		case flags&packResultOdd != 0:
+			e.Result = l.odd.results[odd]
+			odd++
+		case flags&packResultSame != 0:
+			e.Result = prev
+		}
+		if e.Result != nil {
+			prev = e.Result
 		}
 		out = append(out, e)
 	}

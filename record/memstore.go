@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,6 +41,11 @@ type MemStore struct {
 	order   []*memInstance // in the order of their first commits, for List
 	ordSeq  uint64         // the number of the last instance created
 	ordGone int            // how many of order are gone
+
+	// logSize is a running estimate of the size of a finished instance's
+	// encoded history, 0 until one finishes, and logDev one of the
+	// histories' deviation from it (see logRoom).
+	logSize, logDev atomic.Int64
 }
 
 var (
@@ -110,9 +116,14 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 	finishes := !mi.finished && rec.Snapshot.Status.Finished()
 	mi.finished = mi.finished || finishes
 	mi.snap = rec.Snapshot
-	mi.log.add(rec.Entries)
+	room := 0
+	if !mi.finished {
+		room = s.logRoom()
+	}
+	mi.log.add(rec.Entries, room)
 	if finishes {
 		mi.log.finish()
+		s.logFinished(len(mi.log.data))
 	}
 	if len(rec.Settled) > 0 {
 		mi.outbox = slices.DeleteFunc(mi.outbox, func(o Outgoing) bool { return slices.Contains(rec.Settled, o.Key) })
@@ -132,6 +143,33 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 		s.finish(mi)
 	}
 	return nil
+}
+
+// logRoom is the room a running instance's history is given when it
+// grows past its first commit: the running estimate of a finished one's
+// size, twice the estimate of their deviation from it and a little more,
+// so that most histories allocate twice in their lives and are not copied
+// when they finish.
+func (s *MemStore) logRoom() int {
+	n := s.logSize.Load()
+	return int(n + 2*s.logDev.Load() + n/64)
+}
+
+// logFinished moves the estimates of logRoom an eighth of the way to n,
+// the size a history finished with. n counts for at most twice the
+// estimate and at least half of it, so that one odd history does not make
+// the next ones allocate much more room than they use. Concurrent updates
+// may lose one another's step, which an estimate can afford.
+func (s *MemStore) logFinished(n int) {
+	old := s.logSize.Load()
+	if old == 0 {
+		s.logSize.Store(int64(n))
+		return
+	}
+	diff := min(max(int64(n), old/2), 2*old) - old
+	s.logSize.Store(old + diff/8)
+	dev := s.logDev.Load()
+	s.logDev.Store(dev + (max(diff, -diff)-dev)/8)
 }
 
 // finish queues a newly finished instance and drops the oldest finished ones

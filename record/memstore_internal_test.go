@@ -2,7 +2,9 @@ package record
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 )
 
 // TestMemStore_DeadLettersBounded checks that the in-memory store keeps the
@@ -30,5 +32,88 @@ func TestMemStore_DeadLettersBounded(t *testing.T) {
 		if want := total - MemDeadLetterLimit + 1 + k; d.Seq != want {
 			t.Fatalf("dead letter %d has seq %d, want %d", k, d.Seq, want)
 		}
+	}
+}
+
+// sizedSteps are the commits of an instance whose history takes about
+// 2 KB: a first step of two entries, then four of five.
+func sizedSteps(id string) []Step {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	snap := Snapshot{ID: id, Status: StatusRunning}
+	steps := []Step{{Snapshot: snap, Entries: []Entry{
+		{Seq: 1, Time: at, Kind: KindStarted, Result: map[string]any{"order_id": "1"}},
+		{Seq: 2, Time: at, Kind: KindDispatch, Step: 1, Agent: "customer", HandoffID: id + ":1"},
+	}}}
+	for k := range 4 {
+		res := map[string]any{"ok": true, "k": k}
+		entries := []Entry{
+			{Time: at, Kind: KindAgentRun, Step: k + 1, Agent: "customer", Trigger: "done", Result: res},
+			{Time: at, Kind: KindOutcome, Step: k + 1, Agent: "customer", Trigger: "done", Result: res},
+			{Time: at, Kind: KindRuleFired, Rule: "rule", Condition: "result.ok == true", Next: "NEXT"},
+			{Time: at, Kind: KindTransition, State: "A", Next: "NEXT"},
+			{Time: at, Kind: KindHandoff, Step: k + 2, From: "customer", To: "seller", HandoffID: fmt.Sprintf("%s:%d", id, k+2), Reason: "the seller must approve it"},
+		}
+		if k == 3 {
+			snap.Status = StatusCompleted
+		}
+		steps = append(steps, Step{Snapshot: snap, Entries: entries})
+	}
+	return steps
+}
+
+// TestMemStore_SizesHistoriesFromFinishedOnes checks that a history's
+// first commit takes the room it needs and no more (an instance waiting on
+// an agent keeps no slack), and that once an instance has finished, the
+// next one's history grows once, at its second commit, to the size it
+// finishes with, and is not copied when it finishes.
+func TestMemStore_SizesHistoriesFromFinishedOnes(t *testing.T) {
+	s := NewMemStore()
+	for n, id := range []string{"first-instance", "other-instance"} {
+		var (
+			grownTo *byte
+			grown   int
+		)
+		for k, st := range sizedSteps(id) {
+			if err := s.Commit(t.Context(), st); err != nil {
+				t.Fatal(err)
+			}
+			mi, _ := s.instances.load(id)
+			data := mi.log.data
+			if k == 0 {
+				if slack := cap(data) - len(data); slack > len(data)/8+16 {
+					t.Errorf("%s: its first commit keeps %d bytes of room past its %d, want at most a size class's rounding", id, slack, len(data))
+				}
+				continue
+			}
+			if &data[:1][0] != grownTo {
+				grownTo = &data[:1][0]
+				grown++
+			}
+		}
+		if n == 1 && grown != 1 {
+			t.Errorf("%s: its history was allocated %d times past its first commit, want once", id, grown)
+		}
+		mi, _ := s.instances.load(id)
+		if data := mi.log.data; cap(data)-len(data) > len(data)/8 {
+			t.Errorf("%s: its finished history keeps %d bytes of room past its %d, want at most an eighth", id, cap(data)-len(data), len(data))
+		}
+	}
+}
+
+// TestMemStore_LogSizeEstimateBounded checks that one history far larger
+// than the others moves the estimate of their size by an eighth at most.
+func TestMemStore_LogSizeEstimateBounded(t *testing.T) {
+	s := NewMemStore()
+	s.logFinished(2000)
+	s.logFinished(1 << 20)
+	if got, want := s.logSize.Load(), int64(2000+2000/8); got != want {
+		t.Errorf("got an estimate of %d after a history of 1 MiB, want %d", got, want)
+	}
+	if got, want := s.logDev.Load(), int64(2000/8); got != want {
+		t.Errorf("got a deviation of %d after a history of 1 MiB, want %d", got, want)
+	}
+	s.logFinished(0)
+	if got, want := s.logSize.Load(), int64(2250-1125/8); got != want {
+		t.Errorf("got an estimate of %d after an empty history, want %d", got, want)
 	}
 }
