@@ -66,7 +66,7 @@ func (s *MemStore) List(ctx context.Context, q ListQuery) ([]Snapshot, string, e
 		for _, mi := range batch {
 			below = mi.seq
 			mi.mu.Lock()
-			snap, gone := mi.snap, mi.gone
+			snap, gone := mi.snap.snapshot(), mi.gone
 			mi.mu.Unlock()
 			if !gone && q.Selects(snap) {
 				out = append(out, snap)

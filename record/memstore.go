@@ -42,6 +42,10 @@ type MemStore struct {
 	ordSeq  uint64         // the number of the last instance created
 	ordGone int            // how many of order are gone
 
+	// lastWF is the workflow of the last instance whose workflow differed
+	// from its predecessor's: the next ones share it.
+	lastWF atomic.Pointer[memWorkflow]
+
 	// logSize is a running estimate of the size of a finished instance's
 	// encoded history, 0 until one finishes, and logDev one of the
 	// histories' deviation from it (see logRoom).
@@ -67,11 +71,10 @@ func WithRetention(n int) MemOption { return func(s *MemStore) { s.retention = n
 
 type memInstance struct {
 	mu       sync.Mutex
-	id       string
-	seq      uint64 // its place in the order of first commits; set once, under the store's ordMu
 	finished bool   // counted in the store's finished queue
 	gone     bool   // pruned or dropped: not to be dropped again
-	snap     Snapshot
+	seq      uint64 // its place in the order of first commits; set once, under the store's ordMu
+	snap     memSnap
 	// log holds the history, encoded (see memLog).
 	log memLog
 	// outbox holds the unsettled outbox items, oldest first; usually one.
@@ -103,7 +106,7 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 	} else {
 		// A new instance is locked before it is seen: a reader must not
 		// find it before its first step is in.
-		mi = &memInstance{id: rec.Snapshot.ID}
+		mi = &memInstance{snap: memSnap{id: rec.Snapshot.ID}}
 		mi.mu.Lock()
 		if v, stored := s.instances.loadOrStore(mi); !stored {
 			mi.mu.Unlock()
@@ -115,7 +118,10 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 	}
 	finishes := !mi.finished && rec.Snapshot.Status.Finished()
 	mi.finished = mi.finished || finishes
-	mi.snap = rec.Snapshot
+	last := s.lastWF.Load()
+	if mi.snap.set(&rec.Snapshot, last); mi.snap.wf != last {
+		s.lastWF.Store(mi.snap.wf)
+	}
 	room := 0
 	if !mi.finished {
 		room = s.logRoom()
@@ -132,8 +138,18 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 		if k := slices.IndexFunc(mi.outbox, func(p Outgoing) bool { return p.Key == o.Key }); k >= 0 {
 			mi.outbox[k] = o
 		} else {
+			if mi.outbox == nil {
+				mi.outbox = outboxes.Get().(*[1]Outgoing)[:0]
+			}
 			mi.outbox = append(mi.outbox, o)
 		}
+	}
+	if len(mi.outbox) == 0 && mi.outbox != nil {
+		if cap(mi.outbox) == 1 {
+			clear(mi.outbox[:1])
+			outboxes.Put((*[1]Outgoing)(mi.outbox[:1]))
+		}
+		mi.outbox = nil
 	}
 	mi.mu.Unlock()
 	if created {
@@ -144,6 +160,13 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 	}
 	return nil
 }
+
+// outboxes holds the outboxes of one item that instances emptied: an
+// instance's steps each send one, and settle it at the next, so that an
+// outbox is taken when an instance starts and given back when it finishes
+// (a finished instance keeps none), where allocating each cost a 288-byte
+// allocation an instance.
+var outboxes = sync.Pool{New: func() any { return new([1]Outgoing) }}
 
 // logRoom is the room a running instance's history is given when it
 // grows past its first commit: the running estimate of a finished one's
@@ -220,7 +243,7 @@ func (s *MemStore) Prune(ctx context.Context, before time.Time) (int, error) {
 	var victims []*memInstance
 	s.instances.each(func(mi *memInstance) bool {
 		mi.mu.Lock()
-		if mi.snap.Status.Finished() && mi.snap.Updated.Before(before) {
+		if mi.snap.Status().Finished() && mi.snap.updated.Before(before) {
 			victims = append(victims, mi)
 		}
 		mi.mu.Unlock()
@@ -347,7 +370,7 @@ func (s *MemStore) Instance(ctx context.Context, id string) (Snapshot, error) {
 	}
 	mi.mu.Lock()
 	defer mi.mu.Unlock()
-	return mi.snap, nil
+	return mi.snap.snapshot(), nil
 }
 
 // History implements Store.
@@ -372,7 +395,7 @@ func (s *MemStore) Instances(ctx context.Context) ([]Snapshot, error) {
 	var out []Snapshot
 	s.instances.each(func(mi *memInstance) bool {
 		mi.mu.Lock()
-		out = append(out, mi.snap)
+		out = append(out, mi.snap.snapshot())
 		mi.mu.Unlock()
 		return true
 	})
