@@ -57,12 +57,24 @@ func (l *memLog) add(entries []Entry, room int) {
 	if len(entries) == 0 {
 		return
 	}
-	// The step is encoded on the stack first, so that the log grows once,
-	// to a size that holds it: its first commit exactly (an instance that
-	// then waits on an agent keeps no room it may never use).
+	l.n += len(entries)
+	// Encoded in place when it surely fits: zeroing a scratch buffer for
+	// it cost more than the encoding.
+	need := 0
+	for k := range entries {
+		e := &entries[k]
+		need += fixedSize + stringsLen(e) + resultGuess*len(e.Result)
+	}
+	if cap(l.data)-len(l.data) >= need {
+		l.data = l.encode(l.data, entries)
+		return
+	}
+	// Else the step is encoded on the stack first, for its size, so that
+	// the log grows once, to a size that holds it: its first step exactly
+	// (an instance that then waits on an agent keeps no room it may never
+	// use), its second to the room a history is expected to need.
 	var stack [1024]byte
 	b := l.encode(stack[:0], entries)
-	l.n += len(entries)
 	if cap(l.data)-len(l.data) >= len(b) {
 		l.data = append(l.data, b...)
 		return
@@ -76,9 +88,16 @@ func (l *memLog) add(entries []Entry, room int) {
 		size *= 2 // past what was expected: a couple of reallocations in its life, not one a commit
 	}
 	grown := slices.Grow([]byte(nil), size) // rounded up to its size class: no room is wasted
-	grown = append(grown, l.data...)
-	l.data = append(grown, b...)
+	l.data = append(append(grown, l.data...), b...)
 }
+
+// fixedSize is about the bytes of an encoded entry besides its strings'
+// and result's: the flags, eleven small numbers and the strings' lengths;
+// resultGuess is a guess of those of a result's key and value.
+const (
+	fixedSize   = 40
+	resultGuess = 16
+)
 
 // encode appends entries to b.
 func (l *memLog) encode(b []byte, entries []Entry) []byte {
@@ -267,4 +286,11 @@ func readUvarint(s string, at *int) uint64 {
 		}
 		x |= uint64(c&0x7f) << shift
 	}
+}
+
+// stringsLen is the total length of e's strings.
+func stringsLen(e *Entry) int {
+	return len(e.Kind) + len(e.State) + len(e.Agent) + len(e.Trigger) + len(e.Rule) + len(e.Condition) + len(e.From) +
+		len(e.To) + len(e.Next) + len(e.HandoffID) + len(e.Error) + len(e.ErrorKind) + len(e.Limit) + len(e.Reason) +
+		len(e.Detail) + len(e.Usage.Model)
 }
