@@ -170,12 +170,13 @@ var outboxes = sync.Pool{New: func() any { return new([1]Outgoing) }}
 
 // logRoom is the room a running instance's history is given when it
 // grows past its first commit: the running estimate of a finished one's
-// size, twice the estimate of their deviation from it and a little more,
-// so that most histories allocate twice in their lives and are not copied
-// when they finish.
+// size, twice the estimate of their deviation from it and the most the
+// estimate can lag behind (its steps are rounded down), so that most
+// histories allocate twice in their lives and are not copied when they
+// finish. No more: a history that leaves more room than a size class
+// rounds up to is copied to its size when it finishes.
 func (s *MemStore) logRoom() int {
-	n := s.logSize.Load()
-	return int(n + 2*s.logDev.Load() + n/64)
+	return int(s.logSize.Load() + 2*s.logDev.Load() + 8)
 }
 
 // logFinished moves the estimates of logRoom an eighth of the way to n,
