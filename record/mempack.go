@@ -27,7 +27,10 @@ import (
 type memLog struct {
 	data []byte
 	odd  *memOdd
-	n    int // entries
+	n    int32 // entries (a hint: it stops counting at its limit)
+	// mapsAt is where the maps of a finished instance's snapshot start in
+	// data, after its entries (see packMaps); 0 when they are not there.
+	mapsAt int32
 }
 
 // memOdd holds the parts of a history a memLog could not encode; an
@@ -58,7 +61,7 @@ func (l *memLog) add(entries []Entry, room int) {
 	if len(entries) == 0 {
 		return
 	}
-	l.n += len(entries)
+	l.n = int32(min(int64(l.n)+int64(len(entries)), math.MaxInt32))
 	// Encoded in place when it surely fits: zeroing a scratch buffer for
 	// it cost more than the encoding.
 	need := 0
@@ -232,6 +235,57 @@ func appendString(b []byte, mask uint16, k uint, s string) ([]byte, uint16) {
 	return append(b, s...), mask | 1<<k
 }
 
+// entryBytes returns the part of data that holds the entries.
+func (l *memLog) entryBytes() []byte {
+	if l.mapsAt > 0 {
+		return l.data[:l.mapsAt]
+	}
+	return l.data
+}
+
+// packMaps appends the maps of m, a finished instance's snapshot, to the
+// log, and reports whether it could (see appendValue; their values may be
+// of other types, and a log past 2 GB keeps them as they are). The
+// retained finished instances' maps were most of the pointers the garbage
+// collector traced in a busy engine's heap.
+func (l *memLog) packMaps(m *memSnap) bool {
+	if len(l.data) == 0 || len(l.data) > math.MaxInt32 {
+		return false
+	}
+	at := len(l.data)
+	b := appendVisits(l.data, m.visits)
+	b, ok := appendValue(b, m.input, 0)
+	if ok {
+		b, ok = appendValue(b, m.context, 0)
+	}
+	if !ok {
+		l.data = b[:at]
+		return false
+	}
+	l.data, l.mapsAt = b, int32(at)
+	return true
+}
+
+// unpackMaps drops the maps packMaps appended, and returns them.
+func (l *memLog) unpackMaps() (visits map[string]int, input, context map[string]any) {
+	if l.mapsAt == 0 {
+		return nil, nil, nil
+	}
+	s, at := string(l.data[l.mapsAt:]), 0
+	visits = readVisits(s, &at)
+	input, _ = readValue(s, &at).(map[string]any)
+	context, _ = readValue(s, &at).(map[string]any)
+	return visits, input, context
+}
+
+// dropMaps drops the maps packMaps appended: a commit to a finished
+// instance brings its snapshot's.
+func (l *memLog) dropMaps() {
+	if l.mapsAt > 0 {
+		l.data, l.mapsAt = l.data[:l.mapsAt], 0
+	}
+}
+
 // finish trims what a finished history keeps: a finished instance seldom
 // commits again (a late notice may; its entries are added as to a running
 // one). The log's slice is copied to its size only when it holds more room
@@ -250,7 +304,7 @@ func (l *memLog) finish() {
 // entries decodes the log. Its strings share one copy of the log's bytes.
 func (l *memLog) entries() []Entry {
 	out := make([]Entry, 0, l.n)
-	s := string(l.data)
+	s := string(l.entryBytes())
 	var (
 		odd, plain int
 		prev       map[string]any

@@ -126,3 +126,33 @@ func readString(s string, at *int) string {
 	*at += n
 	return v
 }
+
+// appendVisits appends a snapshot's visits.
+func appendVisits(b []byte, visits map[string]int) []byte {
+	if visits == nil {
+		return append(b, tagNilMap)
+	}
+	b = binary.AppendUvarint(append(b, tagMap), uint64(len(visits)))
+	for k, n := range visits {
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = binary.AppendVarint(append(b, k...), int64(n))
+	}
+	return b
+}
+
+// readVisits decodes what appendVisits wrote at s[*at:] and moves *at past
+// it.
+func readVisits(s string, at *int) map[string]int {
+	tag := s[*at]
+	*at++
+	if tag == tagNilMap {
+		return nil
+	}
+	n := int(readUvarint(s, at))
+	m := make(map[string]int, n)
+	for range n {
+		k := readString(s, at)
+		m[k] = int(readVarint(s, at))
+	}
+	return m
+}

@@ -11,8 +11,8 @@ import (
 // idle instance holds little else in the store). What the instances of a
 // workflow version share is kept once for them, the status as a number,
 // and the fields most instances leave empty (an error, a cancel reason,
-// usage) aside. Every field comes back as it was given, maps and times
-// included.
+// usage) aside. Every field comes back as it was given, times included;
+// the maps of a finished instance come back equal, decoded from its log.
 type memSnap struct {
 	id, state, outcome string
 	wf                 *memWorkflow
@@ -23,6 +23,7 @@ type memSnap struct {
 	created, updated   time.Time
 	rare               *memRare // nil when its fields are empty
 	status             uint8    // an index of statuses, or statusRare
+	packed             bool     // visits, input and context are in the instance's log (see memLog.packMaps)
 }
 
 // memWorkflow is what a Snapshot says of its instance's workflow.
@@ -57,7 +58,7 @@ func (m *memSnap) set(snap *Snapshot, last *memWorkflow) {
 		m.wf = &memWorkflow{name: snap.Workflow, version: snap.Version, hash: snap.Hash}
 	}
 	m.step, m.attempt, m.commits = snap.Step, snap.Attempt, snap.Commits
-	m.visits, m.input, m.context = snap.Visits, snap.Input, snap.Context
+	m.visits, m.input, m.context, m.packed = snap.Visits, snap.Input, snap.Context, false
 	m.created, m.updated = snap.Created, snap.Updated
 	m.status = statusRare
 	for k, s := range statuses {
@@ -95,11 +96,14 @@ func (m *memSnap) Status() Status {
 	return statuses[m.status]
 }
 
-// snapshot returns the Snapshot m holds.
-func (m *memSnap) snapshot() Snapshot {
+// snapshot returns the Snapshot m holds; l is its instance's log.
+func (m *memSnap) snapshot(l *memLog) Snapshot {
 	s := Snapshot{ID: m.id, State: m.state, Outcome: m.outcome, Status: m.Status(),
 		Step: m.step, Attempt: m.attempt, Commits: m.commits,
 		Visits: m.visits, Input: m.input, Context: m.context, Created: m.created, Updated: m.updated}
+	if m.packed {
+		s.Visits, s.Input, s.Context = l.unpackMaps()
+	}
 	if m.wf != nil {
 		s.Workflow, s.Version, s.Hash = m.wf.name, m.wf.version, m.wf.hash
 	}

@@ -48,8 +48,9 @@ func fillSnapshot(t *testing.T, v reflect.Value, n *int) {
 }
 
 // TestMemSnap_KeepsEveryField commits snapshots full and empty, with each
-// status and one of its own, and gets every one back as it was, then one
-// that empties what the previous one set.
+// status and one of its own, and gets every one back as it was (the maps
+// of a finished one equal), then one that empties what the previous one
+// set.
 func TestMemSnap_KeepsEveryField(t *testing.T) {
 	s := NewMemStore()
 	full := fullSnapshot(t, 0)
@@ -65,7 +66,8 @@ func TestMemSnap_KeepsEveryField(t *testing.T) {
 		}
 	}
 	for k, want := range snaps {
-		if err := s.Commit(t.Context(), Step{Snapshot: want}); err != nil {
+		// With an entry: a finished instance's maps are then kept in its log.
+		if err := s.Commit(t.Context(), Step{Snapshot: want, Entries: []Entry{{Kind: KindStarted}}}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Instance(t.Context(), "i")
@@ -80,5 +82,72 @@ func TestMemSnap_KeepsEveryField(t *testing.T) {
 func TestMemInstance_Size(t *testing.T) {
 	if got := unsafe.Sizeof(memInstance{}); got > 256 {
 		t.Errorf("got a memInstance of %d bytes, want at most 256", got)
+	}
+}
+
+// TestMemSnap_FinishedMapsPacked checks that a finished instance's maps
+// are kept in its log, not as maps, and come back equal, also after a late
+// commit to it, and that maps holding a value the log cannot encode are
+// kept as they are.
+func TestMemSnap_FinishedMapsPacked(t *testing.T) {
+	s := NewMemStore()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	run := Snapshot{ID: "i", Status: StatusRunning, Visits: map[string]int{"A": 1}, Input: map[string]any{"n": 1},
+		Context: map[string]any{"x": "y"}}
+	done := run
+	done.Status, done.Visits, done.Context = StatusCompleted, map[string]int{"A": 1, "B": 2}, map[string]any{"x": "z", "l": []any{1.5}}
+	late := done
+	late.Context, late.Visits = map[string]any{}, nil
+	entries := []Entry{{Seq: 1, Time: at, Kind: KindStarted, Result: run.Input}}
+	for k, snap := range []Snapshot{run, done, late} {
+		if err := s.Commit(t.Context(), Step{Snapshot: snap, Entries: entries}); err != nil {
+			t.Fatal(err)
+		}
+		mi, _ := s.instances.load("i")
+		if packed := mi.snap.visits == nil && mi.snap.input == nil && mi.snap.context == nil; packed != (k > 0) || mi.snap.packed != (k > 0) {
+			t.Errorf("commit %d: got the maps packed %t, want %t", k, packed, k > 0)
+		}
+		got, err := s.Instance(t.Context(), "i")
+		if err != nil || !reflect.DeepEqual(got, snap) {
+			t.Fatalf("commit %d: got %+v, %v, want %+v", k, got, err, snap)
+		}
+		hist, err := s.History(t.Context(), "i")
+		if err != nil || len(hist) != k+1 || !reflect.DeepEqual(hist[k], entries[0]) {
+			t.Fatalf("commit %d: got history %+v, %v, want %d entries", k, hist, err, k+1)
+		}
+		entries[0].Seq++
+	}
+	type custom struct{ A int }
+	odd := done
+	odd.ID, odd.Context = "odd", map[string]any{"c": custom{1}}
+	if err := s.Commit(t.Context(), Step{Snapshot: odd, Entries: entries}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Instance(t.Context(), "odd"); err != nil || !reflect.DeepEqual(got, odd) {
+		t.Fatalf("got %+v, %v, want %+v", got, err, odd)
+	}
+	if hist, err := s.History(t.Context(), "odd"); err != nil || len(hist) != 1 {
+		t.Fatalf("got history %+v, %v, want 1 entry", hist, err)
+	}
+}
+
+// TestMemStore_DropReleases checks that an instance dropped past the
+// retention holds no history, outbox or maps any more, though the order
+// List walks still holds it until it is compacted.
+func TestMemStore_DropReleases(t *testing.T) {
+	s := NewMemStore(WithRetention(1))
+	var first *memInstance
+	for _, id := range []string{"a", "b"} {
+		snap := Snapshot{ID: id, Status: StatusCompleted, Context: map[string]any{"k": id}}
+		if err := s.Commit(t.Context(), Step{Snapshot: snap, Entries: []Entry{{Kind: KindCompleted}}, Outbox: []Outgoing{{Key: id}}}); err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first, _ = s.instances.load(id)
+		}
+	}
+	if !first.gone || first.log.data != nil || first.outbox != nil || first.snap.context != nil {
+		t.Errorf("got the dropped instance holding %d bytes of history, %d outbox items, context %v; want nothing",
+			len(first.log.data), len(first.outbox), first.snap.context)
 	}
 }

@@ -48,7 +48,8 @@ type MemStore struct {
 
 	// logSize is a running estimate of the size of a finished instance's
 	// encoded history, 0 until one finishes, and logDev one of the
-	// histories' deviation from it (see logRoom).
+	// histories' deviation from it, both in sixteenths of a byte (see
+	// logRoom).
 	logSize, logDev atomic.Int64
 }
 
@@ -126,7 +127,11 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 	if !mi.finished {
 		room = s.logRoom()
 	}
+	mi.log.dropMaps()
 	mi.log.add(rec.Entries, room)
+	if rec.Snapshot.Status.Finished() && mi.log.packMaps(&mi.snap) {
+		mi.snap.visits, mi.snap.input, mi.snap.context, mi.snap.packed = nil, nil, nil, true
+	}
 	if finishes {
 		mi.log.finish()
 		s.logFinished(len(mi.log.data))
@@ -170,13 +175,14 @@ var outboxes = sync.Pool{New: func() any { return new([1]Outgoing) }}
 
 // logRoom is the room a running instance's history is given when it
 // grows past its first commit: the running estimate of a finished one's
-// size, twice the estimate of their deviation from it and the most the
-// estimate can lag behind (its steps are rounded down), so that most
+// size and twice the estimate of their deviation from it, so that most
 // histories allocate twice in their lives and are not copied when they
 // finish. No more: a history that leaves more room than a size class
-// rounds up to is copied to its size when it finishes.
+// rounds up to is copied to its size when it finishes, and histories of
+// one size get that size exactly (the estimates are kept in sixteenths of
+// a byte for it, the size rounded up and the deviation down).
 func (s *MemStore) logRoom() int {
-	return int(s.logSize.Load() + 2*s.logDev.Load() + 8)
+	return int((s.logSize.Load()+15)/16 + 2*s.logDev.Load()/16)
 }
 
 // logFinished moves the estimates of logRoom an eighth of the way to n,
@@ -185,15 +191,18 @@ func (s *MemStore) logRoom() int {
 // the next ones allocate much more room than they use. Concurrent updates
 // may lose one another's step, which an estimate can afford.
 func (s *MemStore) logFinished(n int) {
+	n16 := 16 * int64(n)
 	old := s.logSize.Load()
 	if old == 0 {
-		s.logSize.Store(int64(n))
+		s.logSize.Store(n16)
 		return
 	}
-	diff := min(max(int64(n), old/2), 2*old) - old
-	s.logSize.Store(old + diff/8)
+	// The steps are rounded down (>>3), so that the estimates settle on
+	// histories of one size exactly, from above or below.
+	diff := min(max(n16, old/2), 2*old) - old
+	s.logSize.Store(old + diff>>3)
 	dev := s.logDev.Load()
-	s.logDev.Store(dev + (max(diff, -diff)-dev)/8)
+	s.logDev.Store(dev + (max(diff, -diff)-dev)>>3)
 }
 
 // finish queues a newly finished instance and drops the oldest finished ones
@@ -233,6 +242,10 @@ func (s *MemStore) drop(mi *memInstance) bool {
 	}
 	mi.gone = true
 	s.instances.remove(mi)
+	// What it holds goes now, not when the order List walks is next
+	// compacted: that keeps up to as many dropped instances as live ones.
+	mi.log, mi.outbox = memLog{}, nil
+	mi.snap.visits, mi.snap.input, mi.snap.context, mi.snap.packed = nil, nil, nil, false
 	return true
 }
 
@@ -278,8 +291,11 @@ func (s *MemStore) Outbox(ctx context.Context, id string) ([]Outgoing, error) {
 		return nil, ErrUnknownInstance
 	}
 	mi.mu.Lock()
-	out := slices.Clone(mi.outbox)
+	out, gone := slices.Clone(mi.outbox), mi.gone
 	mi.mu.Unlock()
+	if gone {
+		return nil, ErrUnknownInstance // dropped since it was found
+	}
 	slices.SortStableFunc(out, compareOutgoing)
 	return out, nil
 }
@@ -371,7 +387,10 @@ func (s *MemStore) Instance(ctx context.Context, id string) (Snapshot, error) {
 	}
 	mi.mu.Lock()
 	defer mi.mu.Unlock()
-	return mi.snap.snapshot(), nil
+	if mi.gone {
+		return Snapshot{}, ErrUnknownInstance // dropped since it was found
+	}
+	return mi.snap.snapshot(&mi.log), nil
 }
 
 // History implements Store.
@@ -385,6 +404,9 @@ func (s *MemStore) History(ctx context.Context, id string) ([]Entry, error) {
 	}
 	mi.mu.Lock()
 	defer mi.mu.Unlock()
+	if mi.gone {
+		return nil, ErrUnknownInstance // dropped since it was found
+	}
 	return mi.log.entries(), nil
 }
 
@@ -396,7 +418,9 @@ func (s *MemStore) Instances(ctx context.Context) ([]Snapshot, error) {
 	var out []Snapshot
 	s.instances.each(func(mi *memInstance) bool {
 		mi.mu.Lock()
-		out = append(out, mi.snap.snapshot())
+		if !mi.gone {
+			out = append(out, mi.snap.snapshot(&mi.log))
+		}
 		mi.mu.Unlock()
 		return true
 	})

@@ -100,20 +100,26 @@ func TestMemStore_SizesHistoriesFromFinishedOnes(t *testing.T) {
 	}
 }
 
-// TestMemStore_LogSizeEstimateBounded checks that one history far larger
-// than the others moves the estimate of their size by an eighth at most.
-func TestMemStore_LogSizeEstimateBounded(t *testing.T) {
+// TestMemStore_LogRoom checks that histories of one size get that room
+// exactly, and that one history far larger than the others moves the room
+// by a quarter at most (an eighth for the size, an eighth for its
+// deviation).
+func TestMemStore_LogRoom(t *testing.T) {
 	s := NewMemStore()
-	s.logFinished(2000)
+	for range 20 {
+		s.logFinished(1530)
+		if got := s.logRoom(); got != 1530 {
+			t.Fatalf("got a room of %d after histories of 1530 bytes, want 1530", got)
+		}
+	}
 	s.logFinished(1 << 20)
-	if got, want := s.logSize.Load(), int64(2000+2000/8); got != want {
-		t.Errorf("got an estimate of %d after a history of 1 MiB, want %d", got, want)
+	if got, want := s.logRoom(), (16*1530+2*1530+15)/16+2*(2*1530)/16; got != want {
+		t.Errorf("got a room of %d after a history of 1 MiB, want %d", got, want)
 	}
-	if got, want := s.logDev.Load(), int64(2000/8); got != want {
-		t.Errorf("got a deviation of %d after a history of 1 MiB, want %d", got, want)
+	for range 100 {
+		s.logFinished(1530)
 	}
-	s.logFinished(0)
-	if got, want := s.logSize.Load(), int64(2250-1125/8); got != want {
-		t.Errorf("got an estimate of %d after an empty history, want %d", got, want)
+	if got := s.logRoom(); got != 1530 {
+		t.Errorf("got a room of %d once histories of 1530 bytes came back, want 1530", got)
 	}
 }
