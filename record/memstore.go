@@ -22,7 +22,9 @@ import (
 //
 // History entries are kept encoded, so that the retained histories cost
 // the garbage collector little; their times come back without a monotonic
-// clock reading, as from every durable store.
+// clock reading, as from every durable store. So are the maps of a finished
+// instance's snapshot (Visits, Input, Context): Instance returns maps equal
+// to those committed, no longer the same maps.
 type MemStore struct {
 	instances *memIndex
 
@@ -136,10 +138,32 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 		mi.log.finish()
 		s.logFinished(len(mi.log.data))
 	}
-	if len(rec.Settled) > 0 {
-		mi.outbox = slices.DeleteFunc(mi.outbox, func(o Outgoing) bool { return slices.Contains(rec.Settled, o.Key) })
+	mi.settle(rec.Settled, rec.Outbox)
+	mi.mu.Unlock()
+	if created {
+		s.listed(mi)
 	}
-	for _, o := range rec.Outbox {
+	if finishes {
+		s.finish(mi)
+	}
+	return nil
+}
+
+// settle drops the outbox items whose keys are settled, then keeps the
+// items of out, each in the place of the item with its key if there is one.
+// mi.mu is held.
+func (mi *memInstance) settle(settled []string, out []Outgoing) {
+	if len(settled) == 1 && len(out) == 1 && len(mi.outbox) == 1 && mi.outbox[0].Key == settled[0] {
+		// The engine's step: it settles the item of the step before and
+		// sends one, which takes its place (dropping the item, then
+		// searching the outbox for the new key, was 4% of a refund's CPU).
+		mi.outbox[0] = out[0]
+		return
+	}
+	if len(settled) > 0 {
+		mi.outbox = slices.DeleteFunc(mi.outbox, func(o Outgoing) bool { return slices.Contains(settled, o.Key) })
+	}
+	for _, o := range out {
 		if k := slices.IndexFunc(mi.outbox, func(p Outgoing) bool { return p.Key == o.Key }); k >= 0 {
 			mi.outbox[k] = o
 		} else {
@@ -156,14 +180,6 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 		}
 		mi.outbox = nil
 	}
-	mi.mu.Unlock()
-	if created {
-		s.listed(mi)
-	}
-	if finishes {
-		s.finish(mi)
-	}
-	return nil
 }
 
 // outboxes holds the outboxes of one item that instances emptied: an

@@ -3,6 +3,8 @@ package record
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -121,5 +123,32 @@ func TestMemStore_LogRoom(t *testing.T) {
 	}
 	if got := s.logRoom(); got != 1530 {
 		t.Errorf("got a room of %d once histories of 1530 bytes came back, want 1530", got)
+	}
+}
+
+// TestMemInstance_Settle checks the outbox after a step settles keys and
+// sends items, the engine's usual step (one item settled, one sent) among
+// the others.
+func TestMemInstance_Settle(t *testing.T) {
+	item := func(key string, step int) Outgoing { return Outgoing{Key: key, Step: step} }
+	for _, c := range []struct {
+		name        string
+		outbox, out []Outgoing
+		settled     []string
+		want        []Outgoing
+	}{
+		{"step", []Outgoing{item("a", 1)}, []Outgoing{item("b", 2)}, []string{"a"}, []Outgoing{item("b", 2)}},
+		{"resent", []Outgoing{item("a", 1)}, []Outgoing{item("a", 2)}, []string{"a"}, []Outgoing{item("a", 2)}},
+		{"other settled", []Outgoing{item("a", 1)}, []Outgoing{item("b", 2)}, []string{"x"}, []Outgoing{item("a", 1), item("b", 2)}},
+		{"one of two", []Outgoing{item("a", 1), item("b", 1)}, []Outgoing{item("c", 2)}, []string{"a"}, []Outgoing{item("b", 1), item("c", 2)}},
+		{"first", nil, []Outgoing{item("a", 1)}, nil, []Outgoing{item("a", 1)}},
+		{"last", []Outgoing{item("a", 1)}, nil, []string{"a"}, nil},
+		{"replaced", []Outgoing{item("a", 1)}, []Outgoing{item("a", 3)}, nil, []Outgoing{item("a", 3)}},
+	} {
+		mi := &memInstance{outbox: slices.Clone(c.outbox)}
+		mi.settle(c.settled, c.out)
+		if !reflect.DeepEqual(mi.outbox, c.want) {
+			t.Errorf("%s: got %+v, want %+v", c.name, mi.outbox, c.want)
+		}
 	}
 }
