@@ -62,37 +62,54 @@ func (l *memLog) add(entries []Entry, room int) {
 		return
 	}
 	l.n = int32(min(int64(l.n)+int64(len(entries)), math.MaxInt32))
-	// Encoded in place when it surely fits: zeroing a scratch buffer for
-	// it cost more than the encoding.
+	// Encoded in place when it surely fits, or when the log grows to its
+	// room: zeroing a scratch buffer for it cost more than the encoding.
 	need := 0
 	for k := range entries {
 		e := &entries[k]
 		need += fixedSize + stringsLen(e) + resultGuess*len(e.Result)
 	}
-	if cap(l.data)-len(l.data) >= need {
-		l.data = l.encode(l.data, entries)
+	switch {
+	case cap(l.data)-len(l.data) >= need:
+	case len(l.data) > 0 && room >= len(l.data)+need:
+		l.data = append(slices.Grow([]byte(nil), room), l.data...) // rounded up to its size class: no room is wasted
+	case len(l.data) > 0 && cap(l.data) > len(l.data):
+		// It may fit all the same (the last step of a history in its
+		// room, as a rule): try.
+		at := len(l.data)
+		if b := l.encode(l.data, entries); &b[0] == &l.data[0] {
+			l.data = b
+		} else {
+			l.grow(b[at:], room)
+		}
+		return
+	default:
+		// The step is encoded on the stack first, for its size, so that
+		// the log grows once, to a size that holds it: its first step
+		// exactly (an instance that then waits on an agent keeps no room it
+		// may never use).
+		var stack [1024]byte
+		l.grow(l.encode(stack[:0], entries), room)
 		return
 	}
-	// Else the step is encoded on the stack first, for its size, so that
-	// the log grows once, to a size that holds it: its first step exactly
-	// (an instance that then waits on an agent keeps no room it may never
-	// use), its second to the room a history is expected to need.
-	var stack [1024]byte
-	b := l.encode(stack[:0], entries)
-	if cap(l.data)-len(l.data) >= len(b) {
-		l.data = append(l.data, b...)
-		return
-	}
-	size := len(l.data) + len(b)
+	l.data = l.encode(l.data, entries)
+}
+
+// grow appends step, encoded entries that do not fit in the log, to a copy
+// of it of the size policy says: the step's size for the first step, the
+// room when it holds it, else twice the size needed (a couple of
+// reallocations in a history's life, not one a commit).
+func (l *memLog) grow(step []byte, room int) {
+	size := len(l.data) + len(step)
 	switch {
 	case len(l.data) == 0:
 	case room >= size:
 		size = room
 	default:
-		size *= 2 // past what was expected: a couple of reallocations in its life, not one a commit
+		size *= 2
 	}
 	grown := slices.Grow([]byte(nil), size) // rounded up to its size class: no room is wasted
-	l.data = append(append(grown, l.data...), b...)
+	l.data = append(append(grown, l.data...), step...)
 }
 
 // fixedSize is about the most bytes an encoded entry takes besides its
