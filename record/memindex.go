@@ -45,25 +45,25 @@ func (x *memIndex) load(id string) (*memInstance, bool) {
 // loadOrStore returns the instance with mi's id, or stores mi and returns
 // it with stored true.
 func (x *memIndex) loadOrStore(mi *memInstance) (_ *memInstance, stored bool) {
-	sh := x.shard(mi.id)
+	sh := x.shard(mi.snap.id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if old, ok := sh.m[mi.id]; ok {
+	if old, ok := sh.m[mi.snap.id]; ok {
 		return old, false
 	}
 	if sh.m == nil {
 		sh.m = make(map[string]*memInstance)
 	}
-	sh.m[mi.id] = mi
+	sh.m[mi.snap.id] = mi
 	return mi, true
 }
 
 // remove deletes mi, if it is still the instance stored under its id.
 func (x *memIndex) remove(mi *memInstance) {
-	sh := x.shard(mi.id)
+	sh := x.shard(mi.snap.id)
 	sh.mu.Lock()
-	if sh.m[mi.id] == mi {
-		delete(sh.m, mi.id)
+	if sh.m[mi.snap.id] == mi {
+		delete(sh.m, mi.snap.id)
 	}
 	sh.mu.Unlock()
 }

@@ -66,7 +66,11 @@ func (s *MemStore) List(ctx context.Context, q ListQuery) ([]Snapshot, string, e
 		for _, mi := range batch {
 			below = mi.seq
 			mi.mu.Lock()
-			snap, gone := mi.snap, mi.gone
+			var snap Snapshot
+			gone := mi.gone
+			if !gone {
+				snap = mi.snap.snapshot(&mi.log)
+			}
 			mi.mu.Unlock()
 			if !gone && q.Selects(snap) {
 				out = append(out, snap)

@@ -3,192 +3,334 @@ package record
 import (
 	"encoding/binary"
 	"math"
+	"reflect"
 	"slices"
-	"sync"
 	"time"
 )
 
 // memLog is an instance's history as a MemStore keeps it: every entry
-// encoded, end to end, in one pointer-free byte slice that commits append
-// to, with the entries' results (the only fields that hold pointers) beside
-// it. The finished histories a MemStore retains (10,000 by default) are
-// most of a busy engine's heap: kept this way the garbage collector skips
-// their bytes and scans one pointer per result, where an []Entry holds 19
-// pointers an entry. When the instance finishes, the log is copied to its
-// exact size once.
+// encoded, end to end, with its result, in one pointer-free byte slice that
+// commits append to. The finished histories a MemStore retains (10,000 by
+// default) are most of a busy engine's heap: kept this way the garbage
+// collector skips them, where an []Entry holds 19 pointers an entry and a
+// result map many more.
 //
-// An entry whose time has a location other than UTC or Local is kept as it
-// came, in plain, and the log holds its place. A time's monotonic clock
-// reading is not kept, as no durable store keeps it.
+// The slice is sized once for the whole history when the store knows how
+// large its finished histories come out (see MemStore.logRoom): growing it
+// by doubling at commits and copying it to its size at the end cost 6 KB of
+// allocations a refund instance, three times the history.
+//
+// What cannot be encoded is kept aside, in odd, and the log holds its place:
+// a result holding a value of a type appendValue does not know, and an entry
+// whose time has a location other than UTC or Local. A time's monotonic
+// clock reading is not kept, as no durable store keeps it.
 type memLog struct {
-	data    []byte
-	results []map[string]any
-	// packed holds the results of a finished history encoded (see
-	// encodeResults), when they could be: then results is nil, and the
-	// history holds no pointer into the heap but its plain entries'.
-	packed []byte
-	nres   int // results, packed or not
-	plain  []Entry
-	n      int // entries
+	data []byte
+	odd  *memOdd
+	n    int32 // entries (a hint: it stops counting at its limit)
+	// mapsAt is where the maps of a finished instance's snapshot start in
+	// data, after its entries (see packMaps); 0 when they are not there.
+	mapsAt int32
+}
+
+// memOdd holds the parts of a history a memLog could not encode; an
+// instance seldom has any.
+type memOdd struct {
+	results []map[string]any // results appendValue does not know, in order
+	plain   []Entry          // entries kept as they came, in order
 }
 
 // Flags of an encoded entry.
 const (
-	packRetryable = 1 << iota
-	packResult    // the entry's result is the next of results
-	packLocal     // the time is in time.Local (else UTC)
-	packPlain     // the entry is the next of plain; nothing else follows
+	packRetryable  = 1 << iota
+	packResult     // the entry's result follows its strings, encoded
+	packResultOdd  // the entry's result is the next of odd.results
+	packResultSame // the entry's result is the previous entry's (the engine's outcome repeats its agent_run's)
+	packLocal      // the time is in time.Local (else UTC)
+	packPlain      // the entry is the next of odd.plain; nothing else follows
+	packCost       // the entry's usage has a cost
 )
 
 // nStrings is how many string fields an Entry has.
 const nStrings = 16
 
-// fixedSize is about the bytes of an encoded entry besides its strings':
-// the flags, eleven small numbers and the strings' lengths.
-const fixedSize = 40
-
-// add appends copies of entries, which the caller reuses after Commit.
-func (l *memLog) add(entries []Entry) {
+// add appends copies of entries, which the caller reuses after Commit. room
+// is what the whole history is expected to need (0: unknown): a history
+// past its first commit grows to it at once.
+func (l *memLog) add(entries []Entry, room int) {
 	if len(entries) == 0 {
 		return
 	}
-	// Grow at most once per commit, to twice what is needed: a history
-	// reallocates a couple of times in its life, not at every entry.
+	l.n = int32(min(int64(l.n)+int64(len(entries)), math.MaxInt32))
+	// Encoded in place when it surely fits, or when the log grows to its
+	// room: zeroing a scratch buffer for it cost more than the encoding.
 	need := 0
 	for k := range entries {
-		need += fixedSize + stringsLen(&entries[k])
+		e := &entries[k]
+		need += fixedSize + stringsLen(e) + resultGuess*len(e.Result)
 	}
-	if cap(l.data)-len(l.data) < need {
-		grown := make([]byte, len(l.data), max(2*(len(l.data)+need), 256))
-		copy(grown, l.data)
-		l.data = grown
+	switch {
+	case cap(l.data)-len(l.data) >= need:
+	case len(l.data) > 0 && room >= len(l.data)+need:
+		l.data = append(slices.Grow([]byte(nil), room), l.data...) // rounded up to its size class: no room is wasted
+	case len(l.data) > 0 && cap(l.data) > len(l.data):
+		// It may fit all the same (the last step of a history in its
+		// room, as a rule): try.
+		at := len(l.data)
+		if b := l.encode(l.data, entries); &b[0] == &l.data[0] {
+			l.data = b
+		} else {
+			l.grow(b[at:], room)
+		}
+		return
+	default:
+		// The step is encoded on the stack first, for its size, so that
+		// the log grows once, to a size that holds it: its first step
+		// exactly (an instance that then waits on an agent keeps no room it
+		// may never use).
+		var stack [1024]byte
+		l.grow(l.encode(stack[:0], entries), room)
+		return
 	}
-	for k := range entries {
-		l.data = l.appendEntry(l.data, &entries[k])
-	}
-	l.n += len(entries)
+	l.data = l.encode(l.data, entries)
 }
 
-func (l *memLog) appendEntry(b []byte, e *Entry) []byte {
-	var flags byte
-	switch e.Time.Location() {
-	case time.UTC:
-	case time.Local:
-		flags |= packLocal
+// grow appends step, encoded entries that do not fit in the log, to a copy
+// of it of the size policy says: the step's size for the first step, the
+// room when it holds it, else twice the size needed (a couple of
+// reallocations in a history's life, not one a commit).
+func (l *memLog) grow(step []byte, room int) {
+	size := len(l.data) + len(step)
+	switch {
+	case len(l.data) == 0:
+	case room >= size:
+		size = room
 	default:
-		l.plain = append(l.plain, *e)
-		return append(b, packPlain)
+		size *= 2
+	}
+	grown := slices.Grow([]byte(nil), size) // rounded up to its size class: no room is wasted
+	l.data = append(append(grown, l.data...), step...)
+}
+
+// fixedSize is about the most bytes an encoded entry takes besides its
+// strings' and result's: the flags, the time, the masks, a few small
+// numbers and the strings' lengths; resultGuess is a guess of those of a
+// result's key and value. A step they do not cover is encoded on the stack
+// first.
+const (
+	fixedSize   = 32
+	resultGuess = 16
+)
+
+// encode appends entries to b.
+func (l *memLog) encode(b []byte, entries []Entry) []byte {
+	var prev map[string]any // the result of the step's previous encoded entry
+	for k := range entries {
+		e := &entries[k]
+		switch e.Time.Location() {
+		case time.UTC, time.Local:
+		default:
+			l.oddParts().plain = append(l.odd.plain, *e)
+			b = append(b, packPlain)
+			continue
+		}
+		flagAt := len(b)
+		b = appendEntry(b, e)
+		switch {
+		case e.Result == nil:
+		case prev != nil && sameMap(e.Result, prev):
+			b[flagAt] |= packResultSame
+		default:
+			mark := len(b)
+			var ok bool
+			if b, ok = appendValue(b, e.Result, 0); ok {
+				b[flagAt] |= packResult
+			} else {
+				b = b[:mark]
+				b[flagAt] |= packResultOdd
+				l.oddParts().results = append(l.odd.results, e.Result)
+			}
+		}
+		if e.Result != nil {
+			prev = e.Result
+		}
+	}
+	return b
+}
+
+// sameMap reports whether a and b are the same map.
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+func (l *memLog) oddParts() *memOdd {
+	if l.odd == nil {
+		l.odd = new(memOdd)
+	}
+	return l.odd
+}
+
+// appendEntry appends e but its result: its flags, its time, a mask of its
+// numbers that are not zero and those numbers, a mask of its strings that
+// are not empty and those strings. Most of an entry's fields are empty:
+// skipping them took 14% off a commit's CPU time and 12% off the heap a
+// finished refund instance holds (BenchmarkMemStoreCommit).
+func appendEntry(b []byte, e *Entry) []byte {
+	var flags byte
+	if e.Time.Location() == time.Local {
+		flags |= packLocal
 	}
 	if e.Retryable {
 		flags |= packRetryable
 	}
-	if e.Result != nil {
-		flags |= packResult
-		if l.results == nil {
-			l.results = make([]map[string]any, 0, 8)
-		}
-		l.results = append(l.results, e.Result)
-		l.nres++
+	if e.Usage.Cost != 0 {
+		flags |= packCost
 	}
 	b = append(b, flags)
 	b = binary.AppendVarint(b, e.Time.Unix())
 	b = binary.AppendUvarint(b, uint64(e.Time.Nanosecond()))
-	for _, n := range [...]int64{int64(e.Seq), int64(e.Step), int64(e.Attempt), int64(e.Priority), int64(e.Index),
-		int64(e.Delay), e.Usage.InputTokens, e.Usage.OutputTokens} {
-		b = binary.AppendVarint(b, n)
+	at := len(b)
+	b = append(b, 0)
+	var nm uint8
+	b, nm = appendNumber(b, nm, 0, int64(e.Seq))
+	b, nm = appendNumber(b, nm, 1, int64(e.Step))
+	b, nm = appendNumber(b, nm, 2, int64(e.Attempt))
+	b, nm = appendNumber(b, nm, 3, int64(e.Priority))
+	b, nm = appendNumber(b, nm, 4, int64(e.Index))
+	b, nm = appendNumber(b, nm, 5, int64(e.Delay))
+	b, nm = appendNumber(b, nm, 6, e.Usage.InputTokens)
+	b, nm = appendNumber(b, nm, 7, e.Usage.OutputTokens)
+	b[at] = nm
+	if flags&packCost != 0 {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.Usage.Cost))
 	}
-	b = binary.AppendUvarint(b, math.Float64bits(e.Usage.Cost))
 	// The strings one by one, in the order entries decodes them: ranging
 	// over an array of them would copy sixteen strings at every entry.
-	b = appendString(b, string(e.Kind))
-	b = appendString(b, e.State)
-	b = appendString(b, e.Agent)
-	b = appendString(b, e.Trigger)
-	b = appendString(b, e.Rule)
-	b = appendString(b, e.Condition)
-	b = appendString(b, e.From)
-	b = appendString(b, e.To)
-	b = appendString(b, e.Next)
-	b = appendString(b, e.HandoffID)
-	b = appendString(b, e.Error)
-	b = appendString(b, e.ErrorKind)
-	b = appendString(b, e.Limit)
-	b = appendString(b, e.Reason)
-	b = appendString(b, e.Detail)
-	return appendString(b, e.Usage.Model)
+	at = len(b)
+	b = append(b, 0, 0)
+	var sm uint16
+	b, sm = appendString(b, sm, 0, string(e.Kind))
+	b, sm = appendString(b, sm, 1, e.State)
+	b, sm = appendString(b, sm, 2, e.Agent)
+	b, sm = appendString(b, sm, 3, e.Trigger)
+	b, sm = appendString(b, sm, 4, e.Rule)
+	b, sm = appendString(b, sm, 5, e.Condition)
+	b, sm = appendString(b, sm, 6, e.From)
+	b, sm = appendString(b, sm, 7, e.To)
+	b, sm = appendString(b, sm, 8, e.Next)
+	b, sm = appendString(b, sm, 9, e.HandoffID)
+	b, sm = appendString(b, sm, 10, e.Error)
+	b, sm = appendString(b, sm, 11, e.ErrorKind)
+	b, sm = appendString(b, sm, 12, e.Limit)
+	b, sm = appendString(b, sm, 13, e.Reason)
+	b, sm = appendString(b, sm, 14, e.Detail)
+	b, sm = appendString(b, sm, 15, e.Usage.Model)
+	binary.LittleEndian.PutUint16(b[at:], sm)
+	return b
 }
 
-func appendString(b []byte, s string) []byte {
+// appendNumber appends n unless it is 0, and marks bit k of mask when it
+// does.
+func appendNumber(b []byte, mask uint8, k uint, n int64) ([]byte, uint8) {
+	if n == 0 {
+		return b, mask
+	}
+	return binary.AppendVarint(b, n), mask | 1<<k
+}
+
+// appendString appends s, its length first, unless it is empty, and marks
+// bit k of mask when it does.
+func appendString(b []byte, mask uint16, k uint, s string) ([]byte, uint16) {
+	if s == "" {
+		return b, mask
+	}
 	if len(s) < 0x80 {
 		b = append(b, byte(len(s)))
 	} else {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 	}
-	return append(b, s...)
+	return append(b, s...), mask | 1<<k
 }
 
-// stringsLen is the total length of e's strings.
-func stringsLen(e *Entry) int {
-	return len(e.Kind) + len(e.State) + len(e.Agent) + len(e.Trigger) + len(e.Rule) + len(e.Condition) + len(e.From) +
-		len(e.To) + len(e.Next) + len(e.HandoffID) + len(e.Error) + len(e.ErrorKind) + len(e.Limit) + len(e.Reason) +
-		len(e.Detail) + len(e.Usage.Model)
+// entryBytes returns the part of data that holds the entries.
+func (l *memLog) entryBytes() []byte {
+	if l.mapsAt > 0 {
+		return l.data[:l.mapsAt]
+	}
+	return l.data
 }
 
-// finish trims the log to its size and encodes its results: a finished
-// instance seldom commits again (a late notice may; its entries are added
-// as to a running one).
-func (l *memLog) finish() {
-	l.plain = slices.Clip(l.plain)
-	scratch := scratchPool.Get().(*[]byte)
-	packed, ok := encodeResults((*scratch)[:0], l.results)
-	// One allocation of the exact size holds the entries and, when they
-	// could be encoded, the results.
-	size := len(l.data)
+// packMaps appends the maps of m, a finished instance's snapshot, to the
+// log, and reports whether it could (see appendValue; their values may be
+// of other types, and a log past 2 GB keeps them as they are). The
+// retained finished instances' maps were most of the pointers the garbage
+// collector traced in a busy engine's heap.
+func (l *memLog) packMaps(m *memSnap) bool {
+	if len(l.data) == 0 || len(l.data) > math.MaxInt32 {
+		return false
+	}
+	at := len(l.data)
+	b := appendVisits(l.data, m.visits)
+	b, ok := appendValue(b, m.input, 0)
 	if ok {
-		size += len(packed)
+		b, ok = appendValue(b, m.context, 0)
 	}
-	buf := append(make([]byte, 0, size), l.data...)
-	l.data = buf[:len(buf):len(buf)]
-	switch {
-	case len(l.results) == 0:
-		l.results = nil
-	case ok:
-		l.packed = append(buf[len(buf):], packed...)
-		l.results = nil
-	default:
-		l.results = slices.Clip(l.results)
+	if !ok {
+		l.data = b[:at]
+		return false
 	}
-	if cap(packed) <= maxScratch {
-		*scratch = packed[:0]
-		scratchPool.Put(scratch)
+	l.data, l.mapsAt = b, int32(at)
+	return true
+}
+
+// unpackMaps drops the maps packMaps appended, and returns them.
+func (l *memLog) unpackMaps() (visits map[string]int, input, context map[string]any) {
+	if l.mapsAt == 0 {
+		return nil, nil, nil
+	}
+	s, at := string(l.data[l.mapsAt:]), 0
+	visits = readVisits(s, &at)
+	input, _ = readValue(s, &at).(map[string]any)
+	context, _ = readValue(s, &at).(map[string]any)
+	return visits, input, context
+}
+
+// dropMaps drops the maps packMaps appended: a commit to a finished
+// instance brings its snapshot's.
+func (l *memLog) dropMaps() {
+	if l.mapsAt > 0 {
+		l.data, l.mapsAt = l.data[:l.mapsAt], 0
 	}
 }
 
-// scratchPool holds the buffers finish encodes results in before it knows
-// their size; maxScratch bounds the one it keeps.
-var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
-
-const maxScratch = 64 << 10
-
-// allResults returns every result of the log, the packed ones decoded.
-func (l *memLog) allResults() []map[string]any {
-	if l.packed == nil {
-		return l.results
+// finish trims what a finished history keeps: a finished instance seldom
+// commits again (a late notice may; its entries are added as to a running
+// one). The log's slice is copied to its size only when it holds more room
+// than a size class rounds up to: when it was sized from the store's
+// estimate it is kept as it is.
+func (l *memLog) finish() {
+	if l.odd != nil {
+		l.odd.results = slices.Clip(l.odd.results)
+		l.odd.plain = slices.Clip(l.odd.plain)
 	}
-	return append(decodeResults(string(l.packed), l.nres), l.results...)
+	if cap(l.data)-len(l.data) > len(l.data)/8 {
+		l.data = slices.Clone(l.data)
+	}
 }
 
 // entries decodes the log. Its strings share one copy of the log's bytes.
 func (l *memLog) entries() []Entry {
 	out := make([]Entry, 0, l.n)
-	results := l.allResults()
-	s := string(l.data)
-	var res, plain int
+	s := string(l.entryBytes())
+	var (
+		odd, plain int
+		prev       map[string]any
+	)
 	for at := 0; at < len(s); {
 		flags := s[at]
 		at++
 		if flags&packPlain != 0 {
-			out = append(out, l.plain[plain])
+			out = append(out, l.odd.plain[plain])
 			plain++
 			continue
 		}
@@ -200,25 +342,44 @@ func (l *memLog) entries() []Entry {
 			e.Time = e.Time.UTC()
 		}
 		var n [8]int64
+		nm := s[at]
+		at++
 		for k := range n {
-			n[k] = readVarint(s, &at)
+			if nm&(1<<k) != 0 {
+				n[k] = readVarint(s, &at)
+			}
 		}
 		e.Seq, e.Step, e.Attempt, e.Priority, e.Index = int(n[0]), int(n[1]), int(n[2]), int(n[3]), int(n[4])
 		e.Delay, e.Usage.InputTokens, e.Usage.OutputTokens = time.Duration(n[5]), n[6], n[7]
-		e.Usage.Cost = math.Float64frombits(readUvarint(s, &at))
+		if flags&packCost != 0 {
+			e.Usage.Cost = math.Float64frombits(binary.LittleEndian.Uint64([]byte(s[at : at+8])))
+			at += 8
+		}
+		sm := uint16(s[at]) | uint16(s[at+1])<<8
+		at += 2
 		var f [nStrings]string
 		for k := range f {
-			size := int(readUvarint(s, &at))
-			f[k] = s[at : at+size]
-			at += size
+			if sm&(1<<k) != 0 {
+				size := int(readUvarint(s, &at))
+				f[k] = s[at : at+size]
+				at += size
+			}
 		}
 		e.Kind, e.State, e.Agent, e.Trigger, e.Rule, e.Condition, e.From, e.To = Kind(f[0]), f[1], f[2], f[3], f[4], f[5], f[6], f[7]
 		e.Next, e.HandoffID, e.Error, e.ErrorKind, e.Limit, e.Reason, e.Detail = f[8], f[9], f[10], f[11], f[12], f[13], f[14]
 		e.Usage.Model = f[15]
 		e.Retryable = flags&packRetryable != 0
-		if flags&packResult != 0 {
-			e.Result = results[res]
-			res++
+		switch {
+		case flags&packResult != 0:
+			e.Result, _ = readValue(s, &at).(map[string]any)
+		case flags&packResultOdd != 0:
+			e.Result = l.odd.results[odd]
+			odd++
+		case flags&packResultSame != 0:
+			e.Result = prev
+		}
+		if e.Result != nil {
+			prev = e.Result
 		}
 		out = append(out, e)
 	}
@@ -246,4 +407,11 @@ func readUvarint(s string, at *int) uint64 {
 		}
 		x |= uint64(c&0x7f) << shift
 	}
+}
+
+// stringsLen is the total length of e's strings.
+func stringsLen(e *Entry) int {
+	return len(e.Kind) + len(e.State) + len(e.Agent) + len(e.Trigger) + len(e.Rule) + len(e.Condition) + len(e.From) +
+		len(e.To) + len(e.Next) + len(e.HandoffID) + len(e.Error) + len(e.ErrorKind) + len(e.Limit) + len(e.Reason) +
+		len(e.Detail) + len(e.Usage.Model)
 }

@@ -62,7 +62,7 @@ func TestMemLog_KeepsEveryField(t *testing.T) {
 	var l memLog
 	var want []Entry
 	for k, entries := range steps {
-		l.add(entries)
+		l.add(entries, 0)
 		want = append(want, entries...)
 		if k == len(steps)-2 {
 			l.finish()
@@ -71,30 +71,9 @@ func TestMemLog_KeepsEveryField(t *testing.T) {
 			t.Fatalf("after step %d got %+v, want %+v", k, got, want)
 		}
 	}
-	if len(l.plain) != 1 {
-		t.Errorf("got %d entries kept plain, want 1 (the one in another zone)", len(l.plain))
+	if l.odd == nil || len(l.odd.plain) != 1 || len(l.odd.results) != 0 {
+		t.Errorf("got %+v kept aside, want 1 entry (the one in another zone) and no result", l.odd)
 	}
-	if l.packed == nil {
-		t.Error("got the finished log's results unpacked, want them packed")
-	}
-	// The entries and results share one allocation of their size.
-	if want, _ := encodeResults(nil, richResultsOf(steps)); cap(l.packed) != len(want) {
-		t.Errorf("got %d bytes of room for the packed results, want their size %d", cap(l.packed), len(want))
-	}
-}
-
-// richResultsOf lists the results of the entries of every step but the
-// last, but those of the entries kept plain.
-func richResultsOf(steps [][]Entry) []map[string]any {
-	var out []map[string]any
-	for _, entries := range steps[:len(steps)-1] {
-		for _, e := range entries {
-			if loc := e.Time.Location(); e.Result != nil && (loc == time.UTC || loc == time.Local) {
-				out = append(out, e.Result)
-			}
-		}
-	}
-	return out
 }
 
 // richResult holds a value of every type a finished log encodes.
@@ -118,11 +97,11 @@ func TestMemLog_KeepsResultsItCannotEncode(t *testing.T) {
 	}
 	for _, odd := range []map[string]any{{"c": custom{1}}, {"u": uint8(1)}, {"deep": deep}, {"ss": []string{"a"}}} {
 		var l memLog
-		entries := []Entry{{Result: richResult()}, {Result: odd}}
-		l.add(entries)
+		entries := []Entry{{Result: richResult()}, {Result: odd}, {Result: odd}, {Result: richResult()}}
+		l.add(entries, 0)
 		l.finish()
-		if l.packed != nil {
-			t.Errorf("%v: got the results packed, want them kept", odd)
+		if l.odd == nil || len(l.odd.results) != 1 {
+			t.Errorf("%v: got %+v kept aside, want the odd result once", odd, l.odd)
 		}
 		if got := l.entries(); !reflect.DeepEqual(got, entries) {
 			t.Errorf("got %+v, want %+v", got, entries)
@@ -143,5 +122,30 @@ func TestMemStore_HistoryIsACopy(t *testing.T) {
 	got, err := s.History(t.Context(), "i")
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, %v, want %+v", got, err, want)
+	}
+}
+
+// TestMemLog_SharedResult logs a step whose outcome holds its agent_run's
+// result, as the engine commits them, and gets back one map for both,
+// equal to it; a result repeated in a later step comes back equal too.
+func TestMemLog_SharedResult(t *testing.T) {
+	res := map[string]any{"approval": "APPROVED"}
+	zoned := Entry{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("X", 60)), Result: map[string]any{"z": 1}}
+	steps := [][]Entry{
+		{{Kind: KindAgentRun, Result: res}, zoned, {Kind: KindOutcome, Result: res}, {Kind: KindRuleFired}},
+		{{Kind: KindOutcome, Result: res}},
+	}
+	var l memLog
+	var want []Entry
+	for _, entries := range steps {
+		l.add(entries, 0)
+		want = append(want, entries...)
+	}
+	got := l.entries()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	if !sameMap(got[0].Result, got[2].Result) {
+		t.Error("got two maps for the result the step's entries share, want one")
 	}
 }

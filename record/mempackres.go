@@ -20,24 +20,14 @@ const (
 	tagNilSlice
 )
 
-// maxResultDepth is the deepest nesting of maps and slices a finished
-// history's results are encoded to; deeper ones are kept as they are.
+// maxResultDepth is the deepest nesting of maps and slices a history's
+// results are encoded to; deeper ones are kept as they are.
 const maxResultDepth = 32
 
-// encodeResults appends results to b, or reports false when one holds a
-// value of another type than nil, bool, string, int, int64, float64,
-// map[string]any and []any (which the caller then keeps as it is): a
-// decoded result is equal to its original, types included.
-func encodeResults(b []byte, results []map[string]any) ([]byte, bool) {
-	for _, r := range results {
-		var ok bool
-		if b, ok = appendValue(b, r, 0); !ok {
-			return nil, false
-		}
-	}
-	return b, true
-}
-
+// appendValue appends v to b, or reports false when it holds a value of
+// another type than nil, bool, string, int, int64, float64, map[string]any
+// and []any, or is nested deeper than maxResultDepth (the caller then keeps
+// it as it is): a decoded value is equal to its original, types included.
 func appendValue(b []byte, v any, depth int) ([]byte, bool) {
 	if depth > maxResultDepth {
 		return b, false
@@ -88,16 +78,8 @@ func appendValue(b []byte, v any, depth int) ([]byte, bool) {
 	return b, false
 }
 
-// decodeResults decodes n results encodeResults encoded in s.
-func decodeResults(s string, n int) []map[string]any {
-	out := make([]map[string]any, 0, n)
-	for at := 0; at < len(s); {
-		v, _ := readValue(s, &at).(map[string]any)
-		out = append(out, v)
-	}
-	return out
-}
-
+// readValue decodes the value appendValue wrote at s[*at:] and moves *at
+// past it.
 func readValue(s string, at *int) any {
 	tag := s[*at]
 	*at++
@@ -143,4 +125,34 @@ func readString(s string, at *int) string {
 	v := s[*at : *at+n]
 	*at += n
 	return v
+}
+
+// appendVisits appends a snapshot's visits.
+func appendVisits(b []byte, visits map[string]int) []byte {
+	if visits == nil {
+		return append(b, tagNilMap)
+	}
+	b = binary.AppendUvarint(append(b, tagMap), uint64(len(visits)))
+	for k, n := range visits {
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = binary.AppendVarint(append(b, k...), int64(n))
+	}
+	return b
+}
+
+// readVisits decodes what appendVisits wrote at s[*at:] and moves *at past
+// it.
+func readVisits(s string, at *int) map[string]int {
+	tag := s[*at]
+	*at++
+	if tag == tagNilMap {
+		return nil
+	}
+	n := int(readUvarint(s, at))
+	m := make(map[string]int, n)
+	for range n {
+		k := readString(s, at)
+		m[k] = int(readVarint(s, at))
+	}
+	return m
 }

@@ -2,7 +2,11 @@ package record
 
 import (
 	"context"
+	"fmt"
+	"reflect"
+	"slices"
 	"testing"
+	"time"
 )
 
 // TestMemStore_DeadLettersBounded checks that the in-memory store keeps the
@@ -29,6 +33,122 @@ func TestMemStore_DeadLettersBounded(t *testing.T) {
 	for k, d := range got {
 		if want := total - MemDeadLetterLimit + 1 + k; d.Seq != want {
 			t.Fatalf("dead letter %d has seq %d, want %d", k, d.Seq, want)
+		}
+	}
+}
+
+// sizedSteps are the commits of an instance whose history takes about
+// 2 KB: a first step of two entries, then four of five.
+func sizedSteps(id string) []Step {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	snap := Snapshot{ID: id, Status: StatusRunning}
+	steps := []Step{{Snapshot: snap, Entries: []Entry{
+		{Seq: 1, Time: at, Kind: KindStarted, Result: map[string]any{"order_id": "1"}},
+		{Seq: 2, Time: at, Kind: KindDispatch, Step: 1, Agent: "customer", HandoffID: id + ":1"},
+	}}}
+	for k := range 4 {
+		res := map[string]any{"ok": true, "k": k}
+		entries := []Entry{
+			{Time: at, Kind: KindAgentRun, Step: k + 1, Agent: "customer", Trigger: "done", Result: res},
+			{Time: at, Kind: KindOutcome, Step: k + 1, Agent: "customer", Trigger: "done", Result: res},
+			{Time: at, Kind: KindRuleFired, Rule: "rule", Condition: "result.ok == true", Next: "NEXT"},
+			{Time: at, Kind: KindTransition, State: "A", Next: "NEXT"},
+			{Time: at, Kind: KindHandoff, Step: k + 2, From: "customer", To: "seller", HandoffID: fmt.Sprintf("%s:%d", id, k+2), Reason: "the seller must approve it"},
+		}
+		if k == 3 {
+			snap.Status = StatusCompleted
+		}
+		steps = append(steps, Step{Snapshot: snap, Entries: entries})
+	}
+	return steps
+}
+
+// TestMemStore_SizesHistoriesFromFinishedOnes checks that a history's
+// first commit takes the room it needs and no more (an instance waiting on
+// an agent keeps no slack), and that once an instance has finished, the
+// next one's history grows once, at its second commit, to the size it
+// finishes with, and is not copied when it finishes.
+func TestMemStore_SizesHistoriesFromFinishedOnes(t *testing.T) {
+	s := NewMemStore()
+	for n, id := range []string{"first-instance", "other-instance"} {
+		var (
+			grownTo *byte
+			grown   int
+		)
+		for k, st := range sizedSteps(id) {
+			if err := s.Commit(t.Context(), st); err != nil {
+				t.Fatal(err)
+			}
+			mi, _ := s.instances.load(id)
+			data := mi.log.data
+			if k == 0 {
+				if slack := cap(data) - len(data); slack > len(data)/8+16 {
+					t.Errorf("%s: its first commit keeps %d bytes of room past its %d, want at most a size class's rounding", id, slack, len(data))
+				}
+				continue
+			}
+			if &data[:1][0] != grownTo {
+				grownTo = &data[:1][0]
+				grown++
+			}
+		}
+		if n == 1 && grown != 1 {
+			t.Errorf("%s: its history was allocated %d times past its first commit, want once", id, grown)
+		}
+		mi, _ := s.instances.load(id)
+		if data := mi.log.data; cap(data)-len(data) > len(data)/8 {
+			t.Errorf("%s: its finished history keeps %d bytes of room past its %d, want at most an eighth", id, cap(data)-len(data), len(data))
+		}
+	}
+}
+
+// TestMemStore_LogRoom checks that histories of one size get that room
+// exactly, and that one history far larger than the others moves the room
+// by a quarter at most (an eighth for the size, an eighth for its
+// deviation).
+func TestMemStore_LogRoom(t *testing.T) {
+	s := NewMemStore()
+	for range 20 {
+		s.logFinished(1530)
+		if got := s.logRoom(); got != 1530 {
+			t.Fatalf("got a room of %d after histories of 1530 bytes, want 1530", got)
+		}
+	}
+	s.logFinished(1 << 20)
+	if got, want := s.logRoom(), (16*1530+2*1530+15)/16+2*(2*1530)/16; got != want {
+		t.Errorf("got a room of %d after a history of 1 MiB, want %d", got, want)
+	}
+	for range 100 {
+		s.logFinished(1530)
+	}
+	if got := s.logRoom(); got != 1530 {
+		t.Errorf("got a room of %d once histories of 1530 bytes came back, want 1530", got)
+	}
+}
+
+// TestMemInstance_Settle checks the outbox after a step settles keys and
+// sends items, the engine's usual step (one item settled, one sent) among
+// the others.
+func TestMemInstance_Settle(t *testing.T) {
+	item := func(key string, step int) Outgoing { return Outgoing{Key: key, Step: step} }
+	for _, c := range []struct {
+		name        string
+		outbox, out []Outgoing
+		settled     []string
+		want        []Outgoing
+	}{
+		{"step", []Outgoing{item("a", 1)}, []Outgoing{item("b", 2)}, []string{"a"}, []Outgoing{item("b", 2)}},
+		{"resent", []Outgoing{item("a", 1)}, []Outgoing{item("a", 2)}, []string{"a"}, []Outgoing{item("a", 2)}},
+		{"other settled", []Outgoing{item("a", 1)}, []Outgoing{item("b", 2)}, []string{"x"}, []Outgoing{item("a", 1), item("b", 2)}},
+		{"one of two", []Outgoing{item("a", 1), item("b", 1)}, []Outgoing{item("c", 2)}, []string{"a"}, []Outgoing{item("b", 1), item("c", 2)}},
+		{"first", nil, []Outgoing{item("a", 1)}, nil, []Outgoing{item("a", 1)}},
+		{"last", []Outgoing{item("a", 1)}, nil, []string{"a"}, nil},
+		{"replaced", []Outgoing{item("a", 1)}, []Outgoing{item("a", 3)}, nil, []Outgoing{item("a", 3)}},
+	} {
+		mi := &memInstance{outbox: slices.Clone(c.outbox)}
+		mi.settle(c.settled, c.out)
+		if !reflect.DeepEqual(mi.outbox, c.want) {
+			t.Errorf("%s: got %+v, want %+v", c.name, mi.outbox, c.want)
 		}
 	}
 }
