@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -37,7 +38,8 @@ type Bus struct {
 	log    *zap.Logger
 	clock  clock.Clock
 	timers *timers
-	real   bool // clock is clock.Real(): see since
+	real   bool      // clock is clock.Real(): see since and tick
+	epoch  time.Time // tick 0 (tick.go)
 
 	done      chan struct{}
 	closed    atomic.Bool
@@ -83,6 +85,7 @@ func New(opts ...Option) *Bus {
 		log:    cfg.logger,
 		clock:  cfg.clock,
 		real:   cfg.clock == clock.Real(),
+		epoch:  cfg.clock.Now(),
 		timers: newTimers(cfg.clock),
 		done:   make(chan struct{}),
 		dlq:    newDeadLetters(cfg.deadLetterLimit),

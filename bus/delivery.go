@@ -24,7 +24,7 @@ type deadNote struct {
 // flight is "queued" until that copy is taken.
 type flight struct {
 	m        *transport.Message // the copy last handed out, or the one queued for redelivery
-	deadline int64              // bus-clock unix nanoseconds
+	deadline int64              // ticks (tick.go)
 	idx      int                // index in mailbox.due; -1 while queued
 	queued   bool
 }
@@ -100,7 +100,7 @@ func (b *Bus) armAckTimerLocked(mb *mailbox, at, now int64) {
 // whose ack deadline has passed, then re-arms the timer for the next one.
 func (b *Bus) ackTimeouts(mb *mailbox, gen uint64) {
 	at := b.clock.Now()
-	now := at.UnixNano()
+	now := b.tickOf(at)
 	var dead []deadNote
 	mb.mu.Lock()
 	if mb.ackGen == gen {
@@ -143,7 +143,7 @@ func (b *Bus) redeliverLocked(mb *mailbox, f *flight, now int64, at time.Time, w
 	c := f.m.Clone()
 	c.DeliveryCount = f.m.DeliveryCount + 1
 	f.m, f.queued = c, true
-	b.pushLocked(mb, entry{m: c, enq: now, exp: c.ExpiresAt().UnixNano()}, true)
+	b.pushLocked(mb, entry{m: c, enq: now, exp: expiryTick(c, at, now)}, true)
 	b.redeliveries.Add(1)
 	if ce := b.log.Check(zap.DebugLevel, "message redelivered"); ce != nil {
 		ce.Write(zap.String("category", "redelivery"), messageFields(c),
@@ -244,7 +244,7 @@ func (b *Bus) Nack(ctx context.Context, m *transport.Message) error {
 		return notAwaiting(m)
 	}
 	heap.Remove(&mb.due, f.idx)
-	dead, isDead := b.redeliverLocked(mb, f, at.UnixNano(), at, "nack")
+	dead, isDead := b.redeliverLocked(mb, f, b.tickOf(at), at, "nack")
 	mb.mu.Unlock()
 	b.nacks.Add(1)
 	if isDead {

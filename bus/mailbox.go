@@ -12,8 +12,8 @@ import (
 // the mailbox's queue so that queueing a message allocates nothing.
 type entry struct {
 	m   *transport.Message
-	enq int64 // bus-clock unix nanoseconds when enqueued
-	exp int64 // bus-clock unix nanoseconds when the TTL runs out
+	enq int64 // ticks (tick.go) when enqueued
+	exp int64 // ticks when the TTL runs out
 }
 
 // counts are one mailbox's accounting figures. They change only under the

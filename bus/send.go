@@ -180,8 +180,8 @@ const (
 // enqueue is the hot path: one lock of the receiver's mailbox, no
 // allocation. A full mailbox is handled as full says.
 func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full overflow) error {
-	now := start.UnixNano()
-	e := entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}
+	now := b.tickOf(start)
+	e := entry{m: m, enq: now, exp: expiryTick(m, start, now)}
 	mb.mu.Lock()
 	if mb.closed {
 		mb.mu.Unlock()
