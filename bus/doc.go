@@ -39,7 +39,10 @@
 //
 // # Time to live
 //
-// A message expires at its timestamp plus its TTL. Expiry is checked when
+// A message expires at its timestamp plus its TTL. The time it has left
+// when it is sent is counted down on the monotonic clock (on the real
+// clock), so that a step of the wall clock while it waits neither expires
+// it nor keeps it longer. Expiry is checked when
 // the message would be delivered: an expired message is never delivered, it
 // is dead-lettered "ttl_expired", counted and logged. A full mailbox first
 // purges its expired messages to make room, PurgeExpired purges every
