@@ -183,7 +183,7 @@ func (b *Bus) Unregister(agentID string) error {
 		b.deadLetterLocked(&mb.c, d, transport.ReasonReceiverNotFound, d.DeliveryCount, "bus: receiver unregistered before acknowledging", now)
 		dropped = append(dropped, d)
 	}
-	mb.unacked, mb.due = nil, nil
+	mb.unacked, mb.due, mb.spare = nil, nil, nil
 	mb.ackTimer.stop()
 	b.extra.add(&mb.c)
 	mb.c = counts{}

@@ -60,6 +60,7 @@ type mailbox struct {
 
 	// At-least-once delivery (delivery.go).
 	unacked  map[string]*flight // requires_ack messages delivered and not yet acked
+	spare    []*flight          // flights of acknowledged messages, for reuse
 	due      flightHeap         // the in-flight ones, by ack deadline
 	ackTimer *timer
 	ackAt    int64  // deadline ackTimer is armed for
