@@ -142,6 +142,7 @@ func BenchmarkSendReceiveParallel(b *testing.B) {
 			var next atomic.Int64
 			ctx := context.Background()
 			b.ReportAllocs()
+			defer reportCPU(b, cputime.Process())
 			b.RunParallel(func(pb *testing.PB) {
 				agent := "shared"
 				if !shared {
