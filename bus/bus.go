@@ -38,8 +38,11 @@ type Bus struct {
 	log    *zap.Logger
 	clock  clock.Clock
 	timers *timers
-	real   bool      // clock is clock.Real(): see since and tick
+	real   bool      // clock is clock.Real(): see tick and now
 	epoch  time.Time // tick 0 (tick.go)
+	// The real clock's wall time at tick 0 (offset), as last read at tick
+	// synced (tick.go's now).
+	offset, synced atomic.Int64
 
 	done      chan struct{}
 	closed    atomic.Bool
@@ -92,6 +95,9 @@ func New(opts ...Option) *Bus {
 		idem:   newIdempotency(cfg),
 	}
 	b.dir.Store(&directory{byID: map[string]*mailbox{}})
+	if b.real {
+		b.offset.Store(b.epoch.UnixNano())
+	}
 	if cfg.sweepInterval > 0 {
 		b.scheduleSweep()
 	}

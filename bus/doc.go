@@ -12,7 +12,9 @@
 // such a message is counted but never accepted nor queued. Content and
 // metadata together may not exceed 1 MiB of JSON. The bus fills the
 // message_id (a UUID v4, unless the sender set one), the conversation_id,
-// the timestamp (UTC) and the TTL (1h by default, 24h at most). In JSON the
+// the timestamp (UTC; on the real clock the wall time is read at most once a
+// millisecond and carried forward on the monotonic clock in between) and
+// the TTL (1h by default, 24h at most). In JSON the
 // timestamp is ISO 8601 in UTC and the TTL a number of seconds, so that a
 // message survives a round trip unchanged. From Send on, the message belongs
 // to the bus and then to its receiver: the sender must not modify it.

@@ -16,6 +16,49 @@ import (
 // receive was a tenth of BenchmarkSendReceive). On another clock (a test's)
 // ticks follow its readings.
 
+// wallSync is how often, at most, the real clock's wall time is read again
+// for now (see there).
+const wallSync = time.Millisecond
+
+// instant is one reading of the bus's clock: the wall time, for timestamps
+// and dead letters, and its tick.
+type instant struct {
+	wall time.Time
+	tick int64
+}
+
+// now reads the bus's clock once, for a send. On the real clock that is one
+// read of the monotonic clock: the wall time is that tick plus the offset
+// of the wall clock to the ticks, which is read again (time.Now) once
+// wallSync has passed since it last was. A send thus reads the wall clock
+// about once a millisecond rather than every time, which cost twice a
+// monotonic read (measured: time.Now 97ns, this 60ns, on a loaded 2-core
+// machine). The wall clock and the monotonic clock run at one rate (NTP
+// slews both), so the wall time differs from time.Now's only when the
+// wall clock is stepped, and then for at most wallSync.
+func (b *Bus) now() instant {
+	if !b.real {
+		t := b.clock.Now()
+		return instant{t, b.tickOf(t)}
+	}
+	tick := int64(time.Since(b.epoch))
+	if tick-b.synced.Load() >= int64(wallSync) {
+		return b.syncWall()
+	}
+	return instant{time.Unix(0, b.offset.Load()+tick), tick}
+}
+
+// syncWall reads the real clock's wall time and its tick, and keeps their
+// offset for now. Concurrent calls may store their readings in any order:
+// each is the offset at its time.
+func (b *Bus) syncWall() instant {
+	t := time.Now()
+	tick := b.tickOf(t)
+	b.offset.Store(t.UnixNano() - tick)
+	b.synced.Store(tick)
+	return instant{t, tick}
+}
+
 // tick returns the bus's time now, in ticks.
 func (b *Bus) tick() int64 {
 	if b.real {
