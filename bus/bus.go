@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -37,7 +38,11 @@ type Bus struct {
 	log    *zap.Logger
 	clock  clock.Clock
 	timers *timers
-	real   bool // clock is clock.Real(): see since
+	real   bool      // clock is clock.Real(): see tick and now
+	epoch  time.Time // tick 0 (tick.go)
+	// The real clock's wall time at tick 0 (offset), as last read at tick
+	// synced (tick.go's now).
+	offset, synced atomic.Int64
 
 	done      chan struct{}
 	closed    atomic.Bool
@@ -83,12 +88,16 @@ func New(opts ...Option) *Bus {
 		log:    cfg.logger,
 		clock:  cfg.clock,
 		real:   cfg.clock == clock.Real(),
+		epoch:  cfg.clock.Now(),
 		timers: newTimers(cfg.clock),
 		done:   make(chan struct{}),
 		dlq:    newDeadLetters(cfg.deadLetterLimit),
 		idem:   newIdempotency(cfg),
 	}
 	b.dir.Store(&directory{byID: map[string]*mailbox{}})
+	if b.real {
+		b.offset.Store(b.epoch.UnixNano())
+	}
 	if cfg.sweepInterval > 0 {
 		b.scheduleSweep()
 	}
@@ -180,7 +189,7 @@ func (b *Bus) Unregister(agentID string) error {
 		b.deadLetterLocked(&mb.c, d, transport.ReasonReceiverNotFound, d.DeliveryCount, "bus: receiver unregistered before acknowledging", now)
 		dropped = append(dropped, d)
 	}
-	mb.unacked, mb.due = nil, nil
+	mb.unacked, mb.due, mb.spare = nil, nil, nil
 	mb.ackTimer.stop()
 	b.extra.add(&mb.c)
 	mb.c = counts{}

@@ -364,3 +364,23 @@ func TestBus_Close(t *testing.T) {
 		}
 	})
 }
+
+// A send stamps the wall time of the real clock, whether it reads the
+// wall clock or derives it from the monotonic one (within a millisecond of
+// the last reading): the same instant either way.
+func TestBus_TimestampIsTheWallTimeOfTheSend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBus(t, []string{"A"})
+		for _, wait := range []time.Duration{0, 300 * time.Microsecond, 600 * time.Microsecond, time.Millisecond, 2500 * time.Microsecond, time.Hour} {
+			time.Sleep(wait)
+			m := request("B", "A", "stamp")
+			mustSend(t, b, m)
+			if now := time.Now(); m.Timestamp.Location() != time.UTC || !m.Timestamp.Equal(now) {
+				t.Errorf("after %v: got timestamp %v, want %v in UTC", wait, m.Timestamp, now)
+			}
+			if _, ok, _ := b.TryReceive("A"); !ok {
+				t.Fatalf("after %v: got no message, want it delivered", wait)
+			}
+		}
+	})
+}

@@ -197,6 +197,54 @@ func TestCommFlow_Delivery_LateAckWithdrawsRedelivery(t *testing.T) {
 	})
 }
 
+// An acknowledged message's bookkeeping is reused by the next requires_ack
+// message: whichever are acknowledged, on time or late, the others are
+// still redelivered with their own counts, and an acknowledged one stays
+// acknowledged.
+func TestCommFlow_Delivery_TracksEachMessageAfterAcks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBus(t, []string{"Worker"})
+		ack := func(m *transport.Message) {
+			t.Helper()
+			if err := b.Ack(t.Context(), m); err != nil {
+				t.Fatalf("ack %s: %v", m.Action(), err)
+			}
+		}
+		for _, a := range []string{"a1", "a2"} {
+			mustSend(t, b, ackable("Orchestrator", "Worker", a))
+			ack(mustReceiveOne(t, b, "Worker"))
+		}
+		late := ackable("Orchestrator", "Worker", "late")
+		mustSend(t, b, late)
+		gotLate := mustReceiveOne(t, b, "Worker")
+		time.Sleep(bus.DefaultAckTimeout)
+		synctest.Wait()
+		ack(gotLate) // withdraws its queued redelivery
+
+		kept, dropped := ackable("Orchestrator", "Worker", "kept"), ackable("Orchestrator", "Worker", "dropped")
+		mustSend(t, b, kept)
+		mustSend(t, b, dropped)
+		gotKept, gotDropped := mustReceiveOne(t, b, "Worker"), mustReceiveOne(t, b, "Worker")
+		if gotKept != kept || gotDropped != dropped || kept.DeliveryCount != 1 || dropped.DeliveryCount != 1 {
+			t.Fatalf("got %s (%d), %s (%d), want kept and dropped, delivery 1 each",
+				gotKept.Action(), gotKept.DeliveryCount, gotDropped.Action(), gotDropped.DeliveryCount)
+		}
+		ack(gotKept)
+		time.Sleep(bus.DefaultAckTimeout)
+		synctest.Wait()
+		again := mustReceiveOne(t, b, "Worker")
+		if again.MessageID != dropped.MessageID || again.DeliveryCount != 2 {
+			t.Fatalf("got %s delivery %d, want %s again, delivery 2", again.Action(), again.DeliveryCount, dropped.Action())
+		}
+		assertEmpty(t, b, "Worker")
+		if err := b.Ack(t.Context(), gotKept); err == nil {
+			t.Error("got a second ack of kept accepted, want it refused: not awaiting one")
+		}
+		ack(again)
+		assertCounts(t, b, flowCounts{Accepted: 5, Delivered: 5})
+	})
+}
+
 func TestCommFlow_Delivery_UnregisterDeadLettersInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBus(t, []string{"CrashingAgent"})

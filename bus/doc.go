@@ -12,7 +12,9 @@
 // such a message is counted but never accepted nor queued. Content and
 // metadata together may not exceed 1 MiB of JSON. The bus fills the
 // message_id (a UUID v4, unless the sender set one), the conversation_id,
-// the timestamp (UTC) and the TTL (1h by default, 24h at most). In JSON the
+// the timestamp (UTC; on the real clock the wall time is read at most once a
+// millisecond and carried forward on the monotonic clock in between) and
+// the TTL (1h by default, 24h at most). In JSON the
 // timestamp is ISO 8601 in UTC and the TTL a number of seconds, so that a
 // message survives a round trip unchanged. From Send on, the message belongs
 // to the bus and then to its receiver: the sender must not modify it.
@@ -39,7 +41,10 @@
 //
 // # Time to live
 //
-// A message expires at its timestamp plus its TTL. Expiry is checked when
+// A message expires at its timestamp plus its TTL. The time it has left
+// when it is sent is counted down on the monotonic clock (on the real
+// clock), so that a step of the wall clock while it waits neither expires
+// it nor keeps it longer. Expiry is checked when
 // the message would be delivered: an expired message is never delivered, it
 // is dead-lettered "ttl_expired", counted and logged. A full mailbox first
 // purges its expired messages to make room, PurgeExpired purges every

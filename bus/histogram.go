@@ -51,18 +51,6 @@ func bucketUpper(i int) uint64 {
 	return 1<<(octave-1) + (sub+1)*width - 1
 }
 
-// since is the time elapsed since start (a reading of the bus's clock), for
-// the latency histograms of every send and receive. On the real clock it
-// reads only the monotonic clock (time.Since), which costs a fraction of a
-// full reading (time.Now reads the wall clock too) where the clock is slow
-// to read.
-func (b *Bus) since(start time.Time) time.Duration {
-	if b.real {
-		return time.Since(start)
-	}
-	return b.clock.Now().Sub(start)
-}
-
 func (h *histogram) record(d time.Duration) {
 	if d < 0 {
 		d = 0

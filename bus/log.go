@@ -33,7 +33,15 @@ func (b *Bus) logDeadLetter(m *transport.Message, reason transport.DeadLetterRea
 	}
 }
 
+// logExpired logs the messages a call found expired, if any: the check is
+// inlined, as almost every call has none.
 func (b *Bus) logExpired(ms []*transport.Message) {
+	if len(ms) > 0 {
+		b.logEach(ms)
+	}
+}
+
+func (b *Bus) logEach(ms []*transport.Message) {
 	for _, m := range ms {
 		if ce := b.log.Check(zap.WarnLevel, "message expired"); ce != nil {
 			ce.Write(zap.String("category", "expiry"), messageFields(m),

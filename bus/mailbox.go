@@ -12,8 +12,8 @@ import (
 // the mailbox's queue so that queueing a message allocates nothing.
 type entry struct {
 	m   *transport.Message
-	enq int64 // bus-clock unix nanoseconds when enqueued
-	exp int64 // bus-clock unix nanoseconds when the TTL runs out
+	enq int64 // ticks (tick.go) when enqueued
+	exp int64 // ticks when the TTL runs out
 }
 
 // counts are one mailbox's accounting figures. They change only under the
@@ -60,6 +60,7 @@ type mailbox struct {
 
 	// At-least-once delivery (delivery.go).
 	unacked  map[string]*flight // requires_ack messages delivered and not yet acked
+	spare    []*flight          // flights of acknowledged messages, for reuse
 	due      flightHeap         // the in-flight ones, by ack deadline
 	ackTimer *timer
 	ackAt    int64  // deadline ackTimer is armed for

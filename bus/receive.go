@@ -16,8 +16,8 @@ func (b *Bus) Receive(agentID string, max int) ([]*transport.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := b.clock.Now()
-	now := start.UnixNano()
+	now := b.tick()
+	var at time.Time // read when a message expires
 	var expired []*transport.Message
 	mb.mu.Lock()
 	if mb.closed {
@@ -30,7 +30,7 @@ func (b *Bus) Receive(agentID string, max int) ([]*transport.Message, error) {
 	}
 	out := make([]*transport.Message, 0, n)
 	for len(out) < n {
-		m, ok := b.takeLocked(mb, now, start, &expired)
+		m, ok := b.takeLocked(mb, now, &at, &expired)
 		if !ok {
 			break
 		}
@@ -41,7 +41,7 @@ func (b *Bus) Receive(agentID string, max int) ([]*transport.Message, error) {
 	}
 	mb.mu.Unlock()
 	b.logExpired(expired)
-	mb.shard.receive.record(b.since(start))
+	mb.shard.receive.record(time.Duration(b.tick() - now))
 	b.flush()
 	return out, nil
 }
@@ -110,32 +110,35 @@ func (b *Bus) mailboxFor(agentID string) (*mailbox, error) {
 	return mb, nil
 }
 
-// takeOne is the receive hot path: one lock, no allocation.
+// takeOne is the receive hot path: one lock, no allocation, and no
+// reading of the wall clock unless a message expired.
 func (b *Bus) takeOne(mb *mailbox) (*transport.Message, bool, error) {
-	start := b.clock.Now()
+	now := b.tick()
+	var at time.Time // read when a message expires
 	var expired []*transport.Message
 	mb.mu.Lock()
 	if mb.closed {
 		mb.mu.Unlock()
 		return nil, false, &transport.UnknownAgentError{Agent: mb.id}
 	}
-	m, ok := b.takeLocked(mb, start.UnixNano(), start, &expired)
+	m, ok := b.takeLocked(mb, now, &at, &expired)
 	if ok && mb.c.depth > 0 {
 		mb.signal()
 	}
 	mb.mu.Unlock()
 	b.logExpired(expired)
 	if ok {
-		mb.shard.receive.record(b.since(start))
+		mb.shard.receive.record(time.Duration(b.tick() - now))
 	}
 	b.flush()
 	return m, ok, nil
 }
 
 // takeLocked pops the next deliverable message, dead-lettering the expired
-// ones it meets on the way. A requires_ack message goes in flight instead of
+// ones it meets on the way (at the wall time *at, which it reads from the
+// clock if it is zero). A requires_ack message goes in flight instead of
 // counting as delivered.
-func (b *Bus) takeLocked(mb *mailbox, now int64, at time.Time, expired *[]*transport.Message) (*transport.Message, bool) {
+func (b *Bus) takeLocked(mb *mailbox, now int64, at *time.Time, expired *[]*transport.Message) (*transport.Message, bool) {
 	for {
 		e, ok := mb.popLocked()
 		if !ok {
@@ -143,7 +146,10 @@ func (b *Bus) takeLocked(mb *mailbox, now int64, at time.Time, expired *[]*trans
 		}
 		b.total.Add(-1)
 		if e.exp <= now {
-			b.expireLocked(mb, e.m, at)
+			if at.IsZero() {
+				*at = b.clock.Now()
+			}
+			b.expireLocked(mb, e.m, *at)
 			*expired = append(*expired, e.m)
 			continue
 		}
@@ -189,7 +195,7 @@ func (b *Bus) purgeExpiredLocked(mb *mailbox, now int64, at time.Time, expired *
 // were. WithExpirySweep runs it periodically.
 func (b *Bus) PurgeExpired() int {
 	at := b.clock.Now()
-	now := at.UnixNano()
+	now := b.tickOf(at)
 	total := 0
 	for _, id := range b.dir.Load().ids {
 		mb := b.lookup(id)

@@ -31,7 +31,7 @@ var errGone = errors.New("bus: mailbox gone")
 //
 // The bus owns m from this call until it is received: do not modify it.
 func (b *Bus) Send(ctx context.Context, m *transport.Message, opts ...SendOption) error {
-	start := b.clock.Now()
+	start := b.now()
 	if err := b.admit(ctx, m); err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (b *Bus) unaccept(m *transport.Message) {
 // SendAll sends every message of msgs in one call and reports each result
 // at the same index (nil for success).
 func (b *Bus) SendAll(ctx context.Context, msgs []*transport.Message, opts ...SendOption) []error {
-	start := b.clock.Now()
+	start := b.now()
 	var sc sendConfig
 	if len(opts) > 0 {
 		sc = b.sendOptions(opts)
@@ -88,7 +88,7 @@ func (b *Bus) SendAll(ctx context.Context, msgs []*transport.Message, opts ...Se
 			}
 		}
 		ce.Write(zap.String("category", "parallel_send"), zap.Int("messages", len(msgs)),
-			zap.Int("failed", failed), zap.Duration("latency", b.clock.Now().Sub(start)))
+			zap.Int("failed", failed), zap.Duration("latency", time.Duration(b.tick()-start.tick)))
 	}
 	return errs
 }
@@ -139,13 +139,13 @@ func (b *Bus) refuse(m *transport.Message, err error) {
 }
 
 // sendOne fills, admits and routes one point-to-point message.
-func (b *Bus) sendOne(m *transport.Message, start time.Time, sc *sendConfig) error {
-	if dup, err := b.accept(m, start, sc); dup || err != nil {
+func (b *Bus) sendOne(m *transport.Message, start instant, sc *sendConfig) error {
+	if dup, err := b.accept(m, start.wall, sc); dup || err != nil {
 		return err
 	}
 	mb := b.lookup(m.To)
 	if mb == nil {
-		return b.unroutable(m, start)
+		return b.unroutable(m, start.wall)
 	}
 	if len(mb.required) > 0 {
 		if err := mb.checkContent(m); err != nil {
@@ -160,7 +160,7 @@ func (b *Bus) sendOne(m *transport.Message, start time.Time, sc *sendConfig) err
 	}
 	err := b.enqueue(mb, m, start, full)
 	if err == errGone {
-		return b.unroutable(m, start)
+		return b.unroutable(m, start.wall)
 	}
 	return err
 }
@@ -179,9 +179,9 @@ const (
 
 // enqueue is the hot path: one lock of the receiver's mailbox, no
 // allocation. A full mailbox is handled as full says.
-func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full overflow) error {
-	now := start.UnixNano()
-	e := entry{m: m, enq: now, exp: m.ExpiresAt().UnixNano()}
+func (b *Bus) enqueue(mb *mailbox, m *transport.Message, at instant, full overflow) error {
+	start, now := at.wall, at.tick
+	e := entry{m: m, enq: now, exp: expiryTick(m, start, now)}
 	mb.mu.Lock()
 	if mb.closed {
 		mb.mu.Unlock()
@@ -212,7 +212,7 @@ func (b *Bus) enqueue(mb *mailbox, m *transport.Message, start time.Time, full o
 	b.pushLocked(mb, e, false)
 	mb.mu.Unlock()
 	b.logExpired(expired)
-	b.recordSent(mb, m, start)
+	b.recordSent(mb, m, now)
 	return nil
 }
 
@@ -239,8 +239,8 @@ func (b *Bus) reserveLocked(mb *mailbox, now int64, at time.Time, expired *[]*tr
 	return &transport.QueueFullError{Agent: mb.id, Capacity: b.cfg.capacity, BusWide: true}
 }
 
-func (b *Bus) recordSent(mb *mailbox, m *transport.Message, start time.Time) {
-	d := b.since(start)
+func (b *Bus) recordSent(mb *mailbox, m *transport.Message, start int64) {
+	d := time.Duration(b.tick() - start)
 	mb.shard.send.record(d)
 	if ce := b.log.Check(zap.DebugLevel, "message sent"); ce != nil {
 		ce.Write(zap.String("category", sendCategory(m)), messageFields(m), zap.Duration("latency", d))

@@ -32,7 +32,7 @@ func (b *Bus) SendWork(ctx context.Context, m *transport.Message) error { return
 // accepted nor dead-lettered; its idempotency key stays free, so that the
 // sender can send it again later.
 func (b *Bus) OfferWork(ctx context.Context, m *transport.Message) error {
-	start := b.clock.Now()
+	start := b.now()
 	if err := b.admit(ctx, m); err != nil {
 		return err
 	}

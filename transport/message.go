@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/batonhq/baton/internal/jsonvalue"
 )
 
 // MessageType says what kind of traffic a message is.
@@ -269,8 +271,8 @@ func (m *Message) Validate() error {
 	if (m.Type == MessageResponse || m.Type == MessageAck) && m.InReplyTo == "" {
 		return &ValidationError{Field: "in_reply_to", Reason: "is required for " + string(m.Type)}
 	}
-	if !utf8.ValidString(m.MessageID) || !utf8.ValidString(m.ConversationID) || !utf8.ValidString(m.CorrelationID) ||
-		!utf8.ValidString(m.InReplyTo) || !utf8.ValidString(m.From) || !utf8.ValidString(m.To) || !utf8.ValidString(m.IdempotencyKey) {
+	if !jsonvalue.ValidUTF8(m.MessageID) || !jsonvalue.ValidUTF8(m.ConversationID) || !jsonvalue.ValidUTF8(m.CorrelationID) ||
+		!jsonvalue.ValidUTF8(m.InReplyTo) || !jsonvalue.ValidUTF8(m.From) || !jsonvalue.ValidUTF8(m.To) || !jsonvalue.ValidUTF8(m.IdempotencyKey) {
 		return m.invalidUTF8()
 	}
 	if m.TTL < 0 {

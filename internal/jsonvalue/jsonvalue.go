@@ -98,7 +98,7 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 		if w.exact {
 			n, ok = stringSize(x)
 		} else {
-			ok = utf8.ValidString(x)
+			ok = ValidUTF8(x)
 		}
 		if !ok && w.strict {
 			return 0, &Error{Reason: "is not valid UTF-8"}
@@ -136,7 +136,7 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 			if w.exact {
 				kn, ok = stringSize(k)
 			} else {
-				ok = utf8.ValidString(k)
+				ok = ValidUTF8(k)
 			}
 			if !ok && w.strict {
 				return 0, &Error{Reason: "has a key that is not valid UTF-8: " + strconv.Quote(k)}
@@ -150,7 +150,7 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 				if m = 6*len(s) + 2; w.exact {
 					m, valid = stringSize(s)
 				} else {
-					valid = utf8.ValidString(s)
+					valid = ValidUTF8(s)
 				}
 				if !valid && w.strict {
 					err = &Error{Reason: "is not valid UTF-8"}
@@ -255,7 +255,7 @@ const maxFloat = 24
 // and whether s is valid UTF-8.
 func (w walker) stringSize(s string) (int, bool) {
 	if !w.exact {
-		return 6*len(s) + 2, utf8.ValidString(s)
+		return 6*len(s) + 2, ValidUTF8(s)
 	}
 	return stringSize(s)
 }
