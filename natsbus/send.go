@@ -92,7 +92,7 @@ func (t *Transport) send(ctx context.Context, m *transport.Message, offer bool) 
 	if err != nil {
 		return fmt.Errorf("natsbus: encode message %s: %w", m.MessageID, err)
 	}
-	msg := nats.NewMsg(WorkSubject(m.To, m.Priority))
+	msg := nats.NewMsg(mb.subjects[levelIndex(m.Priority)])
 	msg.Data = data
 	key := m.Key()
 	if key == "" {
@@ -136,7 +136,7 @@ func (t *Transport) publishWork(ctx context.Context, msg *nats.Msg) (*jetstream.
 	for {
 		try := min(time.Until(deadline), 2*time.Second)
 		actx, cancel := context.WithTimeout(ctx, try)
-		ack, err := t.js.PublishMsg(actx, msg)
+		ack, err := t.publish(actx, msg)
 		cancel()
 		if err == nil || ctx.Err() != nil || !unanswered(err) || time.Until(deadline) < sendPause {
 			return ack, err
@@ -180,14 +180,21 @@ func unavailable(err error) bool {
 // when the ack wait is a backoff schedule): a plain client need not read
 // the consumer's configuration to know when to send in-progress acks.
 func (t *Transport) stampAckWait(m *transport.Message) {
-	wait := t.cfg.AckWait
-	if len(t.cfg.Backoff) > 0 {
-		wait = t.cfg.Backoff[0]
-	}
 	if m.Metadata == nil {
 		m.Metadata = map[string]any{}
 	}
-	m.Metadata[wire.KeyAckWait] = wait.Seconds()
+	m.Metadata[wire.KeyAckWait] = t.ackWaitSecs
+}
+
+// firstAckWait is the ack wait of a first delivery, in seconds: the
+// value stampAckWait writes, made once (an any holding a float64 costs an
+// allocation each time it is made).
+func firstAckWait(cfg *Config) any {
+	wait := cfg.AckWait
+	if len(cfg.Backoff) > 0 {
+		wait = cfg.Backoff[0]
+	}
+	return wait.Seconds()
 }
 
 // Room returns how many more messages agent's work stream takes now (its
