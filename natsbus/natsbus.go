@@ -76,6 +76,7 @@ type mailbox struct {
 	subjects [len(levels)]string // the levels' work subjects
 	pullKeys [len(levels)]string // <stream>.<consumer>: how routePull tells a level's deliveries
 	pullMu   [len(levels)]sync.Mutex
+	pullCh   [len(levels)]chan *nats.Msg // held with pullMu
 	capacity int
 }
 

@@ -135,9 +135,7 @@ func (t *Transport) publishWork(ctx context.Context, msg *nats.Msg) (*jetstream.
 	deadline := time.Now().Add(t.cfg.Timeout)
 	for {
 		try := min(time.Until(deadline), 2*time.Second)
-		actx, cancel := context.WithTimeout(ctx, try)
-		ack, err := t.publish(actx, msg)
-		cancel()
+		ack, err := t.publish(ctx, msg, try)
 		if err == nil || ctx.Err() != nil || !unanswered(err) || time.Until(deadline) < sendPause {
 			return ack, err
 		}
@@ -231,12 +229,22 @@ type streamHeld struct {
 
 // streamMsgs asks the server how many messages stream holds.
 func (t *Transport) streamMsgs(ctx context.Context, stream string) (uint64, error) {
-	if _, ok := ctx.Deadline(); !ok {
+	var resp *nats.Msg
+	var err error
+	switch _, ok := ctx.Deadline(); {
+	case ctx.Done() == nil:
+		// A context that never ends: a request with a timeout of its own
+		// takes a pooled timer, not a context and a timer per call (one
+		// per instance started).
+		resp, err = t.nc.Request(streamInfoSubject+stream, nil, t.cfg.Timeout)
+	case !ok:
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
 		defer cancel()
+		fallthrough
+	default:
+		resp, err = t.nc.RequestWithContext(ctx, streamInfoSubject+stream, nil)
 	}
-	resp, err := t.nc.RequestWithContext(ctx, streamInfoSubject+stream, nil)
 	if err != nil {
 		return 0, err
 	}

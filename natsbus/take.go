@@ -173,7 +173,13 @@ func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int, wait time.D
 	defer mb.pullMu[i].Unlock()
 	token := strconv.FormatUint(t.pullSeq.Add(1), 36)
 	key := mb.pullKeys[i]
-	ch := make(chan *nats.Msg, n+1) // n messages and the status that ends the batch
+	// The level's channel serves its pulls in turn (a new one per pull was
+	// most of a pull's garbage); it holds n messages and the status that
+	// ends the batch.
+	if cap(mb.pullCh[i]) < n+1 {
+		mb.pullCh[i] = make(chan *nats.Msg, max(n+1, pullChMin))
+	}
+	ch := mb.pullCh[i]
 	t.pmu.Lock()
 	t.pulls[token], t.pulls[key] = ch, ch
 	t.pmu.Unlock()
@@ -182,6 +188,13 @@ func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int, wait time.D
 		delete(t.pulls, token)
 		delete(t.pulls, key)
 		t.pmu.Unlock()
+		// routePull hands out under pmu: nothing more comes now. What
+		// came after the pull gave up (its context ended) is dropped, as
+		// it was with the channel, and the server delivers it again after
+		// the ack wait.
+		for len(ch) > 0 {
+			<-ch
+		}
 	}()
 	if err := t.nc.PublishRequest(mb.next[i], t.inbox+token, pullRequest(n, wait)); err != nil {
 		return nil, err
@@ -209,25 +222,56 @@ func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int, wait time.D
 // routePull hands a message arriving on the pull inbox to the pull waiting
 // for it. One subscription serves every pull of the Transport.
 func (t *Transport) routePull(msg *nats.Msg) {
-	token := strings.TrimPrefix(msg.Subject, t.inbox)
-	if md, err := msg.Metadata(); err == nil {
-		token = md.Stream + "." + md.Consumer
+	token, ok := deliveryKey(msg.Reply)
+	if !ok {
+		token = strings.TrimPrefix(msg.Subject, t.inbox)
 	}
 	t.pmu.Lock()
 	ch := t.pulls[token]
+	if ch != nil {
+		select {
+		case ch <- msg:
+		default:
+		}
+	}
 	t.pmu.Unlock()
-	if ch == nil {
+	if ch == nil && msg.Reply != "" {
 		// A late delivery to a pull that gave up (its context ended): the
 		// server redelivers it after the ack wait; give it back now.
-		if msg.Reply != "" {
-			_ = t.nc.Publish(msg.Reply, ackNak)
-		}
-		return
+		_ = t.nc.Publish(msg.Reply, ackNak)
 	}
-	select {
-	case ch <- msg:
+}
+
+// pullChMin is the least capacity of a level's pull channel.
+const pullChMin = 64
+
+// deliveryKey returns "<stream>.<consumer>" of a delivery's reply subject,
+// $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<tm>.<pending> or
+// $JS.ACK.<domain>.<account hash>.<stream>.<consumer>.… (at least 11
+// tokens), as nats.Msg.Metadata reads it; ok is false for any other
+// subject. It is a substring of reply: Metadata would parse every token
+// and the key would be built again, for every message delivered.
+func deliveryKey(reply string) (key string, ok bool) {
+	const prefix = "$JS.ACK."
+	if !strings.HasPrefix(reply, prefix) {
+		return "", false
+	}
+	tokens := strings.Count(reply, ".") + 1
+	skip := 2 // $JS.ACK.
+	switch {
+	case tokens == 9:
+	case tokens >= 11:
+		skip = 4 // and the domain and account hash
 	default:
+		return "", false
 	}
+	start := 0
+	for range skip {
+		start += strings.IndexByte(reply[start:], '.') + 1
+	}
+	dot := strings.IndexByte(reply[start:], '.') // ends the stream
+	end := strings.IndexByte(reply[start+dot+1:], '.')
+	return reply[start : start+dot+1+end], true
 }
 
 // pullRequest is JetStream's request for the next batch messages of a
