@@ -125,3 +125,28 @@ func TestDecoder_Object_KeysKeepTheirValue(t *testing.T) {
 		}
 	}
 }
+
+// TestDecoder_SharedValues_AreTheValuesDecoded checks the values the
+// Decoder shares between documents (small whole numbers, short strings):
+// each is the value json.Unmarshal gives, its sign and type included, and
+// a second document gets the same.
+func TestDecoder_SharedValues_AreTheValuesDecoded(t *testing.T) {
+	for _, doc := range []string{`0`, `-0`, `-0.0`, `1`, `1.0`, `1e2`, `1023`, `1024`, `-1`, `0.5`, `"run"`, `""`, `"a\"b"`, `"é"`,
+		`"exactly-twenty-four-byte"`, `"twenty-five-bytes-long-xx"`, `{"step":3,"agent":"seller","ok":true}`} {
+		for range 2 {
+			d := jsonv.NewDecoder([]byte(doc))
+			got := d.Value()
+			d.End()
+			var want any
+			if err := json.Unmarshal([]byte(doc), &want); err != nil || !d.OK() {
+				t.Fatalf("%s: decoder ok %v, encoding/json error %v", doc, d.OK(), err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: got %#v, want %#v", doc, got, want)
+			}
+			if f, ok := want.(float64); ok && math.Signbit(f) != math.Signbit(got.(float64)) {
+				t.Errorf("%s: got sign of %v, want that of %v", doc, got, want)
+			}
+		}
+	}
+}
