@@ -69,15 +69,16 @@ type counters struct {
 // mailbox is what a Transport knows of one agent's work stream. The
 // subjects of each level are built once, not on every send and pull.
 type mailbox struct {
-	agent    string
-	stream   jetstream.Stream
-	cons     [len(levels)]jetstream.Consumer
-	next     [len(levels)]string // the consumers' next-messages API subjects
-	subjects [len(levels)]string // the levels' work subjects
-	pullKeys [len(levels)]string // <stream>.<consumer>: how routePull tells a level's deliveries
-	pullMu   [len(levels)]sync.Mutex
-	pullCh   [len(levels)]chan *nats.Msg // held with pullMu
-	capacity int
+	agent     string
+	stream    jetstream.Stream
+	cons      [len(levels)]jetstream.Consumer
+	next      [len(levels)]string // the consumers' next-messages API subjects
+	subjects  [len(levels)]string // the levels' work subjects
+	pullKeys  [len(levels)]string // <stream>.<consumer>: how routePull tells a level's deliveries
+	pullMu    [len(levels)]sync.Mutex
+	pullCh    [len(levels)]chan *nats.Msg // held with pullMu
+	pullTimer [len(levels)]*time.Timer    // held with pullMu
+	capacity  int
 }
 
 // newMailbox is agent's mailbox on stream s, its consumers still to be set.

@@ -161,16 +161,30 @@ func (t *Transport) takeLevels(ctx context.Context, mb *mailbox, n int, wait, re
 // busy to deliver before the expiry answers 408 too, which is why take
 // asks without one first.
 func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int, wait time.Duration) ([]*nats.Msg, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
-		defer cancel()
+	_, bounded := ctx.Deadline()
+	var start time.Time
+	if !bounded {
+		start = time.Now()
 	}
 	// The messages of a batch arrive with their own subjects and are told
 	// apart by their consumer; the status ending it, by the reply token. One
 	// pull at a time per consumer keeps the two apart.
 	mb.pullMu[i].Lock()
 	defer mb.pullMu[i].Unlock()
+	// Without a deadline of the caller's, the pull waits at most
+	// Config.Timeout, on the level's timer: a context with a timeout made
+	// per pull was most of a pull's garbage.
+	var expired <-chan time.Time
+	if !bounded {
+		left := t.cfg.Timeout - time.Since(start)
+		if mb.pullTimer[i] == nil {
+			mb.pullTimer[i] = time.NewTimer(left)
+		} else {
+			mb.pullTimer[i].Reset(left)
+		}
+		defer mb.pullTimer[i].Stop()
+		expired = mb.pullTimer[i].C
+	}
 	token := strconv.FormatUint(t.pullSeq.Add(1), 36)
 	key := mb.pullKeys[i]
 	// The level's channel serves its pulls in turn (a new one per pull was
@@ -206,6 +220,8 @@ func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int, wait time.D
 		case msg = <-ch:
 		case <-ctx.Done():
 			return out, ctx.Err()
+		case <-expired:
+			return out, context.DeadlineExceeded
 		}
 		if status := msg.Header.Get("Status"); status != "" && len(msg.Data) == 0 {
 			switch status {

@@ -206,7 +206,8 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 		case <-ctx.Done():
 			return
 		}
-		got, err := w.tr.take(ctx, agent, 1+cap(slots)-len(slots), 0)
+		asked := 1 + cap(slots) - len(slots)
+		got, err := w.tr.take(ctx, agent, asked, 0)
 		if ctx.Err() != nil {
 			// Taken while the drain began: give it back at once.
 			for _, m := range got {
@@ -242,6 +243,19 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 		}
 		if len(got) > 0 {
 			pause = w.cfg.PollMin
+			if len(got) == asked {
+				continue // the stream may hold more
+			}
+			// Fewer than asked: the take found every level empty at its
+			// end. The next look waits PollMin, as after a take that found
+			// nothing: at once, it cost an empty pull of every level and
+			// most often found nothing still.
+			wait.Reset(pause)
+			select {
+			case <-ctx.Done():
+				return
+			case <-wait.C:
+			}
 			continue
 		}
 		<-slots
