@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/batonhq/baton/internal/jsonv"
 	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
@@ -248,6 +250,9 @@ func (t *Transport) streamMsgs(ctx context.Context, stream string) (uint64, erro
 	if err != nil {
 		return 0, err
 	}
+	if n, ok := heldFast(resp.Data); ok {
+		return n, nil
+	}
 	var info streamHeld
 	if err := json.Unmarshal(resp.Data, &info); err != nil {
 		return 0, fmt.Errorf("decode the stream information of %s: %w", stream, err)
@@ -256,4 +261,43 @@ func (t *Transport) streamMsgs(ctx context.Context, stream string) (uint64, erro
 		return 0, info.Error
 	}
 	return info.State.Msgs, nil
+}
+
+// heldFast reads state.messages of JetStream's answer about a stream
+// without reflection, skipping the rest without making it (the answer
+// holds the stream's whole configuration, and Room is asked on every
+// start); ok is false for an error, a key spelled in another case, or
+// anything else the Decoder does not take, which json.Unmarshal then
+// reads.
+func heldFast(data []byte) (n uint64, ok bool) {
+	d := jsonv.NewDecoder(data)
+	seen := false
+	exact := func(key, want string) bool {
+		if key != want && strings.EqualFold(key, want) {
+			d.Fail() // encoding/json matches keys in any case
+		}
+		return key == want
+	}
+	d.Object(func(key string) {
+		switch {
+		case exact(key, "state"):
+			d.Object(func(key string) {
+				if exact(key, "messages") {
+					m := d.Int()
+					if m < 0 {
+						d.Fail()
+					}
+					n, seen = uint64(m), true
+					return
+				}
+				d.Raw()
+			})
+		case exact(key, "error"):
+			d.Fail()
+		default:
+			d.Raw()
+		}
+	})
+	d.End()
+	return n, d.OK() && seen
 }

@@ -398,7 +398,9 @@ func (d *Decoder) skip() {
 	case '[':
 		d.array(func() { d.skip() })
 	case '"':
-		_ = d.String()
+		if !d.skipPlain() {
+			_ = d.String()
+		}
 	case 't', 'f':
 		_ = d.Bool()
 	case 'n':
@@ -408,6 +410,33 @@ func (d *Decoder) skip() {
 	default:
 		d.number()
 	}
+}
+
+// skipPlain reads a string without escapes, checking it as String does
+// but without making it (Raw and skip read whole documents of them); it
+// reads nothing and returns false for a string with escapes or a
+// control character, which String then reads or refuses.
+func (d *Decoder) skipPlain() bool {
+	p := d.pos + 1
+	for p < len(d.data) {
+		c := d.data[p]
+		switch {
+		case c == '"':
+			d.pos = p + 1
+			return true
+		case c == '\\' || c < 0x20:
+			return false
+		case c < utf8.RuneSelf:
+			p++
+		default:
+			r, size := utf8.DecodeRune(d.data[p:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			p += size
+		}
+	}
+	return false
 }
 
 // array reads an array, calling elem with the Decoder at each element.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/batonhq/baton/internal/jsonv"
@@ -149,4 +150,28 @@ func TestDecoder_SharedValues_AreTheValuesDecoded(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzDecoderRaw holds Raw, which skips a value without making it, to
+// Value and encoding/json: it takes every document Value takes (and
+// numbers out of a float64's range too), only valid JSON, and gives the
+// document's bytes.
+func FuzzDecoderRaw(f *testing.F) {
+	for _, s := range []string{`{"a":[1,"x\u00e9",{"b":"c\\"d"}],"e":null}`, `"\ud800"`, "\"\xff\"", "\"a\x01\"", `"plain"`, ` [true,false] `, `{"a":1}x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := jsonv.NewDecoder(data)
+		raw := d.Raw()
+		d.End()
+		v := jsonv.NewDecoder(data)
+		v.Value()
+		v.End()
+		if v.OK() && !d.OK() {
+			t.Fatalf("%q: Raw refused what Value takes", data)
+		}
+		if d.OK() && (!json.Valid(data) || string(raw) != strings.TrimSpace(string(data))) {
+			t.Fatalf("%q: got raw %q (valid JSON: %v)", data, raw, json.Valid(data))
+		}
+	})
 }
