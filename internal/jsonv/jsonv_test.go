@@ -175,3 +175,20 @@ func FuzzDecoderRaw(f *testing.F) {
 		}
 	})
 }
+
+// TestAppend_Map_KeysInOrder holds Append of maps of every size around
+// the sorting's two ways (by insertion up to 16 entries, by SortFunc past
+// them) to json.Marshal.
+func TestAppend_Map_KeysInOrder(t *testing.T) {
+	for n := range 40 {
+		m := map[string]any{}
+		for i := range n {
+			m[string(rune('z'-i%26))+strings.Repeat("k", i/26)] = map[string]any{"v": float64(i), "a": []any{"x"}}
+		}
+		got, err := jsonv.Append(nil, m)
+		want, werr := json.Marshal(m)
+		if err != nil || werr != nil || string(got) != string(want) {
+			t.Fatalf("%d keys: got %s, %v, want %s, %v", n, got, err, want, werr)
+		}
+	}
+}
