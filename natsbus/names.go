@@ -45,6 +45,19 @@ const (
 // of its own with a consumer of its own.
 var levels = [...]transport.Priority{transport.PriorityCritical, transport.PriorityHigh, transport.PriorityNormal, transport.PriorityLow}
 
+// levelIndex is p's place in levels.
+func levelIndex(p transport.Priority) int {
+	switch p {
+	case transport.PriorityCritical:
+		return 0
+	case transport.PriorityHigh:
+		return 1
+	case transport.PriorityLow:
+		return 3
+	}
+	return 2
+}
+
 // levelToken is the subject token (and consumer name) of a priority level.
 func levelToken(p transport.Priority) string {
 	switch p {

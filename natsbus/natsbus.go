@@ -29,6 +29,8 @@ type Transport struct {
 	log *zap.Logger
 	id  string // this Transport's origin id, on the dead letters it publishes
 
+	ackWaitSecs any // the metadata's ack_wait, the same on every work sent
+
 	mu     sync.Mutex
 	boxes  map[string]*mailbox // by agent id
 	taken  map[string]*flight  // by message id: messages this process holds
@@ -64,14 +66,31 @@ type counters struct {
 	deletedPending                                          atomic.Uint64
 }
 
-// mailbox is what a Transport knows of one agent's work stream.
+// mailbox is what a Transport knows of one agent's work stream. The
+// subjects of each level are built once, not on every send and pull.
 type mailbox struct {
-	agent    string
-	stream   jetstream.Stream
-	cons     [len(levels)]jetstream.Consumer
-	next     [len(levels)]string // the consumers' next-messages API subjects
-	pullMu   [len(levels)]sync.Mutex
-	capacity int
+	agent     string
+	stream    jetstream.Stream
+	cons      [len(levels)]jetstream.Consumer
+	next      [len(levels)]string // the consumers' next-messages API subjects
+	subjects  [len(levels)]string // the levels' work subjects
+	pullKeys  [len(levels)]string // <stream>.<consumer>: how routePull tells a level's deliveries
+	pullMu    [len(levels)]sync.Mutex
+	pullCh    [len(levels)]chan *nats.Msg // held with pullMu
+	pullTimer [len(levels)]*time.Timer    // held with pullMu
+	capacity  int
+}
+
+// newMailbox is agent's mailbox on stream s, its consumers still to be set.
+func newMailbox(agent string, s jetstream.Stream) *mailbox {
+	mb := &mailbox{agent: agent, stream: s, capacity: int(s.CachedInfo().Config.MaxMsgs)}
+	name := s.CachedInfo().Config.Name
+	for i, p := range levels {
+		mb.next[i] = nextSubject(name, levelToken(p))
+		mb.subjects[i] = WorkSubject(agent, p)
+		mb.pullKeys[i] = name + "." + levelToken(p)
+	}
+	return mb
 }
 
 // New returns a Transport on nc with cfg (start from DefaultConfig). It
@@ -94,6 +113,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Transport, error) {
 		boxes: map[string]*mailbox{}, taken: map[string]*flight{}, cbs: map[int]func(transport.DeadLetter){},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		inbox: nc.NewInbox() + ".", pulls: map[string]chan *nats.Msg{}, sent: newSentWork(),
+		ackWaitSecs: firstAckWait(&cfg),
 	}
 	if t.pullSub, err = nc.Subscribe(t.inbox+"*", t.routePull); err != nil {
 		return nil, fmt.Errorf("natsbus: %w", err)
@@ -175,7 +195,7 @@ func (t *Transport) OpenMailbox(agent string, capacity int) error {
 	if err != nil {
 		return fmt.Errorf("natsbus: open the mailbox of %s: %w", agent, err)
 	}
-	mb := &mailbox{agent: agent, stream: s, capacity: int(s.CachedInfo().Config.MaxMsgs)}
+	mb := newMailbox(agent, s)
 	for i, p := range levels {
 		c, err := jsretry.Do(ctx, jsretry.Per(t.cfg.Timeout), func(ctx context.Context) (jetstream.Consumer, error) {
 			return s.CreateOrUpdateConsumer(ctx, t.consumerConfig(agent, p, mb.capacity))
@@ -184,7 +204,6 @@ func (t *Transport) OpenMailbox(agent string, capacity int) error {
 			return fmt.Errorf("natsbus: open the mailbox of %s: consumer %s: %w", agent, levelToken(p), err)
 		}
 		mb.cons[i] = c
-		mb.next[i] = nextSubject(sc.Name, levelToken(p))
 	}
 	t.mu.Lock()
 	t.boxes[agent] = mb
@@ -231,7 +250,7 @@ func (t *Transport) box(ctx context.Context, agent string) (*mailbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: find the mailbox of %s: %w", agent, err)
 	}
-	mb = &mailbox{agent: agent, stream: s, capacity: int(s.CachedInfo().Config.MaxMsgs)}
+	mb = newMailbox(agent, s)
 	for i, p := range levels {
 		c, err := s.Consumer(ctx, levelToken(p))
 		if errors.Is(err, jetstream.ErrConsumerNotFound) {
@@ -241,7 +260,6 @@ func (t *Transport) box(ctx context.Context, agent string) (*mailbox, error) {
 			return nil, fmt.Errorf("natsbus: find the mailbox of %s: consumer %s: %w", agent, levelToken(p), err)
 		}
 		mb.cons[i] = c
-		mb.next[i] = nextSubject(WorkStream(agent), levelToken(p))
 	}
 	t.mu.Lock()
 	if have, ok := t.boxes[agent]; ok {

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/batonhq/baton/internal/jsonv"
 	"github.com/batonhq/baton/transport"
 	"github.com/batonhq/baton/wire"
 )
@@ -92,7 +94,7 @@ func (t *Transport) send(ctx context.Context, m *transport.Message, offer bool) 
 	if err != nil {
 		return fmt.Errorf("natsbus: encode message %s: %w", m.MessageID, err)
 	}
-	msg := nats.NewMsg(WorkSubject(m.To, m.Priority))
+	msg := nats.NewMsg(mb.subjects[levelIndex(m.Priority)])
 	msg.Data = data
 	key := m.Key()
 	if key == "" {
@@ -135,9 +137,7 @@ func (t *Transport) publishWork(ctx context.Context, msg *nats.Msg) (*jetstream.
 	deadline := time.Now().Add(t.cfg.Timeout)
 	for {
 		try := min(time.Until(deadline), 2*time.Second)
-		actx, cancel := context.WithTimeout(ctx, try)
-		ack, err := t.js.PublishMsg(actx, msg)
-		cancel()
+		ack, err := t.publish(ctx, msg, try)
 		if err == nil || ctx.Err() != nil || !unanswered(err) || time.Until(deadline) < sendPause {
 			return ack, err
 		}
@@ -180,14 +180,21 @@ func unavailable(err error) bool {
 // when the ack wait is a backoff schedule): a plain client need not read
 // the consumer's configuration to know when to send in-progress acks.
 func (t *Transport) stampAckWait(m *transport.Message) {
-	wait := t.cfg.AckWait
-	if len(t.cfg.Backoff) > 0 {
-		wait = t.cfg.Backoff[0]
-	}
 	if m.Metadata == nil {
 		m.Metadata = map[string]any{}
 	}
-	m.Metadata[wire.KeyAckWait] = wait.Seconds()
+	m.Metadata[wire.KeyAckWait] = t.ackWaitSecs
+}
+
+// firstAckWait is the ack wait of a first delivery, in seconds: the
+// value stampAckWait writes, made once (an any holding a float64 costs an
+// allocation each time it is made).
+func firstAckWait(cfg *Config) any {
+	wait := cfg.AckWait
+	if len(cfg.Backoff) > 0 {
+		wait = cfg.Backoff[0]
+	}
+	return wait.Seconds()
 }
 
 // Room returns how many more messages agent's work stream takes now (its
@@ -224,14 +231,27 @@ type streamHeld struct {
 
 // streamMsgs asks the server how many messages stream holds.
 func (t *Transport) streamMsgs(ctx context.Context, stream string) (uint64, error) {
-	if _, ok := ctx.Deadline(); !ok {
+	var resp *nats.Msg
+	var err error
+	switch _, ok := ctx.Deadline(); {
+	case ctx.Done() == nil:
+		// A context that never ends: a request with a timeout of its own
+		// takes a pooled timer, not a context and a timer per call (one
+		// per instance started).
+		resp, err = t.nc.Request(streamInfoSubject+stream, nil, t.cfg.Timeout)
+	case !ok:
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
 		defer cancel()
+		fallthrough
+	default:
+		resp, err = t.nc.RequestWithContext(ctx, streamInfoSubject+stream, nil)
 	}
-	resp, err := t.nc.RequestWithContext(ctx, streamInfoSubject+stream, nil)
 	if err != nil {
 		return 0, err
+	}
+	if n, ok := heldFast(resp.Data); ok {
+		return n, nil
 	}
 	var info streamHeld
 	if err := json.Unmarshal(resp.Data, &info); err != nil {
@@ -241,4 +261,43 @@ func (t *Transport) streamMsgs(ctx context.Context, stream string) (uint64, erro
 		return 0, info.Error
 	}
 	return info.State.Msgs, nil
+}
+
+// heldFast reads state.messages of JetStream's answer about a stream
+// without reflection, skipping the rest without making it (the answer
+// holds the stream's whole configuration, and Room is asked on every
+// start); ok is false for an error, a key spelled in another case, or
+// anything else the Decoder does not take, which json.Unmarshal then
+// reads.
+func heldFast(data []byte) (n uint64, ok bool) {
+	d := jsonv.NewDecoder(data)
+	seen := false
+	exact := func(key, want string) bool {
+		if key != want && strings.EqualFold(key, want) {
+			d.Fail() // encoding/json matches keys in any case
+		}
+		return key == want
+	}
+	d.Object(func(key string) {
+		switch {
+		case exact(key, "state"):
+			d.Object(func(key string) {
+				if exact(key, "messages") {
+					m := d.Int()
+					if m < 0 {
+						d.Fail()
+					}
+					n, seen = uint64(m), true
+					return
+				}
+				d.Raw()
+			})
+		case exact(key, "error"):
+			d.Fail()
+		default:
+			d.Raw()
+		}
+	})
+	d.End()
+	return n, d.OK() && seen
 }

@@ -22,8 +22,8 @@ import (
 // letter of forgotten work says only what the advisory tells.
 type sentWork struct {
 	mu    sync.Mutex
-	items map[string][]byte // by sentKey
-	order []string          // keys in the order kept; may hold keys taken since
+	items map[sentAt][]byte
+	order []sentAt // keys in the order kept; may hold keys taken since
 	bytes int
 }
 
@@ -34,7 +34,14 @@ const (
 	maxSentBytes = 16 << 20
 )
 
-func newSentWork() *sentWork { return &sentWork{items: map[string][]byte{}} }
+func newSentWork() *sentWork { return &sentWork{items: map[sentAt][]byte{}} }
+
+// sentAt is where a work message was stored: a struct, not a string built
+// per send, since every send keeps one.
+type sentAt struct {
+	stream string
+	seq    uint64
+}
 
 func sentKey(stream string, seq uint64) string { return stream + "." + strconv.FormatUint(seq, 10) }
 
@@ -45,7 +52,7 @@ func (s *sentWork) put(stream string, seq uint64, data []byte) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := sentKey(stream, seq)
+	key := sentAt{stream, seq}
 	if old, ok := s.items[key]; ok {
 		s.bytes -= len(old)
 	} else {
@@ -55,7 +62,7 @@ func (s *sentWork) put(stream string, seq uint64, data []byte) {
 	s.bytes += len(data)
 	for (len(s.items) > maxSent || s.bytes > maxSentBytes) && len(s.order) > 0 {
 		old := s.order[0]
-		s.order[0] = ""
+		s.order[0] = sentAt{}
 		s.order = s.order[1:]
 		if d, ok := s.items[old]; ok {
 			s.bytes -= len(d)
@@ -69,8 +76,8 @@ func (s *sentWork) put(stream string, seq uint64, data []byte) {
 	}
 }
 
-func compactOrder(order []string, items map[string][]byte) []string {
-	out := make([]string, 0, len(items))
+func compactOrder(order []sentAt, items map[sentAt][]byte) []sentAt {
+	out := make([]sentAt, 0, len(items))
 	for _, k := range order {
 		if _, ok := items[k]; ok {
 			out = append(out, k)
@@ -83,7 +90,7 @@ func compactOrder(order []string, items map[string][]byte) []string {
 func (s *sentWork) get(stream string, seq uint64) ([]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d, ok := s.items[sentKey(stream, seq)]
+	d, ok := s.items[sentAt{stream, seq}]
 	return d, ok
 }
 
@@ -91,7 +98,7 @@ func (s *sentWork) get(stream string, seq uint64) ([]byte, bool) {
 func (s *sentWork) forget(stream string, seq uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := sentKey(stream, seq)
+	key := sentAt{stream, seq}
 	if d, ok := s.items[key]; ok {
 		s.bytes -= len(d)
 		delete(s.items, key)

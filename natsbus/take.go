@@ -3,7 +3,6 @@ package natsbus
 import (
 	"container/heap"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -162,19 +161,39 @@ func (t *Transport) takeLevels(ctx context.Context, mb *mailbox, n int, wait, re
 // busy to deliver before the expiry answers 408 too, which is why take
 // asks without one first.
 func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int, wait time.Duration) ([]*nats.Msg, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t.cfg.Timeout)
-		defer cancel()
+	_, bounded := ctx.Deadline()
+	var start time.Time
+	if !bounded {
+		start = time.Now()
 	}
 	// The messages of a batch arrive with their own subjects and are told
 	// apart by their consumer; the status ending it, by the reply token. One
 	// pull at a time per consumer keeps the two apart.
 	mb.pullMu[i].Lock()
 	defer mb.pullMu[i].Unlock()
+	// Without a deadline of the caller's, the pull waits at most
+	// Config.Timeout, on the level's timer: a context with a timeout made
+	// per pull was most of a pull's garbage.
+	var expired <-chan time.Time
+	if !bounded {
+		left := t.cfg.Timeout - time.Since(start)
+		if mb.pullTimer[i] == nil {
+			mb.pullTimer[i] = time.NewTimer(left)
+		} else {
+			mb.pullTimer[i].Reset(left)
+		}
+		defer mb.pullTimer[i].Stop()
+		expired = mb.pullTimer[i].C
+	}
 	token := strconv.FormatUint(t.pullSeq.Add(1), 36)
-	key := mb.stream.CachedInfo().Config.Name + "." + levelToken(levels[i])
-	ch := make(chan *nats.Msg, n+1) // n messages and the status that ends the batch
+	key := mb.pullKeys[i]
+	// The level's channel serves its pulls in turn (a new one per pull was
+	// most of a pull's garbage); it holds n messages and the status that
+	// ends the batch.
+	if cap(mb.pullCh[i]) < n+1 {
+		mb.pullCh[i] = make(chan *nats.Msg, max(n+1, pullChMin))
+	}
+	ch := mb.pullCh[i]
 	t.pmu.Lock()
 	t.pulls[token], t.pulls[key] = ch, ch
 	t.pmu.Unlock()
@@ -183,9 +202,15 @@ func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int, wait time.D
 		delete(t.pulls, token)
 		delete(t.pulls, key)
 		t.pmu.Unlock()
+		// routePull hands out under pmu: nothing more comes now. What
+		// came after the pull gave up (its context ended) is dropped, as
+		// it was with the channel, and the server delivers it again after
+		// the ack wait.
+		for len(ch) > 0 {
+			<-ch
+		}
 	}()
-	req, _ := json.Marshal(pullRequest{Batch: n, NoWait: true, Expires: wait})
-	if err := t.nc.PublishRequest(mb.next[i], t.inbox+token, req); err != nil {
+	if err := t.nc.PublishRequest(mb.next[i], t.inbox+token, pullRequest(n, wait)); err != nil {
 		return nil, err
 	}
 	var out []*nats.Msg
@@ -195,6 +220,8 @@ func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int, wait time.D
 		case msg = <-ch:
 		case <-ctx.Done():
 			return out, ctx.Err()
+		case <-expired:
+			return out, context.DeadlineExceeded
 		}
 		if status := msg.Header.Get("Status"); status != "" && len(msg.Data) == 0 {
 			switch status {
@@ -211,32 +238,71 @@ func (t *Transport) pull(ctx context.Context, mb *mailbox, i, n int, wait time.D
 // routePull hands a message arriving on the pull inbox to the pull waiting
 // for it. One subscription serves every pull of the Transport.
 func (t *Transport) routePull(msg *nats.Msg) {
-	token := strings.TrimPrefix(msg.Subject, t.inbox)
-	if md, err := msg.Metadata(); err == nil {
-		token = md.Stream + "." + md.Consumer
+	token, ok := deliveryKey(msg.Reply)
+	if !ok {
+		token = strings.TrimPrefix(msg.Subject, t.inbox)
 	}
 	t.pmu.Lock()
 	ch := t.pulls[token]
+	if ch != nil {
+		select {
+		case ch <- msg:
+		default:
+		}
+	}
 	t.pmu.Unlock()
-	if ch == nil {
+	if ch == nil && msg.Reply != "" {
 		// A late delivery to a pull that gave up (its context ended): the
 		// server redelivers it after the ack wait; give it back now.
-		if msg.Reply != "" {
-			_ = t.nc.Publish(msg.Reply, ackNak)
-		}
-		return
-	}
-	select {
-	case ch <- msg:
-	default:
+		_ = t.nc.Publish(msg.Reply, ackNak)
 	}
 }
 
-// pullRequest is JetStream's request for the next messages of a consumer.
-type pullRequest struct {
-	Batch   int           `json:"batch"`
-	NoWait  bool          `json:"no_wait"`
-	Expires time.Duration `json:"expires,omitempty"`
+// pullChMin is the least capacity of a level's pull channel.
+const pullChMin = 64
+
+// deliveryKey returns "<stream>.<consumer>" of a delivery's reply subject,
+// $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<tm>.<pending> or
+// $JS.ACK.<domain>.<account hash>.<stream>.<consumer>.… (at least 11
+// tokens), as nats.Msg.Metadata reads it; ok is false for any other
+// subject. It is a substring of reply: Metadata would parse every token
+// and the key would be built again, for every message delivered.
+func deliveryKey(reply string) (key string, ok bool) {
+	const prefix = "$JS.ACK."
+	if !strings.HasPrefix(reply, prefix) {
+		return "", false
+	}
+	tokens := strings.Count(reply, ".") + 1
+	skip := 2 // $JS.ACK.
+	switch {
+	case tokens == 9:
+	case tokens >= 11:
+		skip = 4 // and the domain and account hash
+	default:
+		return "", false
+	}
+	start := 0
+	for range skip {
+		start += strings.IndexByte(reply[start:], '.') + 1
+	}
+	dot := strings.IndexByte(reply[start:], '.') // ends the stream
+	end := strings.IndexByte(reply[start+dot+1:], '.')
+	return reply[start : start+dot+1+end], true
+}
+
+// pullRequest is JetStream's request for the next batch messages of a
+// consumer, "no wait", expiring after expires (none when zero), written
+// directly: json.Marshal of a struct cost more than the rest of a pull.
+func pullRequest(batch int, expires time.Duration) []byte {
+	b := make([]byte, 0, 64)
+	b = append(b, `{"batch":`...)
+	b = strconv.AppendInt(b, int64(batch), 10)
+	b = append(b, `,"no_wait":true`...)
+	if expires != 0 {
+		b = append(b, `,"expires":`...)
+		b = strconv.AppendInt(b, int64(expires), 10)
+	}
+	return append(b, '}')
 }
 
 // admit turns a delivery into the message handed out, or dead-letters it.

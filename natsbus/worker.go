@@ -206,7 +206,8 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 		case <-ctx.Done():
 			return
 		}
-		got, err := w.tr.take(ctx, agent, 1+cap(slots)-len(slots), 0)
+		asked := 1 + cap(slots) - len(slots)
+		got, err := w.tr.take(ctx, agent, asked, 0)
 		if ctx.Err() != nil {
 			// Taken while the drain began: give it back at once.
 			for _, m := range got {
@@ -242,6 +243,19 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 		}
 		if len(got) > 0 {
 			pause = w.cfg.PollMin
+			if len(got) == asked {
+				continue // the stream may hold more
+			}
+			// Fewer than asked: the take found every level empty at its
+			// end. The next look waits PollMin, as after a take that found
+			// nothing: at once, it cost an empty pull of every level and
+			// most often found nothing still.
+			wait.Reset(pause)
+			select {
+			case <-ctx.Done():
+				return
+			case <-wait.C:
+			}
 			continue
 		}
 		<-slots
@@ -273,7 +287,7 @@ func (w *Worker) run(ctx context.Context, drain <-chan struct{}, agent string, m
 		_ = w.tr.Reject(ctx, m, "natsbus: worker cannot read the work: "+err.Error())
 		return
 	}
-	if o, ok := w.kept.get(keptKey(t)); ok {
+	if o, ok := w.keptOutcome(t); ok {
 		// The handler ran on this work already and no engine answered its
 		// report: report that outcome, do not run the handler again.
 		w.finish(ctx, drain, m, t, o)
@@ -301,47 +315,69 @@ func (w *Worker) run(ctx context.Context, drain <-chan struct{}, agent string, m
 
 // handleBeating runs the handler, sending an in-progress ack at a third of
 // the ack wait (two may be late before the work is redelivered) (or at the work's heartbeat interval, with a heartbeat report,
-// when it asks for one) until it returns.
+// when it asks for one) until it returns. The handler runs on the caller's
+// goroutine and a timer sends the beats: a goroutine, a channel and a
+// ticker per run were a measurable part of the worker's cost per step.
 func (w *Worker) handleBeating(ctx context.Context, m *transport.Message, t *registry.Task) (out registry.Outcome, err error) {
 	every := w.tr.cfg.ackWait(m.DeliveryCount) / 3
 	if t.Heartbeat > 0 && t.Heartbeat < every {
 		every = t.Heartbeat
 	}
-	type result struct {
-		out registry.Outcome
-		err error
-	}
-	done := make(chan result, 1)
 	// The handler's spans join the trace of the work (its traceparent).
 	hctx, cancel := context.WithCancel(wire.ContextWithTraceparent(ctx, t.Traceparent))
 	defer cancel()
-	go func() {
-		var r result
-		defer func() {
-			if p := recover(); p != nil {
-				r.err = fmt.Errorf("natsbus: handler of %s panicked: %v", t.Agent, p)
-			}
-			done <- r
-		}()
-		r.out, r.err = w.handlers[t.Agent].Handle(hctx, t)
-	}()
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case r := <-done:
-			return r.out, r.err
-		case <-tick.C:
-			if err := w.tr.Heartbeat(ctx, m); err != nil {
-				w.log.Warn("natsbus: worker: heartbeat", zap.String("message_id", m.MessageID), zap.Error(err))
-			}
-			if t.Heartbeat > 0 {
-				rctx, rcancel := context.WithTimeout(ctx, w.cfg.ReportTimeout)
-				_, _ = Report(rctx, w.nc, wire.Report{InstanceID: t.InstanceID, Step: t.Step, Agent: t.Agent, Heartbeat: true})
-				rcancel()
-			}
+	// mu is held while a beat is sent: once the handler returned and
+	// stopped is set under it, no beat is sent or under way.
+	var (
+		mu      sync.Mutex
+		stopped bool
+		beat    *time.Timer
+	)
+	mu.Lock()
+	beat = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
+		w.beat(ctx, m, t)
+		beat.Reset(every)
+	})
+	mu.Unlock()
+	defer func() {
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		beat.Stop()
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = registry.Outcome{}, fmt.Errorf("natsbus: handler of %s panicked: %v", t.Agent, p)
+		}
+	}()
+	return w.handlers[t.Agent].Handle(hctx, t)
+}
+
+// beat sends one heartbeat of m's run: an in-progress ack, and a heartbeat
+// report when the work asks for them.
+func (w *Worker) beat(ctx context.Context, m *transport.Message, t *registry.Task) {
+	if err := w.tr.Heartbeat(ctx, m); err != nil {
+		w.log.Warn("natsbus: worker: heartbeat", zap.String("message_id", m.MessageID), zap.Error(err))
 	}
+	if t.Heartbeat > 0 {
+		rctx, rcancel := context.WithTimeout(ctx, w.cfg.ReportTimeout)
+		_, _ = Report(rctx, w.nc, wire.Report{InstanceID: t.InstanceID, Step: t.Step, Agent: t.Agent, Heartbeat: true})
+		rcancel()
+	}
+}
+
+// keptOutcome returns the outcome kept for t's run. The key is built only
+// when some outcome is kept: most steps find none.
+func (w *Worker) keptOutcome(t *registry.Task) (keptOutcome, bool) {
+	if w.kept.len() == 0 {
+		return keptOutcome{}, false
+	}
+	return w.kept.get(keptKey(t))
 }
 
 // finish reports o, waits for the answer, and settles m: acked (without
@@ -354,23 +390,37 @@ func (w *Worker) handleBeating(ctx context.Context, m *transport.Message, t *reg
 // back for redelivery after a pause that grows with its deliveries
 // (Transport.NackLater), and the kept o is what the next delivery reports.
 func (w *Worker) finish(ctx context.Context, drain <-chan struct{}, m *transport.Message, t *registry.Task, o keptOutcome) {
-	key := keptKey(t)
-	settle := context.WithoutCancel(ctx)
-	until := time.Now().Add(w.cfg.Hold)
+	// Most reports are answered at once: the key, the settling context and
+	// the timer are made only for one that is not.
+	var (
+		key    string
+		settle context.Context
+		until  time.Time
+		timer  *time.Timer
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	pause := holdFirst
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	<-timer.C
 	for n := 0; ; n++ {
 		if w.answered(ctx, t, o.report, n) {
 			break
+		}
+		if n == 0 {
+			key, settle, until = keptKey(t), context.WithoutCancel(ctx), time.Now().Add(w.cfg.Hold)
 		}
 		w.kept.put(key, o)
 		if ctx.Err() != nil || time.Now().Add(pause).After(until) {
 			_ = w.tr.NackLater(settle, m)
 			return
 		}
-		timer.Reset(pause)
+		if timer == nil {
+			timer = time.NewTimer(pause)
+		} else {
+			timer.Reset(pause)
+		}
 		select {
 		case <-drain:
 			_ = w.tr.NackLater(settle, m)
@@ -387,9 +437,11 @@ func (w *Worker) finish(ctx context.Context, drain <-chan struct{}, m *transport
 		}
 		pause = min(2*pause, w.cfg.HoldPause, max(w.tr.cfg.ackWait(m.DeliveryCount)/3, time.Millisecond))
 	}
-	w.kept.drop(key)
+	if w.kept.len() > 0 {
+		w.kept.drop(keptKey(t))
+	}
 	if o.reject != "" {
-		if err := w.tr.Reject(settle, m, o.reject); err != nil {
+		if err := w.tr.Reject(context.WithoutCancel(ctx), m, o.reject); err != nil {
 			w.log.Warn("natsbus: worker: reject", zap.String("key", t.IdempotencyKey), zap.Error(err))
 		}
 		return

@@ -1,6 +1,7 @@
 package jsonv
 
 import (
+	"math"
 	"strconv"
 	"sync"
 	"unicode/utf16"
@@ -162,6 +163,9 @@ func (d *Decoder) String() string {
 	if d.bad || d.peek() != '"' {
 		d.bad = true
 		return ""
+	}
+	if v, ok := d.short(); ok {
+		return v.(string)
 	}
 	d.pos++
 	start := d.pos
@@ -394,7 +398,9 @@ func (d *Decoder) skip() {
 	case '[':
 		d.array(func() { d.skip() })
 	case '"':
-		_ = d.String()
+		if !d.skipPlain() {
+			_ = d.String()
+		}
 	case 't', 'f':
 		_ = d.Bool()
 	case 'n':
@@ -404,6 +410,33 @@ func (d *Decoder) skip() {
 	default:
 		d.number()
 	}
+}
+
+// skipPlain reads a string without escapes, checking it as String does
+// but without making it (Raw and skip read whole documents of them); it
+// reads nothing and returns false for a string with escapes or a
+// control character, which String then reads or refuses.
+func (d *Decoder) skipPlain() bool {
+	p := d.pos + 1
+	for p < len(d.data) {
+		c := d.data[p]
+		switch {
+		case c == '"':
+			d.pos = p + 1
+			return true
+		case c == '\\' || c < 0x20:
+			return false
+		case c < utf8.RuneSelf:
+			p++
+		default:
+			r, size := utf8.DecodeRune(d.data[p:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			p += size
+		}
+	}
+	return false
 }
 
 // array reads an array, calling elem with the Decoder at each element.
@@ -451,9 +484,23 @@ func (d *Decoder) Map() map[string]any {
 		d.bad = true
 		return nil
 	}
-	m := map[string]any{}
-	d.Object(func(k string) { m[k] = d.Value() })
+	// The entries are read first and the map made at its size: a map
+	// grown entry by entry (twice past eight entries, as the work's
+	// metadata is) cost more than the rest of the decoding.
+	var buf [16]entry
+	entries := buf[:0]
+	d.Object(func(k string) { entries = append(entries, entry{k, d.Value()}) })
+	m := make(map[string]any, len(entries))
+	for _, e := range entries {
+		m[e.key] = e.value
+	}
 	return m
+}
+
+// entry is one entry of an object Map reads.
+type entry struct {
+	key   string
+	value any
 }
 
 // Value reads any value as json.Unmarshal reads one into an any: objects
@@ -467,6 +514,9 @@ func (d *Decoder) Value() any {
 		d.array(func() { s = append(s, d.Value()) })
 		return s
 	case '"':
+		if v, ok := d.short(); ok {
+			return v
+		}
 		return d.String()
 	case 't', 'f':
 		return d.Bool()
@@ -476,5 +526,74 @@ func (d *Decoder) Value() any {
 		}
 		return nil
 	}
-	return d.Float()
+	f := d.Float()
+	if f >= 0 && f < float64(len(smallInts)) && f == math.Trunc(f) && !math.Signbit(f) {
+		return smallInts[int(f)]
+	}
+	return f
+}
+
+// smallInts holds the float64s 0 to 1023 as values of an any: made once,
+// since making an any of a float64 allocates, and the numbers in work and
+// reports (steps, attempts, versions, amounts) are mostly such.
+var smallInts = func() (t [1024]any) {
+	for i := range t {
+		t[i] = float64(i)
+	}
+	return t
+}()
+
+// Short strings are interned as values of an any, as keys are: the values
+// of the fields of work and reports that repeat from one message to the
+// next (names of agents, states, workflows, triggers, actions) then cost
+// neither the string's bytes nor the any that holds it. Ids are longer
+// than maxShortLen and not looked up. values takes at most maxShorts
+// strings, the first met.
+var values struct {
+	mu  sync.RWMutex
+	tab map[string]any
+}
+
+const (
+	maxShorts   = 4096
+	maxShortLen = 24
+)
+
+// short reads a string of at most maxShortLen bytes of plain printable
+// ASCII without escapes, as an interned any holding it; ok is false, and
+// nothing is read, for any other value.
+func (d *Decoder) short() (v any, ok bool) {
+	start, end := d.pos+1, d.pos+1
+	for end < len(d.data) && end-start <= maxShortLen {
+		c := d.data[end]
+		if c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+		end++
+	}
+	if end >= len(d.data) || d.data[end] != '"' || end-start > maxShortLen || end == start {
+		return nil, false
+	}
+	raw := d.data[start:end]
+	values.mu.RLock()
+	v, ok = values.tab[string(raw)]
+	full := len(values.tab) >= maxShorts
+	values.mu.RUnlock()
+	if !ok {
+		v = string(raw)
+		if full {
+			d.pos = end + 1
+			return v, true
+		}
+		values.mu.Lock()
+		if values.tab == nil {
+			values.tab = make(map[string]any)
+		}
+		if len(values.tab) < maxShorts {
+			values.tab[v.(string)] = v
+		}
+		values.mu.Unlock()
+	}
+	d.pos = end + 1
+	return v, true
 }

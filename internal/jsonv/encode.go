@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -133,23 +134,34 @@ func Append(b []byte, v any) ([]byte, error) {
 	return append(b, data...), nil
 }
 
-// appendMap writes m with its keys in order.
+// appendMap writes m with its keys in order. The entries are taken with
+// their values and sorted by key, by insertion for the few entries of a
+// message's maps: looking each value up again by its key was most of the
+// cost of writing a map.
 func appendMap(b []byte, m map[string]any) ([]byte, error) {
-	var small [16]string
-	keys := small[:0]
-	for k := range m {
-		keys = append(keys, k)
+	var small [16]entry
+	entries := small[:0]
+	for k, v := range m {
+		entries = append(entries, entry{k, v})
 	}
-	slices.Sort(keys)
+	if len(entries) <= len(small) {
+		for i := 1; i < len(entries); i++ {
+			for j := i; j > 0 && entries[j].key < entries[j-1].key; j-- {
+				entries[j], entries[j-1] = entries[j-1], entries[j]
+			}
+		}
+	} else {
+		slices.SortFunc(entries, func(x, y entry) int { return strings.Compare(x.key, y.key) })
+	}
 	b = append(b, '{')
-	for i, k := range keys {
+	for i, e := range entries {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = AppendString(b, k)
+		b = AppendString(b, e.key)
 		b = append(b, ':')
 		var err error
-		if b, err = Append(b, m[k]); err != nil {
+		if b, err = Append(b, e.value); err != nil {
 			return b, err
 		}
 	}

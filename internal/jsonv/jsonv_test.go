@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/batonhq/baton/internal/jsonv"
@@ -122,6 +123,72 @@ func TestDecoder_Object_KeysKeepTheirValue(t *testing.T) {
 		d.End()
 		if !d.OK() || !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %#v (ok %v), want %#v", got, d.OK(), want)
+		}
+	}
+}
+
+// TestDecoder_SharedValues_AreTheValuesDecoded checks the values the
+// Decoder shares between documents (small whole numbers, short strings):
+// each is the value json.Unmarshal gives, its sign and type included, and
+// a second document gets the same.
+func TestDecoder_SharedValues_AreTheValuesDecoded(t *testing.T) {
+	for _, doc := range []string{`0`, `-0`, `-0.0`, `1`, `1.0`, `1e2`, `1023`, `1024`, `-1`, `0.5`, `"run"`, `""`, `"a\"b"`, `"é"`,
+		`"exactly-twenty-four-byte"`, `"twenty-five-bytes-long-xx"`, `{"step":3,"agent":"seller","ok":true}`} {
+		for range 2 {
+			d := jsonv.NewDecoder([]byte(doc))
+			got := d.Value()
+			d.End()
+			var want any
+			if err := json.Unmarshal([]byte(doc), &want); err != nil || !d.OK() {
+				t.Fatalf("%s: decoder ok %v, encoding/json error %v", doc, d.OK(), err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: got %#v, want %#v", doc, got, want)
+			}
+			if f, ok := want.(float64); ok && math.Signbit(f) != math.Signbit(got.(float64)) {
+				t.Errorf("%s: got sign of %v, want that of %v", doc, got, want)
+			}
+		}
+	}
+}
+
+// FuzzDecoderRaw holds Raw, which skips a value without making it, to
+// Value and encoding/json: it takes every document Value takes (and
+// numbers out of a float64's range too), only valid JSON, and gives the
+// document's bytes.
+func FuzzDecoderRaw(f *testing.F) {
+	for _, s := range []string{`{"a":[1,"x\u00e9",{"b":"c\\"d"}],"e":null}`, `"\ud800"`, "\"\xff\"", "\"a\x01\"", `"plain"`, ` [true,false] `, `{"a":1}x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := jsonv.NewDecoder(data)
+		raw := d.Raw()
+		d.End()
+		v := jsonv.NewDecoder(data)
+		v.Value()
+		v.End()
+		if v.OK() && !d.OK() {
+			t.Fatalf("%q: Raw refused what Value takes", data)
+		}
+		if d.OK() && (!json.Valid(data) || string(raw) != strings.TrimSpace(string(data))) {
+			t.Fatalf("%q: got raw %q (valid JSON: %v)", data, raw, json.Valid(data))
+		}
+	})
+}
+
+// TestAppend_Map_KeysInOrder holds Append of maps of every size around
+// the sorting's two ways (by insertion up to 16 entries, by SortFunc past
+// them) to json.Marshal.
+func TestAppend_Map_KeysInOrder(t *testing.T) {
+	for n := range 40 {
+		m := map[string]any{}
+		for i := range n {
+			m[string(rune('z'-i%26))+strings.Repeat("k", i/26)] = map[string]any{"v": float64(i), "a": []any{"x"}}
+		}
+		got, err := jsonv.Append(nil, m)
+		want, werr := json.Marshal(m)
+		if err != nil || werr != nil || string(got) != string(want) {
+			t.Fatalf("%d keys: got %s, %v, want %s, %v", n, got, err, want, werr)
 		}
 	}
 }
