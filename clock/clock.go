@@ -18,10 +18,17 @@ type Clock interface {
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
-// Timer is a scheduled callback that can be stopped and scheduled again.
+// Timer is a scheduled callback that can be stopped.
 type Timer interface {
 	// Stop prevents the callback from running; it reports whether it did.
 	Stop() bool
+}
+
+// Resetter is a Timer that can be scheduled again, as a time.Timer can:
+// the timers of Real, Sim and Manual are Resetters. Users of a Clock check
+// for it, since a Clock of another kind may return Timers that are not.
+type Resetter interface {
+	Timer
 	// Reset schedules the callback to run once d has elapsed from now,
 	// whether or not it was pending; it reports whether it was.
 	Reset(d time.Duration) bool
@@ -82,21 +89,29 @@ func (t *manualTimer) Stop() bool {
 		return false
 	}
 	t.stopped = true
-	for i, o := range t.m.timers {
+	t.m.remove(t)
+	return true
+}
+
+// remove takes t out of the pending timers. The caller holds m.mu.
+func (m *Manual) remove(t *manualTimer) {
+	for i, o := range m.timers {
 		if o == t {
-			t.m.timers = append(t.m.timers[:i], t.m.timers[i+1:]...)
-			break
+			m.timers = append(m.timers[:i], m.timers[i+1:]...)
+			return
 		}
 	}
-	return true
 }
 
 // Reset schedules the callback again, d from the clock's current time.
 func (t *manualTimer) Reset(d time.Duration) bool {
-	pending := t.Stop()
 	m := t.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	pending := !t.stopped
+	if pending {
+		m.remove(t)
+	}
 	m.seq++
 	t.at, t.seq, t.stopped = m.now.Add(d), m.seq, false
 	m.timers = append(m.timers, t)

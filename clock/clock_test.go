@@ -100,16 +100,21 @@ func TestReal(t *testing.T) {
 	<-done
 }
 
+// The clocks' timers are Resetters, as the engine expects.
+var (
+	_ clock.Resetter = (*time.Timer)(nil)
+)
+
 func TestSim_Reset(t *testing.T) {
 	s := clock.NewSim(t0)
 	var got []string
 	tm := s.AfterFunc(time.Minute, func() { got = append(got, "t@"+s.Now().Sub(t0).String()) })
 	s.AfterFunc(2*time.Second, func() { got = append(got, "other@"+s.Now().Sub(t0).String()) })
-	assert.True(t, tm.Reset(2*time.Second), "a pending timer reports it was pending")
+	assert.True(t, tm.(clock.Resetter).Reset(2*time.Second), "a pending timer reports it was pending")
 	require.NoError(t, s.Run(context.Background(), nil))
 	// Reset orders the timer as a new one: after the other timer of the same deadline.
 	assert.Equal(t, []string{"other@2s", "t@2s"}, got)
-	assert.False(t, tm.Reset(time.Second), "a fired timer was not pending")
+	assert.False(t, tm.(clock.Resetter).Reset(time.Second), "a fired timer was not pending")
 	require.NoError(t, s.Run(context.Background(), nil))
 	assert.Equal(t, []string{"other@2s", "t@2s", "t@3s"}, got, "a fired timer runs again once reset")
 }
@@ -118,15 +123,15 @@ func TestManual_Reset(t *testing.T) {
 	m := clock.NewManual(t0)
 	n := 0
 	tm := m.AfterFunc(time.Second, func() { n++ })
-	assert.True(t, tm.Reset(3*time.Second))
+	assert.True(t, tm.(clock.Resetter).Reset(3*time.Second))
 	m.Advance(2 * time.Second)
 	assert.Equal(t, 0, n, "reset moved the deadline")
 	m.Advance(time.Second)
 	assert.Equal(t, 1, n)
-	assert.False(t, tm.Reset(time.Second), "a fired timer was not pending")
+	assert.False(t, tm.(clock.Resetter).Reset(time.Second), "a fired timer was not pending")
 	m.Advance(time.Second)
 	assert.Equal(t, 2, n)
-	assert.False(t, tm.Reset(time.Second), "fired again")
+	assert.False(t, tm.(clock.Resetter).Reset(time.Second), "fired again")
 	assert.True(t, tm.Stop(), "pending since the reset")
 	m.Advance(time.Hour)
 	assert.Equal(t, 2, n, "stopped after a reset")

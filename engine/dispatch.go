@@ -40,11 +40,7 @@ func (i *instance) task(r *run) *registry.Task {
 		t.Kind = string(handoff.ReasonRule)
 	}
 	if to := r.state.Timeout; to > 0 && !r.notice {
-		at := r.since // when its timeout was armed: the deadline the timer holds
-		if at.IsZero() {
-			at = i.e.clock.Now()
-		}
-		t.Deadline = at.Add(to)
+		t.Deadline = i.e.clock.Now().Add(to)
 	}
 	if hb := r.state.Heartbeat; hb > 0 && !r.notice {
 		t.Heartbeat = hb // the agent's cue: report a heartbeat more often than this
@@ -116,9 +112,7 @@ func (e *Engine) runLocal(l *lane, it laneItem) {
 			out, runErr = registry.Outcome{Usage: out.Usage}, registry.Kind(bad, "invalid_result")
 		}
 	}
-	end := e.clock.Now()
-	timedOut := timeout > 0 && end.Sub(start) > timeout
-	_ = it.i.finishRunAt(e.ctx, it.step, out, runErr, timedOut, end)
+	_ = it.i.finishRunAt(e.ctx, it.step, out, runErr, start, timeout)
 }
 
 // keepRefused writes to the store, as a dead letter, the work a Go agent's

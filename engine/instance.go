@@ -113,9 +113,7 @@ type run struct {
 func (r *run) stopTimers() {
 	if rt := r.timer; rt != nil {
 		r.timer = nil
-		if rt.t.Stop() {
-			rt.i.spareTimer = rt // it will not fire: the instance's next run may use it
-		}
+		rt.stop()
 	}
 	if r.beat != nil {
 		r.beat.Stop()
@@ -304,8 +302,10 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 	}
 	if i.pending != nil {
 		// Not cleared: clearing entries of nineteen pointers each was 2% of
-		// a step. What they point to stays reachable only until the buffer
-		// is reused, or dropped with the pool at a collection.
+		// a step. What they point to (strings, results) stays reachable
+		// until later steps overwrite those places or the pool drops the
+		// buffer (after two collections unused): at most a buffer's sixteen
+		// entries' worth for each buffer the pool holds.
 		*i.pending = rec.Entries[:0]
 		entryBuffers.Put(i.pending)
 		i.pending = nil
@@ -444,44 +444,9 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 func (i *instance) arm(r *run) {
 	r.since = i.now()
 	if d := r.state.Timeout; d > 0 {
-		if rt := r.timer; rt != nil {
-			rt.t.Reset(d) // armed again (its work sent again): the timeout counts from now
-		} else if rt := i.spareTimer; rt != nil {
-			i.spareTimer = nil
-			rt.r = r
-			rt.t.Reset(d)
-			r.timer = rt
-		} else {
-			rt = &i.firstTimer
-			if rt.t != nil {
-				rt = new(runTimer) // the first timer is still some run's
-			}
-			rt.i, rt.r = i, r
-			rt.t = i.e.clock.AfterFunc(d, rt.fire)
-			r.timer = rt
-		}
+		i.armTimeout(r, d)
 	}
 	i.armBeat(r)
-}
-
-// runTimer is the timeout of a run. A timer stopped before it fired is the
-// instance's spare, and the timeout of its next run: most steps stop their
-// run's timer and arm the next run's, which then costs no allocation.
-type runTimer struct {
-	t clock.Timer
-	i *instance
-	r *run // the run it times; set under the instance's lock
-}
-
-// fire times out the run, if it is still under way.
-func (rt *runTimer) fire() {
-	i := rt.i
-	i.e.exec.Submit(func() {
-		i.mu.Lock()
-		step := rt.r.step // a timer that fired is never reused: rt.r is its run's
-		i.mu.Unlock()
-		_ = i.finishRun(i.e.ctx, step, registry.Outcome{}, ErrTimeout, true)
-	})
 }
 
 // armBeat (re)starts the heartbeat timer of an external agent's run in a
@@ -611,18 +576,21 @@ func (i *instance) finishRun(ctx context.Context, step int, out registry.Outcome
 	return i.finishLocked(ctx, i.active(step), step, out, runErr, timedOut)
 }
 
-// finishRunAt is finishRun for a run whose end its caller read the clock
-// for: the step that follows takes that time as its own (see now), and the
-// clock is not read again.
-func (i *instance) finishRunAt(ctx context.Context, step int, out registry.Outcome, runErr error, timedOut bool, at time.Time) error {
+// finishRunAt is finishRun for a Go handler's run that began at start, in
+// a state with the given timeout (0 for none): the clock is read once,
+// under the lock, both for whether the run overran its timeout and as the
+// time of the step that follows (see now), so that no step committed
+// meanwhile can carry a later time. A path that commits nothing (a late
+// reply) leaves no step time behind.
+func (i *instance) finishRunAt(ctx context.Context, step int, out registry.Outcome, runErr error, start time.Time, timeout time.Duration) error {
 	if i.e.closed.Load() {
 		return ErrClosed
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if i.stepTime.IsZero() {
-		i.stepTime = at
-	}
+	defer i.forgetNow()
+	end := i.now()
+	timedOut := timeout > 0 && end.Sub(start) > timeout
 	return i.finishLocked(ctx, i.active(step), step, out, runErr, timedOut)
 }
 

@@ -67,7 +67,7 @@ func (s *MemStore) List(ctx context.Context, q ListQuery) ([]Snapshot, string, e
 			below = mi.seq
 			mi.mu.Lock()
 			var snap Snapshot
-			gone := mi.gone
+			gone := mi.gone || refuses(q, &mi.snap)
 			if !gone {
 				snap = mi.snap.snapshot(&mi.log)
 			}
@@ -83,6 +83,17 @@ func (s *MemStore) List(ctx context.Context, q ListQuery) ([]Snapshot, string, e
 	}
 	out = out[:q.PageSize()]
 	return out, SeqCursor(seqs[len(out)-1]), nil
+}
+
+// refuses reports whether q's workflow, status or state alone leave m out:
+// such an instance's maps, kept encoded once it has finished, are not
+// unpacked only to be dropped.
+func refuses(q ListQuery, m *memSnap) bool {
+	wf := ""
+	if m.wf != nil {
+		wf = m.wf.name
+	}
+	return q.Workflow != "" && wf != q.Workflow || q.Status != "" && m.Status() != q.Status || q.State != "" && m.state != q.State
 }
 
 // before returns up to n instances numbered below seq (0: any), newest

@@ -22,7 +22,7 @@ type memSnap struct {
 	input, context     map[string]any
 	created, updated   time.Time
 	rare               *memRare // nil when its fields are empty
-	status             uint8    // an index of statuses, or statusRare
+	status             uint8    // statusCode of the status
 	packed             bool     // visits, input and context are in the instance's log (see memLog.packMaps)
 }
 
@@ -37,11 +37,41 @@ type memWorkflow struct {
 type memRare struct {
 	err, cancelReason string
 	usage             registry.Ledger
-	status            Status // when it is not one of statuses
+	status            Status // when statusCode has no number for it
 }
 
-// statuses are the statuses a memSnap keeps as their index.
-var statuses = [...]Status{"", StatusRunning, StatusCompleted, StatusFailed, StatusCanceled}
+// statusCode is the number a memSnap keeps for status: its place in "",
+// running, completed, failed, canceled; statusRare for any other.
+func statusCode(status Status) uint8 {
+	switch status {
+	case "":
+		return 0
+	case StatusRunning:
+		return 1
+	case StatusCompleted:
+		return 2
+	case StatusFailed:
+		return 3
+	case StatusCanceled:
+		return 4
+	}
+	return statusRare
+}
+
+// statusOf is the status statusCode numbered code.
+func statusOf(code uint8) Status {
+	switch code {
+	case 1:
+		return StatusRunning
+	case 2:
+		return StatusCompleted
+	case 3:
+		return StatusFailed
+	case 4:
+		return StatusCanceled
+	}
+	return ""
+}
 
 // statusRare marks a status kept in memRare.
 const statusRare = 0xff
@@ -60,13 +90,7 @@ func (m *memSnap) set(snap *Snapshot, last *memWorkflow) {
 	m.step, m.attempt, m.commits = snap.Step, snap.Attempt, snap.Commits
 	m.visits, m.input, m.context, m.packed = snap.Visits, snap.Input, snap.Context, false
 	m.created, m.updated = snap.Created, snap.Updated
-	m.status = statusRare
-	for k, s := range statuses {
-		if s == snap.Status {
-			m.status = uint8(k)
-			break
-		}
-	}
+	m.status = statusCode(snap.Status)
 	u := &snap.Usage
 	if snap.Error == "" && snap.CancelReason == "" && m.status != statusRare &&
 		u.Totals == (registry.Totals{}) && u.Agents == nil && u.Visit == (registry.Totals{}) {
@@ -93,7 +117,7 @@ func (m *memSnap) Status() Status {
 	if m.status == statusRare {
 		return m.rare.status
 	}
-	return statuses[m.status]
+	return statusOf(m.status)
 }
 
 // snapshot returns the Snapshot m holds; l is its instance's log.

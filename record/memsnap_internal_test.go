@@ -59,7 +59,7 @@ func TestMemSnap_KeepsEveryField(t *testing.T) {
 	zeroUsage := full
 	zeroUsage.Usage = registry.Ledger{Agents: registry.AgentTotals{}}
 	var snaps []Snapshot
-	for _, st := range append(statuses[:], "paused") {
+	for _, st := range []Status{"", StatusRunning, StatusCompleted, StatusFailed, StatusCanceled, "paused"} {
 		for _, snap := range []Snapshot{full, other, {ID: "i"}, zeroUsage, {ID: "i", Status: st, Error: "e"}} {
 			snap.ID, snap.Status = "i", st
 			snaps = append(snaps, snap)
