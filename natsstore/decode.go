@@ -17,7 +17,7 @@ import (
 // the costliest part of a read after the request itself.
 func decodeStepDirect(data []byte) (r stepRecord, ok bool) {
 	d := jsonv.NewDecoder(data)
-	fieldsOnce(d, stepFields, func(i int) {
+	d.Fields(stepFields, func(i int) {
 		switch i {
 		case 0:
 			r.Format = decodeInt(d)
@@ -61,27 +61,6 @@ var (
 	usageFields  = []string{"input_tokens", "output_tokens", "cost", "model"}
 )
 
-// fieldsOnce reads an object whose keys are among names (at most 32),
-// each at most once, calling read with the Decoder at the value of
-// names[i]; another key fails.
-func fieldsOnce(d *jsonv.Decoder, names []string, read func(i int)) {
-	var seen uint32
-	d.Object(func(key string) {
-		for i, n := range names {
-			if n == key {
-				if seen&(1<<i) != 0 {
-					d.Fail()
-					return
-				}
-				seen |= 1 << i
-				read(i)
-				return
-			}
-		}
-		d.Fail()
-	})
-}
-
 func decodeInt(d *jsonv.Decoder) int {
 	n := d.Int()
 	if n != int64(int(n)) {
@@ -115,7 +94,7 @@ func decodeTime(d *jsonv.Decoder) time.Time {
 }
 
 func decodeSnapshot(d *jsonv.Decoder, s *record.Snapshot) {
-	fieldsOnce(d, snapshotFields, func(i int) {
+	d.Fields(snapshotFields, func(i int) {
 		switch i {
 		case 0:
 			s.ID = d.String()
@@ -162,7 +141,7 @@ func decodeSnapshot(d *jsonv.Decoder, s *record.Snapshot) {
 }
 
 func decodeTotals(d *jsonv.Decoder, t *registry.Totals) {
-	fieldsOnce(d, totalsFields, func(i int) { decodeTotal(d, t, i) })
+	d.Fields(totalsFields, func(i int) { decodeTotal(d, t, i) })
 }
 
 // decodeTotal reads field i of totalsFields (the first four of
@@ -181,7 +160,7 @@ func decodeTotal(d *jsonv.Decoder, t *registry.Totals, i int) {
 }
 
 func decodeLedger(d *jsonv.Decoder, l *registry.Ledger) {
-	fieldsOnce(d, ledgerFields, func(i int) {
+	d.Fields(ledgerFields, func(i int) {
 		switch i {
 		case 4:
 			// As AgentTotals.UnmarshalJSON reads them: sorted by agent
@@ -204,7 +183,7 @@ func decodeLedger(d *jsonv.Decoder, l *registry.Ledger) {
 }
 
 func decodeUsage(d *jsonv.Decoder, u *registry.Usage) {
-	fieldsOnce(d, usageFields, func(i int) {
+	d.Fields(usageFields, func(i int) {
 		switch i {
 		case 0:
 			u.InputTokens = d.Int()
@@ -219,7 +198,7 @@ func decodeUsage(d *jsonv.Decoder, u *registry.Usage) {
 }
 
 func decodeEntry(d *jsonv.Decoder, en *record.Entry) {
-	fieldsOnce(d, entryFields, func(i int) {
+	d.Fields(entryFields, func(i int) {
 		switch i {
 		case 0:
 			en.Seq = decodeInt(d)
@@ -276,7 +255,7 @@ func decodeEntry(d *jsonv.Decoder, en *record.Entry) {
 }
 
 func decodeOutgoing(d *jsonv.Decoder, o *record.Outgoing) {
-	fieldsOnce(d, outgoingFields, func(i int) {
+	d.Fields(outgoingFields, func(i int) {
 		switch i {
 		case 0:
 			o.Key = d.String()

@@ -194,25 +194,6 @@ func decodeReportDirect(data []byte) (r Report, ok bool) {
 	return r, d.OK()
 }
 
-// fields reads an object whose keys are names, each at most once, and
-// read by read; another key fails.
-func fields(d *jsonv.Decoder, names []string, read func(i int)) {
-	var seen uint32
-	d.Object(func(key string) {
-		for i, n := range names {
-			if n == key {
-				if seen&(1<<i) != 0 {
-					d.Fail()
-				}
-				seen |= 1 << i
-				read(i)
-				return
-			}
-		}
-		d.Fail()
-	})
-}
-
 var (
 	failureFields  = []string{"message", "retryable", "kind"}
 	handoffFields  = []string{"to", "reason", "explanation", "task", "payload", "return_control"}
@@ -222,7 +203,7 @@ var (
 
 func decodeFailure(d *jsonv.Decoder) *Failure {
 	f := &Failure{}
-	fields(d, failureFields, func(i int) {
+	d.Fields(failureFields, func(i int) {
 		switch i {
 		case 0:
 			f.Message = d.String()
@@ -237,7 +218,7 @@ func decodeFailure(d *jsonv.Decoder) *Failure {
 
 func decodeHandoff(d *jsonv.Decoder) *Handoff {
 	h := &Handoff{}
-	fields(d, handoffFields, func(i int) {
+	d.Fields(handoffFields, func(i int) {
 		switch i {
 		case 0:
 			h.To = d.String()
@@ -258,7 +239,7 @@ func decodeHandoff(d *jsonv.Decoder) *Handoff {
 
 func decodeUsage(d *jsonv.Decoder) registry.Usage {
 	var u registry.Usage
-	fields(d, usageFields, func(i int) {
+	d.Fields(usageFields, func(i int) {
 		switch i {
 		case 0:
 			u.InputTokens = d.Int()
@@ -275,7 +256,7 @@ func decodeUsage(d *jsonv.Decoder) registry.Usage {
 
 func decodeProgress(d *jsonv.Decoder) *registry.Progress {
 	p := &registry.Progress{}
-	fields(d, progressFields, func(i int) {
+	d.Fields(progressFields, func(i int) {
 		switch i {
 		case 0:
 			p.Message = d.String()
@@ -301,7 +282,7 @@ func EncodeAnswer(a Answer) []byte {
 func DecodeAnswer(data []byte) (Answer, error) {
 	var a Answer
 	d := jsonv.NewDecoder(data)
-	fields(d, []string{"ok", "code", "message"}, func(i int) {
+	d.Fields([]string{"ok", "code", "message"}, func(i int) {
 		switch i {
 		case 0:
 			a.OK = d.Bool()

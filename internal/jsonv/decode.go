@@ -101,20 +101,37 @@ func (d *Decoder) Object(field func(key string)) {
 	}
 }
 
-// Object keys are interned: the messages on the hot paths repeat the same
-// few keys (their fields', and those of the maps they carry), and a key
-// already in keys is returned without an allocation. keys takes at most
-// maxKeys keys of at most maxKeyLen bytes, the first met: a document with
-// keys of its own then only misses the table.
-var keys struct {
-	mu  sync.RWMutex
-	tab map[string]string
+// Fields reads an object whose keys are among names (at most 32), calling
+// read with each key's index in names and the Decoder at its value; read
+// must read the value (or Fail). An unknown key, or a key seen twice,
+// fails the decoding: the records read this way are written by their own
+// encoders, and anything else is left to encoding/json.
+func (d *Decoder) Fields(names []string, read func(i int)) {
+	var seen uint32
+	d.Object(func(key string) {
+		for i, n := range names {
+			if n == key {
+				if seen&(1<<i) != 0 {
+					d.Fail()
+					return
+				}
+				seen |= 1 << i
+				read(i)
+				return
+			}
+		}
+		d.Fail()
+	})
 }
 
-const (
-	maxKeys   = 4096
-	maxKeyLen = 64
-)
+// Object keys are interned: the messages on the hot paths repeat the same
+// few keys (their fields', and those of the maps they carry), and a key
+// already in keys is returned without an allocation. A document with keys
+// of its own only misses the table once it is full.
+var keys = interner[string]{max: 4096}
+
+// maxKeyLen is the longest key looked up in keys.
+const maxKeyLen = 64
 
 // key reads an object's key, as String does.
 func (d *Decoder) key() string {
@@ -122,39 +139,68 @@ func (d *Decoder) key() string {
 		d.bad = true
 		return ""
 	}
-	// Only a short key of plain ASCII is looked up: its bytes are its
-	// value, and a lookup by string(bytes) does not allocate.
-	start, end := d.pos+1, d.pos+1
-	for end < len(d.data) && end-start <= maxKeyLen {
+	end, ok := d.plain(maxKeyLen)
+	if !ok {
+		return d.String()
+	}
+	k, ok, room := keys.lookup(d.data[d.pos+1 : end])
+	if ok {
+		d.pos = end + 1
+		return k
+	}
+	k = d.String()
+	if !d.bad && room {
+		keys.add(k, k)
+	}
+	return k
+}
+
+// plain reports where the string at d.pos ends (its closing quote) when it
+// is at most maxLen bytes of printable ASCII without escapes: its bytes
+// are then its value, and a lookup by string(bytes) does not allocate.
+func (d *Decoder) plain(maxLen int) (end int, ok bool) {
+	start := d.pos + 1
+	end = start
+	for end < len(d.data) && end-start <= maxLen {
 		c := d.data[end]
 		if c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
 			break
 		}
 		end++
 	}
-	if end >= len(d.data) || d.data[end] != '"' || end-start > maxKeyLen {
-		return d.String()
+	return end, end < len(d.data) && d.data[end] == '"' && end-start <= maxLen
+}
+
+// interner is a process-wide table of values by their text, taking at most
+// max of them, the first met: a bounded cache that only saves
+// allocations, never changes what is decoded.
+type interner[V any] struct {
+	mu  sync.RWMutex
+	tab map[string]V
+	max int
+}
+
+// lookup returns the value of raw's text, if the table holds it, and
+// whether the table has room for more.
+func (t *interner[V]) lookup(raw []byte) (v V, ok, room bool) {
+	t.mu.RLock()
+	v, ok = t.tab[string(raw)]
+	room = len(t.tab) < t.max
+	t.mu.RUnlock()
+	return v, ok, room
+}
+
+// add keeps v under k unless the table is full (lookup said whether it
+// had room: a full table is not locked for writing again).
+func (t *interner[V]) add(k string, v V) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tab == nil {
+		t.tab = make(map[string]V)
 	}
-	raw := d.data[start:end]
-	keys.mu.RLock()
-	k, ok := keys.tab[string(raw)]
-	keys.mu.RUnlock()
-	if ok {
-		d.pos = end + 1
-		return k
+	if len(t.tab) < t.max {
+		t.tab[k] = v
 	}
-	k = d.String()
-	if !d.bad {
-		keys.mu.Lock()
-		if keys.tab == nil {
-			keys.tab = make(map[string]string)
-		}
-		if len(keys.tab) < maxKeys {
-			keys.tab[k] = k
-		}
-		keys.mu.Unlock()
-	}
-	return k
 }
 
 // String reads a string. Strings with invalid UTF-8 or a lone surrogate,
@@ -547,52 +593,27 @@ var smallInts = func() (t [1024]any) {
 // of the fields of work and reports that repeat from one message to the
 // next (names of agents, states, workflows, triggers, actions) then cost
 // neither the string's bytes nor the any that holds it. Ids are longer
-// than maxShortLen and not looked up. values takes at most maxShorts
-// strings, the first met.
-var values struct {
-	mu  sync.RWMutex
-	tab map[string]any
-}
+// than maxShortLen and not looked up.
+var values = interner[any]{max: 4096}
 
-const (
-	maxShorts   = 4096
-	maxShortLen = 24
-)
+// maxShortLen is the longest string looked up in values.
+const maxShortLen = 24
 
 // short reads a string of at most maxShortLen bytes of plain printable
 // ASCII without escapes, as an interned any holding it; ok is false, and
 // nothing is read, for any other value.
 func (d *Decoder) short() (v any, ok bool) {
-	start, end := d.pos+1, d.pos+1
-	for end < len(d.data) && end-start <= maxShortLen {
-		c := d.data[end]
-		if c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			break
-		}
-		end++
-	}
-	if end >= len(d.data) || d.data[end] != '"' || end-start > maxShortLen || end == start {
+	end, ok := d.plain(maxShortLen)
+	if !ok || end == d.pos+1 {
 		return nil, false
 	}
-	raw := d.data[start:end]
-	values.mu.RLock()
-	v, ok = values.tab[string(raw)]
-	full := len(values.tab) >= maxShorts
-	values.mu.RUnlock()
+	raw := d.data[d.pos+1 : end]
+	v, ok, room := values.lookup(raw)
 	if !ok {
 		v = string(raw)
-		if full {
-			d.pos = end + 1
-			return v, true
+		if room {
+			values.add(v.(string), v)
 		}
-		values.mu.Lock()
-		if values.tab == nil {
-			values.tab = make(map[string]any)
-		}
-		if len(values.tab) < maxShorts {
-			values.tab[v.(string)] = v
-		}
-		values.mu.Unlock()
 	}
 	d.pos = end + 1
 	return v, true
