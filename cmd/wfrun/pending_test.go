@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,9 +107,14 @@ func TestWatch_PrintsALineWhenTheInstanceEntersAWait(t *testing.T) {
 		code   int
 	}
 	done := make(chan result, 1)
+	// The watch's output is read as it comes: the signal is sent once the
+	// watch has shown the wait. Sent earlier, the instance may have left
+	// the wait before the watch looked at it, and no line is owed.
+	out := &awaitWriter{want: "waiting for signal", seen: make(chan struct{})}
 	go func() {
-		stdout, _, code := wfrun(t, "watch", "g-2")
-		done <- result{stdout, code}
+		var errOut bytes.Buffer
+		err := run(context.Background(), []string{"watch", "g-2"}, strings.NewReader(""), out, &errOut)
+		done <- result{out.String(), exitCode(err)}
 	}()
 	// The writer's report, as an agent would send it.
 	resp, err := http.Post(base+"/v1/reports", "application/json", bytes.NewReader([]byte(`{"instance_id": "g-2", "step": 1, "agent": "writer", "trigger": "drafted"}`)))
@@ -118,6 +124,13 @@ func TestWatch_PrintsALineWhenTheInstanceEntersAWait(t *testing.T) {
 	in := untilStatus(t, "g-2", "waiting")
 	require.Len(t, in.Pending, 1)
 	w := in.Pending[0]
+	select {
+	case <-out.seen:
+	case got := <-done:
+		t.Fatalf("watch ended before the wait, with %d:\n%s", got.code, got.stdout)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("watch showed no wait:\n%s", out.String())
+	}
 
 	_, stderr, code = wfrun(t, "signal", "g-2", "approve")
 	require.Equal(t, 0, code, stderr)
@@ -162,4 +175,30 @@ func TestPendingLine(t *testing.T) {
 	assert.Equal(t, "waiting for `writer` (step 1, attempt 1) since 10:02:11: drafting", pendingLine(p))
 	assert.Equal(t, "completed through on_limit (max_steps reached)", onLimitNote(ops.Instance{OnLimit: "max_steps"}))
 	assert.Empty(t, onLimitNote(ops.Instance{}))
+}
+
+// awaitWriter keeps what is written to it and closes seen once it holds
+// want.
+type awaitWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *awaitWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
+
+func (w *awaitWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
