@@ -15,7 +15,7 @@ import (
 	"github.com/batonhq/baton/wire"
 )
 
-// handoffRun is the refund of testdata/rf009.yaml with every agent external:
+// handoffRun is the refund of testdata/refund_handoffs.yaml with every agent external:
 // the test takes each agent's work from the bus and reports for it.
 type handoffRun struct {
 	t    *testing.T
@@ -27,7 +27,7 @@ type handoffRun struct {
 func newHandoffRun(t *testing.T, input map[string]any) *handoffRun {
 	t.Helper()
 	core, logs := observer.New(zap.DebugLevel)
-	eng := poolEngine(t, "rf009.yaml", nil, engine.WithLogger(zap.New(core)))
+	eng := poolEngine(t, "refund_handoffs.yaml", nil, engine.WithLogger(zap.New(core)))
 	t.Cleanup(func() { _ = eng.Close() })
 	inst, err := eng.Start(t.Context(), input)
 	if err != nil {
@@ -62,7 +62,7 @@ func (h *handoffRun) report(task *registry.Task, trigger string, result map[stri
 
 var handoffInput = map[string]any{"order_id": "12345", "reason": "defective product", "amount": 50}
 
-func TestRF009_Scenario07_HandoffBetweenAgents(t *testing.T) {
+func TestHandoffBetweenAgents(t *testing.T) {
 	h := newHandoffRun(t, handoffInput)
 	_, first := h.take("customer")
 	result := map[string]any{"order_id": "12345", "refund_eligible": true}
@@ -95,7 +95,7 @@ func TestRF009_Scenario07_HandoffBetweenAgents(t *testing.T) {
 	}
 }
 
-func TestRF009_Scenario08_ContextTransfer(t *testing.T) {
+func TestContextTransfer(t *testing.T) {
 	h := newHandoffRun(t, handoffInput)
 	_, task := h.take("customer")
 	h.report(task, "validated", map[string]any{"order_id": "12345", "refund_eligible": true})
@@ -112,7 +112,7 @@ func TestRF009_Scenario08_ContextTransfer(t *testing.T) {
 	}
 }
 
-func TestRF009_Scenario09_SequentialChain(t *testing.T) {
+func TestSequentialChain(t *testing.T) {
 	h := newHandoffRun(t, handoffInput)
 	chain := []struct {
 		agent, trigger string
@@ -150,7 +150,7 @@ func TestRF009_Scenario09_SequentialChain(t *testing.T) {
 	}
 }
 
-func TestRF009_Scenario10_ConditionalHandoff(t *testing.T) {
+func TestConditionalHandoff(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		eligible bool
@@ -178,7 +178,7 @@ func TestRF009_Scenario10_ConditionalHandoff(t *testing.T) {
 	}
 }
 
-func TestRF009_Scenario16_HandoffLogging(t *testing.T) {
+func TestHandoffLogging(t *testing.T) {
 	h := newHandoffRun(t, handoffInput)
 	_, task := h.take("customer")
 	h.report(task, "validated", map[string]any{"order_id": "12345", "refund_eligible": true})
@@ -202,7 +202,7 @@ func TestRF009_Scenario16_HandoffLogging(t *testing.T) {
 	}
 }
 
-func TestRF009_Scenario19_HandoffWithConstraints(t *testing.T) {
+func TestHandoffWithConstraints(t *testing.T) {
 	h := newHandoffRun(t, handoffInput)
 	_, task := h.take("customer")
 	h.report(task, "validated", map[string]any{"order_id": "12345", "refund_eligible": true})

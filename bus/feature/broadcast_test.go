@@ -14,7 +14,7 @@ import (
 	"github.com/batonhq/baton/transport"
 )
 
-func TestRF009_Scenario03_BroadcastMessageToAllAgents(t *testing.T) {
+func TestBroadcastMessageToAllAgents(t *testing.T) {
 	onEach(t, func(t *testing.T, tr transport.Transport) {
 		core, logs := observer.New(zapcore.DebugLevel)
 		agents := []string{"Flight", "Hotel", "Car", "Payment", "Notify"}
@@ -62,7 +62,7 @@ func TestRF009_Scenario03_BroadcastMessageToAllAgents(t *testing.T) {
 	})
 }
 
-func TestRF009_Scenario17_BroadcastWithSelectiveTargeting(t *testing.T) {
+func TestBroadcastWithSelectiveTargeting(t *testing.T) {
 	onEach(t, func(t *testing.T, tr transport.Transport) {
 		core, logs := observer.New(zapcore.DebugLevel)
 		r := newRouting(t, tr, routingConfig{bc: feature.BroadcastSettings{Logger: zap.New(core)}})

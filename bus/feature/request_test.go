@@ -219,7 +219,7 @@ func TestRequest_Close(t *testing.T) {
 	})
 }
 
-func TestRF009_Scenario04_RequestResponseCorrelation(t *testing.T) {
+func TestRequestResponseCorrelation(t *testing.T) {
 	onEach(t, func(t *testing.T, tr transport.Transport) {
 		r := newRouting(t, tr, routingConfig{}, "HotelAgent", "PaymentAgent")
 		var wg sync.WaitGroup
@@ -254,7 +254,7 @@ func TestRF009_Scenario04_RequestResponseCorrelation(t *testing.T) {
 	})
 }
 
-func TestRF009_Scenario20_CommunicationMetrics(t *testing.T) {
+func TestCommunicationMetrics(t *testing.T) {
 	onEach(t, func(t *testing.T, tr transport.Transport) {
 		agents := []string{"Orchestrator", "FlightAgent", "HotelAgent", "PaymentAgent", "NotificationAgent"}
 		r := newRouting(t, tr, routingConfig{}, agents...)

@@ -47,7 +47,7 @@ func advanceTo(t *testing.T, clk *clock.Manual, want time.Duration) {
 	clk.Set(recT0.Add(want))
 }
 
-func TestRF009_Scenario12_MessageQueueFull(t *testing.T) {
+func TestMessageQueueFull(t *testing.T) {
 	t.Run("retried on 100ms 500ms 2s and sent once the queue clears", func(t *testing.T) {
 		onEach(t, func(t *testing.T, tr transport.Transport) {
 			openBox(t, tr, "PaymentAgent", 3)
@@ -72,7 +72,7 @@ func TestRF009_Scenario12_MessageQueueFull(t *testing.T) {
 	})
 }
 
-func TestRF009_Scenario14_ParallelMessages(t *testing.T) {
+func TestParallelMessages(t *testing.T) {
 	onEach(t, func(t *testing.T, tr transport.Transport) {
 		agents := []string{"FlightAgent", "HotelAgent", "CarAgent"}
 		msgs := make([]*transport.Message, len(agents))
@@ -109,7 +109,7 @@ func TestRF009_Scenario14_ParallelMessages(t *testing.T) {
 	})
 }
 
-func TestRF009_Scenario15_MessageRetryWithBackoff(t *testing.T) {
+func TestMessageRetryWithBackoff(t *testing.T) {
 	t.Run("success on the fourth attempt", func(t *testing.T) {
 		onEach(t, func(t *testing.T, tr transport.Transport) {
 			openBox(t, tr, "PaymentAgent", 1)

@@ -21,7 +21,7 @@ func fill(t *testing.T, b *bus.Bus, agent string, n int) {
 	}
 }
 
-func TestRF009_Scenario12_MessageQueueFull(t *testing.T) {
+func TestMessageQueueFull(t *testing.T) {
 	t.Run("refused and dead-lettered without retry", func(t *testing.T) {
 		b := newBus(t, []string{"FlightAgent", "PaymentAgent"})
 		fill(t, b, "PaymentAgent", bus.DefaultMailboxCapacity)

@@ -21,7 +21,7 @@ import (
 // Scenarios about single messages: send, receive, broadcast,
 // correlation, priority, TTL, validation, acknowledgement, content rules.
 
-func TestRF009_Scenario01_SendMessageBetweenAgents(t *testing.T) {
+func TestSendMessageBetweenAgents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBus(t, []string{"FlightAgent", "PaymentAgent"})
 		m := &transport.Message{
@@ -67,7 +67,7 @@ func TestRF009_Scenario01_SendMessageBetweenAgents(t *testing.T) {
 	})
 }
 
-func TestRF009_Scenario02_ReceiveMessages(t *testing.T) {
+func TestReceiveMessages(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBus(t, []string{"PaymentAgent"})
 		for i, from := range []string{"FlightAgent", "HotelAgent", "CarAgent"} {
@@ -90,7 +90,7 @@ func TestRF009_Scenario02_ReceiveMessages(t *testing.T) {
 	})
 }
 
-func TestRF009_Scenario05_MessagePriority(t *testing.T) {
+func TestMessagePriority(t *testing.T) {
 	start := time.Date(2025, 11, 16, 10, 0, 0, 0, time.UTC)
 	clk := clock.NewManual(start)
 	b := newBus(t, []string{"PaymentAgent"}, bus.WithClock(clk))
@@ -115,7 +115,7 @@ func TestRF009_Scenario05_MessagePriority(t *testing.T) {
 	assertBalanced(t, b)
 }
 
-func TestRF009_Scenario06_MessageTTL(t *testing.T) {
+func TestMessageTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		log, logs := observed()
 		b := newBus(t, []string{"FlightAgent", "PaymentAgent"}, bus.WithLogger(log))
@@ -141,7 +141,7 @@ func TestRF009_Scenario06_MessageTTL(t *testing.T) {
 	})
 }
 
-func TestRF009_Scenario11_MessageValidationError(t *testing.T) {
+func TestMessageValidationError(t *testing.T) {
 	b := newBus(t, []string{"FlightAgent", "PaymentAgent"})
 	err := b.Send(t.Context(), &transport.Message{From: "FlightAgent", To: "PaymentAgent", Type: transport.MessageRequest})
 	var ve *transport.ValidationError
@@ -157,7 +157,7 @@ func TestRF009_Scenario11_MessageValidationError(t *testing.T) {
 	}
 }
 
-func TestRF009_Scenario13_AcknowledgeReceipt(t *testing.T) {
+func TestAcknowledgeReceipt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBus(t, []string{"Orchestrator", "FlightAgent"})
 		req := request("Orchestrator", "FlightAgent", "search_flights")
@@ -197,7 +197,7 @@ func TestRF009_Scenario13_AcknowledgeReceipt(t *testing.T) {
 	})
 }
 
-func TestRF009_Scenario18_MessageContentStructureValidation(t *testing.T) {
+func TestMessageContentStructureValidation(t *testing.T) {
 	b := bus.New()
 	t.Cleanup(func() { _ = b.Close() })
 	if err := b.Register("PaymentAgent", bus.WithRequiredContent("action", "parameters")); err != nil {

@@ -50,7 +50,7 @@ func viaJSON(t *testing.T, m *transport.Message) *transport.Message {
 	return &out
 }
 
-func TestRF009_Scenario07_HandoffBetweenAgents(t *testing.T) {
+func TestHandoffBetweenAgents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBus(t, []string{"CustomerAgent", "SellerAgent"})
 		result := map[string]any{"order_id": "12345", "refund_eligible": true}
@@ -78,7 +78,7 @@ func TestRF009_Scenario07_HandoffBetweenAgents(t *testing.T) {
 	})
 }
 
-func TestRF009_Scenario08_HandoffWithContextTransfer(t *testing.T) {
+func TestHandoffWithContextTransfer(t *testing.T) {
 	b := newBus(t, []string{"FlightAgent", "PaymentAgent"})
 	ctx := map[string]any{
 		"user_preferences": map[string]any{"prefer_morning": true, "notes": strings.Repeat("n", 4900)},
@@ -105,7 +105,7 @@ func TestRF009_Scenario08_HandoffWithContextTransfer(t *testing.T) {
 	}
 }
 
-func TestRF009_Scenario09_SequentialHandoffChain(t *testing.T) {
+func TestSequentialHandoffChain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		chain := []string{"CustomerAgent", "SellerAgent", "PaymentAgent", "NotificationAgent"}
 		b := newBus(t, chain)
@@ -133,7 +133,7 @@ func TestRF009_Scenario09_SequentialHandoffChain(t *testing.T) {
 	})
 }
 
-func TestRF009_Scenario10_ConditionalHandoff(t *testing.T) {
+func TestConditionalHandoff(t *testing.T) {
 	for _, tc := range []struct{ approval, want, not string }{
 		{"APPROVED", "PaymentAgent", "NotificationAgent"},
 		{"REJECTED", "NotificationAgent", "PaymentAgent"},
@@ -160,7 +160,7 @@ func TestRF009_Scenario10_ConditionalHandoff(t *testing.T) {
 	}
 }
 
-func TestRF009_Scenario16_HandoffLogging(t *testing.T) {
+func TestHandoffLogging(t *testing.T) {
 	log, logs := observed()
 	b := newBus(t, []string{"CustomerAgent", "SellerAgent"}, bus.WithLogger(log))
 	m := handoff("CustomerAgent", "SellerAgent", "Approve refund", map[string]any{"order_id": "12345"}, nil, nil)
@@ -182,7 +182,7 @@ func TestRF009_Scenario16_HandoffLogging(t *testing.T) {
 	}
 }
 
-func TestRF009_Scenario19_HandoffWithConstraints(t *testing.T) {
+func TestHandoffWithConstraints(t *testing.T) {
 	b := newBus(t, []string{"SellerAgent", "PaymentAgent"})
 	constraints := map[string]any{"refund_method": "original_payment", "processing_time": "within_3_days"}
 	mustSend(t, b, handoff("SellerAgent", "PaymentAgent", "Refund", map[string]any{}, "APPROVED", constraints))
