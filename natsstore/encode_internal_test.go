@@ -3,6 +3,7 @@ package natsstore
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -38,8 +39,8 @@ func fullStep() (record.Snapshot, []record.Entry, []record.Outgoing) {
 		Commits: 5,
 		Usage: registry.Ledger{
 			Totals: registry.Totals{InputTokens: 10, OutputTokens: 20, Tokens: 30, Cost: 0.000001},
-			Agents: registry.AgentTotals{{Agent: "a", Totals: registry.Totals{Tokens: 1}}, {Agent: "b<", Totals: registry.Totals{Cost: 1e21}}},
-			Visit:  registry.Totals{Cost: 2},
+			Agents: registry.AgentTotals{{Agent: "a", Totals: registry.Totals{InputTokens: 2, OutputTokens: 3, Tokens: 5, Cost: 0.25}}, {Agent: "b<", Totals: registry.Totals{Cost: 1e21}}},
+			Visit:  registry.Totals{InputTokens: 4, OutputTokens: 6, Tokens: 10, Cost: 2},
 		},
 	}
 	entries := []record.Entry{{
@@ -187,4 +188,37 @@ func BenchmarkEncodeStep(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestFullStep_FillsEveryField holds fullStep complete: the hand encoder
+// and decoder name each field again, and the tests that hold them equal to
+// encoding/json (this file's and decode_internal_test.go's) only see a
+// field fullStep sets. A field added to a record type fails here until
+// fullStep sets it, and then there until both codecs carry it.
+func TestFullStep_FillsEveryField(t *testing.T) {
+	snap, entries, outbox := fullStep()
+	requireFilled(t, "Snapshot", reflect.ValueOf(snap))
+	requireFilled(t, "Entry", reflect.ValueOf(entries[0]))
+	requireFilled(t, "Outgoing", reflect.ValueOf(outbox[0]))
+}
+
+// requireFilled fails for every exported field of the struct v, and of
+// the structs within it, that holds its zero value.
+func requireFilled(t *testing.T, path string, v reflect.Value) {
+	t.Helper()
+	for i := range v.NumField() {
+		f, fv := v.Type().Field(i), v.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name := path + "." + f.Name
+		switch {
+		case fv.IsZero():
+			t.Errorf("fullStep leaves %s empty: set it, so that the codec tests see it", name)
+		case fv.Kind() == reflect.Struct && f.Type != reflect.TypeFor[time.Time]():
+			requireFilled(t, name, fv)
+		case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct:
+			requireFilled(t, name+"[0]", fv.Index(0))
+		}
+	}
 }
