@@ -62,7 +62,7 @@ func TestMemLog_KeepsEveryField(t *testing.T) {
 	var l memLog
 	var want []Entry
 	for k, entries := range steps {
-		l.add(entries, 0)
+		l.add(entries, 0, nil)
 		want = append(want, entries...)
 		if k == len(steps)-2 {
 			l.finish()
@@ -98,7 +98,7 @@ func TestMemLog_KeepsResultsItCannotEncode(t *testing.T) {
 	for _, odd := range []map[string]any{{"c": custom{1}}, {"u": uint8(1)}, {"deep": deep}, {"ss": []string{"a"}}} {
 		var l memLog
 		entries := []Entry{{Result: richResult()}, {Result: odd}, {Result: odd}, {Result: richResult()}}
-		l.add(entries, 0)
+		l.add(entries, 0, nil)
 		l.finish()
 		if l.odd == nil || len(l.odd.results) != 1 {
 			t.Errorf("%v: got %+v kept aside, want the odd result once", odd, l.odd)
@@ -138,7 +138,7 @@ func TestMemLog_SharedResult(t *testing.T) {
 	var l memLog
 	var want []Entry
 	for _, entries := range steps {
-		l.add(entries, 0)
+		l.add(entries, 0, nil)
 		want = append(want, entries...)
 	}
 	got := l.entries()
@@ -171,15 +171,15 @@ func TestMemLog_RepeatedFields(t *testing.T) {
 	var l memLog
 	var want []Entry
 	for _, entries := range steps {
-		l.add(entries, 0)
+		l.add(entries, 0, nil)
 		want = append(want, entries...)
 		if got := l.entries(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %+v, want %+v", got, want)
 		}
 	}
 	var one, two memLog
-	one.add([]Entry{rule}, 0)
-	two.add([]Entry{rule, rule}, 0)
+	one.add([]Entry{rule}, 0, nil)
+	two.add([]Entry{rule, rule}, 0, nil)
 	if first, again := len(one.data), len(two.data)-len(one.data); again > first/3 {
 		t.Errorf("a repeated entry took %d bytes, the first %d: want at most a third", again, first)
 	}

@@ -152,3 +152,46 @@ func TestMemInstance_Settle(t *testing.T) {
 		}
 	}
 }
+
+// TestMemStore_ReusesDroppedHistories checks that once the retention is
+// reached, a new instance's history grows into the buffer of one dropped
+// past it (an instance allocates its record and its first commit's
+// history, no more), and that the histories kept are whole.
+func TestMemStore_ReusesDroppedHistories(t *testing.T) {
+	const kept = 2
+	s := NewMemStore(WithRetention(kept))
+	steps := sizedSteps("instance-0")
+	ids := make([]string, 300)
+	for k := range ids {
+		ids[k] = fmt.Sprintf("instance-%d", k)
+	}
+	n := 0
+	commit := func() {
+		for _, st := range steps {
+			st.Snapshot.ID = ids[n]
+			if err := s.Commit(t.Context(), st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n++
+	}
+	for range 20 {
+		commit()
+	}
+	if got := testing.AllocsPerRun(200, commit); got > 2.5 {
+		t.Errorf("got %.2f allocations an instance, want 2 (its record and its first history)", got)
+	}
+	var want []Entry
+	for _, st := range steps {
+		want = append(want, st.Entries...)
+	}
+	for _, id := range ids[n-kept : n] {
+		got, err := s.History(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got history %+v, want %+v", id, got, want)
+		}
+	}
+}
