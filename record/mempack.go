@@ -78,7 +78,9 @@ func (l *memLog) add(entries []Entry, room int, spares *memSpares) {
 	switch {
 	case cap(l.data)-len(l.data) >= need:
 	case len(l.data) > 0 && room >= len(l.data)+need:
-		l.data = append(spares.get(room), l.data...)
+		first := l.data
+		l.data = append(spares.get(room), first...)
+		spares.putFirst(first)
 	case len(l.data) > 0 && cap(l.data) > len(l.data):
 		// It may fit all the same (the last step of a history in its
 		// room, as a rule): try.
@@ -111,9 +113,10 @@ func (l *memLog) grow(step []byte, room int, spares *memSpares) {
 	var grown []byte
 	switch {
 	case len(l.data) == 0:
-		grown = slices.Grow([]byte(nil), size) // rounded up to its size class: no room is wasted
+		grown = spares.getFirst(size)
 	case room >= size:
 		grown = spares.get(room)
+		defer spares.putFirst(l.data)
 	default:
 		grown = slices.Grow([]byte(nil), 2*size)
 	}
@@ -127,59 +130,98 @@ func (l *memLog) grow(step []byte, room int, spares *memSpares) {
 // 8.7 KB a refund instance allocated, and 3% of a refund's CPU time went
 // to its allocation, its zeroing and the collector's assists that charged
 // it (BenchmarkMemStoreCommit: 1,930 to 416 bytes and 5 to 4 allocations
-// an instance).
+// an instance). So are the buffers of first commits, which a history
+// leaves when it grows to its room, for the next first commits.
 type memSpares struct {
-	mu    sync.Mutex
+	mu          sync.Mutex
+	hist, first spareList
+}
+
+// spareList is a stack of spare buffers.
+type spareList struct {
 	bufs  [][]byte
 	bytes int // the capacity of bufs' buffers
 }
 
-// memSpareBytes is the most bytes of buffers a memSpares keeps: enough
+// memSpareBytes is the most bytes of buffers a spareList keeps: enough
 // for the bursts of a busy engine (BenchmarkEngineRefund's 500 instances
 // in flight finish and start in turns of hundreds: 64 buffers met half of
 // its new histories), little beside the histories a MemStore retains.
-// memSpareMin is the smallest buffer it keeps.
+// memSpareMin is the smallest dropped history's buffer kept.
 const (
 	memSpareBytes = 1 << 20
 	memSpareMin   = 256
 )
 
 // get returns an empty buffer of room bytes or a little more (no more than
-// finish would copy away), a spare if the last one kept is such.
-func (sp *memSpares) get(room int) []byte {
+// finish would copy away: room is more than 16 bytes), a spare if the last
+// one kept is such.
+func (sp *memSpares) get(room int) []byte { return sp.take(room, false) }
+
+// getFirst is get for a history's first commit.
+func (sp *memSpares) getFirst(size int) []byte { return sp.take(size, true) }
+
+func (sp *memSpares) take(size int, first bool) []byte {
 	if sp != nil {
 		sp.mu.Lock()
-		var b []byte
-		if n := len(sp.bufs); n > 0 {
-			// The last one only: a spare of another size is dropped, so
-			// that the spares follow the sizes histories come in.
-			b = sp.bufs[n-1]
-			sp.bufs[n-1] = nil
-			sp.bufs = sp.bufs[:n-1]
-			sp.bytes -= cap(b)
-		}
+		b := sp.list(first).pop()
 		sp.mu.Unlock()
-		if cap(b) >= room && cap(b)-room <= room/8 {
+		// The last one only: a spare of another size is dropped, so that
+		// the spares follow the sizes histories come in. Small sizes are
+		// rounded up to 16 bytes when allocated, larger ones by an eighth
+		// or so.
+		if cap(b) >= size && cap(b)-size <= max(size/8, 16) {
 			return b[:0]
 		}
 	}
 	// Rounded up to its size class, no room is wasted, and the spare it
-	// makes fits rooms of that class.
-	return slices.Grow([]byte(nil), room)
+	// makes fits sizes of that class.
+	return slices.Grow([]byte(nil), size)
 }
 
-// put keeps b, the buffer of a history no one reads any more, if there is
-// room for it.
-func (sp *memSpares) put(b []byte) {
-	if cap(b) < memSpareMin {
-		return
+func (sp *memSpares) list(first bool) *spareList {
+	if first {
+		return &sp.first
 	}
+	return &sp.hist
+}
+
+// put keeps b, the buffer of a dropped history, which no one reads any
+// more, if there is room for it.
+func (sp *memSpares) put(b []byte) {
+	if cap(b) >= memSpareMin {
+		sp.keep(b, false)
+	}
+}
+
+// putFirst keeps b, the buffer of a history's first commit it has left,
+// if there is room for it.
+func (sp *memSpares) putFirst(b []byte) {
+	if sp != nil && cap(b) > 0 {
+		sp.keep(b, true)
+	}
+}
+
+func (sp *memSpares) keep(b []byte, first bool) {
 	sp.mu.Lock()
-	if sp.bytes+cap(b) <= memSpareBytes {
-		sp.bufs = append(sp.bufs, b)
-		sp.bytes += cap(b)
+	if l := sp.list(first); l.bytes+cap(b) <= memSpareBytes {
+		l.bufs = append(l.bufs, b)
+		l.bytes += cap(b)
 	}
 	sp.mu.Unlock()
+}
+
+// pop takes the last buffer kept, if any.
+func (l *spareList) pop() []byte {
+	n := len(l.bufs)
+	if n == 0 {
+		return nil
+	}
+	b := l.bufs[n-1]
+	l.bufs[n-1] = nil
+	l.bufs = l.bufs[:n-1]
+	l.bytes -= cap(b)
+	return b
 }
 
 // fixedSize is about the most bytes an encoded entry takes besides its
