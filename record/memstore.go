@@ -19,7 +19,9 @@ import (
 // the order they finished): MemRetention of them by default, see
 // WithRetention. Older finished instances are dropped with their history
 // and outbox, so that a long-running process does not grow without bound;
-// up to 1 MiB of dropped histories' buffers is kept for the next instances'.
+// up to 1 MiB of dropped histories' buffers, and as much of the buffers
+// of first commits histories left as they grew, are kept for the next
+// instances' histories.
 //
 // History entries are kept encoded, so that the retained histories cost
 // the garbage collector little; their times come back without a monotonic
