@@ -62,7 +62,7 @@ func TestMemLog_KeepsEveryField(t *testing.T) {
 	var l memLog
 	var want []Entry
 	for k, entries := range steps {
-		l.add(entries, 0)
+		l.add(entries, 0, nil)
 		want = append(want, entries...)
 		if k == len(steps)-2 {
 			l.finish()
@@ -98,7 +98,7 @@ func TestMemLog_KeepsResultsItCannotEncode(t *testing.T) {
 	for _, odd := range []map[string]any{{"c": custom{1}}, {"u": uint8(1)}, {"deep": deep}, {"ss": []string{"a"}}} {
 		var l memLog
 		entries := []Entry{{Result: richResult()}, {Result: odd}, {Result: odd}, {Result: richResult()}}
-		l.add(entries, 0)
+		l.add(entries, 0, nil)
 		l.finish()
 		if l.odd == nil || len(l.odd.results) != 1 {
 			t.Errorf("%v: got %+v kept aside, want the odd result once", odd, l.odd)
@@ -138,7 +138,7 @@ func TestMemLog_SharedResult(t *testing.T) {
 	var l memLog
 	var want []Entry
 	for _, entries := range steps {
-		l.add(entries, 0)
+		l.add(entries, 0, nil)
 		want = append(want, entries...)
 	}
 	got := l.entries()
@@ -147,5 +147,40 @@ func TestMemLog_SharedResult(t *testing.T) {
 	}
 	if !sameMap(got[0].Result, got[2].Result) {
 		t.Error("got two maps for the result the step's entries share, want one")
+	}
+}
+
+// TestMemLog_RepeatedFields logs steps whose entries repeat the time and
+// strings of the entry before, as the engine's do, across an entry kept
+// aside and a step's first entry (which repeats nothing), and gets every
+// entry back equal; a repeated entry takes far fewer bytes than the first.
+func TestMemLog_RepeatedFields(t *testing.T) {
+	at := time.Date(2026, 11, 27, 12, 0, 0, 5, time.UTC)
+	local := time.Date(2026, 11, 27, 12, 0, 0, 5, time.Local)
+	zoned := Entry{Time: at.In(time.FixedZone("X", 3600)), State: "A", Agent: "a"}
+	run := Entry{Time: at, Kind: KindAgentRun, State: "A", Agent: "a", Trigger: "done", Result: map[string]any{"ok": true}}
+	outcome := run
+	outcome.Kind = KindOutcome
+	rule := Entry{Time: at, Kind: KindRuleFired, State: "A", Agent: "a", Trigger: "done", Rule: "r", Next: "B"}
+	moved := Entry{Time: local, Kind: KindTransition, State: "A", Next: "B"}
+	steps := [][]Entry{
+		{run, outcome, rule, moved, moved},
+		{moved, run, zoned, run, {Time: at}, {}, {Time: at, State: "A"}},
+		{rule, rule, outcome},
+	}
+	var l memLog
+	var want []Entry
+	for _, entries := range steps {
+		l.add(entries, 0, nil)
+		want = append(want, entries...)
+		if got := l.entries(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %+v, want %+v", got, want)
+		}
+	}
+	var one, two memLog
+	one.add([]Entry{rule}, 0, nil)
+	two.add([]Entry{rule, rule}, 0, nil)
+	if first, again := len(one.data), len(two.data)-len(one.data); again > first/3 {
+		t.Errorf("a repeated entry took %d bytes, the first %d: want at most a third", again, first)
 	}
 }

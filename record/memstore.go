@@ -18,7 +18,10 @@ import (
 // A MemStore keeps every running instance and the newest finished ones (by
 // the order they finished): MemRetention of them by default, see
 // WithRetention. Older finished instances are dropped with their history
-// and outbox, so that a long-running process does not grow without bound.
+// and outbox, so that a long-running process does not grow without bound;
+// up to 1 MiB of dropped histories' buffers, and as much of the buffers
+// of first commits histories left as they grew, are kept for the next
+// instances' histories.
 //
 // History entries are kept encoded, so that the retained histories cost
 // the garbage collector little; their times come back without a monotonic
@@ -53,6 +56,9 @@ type MemStore struct {
 	// histories' deviation from it, both in sixteenths of a byte (see
 	// logRoom).
 	logSize, logDev atomic.Int64
+
+	// spares holds the history buffers of dropped instances.
+	spares memSpares
 }
 
 var (
@@ -130,7 +136,7 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 		room = s.logRoom()
 	}
 	mi.log.dropMaps()
-	mi.log.add(rec.Entries, room)
+	mi.log.add(rec.Entries, room, &s.spares)
 	if rec.Snapshot.Status.Finished() && mi.log.packMaps(&mi.snap) {
 		mi.snap.visits, mi.snap.input, mi.snap.context, mi.snap.packed = nil, nil, nil, true
 	}
@@ -260,6 +266,9 @@ func (s *MemStore) drop(mi *memInstance) bool {
 	s.instances.remove(mi)
 	// What it holds goes now, not when the order List walks is next
 	// compacted: that keeps up to as many dropped instances as live ones.
+	// No reader holds its history's buffer past the instance's lock (they
+	// decode copies): the next instances can have it.
+	s.spares.put(mi.log.data)
 	mi.log, mi.outbox = memLog{}, nil
 	mi.snap.visits, mi.snap.input, mi.snap.context, mi.snap.packed = nil, nil, nil, false
 	return true

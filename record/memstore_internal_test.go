@@ -152,3 +152,53 @@ func TestMemInstance_Settle(t *testing.T) {
 		}
 	}
 }
+
+// TestMemStore_ReusesDroppedHistories checks that once the retention is
+// reached, a new instance's history grows into the buffer of one dropped
+// past it, not a new one, that its first commit goes into the buffer an
+// earlier history left when it grew, and that the histories kept are
+// whole.
+func TestMemStore_ReusesDroppedHistories(t *testing.T) {
+	const kept, warm, total = 2, 20, 220
+	s := NewMemStore(WithRetention(kept))
+	steps := sizedSteps("instance-0")
+	// The buffers of the histories and of their first commits, once warm.
+	buffers, firsts := map[*byte]bool{}, map[*byte]bool{}
+	for n := range total {
+		id := fmt.Sprintf("instance-%d", n)
+		for k, st := range steps {
+			st.Snapshot.ID = id
+			if err := s.Commit(t.Context(), st); err != nil {
+				t.Fatal(err)
+			}
+			if mi, _ := s.instances.load(id); n >= warm && k == 0 {
+				firsts[&mi.log.data[:1][0]] = true
+			}
+		}
+		if n >= warm {
+			mi, _ := s.instances.load(id)
+			buffers[&mi.log.data[:1][0]] = true
+		}
+	}
+	// Each instance dropped gives its buffer to the next one to start.
+	if len(buffers) > kept+2 {
+		t.Errorf("%d instances past the first %d had %d history buffers, want at most %d", total-warm, warm, len(buffers), kept+2)
+	}
+	if len(firsts) > 2 {
+		t.Errorf("%d instances past the first %d had %d first commits' buffers, want at most 2", total-warm, warm, len(firsts))
+	}
+	var want []Entry
+	for _, st := range steps {
+		want = append(want, st.Entries...)
+	}
+	for n := total - kept; n < total; n++ {
+		id := fmt.Sprintf("instance-%d", n)
+		got, err := s.History(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got history %+v, want %+v", id, got, want)
+		}
+	}
+}
