@@ -198,26 +198,21 @@ func (w walker) member(k string, e any, depth int) (int, *Error) {
 	if !ok && w.strict {
 		return 0, &Error{Reason: "has a key that is not valid UTF-8: " + strconv.Quote(k)}
 	}
-	// The commonest values, a string and a number, are measured here
-	// rather than by a call one level down (depth cannot matter for them).
+	// A string, the commonest value, is measured here rather than by a
+	// call one level down (depth cannot matter for it).
 	var m int
 	var err *Error
-	switch x := e.(type) {
-	case string:
+	if s, isString := e.(string); isString {
 		valid := true
-		if m = 6*len(x) + 2; w.exact {
-			m, valid = stringSize(x)
+		if m = 6*len(s) + 2; w.exact {
+			m, valid = stringSize(s)
 		} else {
-			valid = ValidUTF8(x)
+			valid = ValidUTF8(s)
 		}
 		if !valid && w.strict {
 			err = &Error{Reason: "is not valid UTF-8"}
 		}
-	case float64:
-		if m = maxFloat; w.exact || math.IsNaN(x) || math.IsInf(x, 0) {
-			m, err = w.floatSize(x, 64)
-		}
-	default:
+	} else {
 		m, err = w.walk(e, depth+1)
 	}
 	if err != nil {
