@@ -145,12 +145,38 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 				return n, nil
 			}
 		}
+		// member, written out: a call per member cost a fifth more on a
+		// 20-member map (measured), and large maps are ranged over.
 		for k, e := range x {
-			m, err := w.member(k, e, depth)
+			kn, ok := 6*len(k)+2, true
+			if w.exact {
+				kn, ok = stringSize(k)
+			} else {
+				ok = ValidUTF8(k)
+			}
+			if !ok && w.strict {
+				return 0, &Error{Reason: "has a key that is not valid UTF-8: " + strconv.Quote(k)}
+			}
+			var m int
+			var err *Error
+			if s, isString := e.(string); isString {
+				valid := true
+				if m = 6*len(s) + 2; w.exact {
+					m, valid = stringSize(s)
+				} else {
+					valid = ValidUTF8(s)
+				}
+				if !valid && w.strict {
+					err = &Error{Reason: "is not valid UTF-8"}
+				}
+			} else {
+				m, err = w.walk(e, depth+1)
+			}
 			if err != nil {
+				err.Field = "." + k + err.Field
 				return 0, err
 			}
-			n += m
+			n += kn + 1 + m
 		}
 		return n, nil
 	case []any:
@@ -187,7 +213,8 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 	return marshalSize(v)
 }
 
-// member returns the size of the member k: e of a map at depth.
+// member returns the size of the member k: e of a map at depth (the walk
+// of a large map writes it out).
 func (w walker) member(k string, e any, depth int) (int, *Error) {
 	kn, ok := 6*len(k)+2, true
 	if w.exact {
