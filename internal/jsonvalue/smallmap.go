@@ -3,7 +3,6 @@
 package jsonvalue
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"unsafe"
 )
@@ -29,10 +28,11 @@ type mapHeader struct {
 	dirLen int            // 0 for a small map
 }
 
-// anyGroup is the one group of a small map[string]any: a control byte per
-// slot, whose high bit is clear when the slot is full, then the slots.
+// anyGroup is the one group of a small map[string]any: a control word
+// holding a byte per slot (slot i's in bits 8i to 8i+7, on every byte
+// order), whose high bit is clear when the slot is full, then the slots.
 type anyGroup struct {
-	ctrl  [8]byte
+	ctrl  uint64
 	slots [8]struct {
 		key  string
 		elem any
@@ -41,7 +41,7 @@ type anyGroup struct {
 
 // smallMaps is whether init found the layout above in this runtime.
 var smallMaps = func() bool {
-	for n := range 10 { // 9 and 10 entries make a large map: not read
+	for n := range 10 { // 9 entries make a large map: not read
 		m := make(map[string]any)
 		for i := range n {
 			m[string(rune('a'+i))] = i
@@ -73,5 +73,5 @@ func smallGroup(m map[string]any) (g *anyGroup, full uint64, ok bool) {
 		return nil, 0, false
 	}
 	g = (*anyGroup)(h.dirPtr)
-	return g, ^binary.LittleEndian.Uint64(g.ctrl[:]) & hiBits64, true
+	return g, ^g.ctrl & hiBits64, true
 }
