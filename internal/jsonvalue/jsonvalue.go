@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"reflect"
 	"strconv"
 	"unicode/utf8"
@@ -131,6 +132,21 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 			return 4, nil
 		}
 		n := 2 + max(len(x)-1, 0)
+		if smallMaps {
+			if g, full, ok := smallGroup(x); ok {
+				for ; full != 0; full &= full - 1 {
+					s := &g.slots[bits.TrailingZeros64(full)>>3]
+					m, err := w.member(s.key, s.elem, depth)
+					if err != nil {
+						return 0, err
+					}
+					n += m
+				}
+				return n, nil
+			}
+		}
+		// member, written out: a call per member cost a fifth more on a
+		// 20-member map (measured), and large maps are ranged over.
 		for k, e := range x {
 			kn, ok := 6*len(k)+2, true
 			if w.exact {
@@ -141,8 +157,6 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 			if !ok && w.strict {
 				return 0, &Error{Reason: "has a key that is not valid UTF-8: " + strconv.Quote(k)}
 			}
-			// A string, the commonest value, is measured here rather than
-			// by a call one level down (depth cannot matter for it).
 			var m int
 			var err *Error
 			if s, isString := e.(string); isString {
@@ -197,6 +211,42 @@ func (w walker) walk(v any, depth int) (int, *Error) {
 		return n, nil
 	}
 	return marshalSize(v)
+}
+
+// member returns the size of the member k: e of a map at depth (the walk
+// of a large map writes it out).
+func (w walker) member(k string, e any, depth int) (int, *Error) {
+	kn, ok := 6*len(k)+2, true
+	if w.exact {
+		kn, ok = stringSize(k)
+	} else {
+		ok = ValidUTF8(k)
+	}
+	if !ok && w.strict {
+		return 0, &Error{Reason: "has a key that is not valid UTF-8: " + strconv.Quote(k)}
+	}
+	// A string, the commonest value, is measured here rather than by a
+	// call one level down (depth cannot matter for it).
+	var m int
+	var err *Error
+	if s, isString := e.(string); isString {
+		valid := true
+		if m = 6*len(s) + 2; w.exact {
+			m, valid = stringSize(s)
+		} else {
+			valid = ValidUTF8(s)
+		}
+		if !valid && w.strict {
+			err = &Error{Reason: "is not valid UTF-8"}
+		}
+	} else {
+		m, err = w.walk(e, depth+1)
+	}
+	if err != nil {
+		err.Field = "." + k + err.Field
+		return 0, err
+	}
+	return kn + 1 + m, nil
 }
 
 // walkList walks the elements of a list one level deeper.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/batonhq/baton/internal/jsonvalue"
 )
@@ -146,6 +147,51 @@ func FuzzSize(f *testing.F) {
 		}
 		if got := jsonvalue.Size(v); got != want {
 			t.Fatalf("Size = %d, want %d", got, want)
+		}
+	})
+}
+
+// FuzzCheck_Maps holds the walk of maps of up to a dozen members, small
+// ones read from their group, with deleted members, equal to encoding/json.
+func FuzzCheck_Maps(f *testing.F) {
+	f.Add("action,parameters,amount", "process_payment", 450.0, uint16(0))
+	f.Add("a,b,c,d,e,f,g,h,i,j", "x\xffy", math.Inf(1), uint16(0x0105))
+	f.Add("k,\xfe,m", "", -0.0, uint16(0xffff))
+	f.Fuzz(func(t *testing.T, keys, s string, fl float64, drop uint16) {
+		m := map[string]any{}
+		for i, k := range strings.SplitN(keys, ",", 12) {
+			switch i % 4 {
+			case 0:
+				m[k] = s
+			case 1:
+				m[k] = fl
+			case 2:
+				m[k] = map[string]any{k: s, "n": fl}
+			default:
+				m[k] = []any{s, true, nil}
+			}
+		}
+		for i, k := range strings.SplitN(keys, ",", 12) {
+			if drop>>i&1 == 1 {
+				delete(m, k)
+			}
+		}
+		enc, err := json.Marshal(m)
+		want := -1
+		if err == nil {
+			want = len(enc)
+		}
+		if got := jsonvalue.Size(m); got != want {
+			t.Fatalf("Size = %d, want %d", got, want)
+		}
+		// Check also refuses invalid UTF-8, which json.Marshal replaces.
+		valid := err == nil
+		for k, v := range m {
+			_, number := v.(float64)
+			valid = valid && utf8.ValidString(k) && (number || utf8.ValidString(s))
+		}
+		if got := jsonvalue.Check(m, 1<<20); (got == nil) != valid {
+			t.Fatalf("Check = %v, want valid %v", got, valid)
 		}
 	})
 }
