@@ -181,6 +181,9 @@ func childID(parent, state string, visit int) string {
 // parentOf returns the id of the parent of a child instance id, "" for an
 // instance that is no child.
 func parentOf(id string) string {
+	if strings.IndexByte(id, '/') < 0 {
+		return "" // most instances: one vectorised scan, not two byte loops
+	}
 	k := strings.LastIndexByte(id, '/')
 	if k < 0 {
 		return ""
@@ -206,7 +209,7 @@ func (workflowKind) enter(ctx context.Context, i *instance, d dispatch) {
 	st := i.state
 	i.run = nil
 	target := i.e.fam.engine(st.Child.Workflow)
-	id := childID(i.id, st.Name, i.visits[st.Name])
+	id := childID(i.id, st.Name, i.visits.m[st.Name])
 	if target == nil {
 		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: fmt.Sprintf("child workflow %s is not run here", st.Child.Workflow), Kind: "child_failed"})
 		return
@@ -217,7 +220,7 @@ func (workflowKind) enter(ctx context.Context, i *instance, d dispatch) {
 	}
 	env := rules.Env{
 		Result: orEmpty(d.previous), Input: i.input, Context: i.context,
-		State: st.Name, Agent: st.Name, Step: i.step, Visits: i.visits, Usage: i.usage().Totals,
+		State: st.Name, Agent: st.Name, Step: i.step, Visits: i.visits.m, Usage: i.usage().Totals,
 	}
 	input, err := st.Child.EvalInput(st.Name, &env)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"sync"
 	"time"
 
@@ -33,7 +32,7 @@ type instance struct {
 	cancelReason string // the words given with a cancel
 	state        *rules.State
 	step         int
-	visits       map[string]int // copy-on-write: committed snapshots share it
+	visits       *visits // never changed in place: committed snapshots share its map
 	input        map[string]any
 	context      map[string]any // copy-on-write
 	used         *instanceUsage // what the runs used (see usage); nil while they used nothing
@@ -153,7 +152,7 @@ func newInstance(e *Engine, id string, input map[string]any) *instance {
 	st, _ := e.wf.State(e.wf.Initial)
 	return &instance{
 		e: e, id: id, status: record.StatusRunning, state: st,
-		visits: e.firstVisits, input: input, context: emptyMap, // copy-on-write: never changed in place
+		visits: e.visits.first, input: input, context: emptyMap, // never changed in place
 		created: e.clock.Now(), done: make(chan struct{}),
 	}
 }
@@ -259,7 +258,7 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 	snap := record.Snapshot{
 		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
 		Status: i.status, State: i.state.Name, Outcome: i.outcome, Step: i.step,
-		Visits: i.visits, Input: i.input, Context: i.context,
+		Visits: i.visits.m, Input: i.input, Context: i.context,
 		Created: i.created, Updated: i.now(), Commits: i.commits, Usage: i.usage(),
 	}
 	if i.run != nil {
@@ -390,7 +389,7 @@ func (i *instance) begin(ctx context.Context) {
 	i.armDeadline()
 	i.event(Event{Type: EventInstanceStarted})
 	i.event(Event{Type: EventStateChanged, To: i.state.Name})
-	kindOf(i.state).enter(ctx, i, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
+	kindOf(i.state).enter(ctx, i, dispatch{attempt: 1, description: i.e.startDescription, reason: "start", priority: 5})
 	i.commit(ctx)
 }
 
@@ -775,7 +774,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	env := envs.Get().(*rules.Env)
 	*env = rules.Env{
 		Result: orEmpty(result), Input: i.input, Context: i.context, Error: errInfo,
-		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
+		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits.m, Attempt: attempt,
 		Usage: i.usage().Totals, VisitUsage: i.usage().Visit,
 	}
 	i.note(record.Entry{Kind: record.KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt, Usage: i.takeChildUsage()})
@@ -845,7 +844,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 
 // checkLimits reports the limit that entering next would break, if any.
 func (i *instance) checkLimits(next *rules.State) *LimitError {
-	return limitError(i.e.wf.LimitOf(next, i.step, i.visits))
+	return limitError(i.e.wf.LimitOf(next, i.step, i.visits.m))
 }
 
 // limitError is the engine's error for a limit hit.
@@ -891,9 +890,7 @@ func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
 // state has one home, i.state.
 func (i *instance) enter(event string, next *rules.State) {
 	from := i.state.Name
-	visits := maps.Clone(i.visits)
-	visits[next.Name]++
-	i.visits = visits
+	i.visits = i.e.visits.enter(i.visits, next)
 	i.state = next
 	if i.used != nil {
 		i.used.ledger.Visit = registry.Totals{} // a new visit: the state's own budgets start again

@@ -124,11 +124,11 @@ func (e *Engine) resumeFrom(ctx context.Context, snaps []record.Snapshot, keep f
 func (e *Engine) restored(snap record.Snapshot, st *rules.State, seq int) *instance {
 	i := &instance{
 		e: e, id: snap.ID, status: snap.Status, state: st, step: snap.Step,
-		visits: maps.Clone(snap.Visits), input: orEmpty(snap.Input), context: orEmpty(snap.Context),
+		visits: ownVisits(maps.Clone(snap.Visits)), input: orEmpty(snap.Input), context: orEmpty(snap.Context),
 		outcome: snap.Outcome, created: snap.Created, commits: snap.Commits, seq: seq, done: make(chan struct{}),
 	}
-	if i.visits == nil {
-		i.visits = map[string]int{st.Name: 1}
+	if i.visits.m == nil {
+		i.visits.m = map[string]int{st.Name: 1}
 	}
 	if snap.Error != "" {
 		i.err = errors.New(snap.Error)
