@@ -221,7 +221,7 @@ func (i *instance) outOfRoom() bool {
 // room returns the room the instance's parent left it, if it is a child
 // and one was.
 func (i *instance) room() (room, bool) {
-	if parentOf(i.id) == "" {
+	if !i.child {
 		return room{}, false
 	}
 	return i.e.fam.room(i.id)

@@ -181,9 +181,6 @@ func childID(parent, state string, visit int) string {
 // parentOf returns the id of the parent of a child instance id, "" for an
 // instance that is no child.
 func parentOf(id string) string {
-	if strings.IndexByte(id, '/') < 0 {
-		return "" // most instances: one vectorised scan, not two byte loops
-	}
 	k := strings.LastIndexByte(id, '/')
 	if k < 0 {
 		return ""

@@ -290,6 +290,11 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any, wai
 	// carried out whole.
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
+	if inst.seq == 0 {
+		// Nothing has happened to it yet: its first step is at its
+		// creation, and the clock is not read again for it.
+		inst.stepTime = inst.created
+	}
 	inst.startTrace(ctx, false) // from ctx itself: a value lookup through WithoutCancel allocates
 	inst.begin(uncancelled(ctx))
 	inst.roomChecked = false

@@ -65,6 +65,9 @@ type instance struct {
 	// whose room it checked (RoomTeller): the first work is patient.
 	roomChecked bool
 	counted     bool // counted in the engine's running instances
+	// child is set for a child instance (its id has a parent): read at
+	// every decision, where reading the id's bytes was a cache miss.
+	child bool
 }
 
 // run is one run of an agent: a step.
@@ -153,7 +156,7 @@ func newInstance(e *Engine, id string, input map[string]any) *instance {
 	return &instance{
 		e: e, id: id, status: record.StatusRunning, state: st,
 		visits: e.visits.first, input: input, context: emptyMap, // never changed in place
-		created: e.clock.Now(), done: make(chan struct{}),
+		created: e.clock.Now(), done: make(chan struct{}), child: parentOf(id) != "",
 	}
 }
 
@@ -548,21 +551,27 @@ func (i *instance) pastThisCopy(ctx context.Context, step int, future error) err
 }
 
 // takeRun marks the run of step as taken by a worker and returns what the
-// handler needs, or ok=false if that run is no longer current.
-func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, ctx context.Context, timeout time.Duration, ok bool) {
+// handler needs, or ok=false if that run is no longer current. In a state
+// with a timeout, start is when the run began, read once for the task's
+// deadline and for the timeout's check (see finishRunAt).
+func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, ctx context.Context, start time.Time, timeout time.Duration, ok bool) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	r := i.active(step)
 	if r == nil || r.taken || r.handler == nil {
-		return nil, nil, nil, 0, false
+		return nil, nil, nil, time.Time{}, 0, false
 	}
 	r.taken = true
 	r.ctx.Context, r.running = i.handlerContext(r), true
-	task = i.task(r)
+	timeout = r.state.Timeout
+	if timeout > 0 {
+		start = i.e.clock.Now()
+	}
+	task = i.taskAt(r, start)
 	if r.span != nil || i.spanContext().IsValid() {
 		task.Traceparent = i.traceparent(r)
 	}
-	return task, r.handler, &r.ctx, r.state.Timeout, true
+	return task, r.handler, &r.ctx, start, timeout, true
 }
 
 // finishRun ends the run of step with the agent's outcome or error.

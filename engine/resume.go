@@ -126,6 +126,7 @@ func (e *Engine) restored(snap record.Snapshot, st *rules.State, seq int) *insta
 		e: e, id: snap.ID, status: snap.Status, state: st, step: snap.Step,
 		visits: ownVisits(maps.Clone(snap.Visits)), input: orEmpty(snap.Input), context: orEmpty(snap.Context),
 		outcome: snap.Outcome, created: snap.Created, commits: snap.Commits, seq: seq, done: make(chan struct{}),
+		child: parentOf(snap.ID) != "",
 	}
 	if i.visits.m == nil {
 		i.visits.m = map[string]int{st.Name: 1}
