@@ -68,6 +68,9 @@ type instance struct {
 	// child is set for a child instance (its id has a parent): read at
 	// every decision, where reading the id's bytes was a cache miss.
 	child bool
+	// sparePending is set while the spare timer, taken from a run that
+	// ended in this step, is still pending (see stopLater).
+	sparePending bool
 }
 
 // run is one run of an agent: a step.
@@ -646,6 +649,7 @@ func (i *instance) finishLocked(ctx context.Context, r *run, step int, out regis
 		i.decide(ctx, out.Trigger, out.Result, rules.ErrorInfo{})
 	}
 	i.commit(ctx)
+	i.stopSpare()
 	if i.commitErr != nil {
 		return notCommitted(i.id, step, i.commitErr)
 	}
@@ -685,6 +689,10 @@ func notCommitted(id string, step int, err error) error {
 // agent's declaration has failed with kind invalid_result.
 func (i *instance) ran(r *run, out registry.Outcome, runErr error, timedOut bool) (registry.Outcome, error) {
 	r.ended = true
+	if rt := r.timer; rt != nil {
+		r.timer = nil
+		rt.stopLater() // the step's next run resets it, or finishLocked stops it
+	}
 	r.stopTimers()
 	r.stop()
 	if timedOut {
