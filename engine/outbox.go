@@ -209,15 +209,22 @@ func (i *instance) settled() []string {
 // same step (a join that completed or timed out as it was rebuilt, say):
 // it is neither committed nor sent, and settled() leaves it out.
 func (i *instance) dropOver() {
-	keep := i.out.items[:0]
-	for _, s := range i.out.items {
+	keep := 0
+	for k := range i.out.items {
+		s := &i.out.items[k]
 		if s.r != nil && i.itemOver(openItem{key: s.out.Key, r: s.r}) {
 			continue
 		}
-		keep = append(keep, s)
+		if keep != k {
+			// Moved only when an item before it was dropped: copying
+			// each item onto itself was a write barrier for each of its
+			// pointers while the collector ran.
+			i.out.items[keep] = *s
+		}
+		keep++
 	}
-	clear(i.out.items[len(keep):])
-	i.out.items = keep
+	clear(i.out.items[keep:])
+	i.out.items = i.out.items[:keep]
 }
 
 // settleLater marks an outbox item from before a restart that the resumed
