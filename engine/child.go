@@ -145,7 +145,7 @@ func (f *family) running(id string) (*Engine, *instance) {
 	defer f.mu.Unlock()
 	for _, e := range f.order {
 		if v, ok := e.instances.Load(id); ok {
-			return e, v.(*instance)
+			return e, v
 		}
 	}
 	return nil, nil
@@ -317,7 +317,7 @@ func (i *instance) childTimedOut(ctx context.Context, c *childRun) {
 // cancelChild cancels child instance id, if it runs.
 func (e *Engine) cancelChild(ctx context.Context, id string) {
 	if v, ok := e.instances.Load(id); ok {
-		_ = v.(*instance).cancel(ctx, "its parent stopped waiting for it")
+		_ = v.cancel(ctx, "its parent stopped waiting for it")
 	}
 }
 

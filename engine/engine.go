@@ -52,9 +52,9 @@ type Engine struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	instances sync.Map   // id -> *instance, until it has finished
-	runs      runs       // Go handler runs under way, for Drain
-	lateMu    sync.Mutex // one late report of a finished instance at a time
+	instances *instanceMap // until they have finished
+	runs      runs         // Go handler runs under way, for Drain
+	lateMu    sync.Mutex   // one late report of a finished instance at a time
 	metrics   metrics
 	closed    atomic.Bool
 	starting  atomic.Int64 // starts under way whose first agent is external
@@ -95,6 +95,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 		wf: w, reg: reg, val: val, store: cfg.store, clock: cfg.clock, exec: cfg.executor,
 		log: cfg.logger, ids: cfg.ids, observe: cfg.observers, tr: cfg.transport,
 		lanes: map[string]*lane{}, visits: newVisitTree(w.Initial), startDescription: "start " + w.Name,
+		instances: newInstanceMap(),
 	}
 	if e.store == nil {
 		e.store = record.NewMemStore()
@@ -357,7 +358,7 @@ func (e *Engine) startRefused(ctx context.Context, inst *instance) (*Instance, e
 		e.recoverLater(inst.id, recoverFirst)
 		return nil, err
 	}
-	return &Instance{inst: v.(*instance)}, nil
+	return &Instance{inst: v}, nil
 }
 
 // create makes a new instance under id, or a fresh id when id is "".
@@ -446,7 +447,7 @@ func (e *Engine) Instance(id string) (*Instance, error) {
 // instances are applied one at a time. Any other id is ErrUnknownInstance.
 func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error) error {
 	if v, ok := e.instances.Load(id); ok {
-		return f(v.(*instance))
+		return f(v)
 	}
 	if m, i := e.fam.running(id); i != nil {
 		if m != e {
@@ -462,7 +463,7 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 	e.lateMu.Lock()
 	defer e.lateMu.Unlock()
 	if v, ok := e.instances.Load(id); ok {
-		return f(v.(*instance))
+		return f(v)
 	}
 	snap, err := e.store.Instance(ctx, id)
 	if err != nil || snap.Workflow != e.wf.Name || !snap.Status.Finished() {
@@ -543,7 +544,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 		if v, ok := e.instances.Load(r.InstanceID); ok {
 			// The hot path: an instance this engine runs, its lock taken
 			// once from the report to the next step committed and sent.
-			ans, err := v.(*instance).report(uncancelled(ctx), r, out, runErr)
+			ans, err := v.report(uncancelled(ctx), r, out, runErr)
 			if ans != nil {
 				return *ans
 			}
@@ -595,8 +596,8 @@ func (e *Engine) Close() error {
 			e.unsubDead()
 		}
 		e.cancel()
-		e.instances.Range(func(_, v any) bool {
-			v.(*instance).halt()
+		e.instances.Range(func(_ string, i *instance) bool {
+			i.halt()
 			return true
 		})
 		e.waitRecovery()

@@ -47,12 +47,10 @@ func (e *Engine) ResumeListed(ctx context.Context, snaps []record.Snapshot, keep
 // the partitions it gave up or lost. It returns the ids released.
 func (e *Engine) Release(match func(id string) bool) []string {
 	var ids []string
-	e.instances.Range(func(k, v any) bool {
-		id := k.(string)
+	e.instances.Range(func(id string, i *instance) bool {
 		if match != nil && !match(id) {
 			return true
 		}
-		i := v.(*instance)
 		i.mu.Lock()
 		i.releaseLocked(fmt.Errorf("engine: instance %s released: %w", id, ErrNotOwner))
 		i.mu.Unlock()
