@@ -437,7 +437,7 @@ func (e *Engine) Instance(id string) (*Instance, error) {
 	}
 	i := e.restored(snap, st, 0)
 	i.forgotten = true
-	close(i.done)
+	i.closeDone()
 	return &Instance{inst: i}, nil
 }
 
@@ -479,7 +479,7 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 	}
 	i := e.restored(snap, st, len(hist))
 	i.forgotten = true
-	close(i.done)
+	i.closeDone()
 	// Its final notices still outstanding can be taken: a notice's report
 	// may come before this engine has resumed the instance (its partition
 	// just taken over), and answered stale it would be acked and never

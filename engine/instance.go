@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -47,16 +48,16 @@ type instance struct {
 	stepTime     time.Time       // the time of the step being built (see now); zero between steps
 	events       []Event
 	retry        clock.Timer
-	spareTimer   *runTimer       // a stopped run timeout, for the next run (see runTimer)
-	firstTimer   runTimer        // the first run timeout, held in the instance (one allocation less)
-	deadline     clock.Timer     // the max_duration timer
-	notices      map[string]bool // hand-off ids of final notices not yet taken
-	recent       []string        // targets of the last hand-offs, oldest first (the loop window)
-	out          outbox          // the step's outbox and the items the store holds unsettled
-	commitErr    error           // the store refused a step: nothing more is committed
-	reserved     *lane           // the lane room Start reserved for the first run
-	traced       *instanceTrace  // the instance's span and span context; nil when it has neither
-	done         chan struct{}
+	spareTimer   *runTimer                     // a stopped run timeout, for the next run (see runTimer)
+	firstTimer   runTimer                      // the first run timeout, held in the instance (one allocation less)
+	deadline     clock.Timer                   // the max_duration timer
+	notices      map[string]bool               // hand-off ids of final notices not yet taken
+	recent       []string                      // targets of the last hand-offs, oldest first (the loop window)
+	out          outbox                        // the step's outbox and the items the store holds unsettled
+	commitErr    error                         // the store refused a step: nothing more is committed
+	reserved     *lane                         // the lane room Start reserved for the first run
+	traced       *instanceTrace                // the instance's span and span context; nil when it has neither
+	done         atomic.Pointer[chan struct{}] // see doneChan
 	// The flags sit together: an instance is 512 bytes, one size class
 	// less than with each padded on its own.
 	closing   bool // finished: done closes once the final step is committed
@@ -159,8 +160,41 @@ func newInstance(e *Engine, id string, input map[string]any) *instance {
 	return &instance{
 		e: e, id: id, status: record.StatusRunning, state: st,
 		visits: e.visits.first, input: input, context: emptyMap, // never changed in place
-		created: e.clock.Now(), done: make(chan struct{}), child: parentOf(id) != "",
+		created: e.clock.Now(), child: parentOf(id) != "",
 	}
+}
+
+// doneClosed stands for the done channel of an instance that ended before
+// anyone asked for it.
+var doneClosed = &closedChan
+
+// doneChan returns the channel closed when the instance is done. It is made
+// when first asked for: most instances end before anyone waits on them
+// (one allocation per instance, for nothing), and those then share one
+// closed channel. No lock is taken, as none was to read the channel before.
+func (i *instance) doneChan() <-chan struct{} {
+	if p := i.done.Load(); p != nil {
+		return *p
+	}
+	c := make(chan struct{})
+	if i.done.CompareAndSwap(nil, &c) {
+		return c
+	}
+	return *i.done.Load() // made, or closed, meanwhile
+}
+
+// closeDone closes the done channel, or marks it closed if none was made;
+// it reports whether this call did (it happens once). The caller holds
+// i.mu, or has the instance to itself.
+func (i *instance) closeDone() bool {
+	p := i.done.Swap(doneClosed)
+	if p == doneClosed {
+		return false
+	}
+	if p != nil {
+		close(*p)
+	}
+	return true
 }
 
 // note appends a history entry to the step being built.
@@ -373,12 +407,9 @@ func (i *instance) forgetNow() { i.stepTime = time.Time{} }
 func (i *instance) release() {
 	if i.closing {
 		i.closing = false
-		select {
-		case <-i.done:
-			// Already closed: a second finish of an instance (seen with a
-			// slower store, a cancelled handler's late reply) must not panic.
-		default:
-			close(i.done)
+		// Closed once: a second finish of an instance (seen with a slower
+		// store, a cancelled handler's late reply) must not panic.
+		if i.closeDone() {
 			i.e.notifyParent(i.id)
 		}
 	}

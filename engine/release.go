@@ -77,11 +77,7 @@ func (i *instance) releaseLocked(err error) {
 	if i.err == nil {
 		i.err = err
 	}
-	select {
-	case <-i.done:
-	default:
-		close(i.done)
-	}
+	i.closeDone()
 	i.closing = false
 	i.forgotten = true
 	if v, ok := i.e.instances.Load(i.id); ok && v == i {

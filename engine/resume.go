@@ -125,7 +125,7 @@ func (e *Engine) restored(snap record.Snapshot, st *rules.State, seq int) *insta
 	i := &instance{
 		e: e, id: snap.ID, status: snap.Status, state: st, step: snap.Step,
 		visits: ownVisits(maps.Clone(snap.Visits)), input: orEmpty(snap.Input), context: orEmpty(snap.Context),
-		outcome: snap.Outcome, created: snap.Created, commits: snap.Commits, seq: seq, done: make(chan struct{}),
+		outcome: snap.Outcome, created: snap.Created, commits: snap.Commits, seq: seq,
 		child: parentOf(snap.ID) != "",
 	}
 	if i.visits.m == nil {
@@ -152,7 +152,7 @@ func (e *Engine) resumeNotices(ctx context.Context, snap record.Snapshot, outbox
 		return fmt.Errorf("%w %s: state %s is not in the workflow", ErrCannotResume, snap.ID, snap.State)
 	}
 	i := e.restored(snap, st, 0)
-	close(i.done)
+	i.closeDone()
 	if _, loaded := e.instances.LoadOrStore(i.id, i); loaded {
 		return nil
 	}
