@@ -28,36 +28,34 @@ type instance struct {
 	e  *Engine
 	id string
 
-	mu           sync.Mutex
-	status       record.Status
-	cancelReason string // the words given with a cancel
-	state        *rules.State
-	step         int
-	visits       *visits // never changed in place: committed snapshots share its map
-	input        map[string]any
-	context      map[string]any // copy-on-write
-	used         *instanceUsage // what the runs used (see usage); nil while they used nothing
-	run          *run           // the current run of an agent's state (agentKind)
-	work         visit          // the work under way of any other kind of state
-	outcome      string
-	err          error
-	created      time.Time
-	commits      int
-	seq          int
-	pending      *[]record.Entry // the step's entries, in a pooled buffer; nil between steps
-	stepTime     time.Time       // the time of the step being built (see now); zero between steps
-	events       []Event
-	retry        clock.Timer
-	spareTimer   *runTimer                     // a stopped run timeout, for the next run (see runTimer)
-	firstTimer   runTimer                      // the first run timeout, held in the instance (one allocation less)
-	deadline     clock.Timer                   // the max_duration timer
-	notices      map[string]bool               // hand-off ids of final notices not yet taken
-	recent       []string                      // targets of the last hand-offs, oldest first (the loop window)
-	out          outbox                        // the step's outbox and the items the store holds unsettled
-	commitErr    error                         // the store refused a step: nothing more is committed
-	reserved     *lane                         // the lane room Start reserved for the first run
-	traced       *instanceTrace                // the instance's span and span context; nil when it has neither
-	done         atomic.Pointer[chan struct{}] // see doneChan
+	mu         sync.Mutex
+	status     record.Status
+	state      *rules.State
+	step       int
+	visits     *visits // never changed in place: committed snapshots share its map
+	input      map[string]any
+	context    map[string]any // copy-on-write
+	used       *instanceUsage // what the runs used (see usage); nil while they used nothing
+	run        *run           // the current run of an agent's state (agentKind)
+	work       visit          // the work under way of any other kind of state
+	outcome    string
+	err        error
+	created    time.Time
+	commits    int
+	seq        int
+	pending    *[]record.Entry // the step's entries, in a pooled buffer; nil between steps
+	stepTime   time.Time       // the time of the step being built (see now); zero between steps
+	events     []Event
+	spareTimer *runTimer                     // a stopped run timeout, for the next run (see runTimer)
+	firstTimer runTimer                      // the first run timeout, held in the instance (one allocation less)
+	rare       *instanceRare                 // what few instances have; nil until one is needed
+	notices    map[string]bool               // hand-off ids of final notices not yet taken
+	recent     []string                      // targets of the last hand-offs, oldest first (the loop window)
+	out        outbox                        // the step's outbox and the items the store holds unsettled
+	commitErr  error                         // the store refused a step: nothing more is committed
+	reserved   *lane                         // the lane room Start reserved for the first run
+	traced     *instanceTrace                // the instance's span and span context; nil when it has neither
+	done       atomic.Pointer[chan struct{}] // see doneChan
 	// The flags sit together: an instance is 512 bytes, one size class
 	// less than with each padded on its own.
 	closing   bool // finished: done closes once the final step is committed
@@ -72,6 +70,32 @@ type instance struct {
 	// sparePending is set while the spare timer, taken from a run that
 	// ended in this step, is still pending (see stopLater).
 	sparePending bool
+	settleOut    bool // an outbox item was settled outside a step: the next commit writes it
+}
+
+// instanceRare is what few instances have, kept apart so that an instance
+// is 448 bytes, not 512: a retry's backoff, the max_duration timer, the
+// words of a cancel.
+type instanceRare struct {
+	retry        clock.Timer
+	deadline     clock.Timer // the max_duration timer
+	cancelReason string      // the words given with a cancel
+}
+
+// more returns the instance's rare part, made if it has none.
+func (i *instance) more() *instanceRare {
+	if i.rare == nil {
+		i.rare = new(instanceRare)
+	}
+	return i.rare
+}
+
+// stopRetry stops a retry's backoff, if one is under way.
+func (i *instance) stopRetry() {
+	if x := i.rare; x != nil && x.retry != nil {
+		x.retry.Stop()
+		x.retry = nil
+	}
 }
 
 // run is one run of an agent: a step.
@@ -253,8 +277,8 @@ func (i *instance) commit(ctx context.Context) {
 		return
 	}
 	defer i.forgetNow()
-	for i.pending != nil || len(i.events) > 0 || len(i.out.items) > 0 || i.out.settle {
-		i.out.settle = false
+	for i.pending != nil || len(i.events) > 0 || len(i.out.items()) > 0 || i.settleOut {
+		i.settleOut = false
 		if err := i.commitStep(ctx); err != nil {
 			i.commitFailed(err)
 			break
@@ -309,18 +333,20 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 		// reason it was given, not an error.
 		snap.Error = i.err.Error()
 	}
-	snap.CancelReason = i.cancelReason
+	if i.rare != nil {
+		snap.CancelReason = i.rare.cancelReason
+	}
 	i.dropOver()
 	rec := record.Step{Snapshot: snap, Settled: i.settled()}
 	if i.pending != nil {
 		rec.Entries = *i.pending
 	}
 	var outBuf *[]record.Outgoing
-	if len(i.out.items) > 0 {
+	if items := i.out.items(); len(items) > 0 {
 		outBuf = outgoingBufs.Get().(*[]record.Outgoing)
 		outs := (*outBuf)[:0]
-		for k := range i.out.items {
-			o := &i.out.items[k].out
+		for k := range items {
+			o := &items[k].out
 			if o.Created.IsZero() {
 				o.Created = snap.Updated // the step's time; a resent item keeps its own
 			}
@@ -772,7 +798,7 @@ func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, r
 			i.traceEvent("retry_scheduled", attrStep.Int(r.step), attrAgentName.String(r.agent), attrAttempt.Int(retry.Attempt), attrDelay.String(delay.String()), attrErrorKind.String(kind))
 		}
 		step := r.step
-		i.retry = i.e.clock.AfterFunc(delay, func() {
+		i.more().retry = i.e.clock.AfterFunc(delay, func() {
 			i.e.exec.Submit(func() { i.retryRun(i.e.ctx, step) })
 		})
 		return
@@ -795,7 +821,9 @@ func (i *instance) retryRun(ctx context.Context, step int) {
 	if i.status.Finished() || r == nil || r.step != step {
 		return
 	}
-	i.retry = nil
+	if i.rare != nil {
+		i.rare.retry = nil
+	}
 	if hit := i.overBudget(); hit != nil {
 		i.limitHit(ctx, hit) // a retry would spend more
 	} else if i.step+1 > i.e.wf.Limits.MaxSteps {
@@ -1022,10 +1050,7 @@ func (i *instance) halt() {
 }
 
 func (i *instance) stopTimersLocked() {
-	if i.retry != nil {
-		i.retry.Stop()
-		i.retry = nil
-	}
+	i.stopRetry()
 	if i.run != nil {
 		i.run.stopTimers()
 		i.run.endSpan("", "", nil) // abandoned, if its report never came
@@ -1052,7 +1077,9 @@ func (i *instance) cancel(ctx context.Context, reason string) error {
 // its lock and commits.
 func (i *instance) canceled(reason string) {
 	i.status = record.StatusCanceled
-	i.cancelReason = reason
+	if reason != "" {
+		i.more().cancelReason = reason
+	}
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: ErrCanceled}
 	i.note(record.Entry{Kind: record.KindCanceled, State: i.state.Name, Detail: reason})
 	i.ended()

@@ -135,7 +135,9 @@ func (e *Engine) restored(snap record.Snapshot, st *rules.State, seq int) *insta
 		i.err = errors.New(snap.Error)
 	}
 	if snap.Status == record.StatusCanceled {
-		i.cancelReason = snap.CancelReason
+		if snap.CancelReason != "" {
+			i.more().cancelReason = snap.CancelReason
+		}
 		i.err = &FailedError{InstanceID: snap.ID, State: st.Name, Err: ErrCanceled}
 	}
 	if u := snap.Usage; u.Totals != (registry.Totals{}) || u.Visit != (registry.Totals{}) || len(u.Agents) > 0 {
@@ -167,7 +169,7 @@ func (e *Engine) resumeNotices(ctx context.Context, snap record.Snapshot, outbox
 			return err
 		}
 	}
-	i.out.settle = true
+	i.settleOut = true
 	i.commit(ctx)
 	return nil
 }
