@@ -169,7 +169,7 @@ func (i *instance) outgoing(r *run, rule *rules.Rule) record.Outgoing {
 		State: r.state.Name, To: r.agent, From: r.from, HandoffID: r.handoffID, Reason: string(r.handoffReason),
 		Explanation: r.reason, Task: r.description, Priority: r.priority, Rule: ruleID(rule),
 		Previous: r.previous, Constraints: r.constraints, Payload: r.payload,
-		Delegator: r.delegator, ReturnControl: r.returnControl, Returned: r.returned, Index: r.index,
+		Delegator: r.delegator(), ReturnControl: r.returnControl, Returned: r.returned, Index: r.index,
 	}
 	if r.handoffID != "" {
 		o.Kind = record.OutgoingHandoff
@@ -179,15 +179,19 @@ func (i *instance) outgoing(r *run, rule *rules.Rule) record.Outgoing {
 
 // runOf rebuilds the run an outbox item started.
 func (i *instance) runOf(o record.Outgoing, st *rules.State) *run {
-	return &run{
+	r := &run{
 		step: o.Step, attempt: max(o.Attempt, 1), state: st, agent: o.To, from: o.From, key: o.Key,
 		handoffID: o.HandoffID, description: o.Task, reason: o.Explanation, priority: max(o.Priority, 1),
 		previous: o.Previous, constraints: o.Constraints, kind: runKindOf(o.Run),
-		handoffReason: handoff.Reason(o.Reason), payload: o.Payload, delegator: o.Delegator,
+		handoffReason: handoff.Reason(o.Reason), payload: o.Payload,
 		returnControl: o.ReturnControl,
 		returned:      o.Returned,
 		index:         o.Index,
 	}
+	if o.Delegator != "" {
+		r.more().delegator = o.Delegator
+	}
+	return r
 }
 
 // settled returns the keys of open outbox items whose work is over, and
@@ -343,10 +347,11 @@ func (i *instance) sendLater(s sending, err error, delay time.Duration) {
 		i.e.offPool(func() { i.sendAgain(s, delay) })
 	})
 	if s.r != nil {
-		if s.r.resend != nil {
-			s.r.resend.Stop()
+		x := s.r.more()
+		if x.resend != nil {
+			x.resend.Stop()
 		}
-		s.r.resend = t
+		x.resend = t
 	}
 }
 
