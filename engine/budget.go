@@ -63,16 +63,16 @@ func (i *instance) armDeadline() {
 	}
 	i.stopDeadline()
 	left := i.created.Add(limit).Sub(i.e.clock.Now())
-	i.deadline = i.e.clock.AfterFunc(max(left, 0), func() {
+	i.more().deadline = i.e.clock.AfterFunc(max(left, 0), func() {
 		i.e.exec.Submit(func() { i.deadlinePassed(i.e.ctx) })
 	})
 }
 
 // stopDeadline stops the max_duration timer, if one is armed.
 func (i *instance) stopDeadline() {
-	if i.deadline != nil {
-		i.deadline.Stop()
-		i.deadline = nil
+	if x := i.rare; x != nil && x.deadline != nil {
+		x.deadline.Stop()
+		x.deadline = nil
 	}
 }
 
@@ -89,7 +89,9 @@ func (i *instance) deadlinePassed(ctx context.Context) {
 	if i.status.Finished() || i.commitErr != nil {
 		return
 	}
-	i.deadline = nil
+	if i.rare != nil {
+		i.rare.deadline = nil
+	}
 	limit := i.e.wf.Limits.MaxDuration
 	ran := i.e.clock.Now().Sub(i.created)
 	i.abandonWork(ctx)
@@ -106,10 +108,7 @@ func (i *instance) abandonWork(ctx context.Context) {
 		r.stop()
 		r.endSpan("", "", nil)
 	}
-	if i.retry != nil {
-		i.retry.Stop()
-		i.retry = nil
-	}
+	i.stopRetry()
 	i.endWork(ctx)
 }
 
@@ -221,7 +220,7 @@ func (i *instance) outOfRoom() bool {
 // room returns the room the instance's parent left it, if it is a child
 // and one was.
 func (i *instance) room() (room, bool) {
-	if parentOf(i.id) == "" {
+	if !i.child {
 		return room{}, false
 	}
 	return i.e.fam.room(i.id)

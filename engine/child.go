@@ -145,7 +145,7 @@ func (f *family) running(id string) (*Engine, *instance) {
 	defer f.mu.Unlock()
 	for _, e := range f.order {
 		if v, ok := e.instances.Load(id); ok {
-			return e, v.(*instance)
+			return e, v
 		}
 	}
 	return nil, nil
@@ -206,7 +206,7 @@ func (workflowKind) enter(ctx context.Context, i *instance, d dispatch) {
 	st := i.state
 	i.run = nil
 	target := i.e.fam.engine(st.Child.Workflow)
-	id := childID(i.id, st.Name, i.visits[st.Name])
+	id := childID(i.id, st.Name, i.visits.m[st.Name])
 	if target == nil {
 		i.decide(ctx, "error", nil, rules.ErrorInfo{Message: fmt.Sprintf("child workflow %s is not run here", st.Child.Workflow), Kind: "child_failed"})
 		return
@@ -217,7 +217,7 @@ func (workflowKind) enter(ctx context.Context, i *instance, d dispatch) {
 	}
 	env := rules.Env{
 		Result: orEmpty(d.previous), Input: i.input, Context: i.context,
-		State: st.Name, Agent: st.Name, Step: i.step, Visits: i.visits, Usage: i.usage().Totals,
+		State: st.Name, Agent: st.Name, Step: i.step, Visits: i.visits.m, Usage: i.usage().Totals,
 	}
 	input, err := st.Child.EvalInput(st.Name, &env)
 	if err != nil {
@@ -317,7 +317,7 @@ func (i *instance) childTimedOut(ctx context.Context, c *childRun) {
 // cancelChild cancels child instance id, if it runs.
 func (e *Engine) cancelChild(ctx context.Context, id string) {
 	if v, ok := e.instances.Load(id); ok {
-		_ = v.(*instance).cancel(ctx, "its parent stopped waiting for it")
+		_ = v.cancel(ctx, "its parent stopped waiting for it")
 	}
 }
 

@@ -44,7 +44,7 @@ func (i *instance) delegate(ctx context.Context, r *run, out registry.Outcome) {
 		step: i.step + 1, attempt: 1, state: i.state, agent: d.To, from: r.agent,
 		description: task, reason: d.Explanation, priority: r.priority, previous: out.Result,
 		constraints: r.constraints, kind: runDelegate, handoffReason: reason,
-		payload: d.Payload, delegator: r.agent, returnControl: d.ReturnControl,
+		payload: d.Payload, returnControl: d.ReturnControl, rare: &runRare{delegator: r.agent},
 	}
 	if nr.priority == 0 {
 		nr.priority = 5
@@ -91,15 +91,15 @@ func (i *instance) returnControl(ctx context.Context, r *run, out registry.Outco
 		i.limitHit(ctx, &LimitError{Limit: "max_steps", State: i.state.Name, Count: s, Max: i.e.wf.Limits.MaxSteps})
 		return
 	}
-	i.note(record.Entry{Kind: record.KindReturned, State: i.state.Name, From: r.agent, To: r.delegator, Result: out.Result})
+	i.note(record.Entry{Kind: record.KindReturned, State: i.state.Name, From: r.agent, To: r.delegator(), Result: out.Result})
 	i.step++
 	nr := &run{
 		returned: true,
-		step:     i.step, attempt: 1, state: i.state, agent: r.delegator,
+		step:     i.step, attempt: 1, state: i.state, agent: r.delegator(),
 		description: "result of " + r.agent + ": " + r.description, reason: "return_control",
 		priority: r.priority, previous: out.Result, constraints: r.constraints,
 	}
-	if r.delegator != i.state.Agent {
+	if r.delegator() != i.state.Agent {
 		nr.kind = runDelegate // a delegate that delegated in turn: its outcome stands for the state's agent
 	}
 	i.run = nr

@@ -19,7 +19,12 @@ import (
 
 // task is the work of run r as its agent sees it: what a Go handler is
 // given, and what the wire codec writes for an external agent.
-func (i *instance) task(r *run) *registry.Task {
+func (i *instance) task(r *run) *registry.Task { return i.taskAt(r, time.Time{}) }
+
+// taskAt is task with now, when not zero, as the time its deadline counts
+// from (a Go handler's run reads the clock once for its deadline and its
+// start).
+func (i *instance) taskAt(r *run, now time.Time) *registry.Task {
 	t := &registry.Task{
 		Agent: r.agent, WorkflowID: i.e.wf.Name, Version: i.e.wf.Version, InstanceID: i.id,
 		State: r.state.Name, From: r.from, Reason: r.reason, Description: r.description,
@@ -40,7 +45,10 @@ func (i *instance) task(r *run) *registry.Task {
 		t.Kind = string(handoff.ReasonRule)
 	}
 	if to := r.state.Timeout; to > 0 && !r.notice {
-		t.Deadline = i.e.clock.Now().Add(to)
+		if now.IsZero() {
+			now = i.e.clock.Now()
+		}
+		t.Deadline = now.Add(to)
 	}
 	if hb := r.state.Heartbeat; hb > 0 && !r.notice {
 		t.Heartbeat = hb // the agent's cue: report a heartbeat more often than this
@@ -86,13 +94,9 @@ func (i *instance) sendLocal(l *lane, r *run, patient bool) error {
 
 // runLocal runs a Go handler on the work of it, then ends its run.
 func (e *Engine) runLocal(l *lane, it laneItem) {
-	task, h, ctx, timeout, ok := it.i.takeRun(it.step)
+	task, h, ctx, start, timeout, ok := it.i.takeRun(it.step)
 	if !ok {
 		return
-	}
-	var start time.Time
-	if timeout > 0 {
-		start = e.clock.Now()
 	}
 	out, runErr := safeHandle(ctx, h, task)
 	if e.closed.Load() {

@@ -30,21 +30,21 @@ type Engine struct {
 	tr    transport.Transport
 	ownTr io.Closer        // the transport the engine made, closed with it
 	lanes map[string]*lane // Go agents' in-process paths; read-only after New
-	// firstVisits is every new instance's visits, shared: an instance's
-	// visits are copy-on-write, so one map serves them all until their
-	// first move.
-	firstVisits map[string]int
-	store       record.Store
-	clock       clock.Clock
-	exec        Executor
-	pool        *pool
-	runners     sync.WaitGroup // lane runners started as goroutines
-	log         *zap.Logger
-	ids         func() string
-	givenIDs    bool // ids come from WithIDs and may repeat
-	observe     []Observer
-	tracer      trace.Tracer // nil: no spans
-	seed        uint64       // of the retry policies' jitter
+	// startDescription is a first run's description, made once.
+	startDescription string
+	// visits holds the visit maps instances share (see visits).
+	visits   *visitTree
+	store    record.Store
+	clock    clock.Clock
+	exec     Executor
+	pool     *pool
+	runners  sync.WaitGroup // lane runners started as goroutines
+	log      *zap.Logger
+	ids      func() string
+	givenIDs bool // ids come from WithIDs and may repeat
+	observe  []Observer
+	tracer   trace.Tracer // nil: no spans
+	seed     uint64       // of the retry policies' jitter
 
 	// rec holds the instances to resume after a refused commit.
 	rec recovery
@@ -52,9 +52,9 @@ type Engine struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	instances sync.Map   // id -> *instance, until it has finished
-	runs      runs       // Go handler runs under way, for Drain
-	lateMu    sync.Mutex // one late report of a finished instance at a time
+	instances *instanceMap // until they have finished
+	runs      runs         // Go handler runs under way, for Drain
+	lateMu    sync.Mutex   // one late report of a finished instance at a time
 	metrics   metrics
 	closed    atomic.Bool
 	starting  atomic.Int64 // starts under way whose first agent is external
@@ -94,7 +94,8 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 	e := &Engine{
 		wf: w, reg: reg, val: val, store: cfg.store, clock: cfg.clock, exec: cfg.executor,
 		log: cfg.logger, ids: cfg.ids, observe: cfg.observers, tr: cfg.transport,
-		lanes: map[string]*lane{}, firstVisits: map[string]int{w.Initial: 1},
+		lanes: map[string]*lane{}, visits: newVisitTree(w.Initial), startDescription: "start " + w.Name,
+		instances: newInstanceMap(),
 	}
 	if e.store == nil {
 		e.store = record.NewMemStore()
@@ -290,8 +291,13 @@ func (e *Engine) start(ctx context.Context, id string, input map[string]any, wai
 	// carried out whole.
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
+	if inst.seq == 0 {
+		// Nothing has happened to it yet: its first step is at its
+		// creation, and the clock is not read again for it.
+		inst.stepTime = inst.created
+	}
 	inst.startTrace(ctx, false) // from ctx itself: a value lookup through WithoutCancel allocates
-	inst.begin(context.WithoutCancel(ctx))
+	inst.begin(uncancelled(ctx))
 	inst.roomChecked = false
 	if inst.reserved != nil {
 		inst.reserved = nil // the first run never reached the lane
@@ -352,7 +358,7 @@ func (e *Engine) startRefused(ctx context.Context, inst *instance) (*Instance, e
 		e.recoverLater(inst.id, recoverFirst)
 		return nil, err
 	}
-	return &Instance{inst: v.(*instance)}, nil
+	return &Instance{inst: v}, nil
 }
 
 // create makes a new instance under id, or a fresh id when id is "".
@@ -431,7 +437,7 @@ func (e *Engine) Instance(id string) (*Instance, error) {
 	}
 	i := e.restored(snap, st, 0)
 	i.forgotten = true
-	close(i.done)
+	i.closeDone()
 	return &Instance{inst: i}, nil
 }
 
@@ -441,7 +447,7 @@ func (e *Engine) Instance(id string) (*Instance, error) {
 // instances are applied one at a time. Any other id is ErrUnknownInstance.
 func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error) error {
 	if v, ok := e.instances.Load(id); ok {
-		return f(v.(*instance))
+		return f(v)
 	}
 	if m, i := e.fam.running(id); i != nil {
 		if m != e {
@@ -457,7 +463,7 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 	e.lateMu.Lock()
 	defer e.lateMu.Unlock()
 	if v, ok := e.instances.Load(id); ok {
-		return f(v.(*instance))
+		return f(v)
 	}
 	snap, err := e.store.Instance(ctx, id)
 	if err != nil || snap.Workflow != e.wf.Name || !snap.Status.Finished() {
@@ -473,7 +479,7 @@ func (e *Engine) with(ctx context.Context, id string, f func(i *instance) error)
 	}
 	i := e.restored(snap, st, len(hist))
 	i.forgotten = true
-	close(i.done)
+	i.closeDone()
 	// Its final notices still outstanding can be taken: a notice's report
 	// may come before this engine has resumed the instance (its partition
 	// just taken over), and answered stale it would be acked and never
@@ -516,7 +522,7 @@ func (e *Engine) Report(ctx context.Context, instanceID string, step int, out re
 		}
 	}
 	return e.with(ctx, instanceID, func(i *instance) error {
-		return i.finishRun(context.WithoutCancel(ctx), step, out, runErr, false)
+		return i.finishRun(uncancelled(ctx), step, out, runErr, false)
 	})
 }
 
@@ -538,7 +544,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 		if v, ok := e.instances.Load(r.InstanceID); ok {
 			// The hot path: an instance this engine runs, its lock taken
 			// once from the report to the next step committed and sent.
-			ans, err := v.(*instance).report(context.WithoutCancel(ctx), r, out, runErr)
+			ans, err := v.report(uncancelled(ctx), r, out, runErr)
 			if ans != nil {
 				return *ans
 			}
@@ -548,7 +554,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 	var ans *wire.Answer
 	err = e.with(ctx, r.InstanceID, func(i *instance) error {
 		if r.Heartbeat {
-			return i.markAccepted(context.WithoutCancel(ctx), r.Step)
+			return i.markAccepted(uncancelled(ctx), r.Step)
 		}
 		if r.Progress != nil {
 			if err := checkData("progress.data", r.Progress.Data); err != nil {
@@ -557,7 +563,7 @@ func (e *Engine) HandleReport(ctx context.Context, r *wire.Report) wire.Answer {
 			return i.progress(r.Step, r.Agent, *r.Progress)
 		}
 		var err error
-		ans, err = i.report(context.WithoutCancel(ctx), r, out, runErr)
+		ans, err = i.report(uncancelled(ctx), r, out, runErr)
 		return err
 	})
 	if ans != nil {
@@ -590,8 +596,8 @@ func (e *Engine) Close() error {
 			e.unsubDead()
 		}
 		e.cancel()
-		e.instances.Range(func(_, v any) bool {
-			v.(*instance).halt()
+		e.instances.Range(func(_ string, i *instance) bool {
+			i.halt()
 			return true
 		})
 		e.waitRecovery()
@@ -634,4 +640,14 @@ func timeOrderedID() string {
 		return uuid.NewString()
 	}
 	return id.String()
+}
+
+// uncancelled is context.WithoutCancel(ctx) without its allocation when ctx
+// can never be cancelled (its Done is nil, as context.Background's is),
+// which is most starts and reports: that ctx already is one.
+func uncancelled(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }

@@ -78,7 +78,7 @@ func (foreachKind) enter(ctx context.Context, i *instance, d dispatch) {
 	if !d.itemsSet {
 		env := rules.Env{
 			Result: orEmpty(d.previous), Input: i.input, Context: i.context,
-			State: st.Name, Step: i.step, Visits: i.visits, Usage: i.usage().Totals,
+			State: st.Name, Step: i.step, Visits: i.visits.m, Usage: i.usage().Totals,
 		}
 		items, err = i.e.wf.Items(st, &env)
 		if err == nil && i.step+len(items) > i.e.wf.Limits.MaxSteps {

@@ -32,7 +32,7 @@ type Result struct {
 func (h *Instance) ID() string { return h.inst.id }
 
 // Done is closed when the instance completes, fails or is cancelled.
-func (h *Instance) Done() <-chan struct{} { return h.inst.done }
+func (h *Instance) Done() <-chan struct{} { return h.inst.doneChan() }
 
 // Wait blocks until the instance finishes or ctx ends, and returns its result.
 func (h *Instance) Wait(ctx context.Context) (Result, error) {
@@ -40,7 +40,7 @@ func (h *Instance) Wait(ctx context.Context) (Result, error) {
 		return h.Result(), errors.New("engine: nil context")
 	}
 	select {
-	case <-h.inst.done:
+	case <-h.inst.doneChan():
 		return h.Result(), nil
 	case <-ctx.Done():
 		return h.Result(), ctx.Err()

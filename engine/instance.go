@@ -7,8 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -28,36 +28,34 @@ type instance struct {
 	e  *Engine
 	id string
 
-	mu           sync.Mutex
-	status       record.Status
-	cancelReason string // the words given with a cancel
-	state        *rules.State
-	step         int
-	visits       map[string]int // copy-on-write: committed snapshots share it
-	input        map[string]any
-	context      map[string]any // copy-on-write
-	used         *instanceUsage // what the runs used (see usage); nil while they used nothing
-	run          *run           // the current run of an agent's state (agentKind)
-	work         visit          // the work under way of any other kind of state
-	outcome      string
-	err          error
-	created      time.Time
-	commits      int
-	seq          int
-	pending      *[]record.Entry // the step's entries, in a pooled buffer; nil between steps
-	stepTime     time.Time       // the time of the step being built (see now); zero between steps
-	events       []Event
-	retry        clock.Timer
-	spareTimer   *runTimer       // a stopped run timeout, for the next run (see runTimer)
-	firstTimer   runTimer        // the first run timeout, held in the instance (one allocation less)
-	deadline     clock.Timer     // the max_duration timer
-	notices      map[string]bool // hand-off ids of final notices not yet taken
-	recent       []string        // targets of the last hand-offs, oldest first (the loop window)
-	out          outbox          // the step's outbox and the items the store holds unsettled
-	commitErr    error           // the store refused a step: nothing more is committed
-	reserved     *lane           // the lane room Start reserved for the first run
-	traced       *instanceTrace  // the instance's span and span context; nil when it has neither
-	done         chan struct{}
+	mu         sync.Mutex
+	status     record.Status
+	state      *rules.State
+	step       int
+	visits     *visits // never changed in place: committed snapshots share its map
+	input      map[string]any
+	context    map[string]any // copy-on-write
+	used       *instanceUsage // what the runs used (see usage); nil while they used nothing
+	run        *run           // the current run of an agent's state (agentKind)
+	work       visit          // the work under way of any other kind of state
+	outcome    string
+	err        error
+	created    time.Time
+	commits    int
+	seq        int
+	pending    *[]record.Entry // the step's entries, in a pooled buffer; nil between steps
+	stepTime   time.Time       // the time of the step being built (see now); zero between steps
+	events     []Event
+	spareTimer *runTimer                     // a stopped run timeout, for the next run (see runTimer)
+	firstTimer runTimer                      // the first run timeout, held in the instance (one allocation less)
+	rare       *instanceRare                 // what few instances have; nil until one is needed
+	notices    map[string]bool               // hand-off ids of final notices not yet taken
+	recent     []string                      // targets of the last hand-offs, oldest first (the loop window)
+	out        outbox                        // the step's outbox and the items the store holds unsettled
+	commitErr  error                         // the store refused a step: nothing more is committed
+	reserved   *lane                         // the lane room Start reserved for the first run
+	traced     *instanceTrace                // the instance's span and span context; nil when it has neither
+	done       atomic.Pointer[chan struct{}] // see doneChan
 	// The flags sit together: an instance is 512 bytes, one size class
 	// less than with each padded on its own.
 	closing   bool // finished: done closes once the final step is committed
@@ -66,6 +64,38 @@ type instance struct {
 	// whose room it checked (RoomTeller): the first work is patient.
 	roomChecked bool
 	counted     bool // counted in the engine's running instances
+	// child is set for a child instance (its id has a parent): read at
+	// every decision, where reading the id's bytes was a cache miss.
+	child bool
+	// sparePending is set while the spare timer, taken from a run that
+	// ended in this step, is still pending (see stopLater).
+	sparePending bool
+	settleOut    bool // an outbox item was settled outside a step: the next commit writes it
+}
+
+// instanceRare is what few instances have, kept apart so that an instance
+// is 448 bytes, not 512: a retry's backoff, the max_duration timer, the
+// words of a cancel.
+type instanceRare struct {
+	retry        clock.Timer
+	deadline     clock.Timer // the max_duration timer
+	cancelReason string      // the words given with a cancel
+}
+
+// more returns the instance's rare part, made if it has none.
+func (i *instance) more() *instanceRare {
+	if i.rare == nil {
+		i.rare = new(instanceRare)
+	}
+	return i.rare
+}
+
+// stopRetry stops a retry's backoff, if one is under way.
+func (i *instance) stopRetry() {
+	if x := i.rare; x != nil && x.retry != nil {
+		x.retry.Stop()
+		x.retry = nil
+	}
 }
 
 // run is one run of an agent: a step.
@@ -83,19 +113,18 @@ type run struct {
 	handler       registry.Handler
 	timer         *runTimer    // its timeout, in a state with a timeout
 	beat          clock.Timer  // the heartbeat an external run owes, in a state with a heartbeat
-	resend        clock.Timer  // the next send of work the transport could not take (sendLater)
 	ctx           runContext   // a Go handler's context, while it runs
 	sent          time.Time    // when its work was sent, when the engine has observers
 	span          trace.Span   // the run's span; nil when the engine does not trace
 	progress      *runProgress // the latest progress its agent sent; never in the history
+	rare          *runRare     // what few runs have (see runRare); nil until needed
 	since         time.Time    // when its timeout was last armed: its work sent (or sent again after a restart)
 
 	key           string         // the idempotency key, instance:step
 	handoffReason handoff.Reason // the hand-off's reason; "" = rule
 	payload       map[string]any
-	delegator     string // for a delegate: the agent that delegated
-	index         int    // for an item run: the item's index
-	item          any    // for an item run: the item
+	index         int // for an item run: the item's index
+	item          any // for an item run: the item
 
 	// The flags and the kind sit together, in one word (a run is
 	// allocated at every step).
@@ -109,6 +138,29 @@ type run struct {
 	returnControl bool // for a delegate: its result goes back to the delegator
 }
 
+// runRare is what few runs have, kept apart so that a run is 384 bytes,
+// not 416 (a run is allocated at every step).
+type runRare struct {
+	delegator string      // for a delegate: the agent that delegated
+	resend    clock.Timer // the next send of work the transport could not take (sendLater)
+}
+
+// more returns the run's rare part, made if it has none.
+func (r *run) more() *runRare {
+	if r.rare == nil {
+		r.rare = new(runRare)
+	}
+	return r.rare
+}
+
+// delegator is the agent that delegated a delegate's run; "" for others.
+func (r *run) delegator() string {
+	if r.rare == nil {
+		return ""
+	}
+	return r.rare.delegator
+}
+
 // stopTimers stops the run's timeout and heartbeat timers.
 func (r *run) stopTimers() {
 	if rt := r.timer; rt != nil {
@@ -118,8 +170,8 @@ func (r *run) stopTimers() {
 	if r.beat != nil {
 		r.beat.Stop()
 	}
-	if r.resend != nil {
-		r.resend.Stop()
+	if x := r.rare; x != nil && x.resend != nil {
+		x.resend.Stop()
 	}
 }
 
@@ -153,9 +205,42 @@ func newInstance(e *Engine, id string, input map[string]any) *instance {
 	st, _ := e.wf.State(e.wf.Initial)
 	return &instance{
 		e: e, id: id, status: record.StatusRunning, state: st,
-		visits: e.firstVisits, input: input, context: emptyMap, // copy-on-write: never changed in place
-		created: e.clock.Now(), done: make(chan struct{}),
+		visits: e.visits.first, input: input, context: emptyMap, // never changed in place
+		created: e.clock.Now(), child: parentOf(id) != "",
 	}
+}
+
+// doneClosed stands for the done channel of an instance that ended before
+// anyone asked for it.
+var doneClosed = &closedChan
+
+// doneChan returns the channel closed when the instance is done. It is made
+// when first asked for: most instances end before anyone waits on them
+// (one allocation per instance, for nothing), and those then share one
+// closed channel. No lock is taken, as none was to read the channel before.
+func (i *instance) doneChan() <-chan struct{} {
+	if p := i.done.Load(); p != nil {
+		return *p
+	}
+	c := make(chan struct{})
+	if i.done.CompareAndSwap(nil, &c) {
+		return c
+	}
+	return *i.done.Load() // made, or closed, meanwhile
+}
+
+// closeDone closes the done channel, or marks it closed if none was made;
+// it reports whether this call did (it happens once). The caller holds
+// i.mu, or has the instance to itself.
+func (i *instance) closeDone() bool {
+	p := i.done.Swap(doneClosed)
+	if p == doneClosed {
+		return false
+	}
+	if p != nil {
+		close(*p)
+	}
+	return true
 }
 
 // note appends a history entry to the step being built.
@@ -214,8 +299,8 @@ func (i *instance) commit(ctx context.Context) {
 		return
 	}
 	defer i.forgetNow()
-	for i.pending != nil || len(i.events) > 0 || len(i.out.items) > 0 || i.out.settle {
-		i.out.settle = false
+	for i.pending != nil || len(i.events) > 0 || len(i.out.items()) > 0 || i.settleOut {
+		i.settleOut = false
 		if err := i.commitStep(ctx); err != nil {
 			i.commitFailed(err)
 			break
@@ -259,7 +344,7 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 	snap := record.Snapshot{
 		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
 		Status: i.status, State: i.state.Name, Outcome: i.outcome, Step: i.step,
-		Visits: i.visits, Input: i.input, Context: i.context,
+		Visits: i.visits.m, Input: i.input, Context: i.context,
 		Created: i.created, Updated: i.now(), Commits: i.commits, Usage: i.usage(),
 	}
 	if i.run != nil {
@@ -270,18 +355,20 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 		// reason it was given, not an error.
 		snap.Error = i.err.Error()
 	}
-	snap.CancelReason = i.cancelReason
+	if i.rare != nil {
+		snap.CancelReason = i.rare.cancelReason
+	}
 	i.dropOver()
 	rec := record.Step{Snapshot: snap, Settled: i.settled()}
 	if i.pending != nil {
 		rec.Entries = *i.pending
 	}
 	var outBuf *[]record.Outgoing
-	if len(i.out.items) > 0 {
+	if items := i.out.items(); len(items) > 0 {
 		outBuf = outgoingBufs.Get().(*[]record.Outgoing)
 		outs := (*outBuf)[:0]
-		for k := range i.out.items {
-			o := &i.out.items[k].out
+		for k := range items {
+			o := &items[k].out
 			if o.Created.IsZero() {
 				o.Created = snap.Updated // the step's time; a resent item keeps its own
 			}
@@ -368,12 +455,9 @@ func (i *instance) forgetNow() { i.stepTime = time.Time{} }
 func (i *instance) release() {
 	if i.closing {
 		i.closing = false
-		select {
-		case <-i.done:
-			// Already closed: a second finish of an instance (seen with a
-			// slower store, a cancelled handler's late reply) must not panic.
-		default:
-			close(i.done)
+		// Closed once: a second finish of an instance (seen with a slower
+		// store, a cancelled handler's late reply) must not panic.
+		if i.closeDone() {
 			i.e.notifyParent(i.id)
 		}
 	}
@@ -390,7 +474,7 @@ func (i *instance) begin(ctx context.Context) {
 	i.armDeadline()
 	i.event(Event{Type: EventInstanceStarted})
 	i.event(Event{Type: EventStateChanged, To: i.state.Name})
-	kindOf(i.state).enter(ctx, i, dispatch{attempt: 1, description: "start " + i.e.wf.Name, reason: "start", priority: 5})
+	kindOf(i.state).enter(ctx, i, dispatch{attempt: 1, description: i.e.startDescription, reason: "start", priority: 5})
 	i.commit(ctx)
 }
 
@@ -549,21 +633,27 @@ func (i *instance) pastThisCopy(ctx context.Context, step int, future error) err
 }
 
 // takeRun marks the run of step as taken by a worker and returns what the
-// handler needs, or ok=false if that run is no longer current.
-func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, ctx context.Context, timeout time.Duration, ok bool) {
+// handler needs, or ok=false if that run is no longer current. In a state
+// with a timeout, start is when the run began, read once for the task's
+// deadline and for the timeout's check (see finishRunAt).
+func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, ctx context.Context, start time.Time, timeout time.Duration, ok bool) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	r := i.active(step)
 	if r == nil || r.taken || r.handler == nil {
-		return nil, nil, nil, 0, false
+		return nil, nil, nil, time.Time{}, 0, false
 	}
 	r.taken = true
 	r.ctx.Context, r.running = i.handlerContext(r), true
-	task = i.task(r)
+	timeout = r.state.Timeout
+	if timeout > 0 {
+		start = i.e.clock.Now()
+	}
+	task = i.taskAt(r, start)
 	if r.span != nil || i.spanContext().IsValid() {
 		task.Traceparent = i.traceparent(r)
 	}
-	return task, r.handler, &r.ctx, r.state.Timeout, true
+	return task, r.handler, &r.ctx, start, timeout, true
 }
 
 // finishRun ends the run of step with the agent's outcome or error.
@@ -638,6 +728,7 @@ func (i *instance) finishLocked(ctx context.Context, r *run, step int, out regis
 		i.decide(ctx, out.Trigger, out.Result, rules.ErrorInfo{})
 	}
 	i.commit(ctx)
+	i.stopSpare()
 	if i.commitErr != nil {
 		return notCommitted(i.id, step, i.commitErr)
 	}
@@ -677,6 +768,10 @@ func notCommitted(id string, step int, err error) error {
 // agent's declaration has failed with kind invalid_result.
 func (i *instance) ran(r *run, out registry.Outcome, runErr error, timedOut bool) (registry.Outcome, error) {
 	r.ended = true
+	if rt := r.timer; rt != nil {
+		r.timer = nil
+		rt.stopLater() // the step's next run resets it, or finishLocked stops it
+	}
 	r.stopTimers()
 	r.stop()
 	if timedOut {
@@ -725,7 +820,7 @@ func (i *instance) runFailed(ctx context.Context, r *run, err error, timedOut, r
 			i.traceEvent("retry_scheduled", attrStep.Int(r.step), attrAgentName.String(r.agent), attrAttempt.Int(retry.Attempt), attrDelay.String(delay.String()), attrErrorKind.String(kind))
 		}
 		step := r.step
-		i.retry = i.e.clock.AfterFunc(delay, func() {
+		i.more().retry = i.e.clock.AfterFunc(delay, func() {
 			i.e.exec.Submit(func() { i.retryRun(i.e.ctx, step) })
 		})
 		return
@@ -748,7 +843,9 @@ func (i *instance) retryRun(ctx context.Context, step int) {
 	if i.status.Finished() || r == nil || r.step != step {
 		return
 	}
-	i.retry = nil
+	if i.rare != nil {
+		i.rare.retry = nil
+	}
 	if hit := i.overBudget(); hit != nil {
 		i.limitHit(ctx, hit) // a retry would spend more
 	} else if i.step+1 > i.e.wf.Limits.MaxSteps {
@@ -775,7 +872,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 	env := envs.Get().(*rules.Env)
 	*env = rules.Env{
 		Result: orEmpty(result), Input: i.input, Context: i.context, Error: errInfo,
-		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits, Attempt: attempt,
+		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits.m, Attempt: attempt,
 		Usage: i.usage().Totals, VisitUsage: i.usage().Visit,
 	}
 	i.note(record.Entry{Kind: record.KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt, Usage: i.takeChildUsage()})
@@ -845,7 +942,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 
 // checkLimits reports the limit that entering next would break, if any.
 func (i *instance) checkLimits(next *rules.State) *LimitError {
-	return limitError(i.e.wf.LimitOf(next, i.step, i.visits))
+	return limitError(i.e.wf.LimitOf(next, i.step, i.visits.m))
 }
 
 // limitError is the engine's error for a limit hit.
@@ -891,9 +988,7 @@ func (i *instance) limitHit(ctx context.Context, lim *LimitError) {
 // state has one home, i.state.
 func (i *instance) enter(event string, next *rules.State) {
 	from := i.state.Name
-	visits := maps.Clone(i.visits)
-	visits[next.Name]++
-	i.visits = visits
+	i.visits = i.e.visits.enter(i.visits, next)
 	i.state = next
 	if i.used != nil {
 		i.used.ledger.Visit = registry.Totals{} // a new visit: the state's own budgets start again
@@ -977,10 +1072,7 @@ func (i *instance) halt() {
 }
 
 func (i *instance) stopTimersLocked() {
-	if i.retry != nil {
-		i.retry.Stop()
-		i.retry = nil
-	}
+	i.stopRetry()
 	if i.run != nil {
 		i.run.stopTimers()
 		i.run.endSpan("", "", nil) // abandoned, if its report never came
@@ -1007,7 +1099,9 @@ func (i *instance) cancel(ctx context.Context, reason string) error {
 // its lock and commits.
 func (i *instance) canceled(reason string) {
 	i.status = record.StatusCanceled
-	i.cancelReason = reason
+	if reason != "" {
+		i.more().cancelReason = reason
+	}
 	i.err = &FailedError{InstanceID: i.id, State: i.state.Name, Err: ErrCanceled}
 	i.note(record.Entry{Kind: record.KindCanceled, State: i.state.Name, Detail: reason})
 	i.ended()

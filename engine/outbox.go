@@ -28,14 +28,21 @@ import (
 // the step being built, sent once the step has committed, and the items
 // the store holds unsettled until their work is over.
 type outbox struct {
-	// items is the step's outbox, sent once the step has committed: a
-	// buffer of sendingBufs while the step has work, nil between steps, so
-	// that an instance waiting on an agent holds no outbox buffer.
-	items      []sending
-	buf        *[]sending // the pooled buffer items is in, to hand back
+	// buf holds the step's outbox (items), sent once the step has
+	// committed: a buffer of sendingBufs while the step has work, nil
+	// between steps, so that an instance waiting on an agent holds no
+	// outbox buffer.
+	buf        *[]sending
 	open       []openItem // outbox items the store holds unsettled
 	settledBuf []string   // reused by settled
-	settle     bool       // an outbox item was settled outside a step
+}
+
+// items is the step's outbox.
+func (o *outbox) items() []sending {
+	if o.buf == nil {
+		return nil
+	}
+	return *o.buf
 }
 
 // sendingBufs and outgoingBufs recycle the buffers of a step's outbox and
@@ -50,10 +57,7 @@ var (
 // buffer back with putItems.
 func (o *outbox) takeItems() *[]sending {
 	b := o.buf
-	if b != nil {
-		*b = o.items
-	}
-	o.buf, o.items = nil, nil
+	o.buf = nil
 	return b
 }
 
@@ -142,10 +146,9 @@ func (s *sending) later(err error) bool {
 func (i *instance) queue(s sending) {
 	s.first = i.roomChecked
 	if i.out.buf == nil {
-		i.out.buf = sendingBufs.Get().(*[]sending)
-		i.out.items = (*i.out.buf)[:0]
+		i.out.buf = sendingBufs.Get().(*[]sending) // empty: putItems leaves it so
 	}
-	i.out.items = append(i.out.items, s)
+	*i.out.buf = append(*i.out.buf, s)
 	if i.out.open == nil {
 		i.out.open = make([]openItem, 0, 2) // a step's work and its successor's, as a step settles the one and opens the other
 	}
@@ -166,7 +169,7 @@ func (i *instance) outgoing(r *run, rule *rules.Rule) record.Outgoing {
 		State: r.state.Name, To: r.agent, From: r.from, HandoffID: r.handoffID, Reason: string(r.handoffReason),
 		Explanation: r.reason, Task: r.description, Priority: r.priority, Rule: ruleID(rule),
 		Previous: r.previous, Constraints: r.constraints, Payload: r.payload,
-		Delegator: r.delegator, ReturnControl: r.returnControl, Returned: r.returned, Index: r.index,
+		Delegator: r.delegator(), ReturnControl: r.returnControl, Returned: r.returned, Index: r.index,
 	}
 	if r.handoffID != "" {
 		o.Kind = record.OutgoingHandoff
@@ -176,15 +179,19 @@ func (i *instance) outgoing(r *run, rule *rules.Rule) record.Outgoing {
 
 // runOf rebuilds the run an outbox item started.
 func (i *instance) runOf(o record.Outgoing, st *rules.State) *run {
-	return &run{
+	r := &run{
 		step: o.Step, attempt: max(o.Attempt, 1), state: st, agent: o.To, from: o.From, key: o.Key,
 		handoffID: o.HandoffID, description: o.Task, reason: o.Explanation, priority: max(o.Priority, 1),
 		previous: o.Previous, constraints: o.Constraints, kind: runKindOf(o.Run),
-		handoffReason: handoff.Reason(o.Reason), payload: o.Payload, delegator: o.Delegator,
+		handoffReason: handoff.Reason(o.Reason), payload: o.Payload,
 		returnControl: o.ReturnControl,
 		returned:      o.Returned,
 		index:         o.Index,
 	}
+	if o.Delegator != "" {
+		r.more().delegator = o.Delegator
+	}
+	return r
 }
 
 // settled returns the keys of open outbox items whose work is over, and
@@ -209,15 +216,24 @@ func (i *instance) settled() []string {
 // same step (a join that completed or timed out as it was rebuilt, say):
 // it is neither committed nor sent, and settled() leaves it out.
 func (i *instance) dropOver() {
-	keep := i.out.items[:0]
-	for _, s := range i.out.items {
+	items, keep := i.out.items(), 0
+	for k := range items {
+		s := &items[k]
 		if s.r != nil && i.itemOver(openItem{key: s.out.Key, r: s.r}) {
 			continue
 		}
-		keep = append(keep, s)
+		if keep != k {
+			// Moved only when an item before it was dropped: copying
+			// each item onto itself was a write barrier for each of its
+			// pointers while the collector ran.
+			items[keep] = *s
+		}
+		keep++
 	}
-	clear(i.out.items[len(keep):])
-	i.out.items = keep
+	clear(items[keep:])
+	if i.out.buf != nil {
+		*i.out.buf = items[:keep]
+	}
 }
 
 // settleLater marks an outbox item from before a restart that the resumed
@@ -331,10 +347,11 @@ func (i *instance) sendLater(s sending, err error, delay time.Duration) {
 		i.e.offPool(func() { i.sendAgain(s, delay) })
 	})
 	if s.r != nil {
-		if s.r.resend != nil {
-			s.r.resend.Stop()
+		x := s.r.more()
+		if x.resend != nil {
+			x.resend.Stop()
 		}
-		s.r.resend = t
+		x.resend = t
 	}
 }
 

@@ -63,7 +63,7 @@ type Pending struct {
 func (e *Engine) Pending(id string, buf []Pending) ([]Pending, bool) {
 	var i *instance
 	if v, ok := e.instances.Load(id); ok {
-		i = v.(*instance)
+		i = v
 	} else if _, i = e.fam.running(id); i == nil {
 		return buf, false
 	}

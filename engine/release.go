@@ -47,12 +47,10 @@ func (e *Engine) ResumeListed(ctx context.Context, snaps []record.Snapshot, keep
 // the partitions it gave up or lost. It returns the ids released.
 func (e *Engine) Release(match func(id string) bool) []string {
 	var ids []string
-	e.instances.Range(func(k, v any) bool {
-		id := k.(string)
+	e.instances.Range(func(id string, i *instance) bool {
 		if match != nil && !match(id) {
 			return true
 		}
-		i := v.(*instance)
 		i.mu.Lock()
 		i.releaseLocked(fmt.Errorf("engine: instance %s released: %w", id, ErrNotOwner))
 		i.mu.Unlock()
@@ -79,11 +77,7 @@ func (i *instance) releaseLocked(err error) {
 	if i.err == nil {
 		i.err = err
 	}
-	select {
-	case <-i.done:
-	default:
-		close(i.done)
-	}
+	i.closeDone()
 	i.closing = false
 	i.forgotten = true
 	if v, ok := i.e.instances.Load(i.id); ok && v == i {

@@ -124,17 +124,20 @@ func (e *Engine) resumeFrom(ctx context.Context, snaps []record.Snapshot, keep f
 func (e *Engine) restored(snap record.Snapshot, st *rules.State, seq int) *instance {
 	i := &instance{
 		e: e, id: snap.ID, status: snap.Status, state: st, step: snap.Step,
-		visits: maps.Clone(snap.Visits), input: orEmpty(snap.Input), context: orEmpty(snap.Context),
-		outcome: snap.Outcome, created: snap.Created, commits: snap.Commits, seq: seq, done: make(chan struct{}),
+		visits: ownVisits(maps.Clone(snap.Visits)), input: orEmpty(snap.Input), context: orEmpty(snap.Context),
+		outcome: snap.Outcome, created: snap.Created, commits: snap.Commits, seq: seq,
+		child: parentOf(snap.ID) != "",
 	}
-	if i.visits == nil {
-		i.visits = map[string]int{st.Name: 1}
+	if i.visits.m == nil {
+		i.visits.m = map[string]int{st.Name: 1}
 	}
 	if snap.Error != "" {
 		i.err = errors.New(snap.Error)
 	}
 	if snap.Status == record.StatusCanceled {
-		i.cancelReason = snap.CancelReason
+		if snap.CancelReason != "" {
+			i.more().cancelReason = snap.CancelReason
+		}
 		i.err = &FailedError{InstanceID: snap.ID, State: st.Name, Err: ErrCanceled}
 	}
 	if u := snap.Usage; u.Totals != (registry.Totals{}) || u.Visit != (registry.Totals{}) || len(u.Agents) > 0 {
@@ -151,7 +154,7 @@ func (e *Engine) resumeNotices(ctx context.Context, snap record.Snapshot, outbox
 		return fmt.Errorf("%w %s: state %s is not in the workflow", ErrCannotResume, snap.ID, snap.State)
 	}
 	i := e.restored(snap, st, 0)
-	close(i.done)
+	i.closeDone()
 	if _, loaded := e.instances.LoadOrStore(i.id, i); loaded {
 		return nil
 	}
@@ -166,7 +169,7 @@ func (e *Engine) resumeNotices(ctx context.Context, snap record.Snapshot, outbox
 			return err
 		}
 	}
-	i.out.settle = true
+	i.settleOut = true
 	i.commit(ctx)
 	return nil
 }

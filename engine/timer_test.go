@@ -71,3 +71,45 @@ rules:
 func deferred(context.Context, *clock.Sim, *registry.Task) (registry.Outcome, error) {
 	return registry.Outcome{}, registry.ErrDeferred
 }
+
+// TestEngine_Timeout_NoTimerOutlivesItsStep has a run end into a state
+// with no timeout (a wait) and another end the instance: the ended run's
+// timer, kept for a next run that does not come, is stopped with the step,
+// so that nothing moves the clock while the instance waits or after it
+// ended (a timer left pending would fire 10s on).
+func TestEngine_Timeout_NoTimerOutlivesItsStep(t *testing.T) {
+	w, err := rules.Parse("gate.yaml", []byte(`workflow: gate
+initial: A
+agents:
+  a: {type: test}
+  b: {type: test}
+states:
+  A: {agent: a, timeout: 10s}
+  GATE: {wait: {signals: [open]}}
+  B: {agent: b, timeout: 10s}
+  DONE: {terminal: true}
+rules:
+  - {id: ab, from: a, trigger: done, next: GATE}
+  - {id: open, from: GATE, trigger: open, next: B}
+  - {id: done, from: b, trigger: done, next: DONE}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newSimRunOf(t, w, map[string][]reply{"a": {takes(time.Second, ok("done", nil))}, "b": {takes(time.Second, ok("done", nil))}})
+	inst := r.start(nil)
+	if res := inst.Result(); res.Waiting != "GATE" {
+		t.Fatalf("got waiting %q, want GATE", res.Waiting)
+	}
+	if got := r.sim.Now().Sub(epoch); got != time.Second {
+		t.Errorf("waiting, the clock is %s on, want 1s: a timer outlived its run", got)
+	}
+	if err := inst.Signal(context.Background(), "open", nil); err != nil {
+		t.Fatal(err)
+	}
+	r.settle()
+	wantCompleted(t, inst.Result(), "DONE")
+	if got := r.sim.Now().Sub(epoch); got != 2*time.Second {
+		t.Errorf("ended, the clock is %s on, want 2s: a timer outlived its run", got)
+	}
+}

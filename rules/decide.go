@@ -1,6 +1,9 @@
 package rules
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+)
 
 // Decision is what a workflow decides for one outcome: the rule that fires
 // and the state it enters, or the limit that refuses the transition, and
@@ -91,10 +94,17 @@ func (w *Workflow) Decide(env *Env) Decision {
 	if len(r.Context) > 0 {
 		// The new context is built once, at its size: the instance's,
 		// then the rule's values, each evaluated against the context as
-		// it was.
-		merged := make(map[string]any, len(env.Context)+len(r.Context))
-		for k, v := range env.Context {
-			merged[k] = v
+		// it was. A context that stays within one group of a map (eight
+		// entries) is cloned, its group copied whole: inserting its
+		// entries one by one, hashing each, was 3% of a step.
+		var merged map[string]any
+		if n := len(env.Context); n > 0 && n+len(r.Context) <= smallMap {
+			merged = maps.Clone(env.Context)
+		} else {
+			merged = make(map[string]any, len(env.Context)+len(r.Context))
+			for k, v := range env.Context {
+				merged[k] = v
+			}
 		}
 		for _, c := range r.Context {
 			v, err := c.Expr.Eval(env)
@@ -111,6 +121,10 @@ func (w *Workflow) Decide(env *Env) Decision {
 	}
 	return d
 }
+
+// smallMap is how many entries a map holds in one group, the size up to
+// which maps.Clone returns a map with room for them all.
+const smallMap = 8
 
 // LimitOf reports the limit that entering next would break after step runs
 // with these visits, if any: next's max_visits (the entry counted), or
