@@ -334,9 +334,12 @@ func (w *Worker) run(ctx context.Context, drain <-chan struct{}, agent string, m
 		return
 	}
 	reject := ""
-	var rej *registry.RejectError
-	if errors.As(runErr, &rej) {
-		reject = rej.Reason
+	if runErr != nil {
+		// Made on the heap (errors.As takes its address): only for an error.
+		var rej *registry.RejectError
+		if errors.As(runErr, &rej) {
+			reject = rej.Reason
+		}
 	}
 	w.finish(ctx, drain, m, t, keptOutcome{report: wire.ReportOf(t, out, runErr), reject: reject})
 }
@@ -355,28 +358,25 @@ func (w *Worker) handleBeating(ctx context.Context, m *transport.Message, t *reg
 	hctx, cancel := context.WithCancel(wire.ContextWithTraceparent(ctx, t.Traceparent))
 	defer cancel()
 	// mu is held while a beat is sent: once the handler returned and
-	// stopped is set under it, no beat is sent or under way.
-	var (
-		mu      sync.Mutex
-		stopped bool
-		beat    *time.Timer
-	)
-	mu.Lock()
-	beat = time.AfterFunc(every, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
+	// stopped is set under it, no beat is sent or under way. The three
+	// are one object the timer's function holds (three, each was made).
+	b := &beating{}
+	b.mu.Lock()
+	b.timer = time.AfterFunc(every, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.stopped {
 			return
 		}
 		w.beat(ctx, m, t)
-		beat.Reset(every)
+		b.timer.Reset(every)
 	})
-	mu.Unlock()
+	b.mu.Unlock()
 	defer func() {
-		mu.Lock()
-		stopped = true
-		mu.Unlock()
-		beat.Stop()
+		b.mu.Lock()
+		b.stopped = true
+		b.mu.Unlock()
+		b.timer.Stop()
 	}()
 	defer func() {
 		if p := recover(); p != nil {
@@ -384,6 +384,13 @@ func (w *Worker) handleBeating(ctx context.Context, m *transport.Message, t *reg
 		}
 	}()
 	return w.handlers[t.Agent].Handle(hctx, t)
+}
+
+// beating is a run's heartbeat timer and what stops it.
+type beating struct {
+	mu      sync.Mutex
+	stopped bool
+	timer   *time.Timer
 }
 
 // beat sends one heartbeat of m's run: an in-progress ack, and a heartbeat
