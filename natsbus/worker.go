@@ -97,6 +97,7 @@ type Worker struct {
 	cfg      WorkerConfig
 	log      *zap.Logger
 	kept     *kept
+	replies  *reportReplies // set by Run before any run starts
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -125,7 +126,8 @@ func NewWorker(tr *Transport, handlers map[string]registry.Handler, cfg WorkerCo
 // it stops taking work, waits up to the grace period for the handlers
 // running, cancels the contexts of those still running (their work is given
 // back for redelivery) and returns once every one has returned. It returns
-// nil after a drain.
+// nil after a drain, and an error without running anything when it cannot
+// subscribe to the answers to its reports (a closed connection).
 func (w *Worker) Run(ctx context.Context) error {
 	if ctx == nil {
 		return errors.New("natsbus: nil context")
@@ -142,6 +144,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer close(running)
 	defer cancel()
 
+	replies, err := newReportReplies(w.nc)
+	if err != nil {
+		return err
+	}
+	defer replies.close() // after the last run returned
+	w.replies = replies
 	// hard is the handlers' context: it outlives ctx by the grace period.
 	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHard()
@@ -490,9 +498,7 @@ func (w *Worker) finish(ctx context.Context, drain <-chan struct{}, m *transport
 // engine answered it for good: ok, stale, or invalid (sending it again
 // cannot help). The first failure of a report is logged.
 func (w *Worker) answered(ctx context.Context, t *registry.Task, r wire.Report, n int) bool {
-	rctx, cancel := context.WithTimeout(ctx, w.cfg.ReportTimeout)
-	ans, err := Report(rctx, w.nc, r)
-	cancel()
+	ans, err := w.replies.report(ctx, &r, w.cfg.ReportTimeout)
 	switch {
 	case err != nil:
 		if n == 0 {
