@@ -464,5 +464,12 @@ func parseTimestamp(s string) (time.Time, error) {
 			return time.Time{}, &ValidationError{Field: "timestamp", Reason: "is not ISO 8601: " + strconv.Quote(s)}
 		}
 	}
-	return t.UTC(), nil
+	u := t.UTC()
+	if y := u.Year(); y < 0 || y > 9999 {
+		// Its offset moves it out of the years RFC 3339 writes
+		// ("0000-01-01T00:00:00+01:00"): the message would be written with
+		// a timestamp that cannot be read back.
+		return time.Time{}, &ValidationError{Field: "timestamp", Reason: "is outside the years 0000 to 9999 in UTC: " + strconv.Quote(s)}
+	}
+	return u, nil
 }
