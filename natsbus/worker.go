@@ -198,32 +198,9 @@ func (w *Worker) Close() error {
 	return nil
 }
 
-// take is agent's taker: it keeps up to Concurrency runs going. The runs
-// go on in at most Concurrency runner goroutines, each taking its next
-// work from jobs once its run is over, until take returns: a goroutine
-// per run grew its stack anew every time (copying stacks was about 1% of
-// a NATS step's CPU).
+// take is agent's taker: it keeps up to Concurrency runs going.
 func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGroup) {
 	slots := make(chan struct{}, w.cfg.Concurrency)
-	jobs := make(chan *transport.Message)
-	defer close(jobs) // the idle runners return
-	runners := 0
-	hand := func(m *transport.Message) {
-		select {
-		case jobs <- m:
-			return
-		default:
-		}
-		if runners < cap(slots) {
-			runners++
-			runs.Add(1)
-			go w.runner(hard, ctx.Done(), agent, m, jobs, slots, runs)
-			return
-		}
-		// Every runner is made, and m's slot is held here: a runner that
-		// gave its slot back is on its way to take m.
-		jobs <- m
-	}
 	pause := w.cfg.PollMin
 	failed := 0 // takes failed in a row
 	wait := time.NewTimer(0)
@@ -265,7 +242,12 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 			if k > 0 {
 				slots <- struct{}{}
 			}
-			hand(m)
+			runs.Add(1)
+			go func() {
+				defer runs.Done()
+				defer func() { <-slots }()
+				w.run(hard, ctx.Done(), agent, m)
+			}()
 		}
 		if len(got) > 0 {
 			pause = w.cfg.PollMin
@@ -297,16 +279,6 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 		case <-wait.C:
 		}
 		pause = min(2*pause, w.cfg.PollMax)
-	}
-}
-
-// runner runs m, gives its slot back, and runs the next work handed to it
-// on jobs, until jobs is closed.
-func (w *Worker) runner(ctx context.Context, drain <-chan struct{}, agent string, m *transport.Message, jobs <-chan *transport.Message, slots <-chan struct{}, runs *sync.WaitGroup) {
-	defer runs.Done()
-	for ok := true; ok; m, ok = <-jobs {
-		w.run(ctx, drain, agent, m)
-		<-slots
 	}
 }
 
@@ -367,7 +339,8 @@ func (w *Worker) handleBeating(ctx context.Context, m *transport.Message, t *reg
 	defer cancel()
 	// mu is held while a beat is sent: once the handler returned and
 	// stopped is set under it, no beat is sent or under way. The three
-	// are one object the timer's function holds (three, each was made).
+	// are one object the timer's function holds (as three variables,
+	// each was made on the heap).
 	b := &beating{}
 	b.mu.Lock()
 	b.timer = time.AfterFunc(every, func() {
