@@ -77,8 +77,9 @@ func (t *Transport) send(ctx context.Context, m *transport.Message, offer bool) 
 	m.Fill(time.Now(), uuid.NewString)
 	t.stampAckWait(m)
 	mb, err := t.box(ctx, m.To)
-	var unknown *transport.UnknownAgentError
-	if errors.As(err, &unknown) {
+	// The targets of errors.As are looked for only on an error: taken by
+	// address, each was made on the heap for every send.
+	if err != nil && isUnknownAgent(err) {
 		_ = t.deadLetter(ctx, dead{m: m, reason: transport.ReasonReceiverNotFound, lastErr: err.Error()})
 		return err
 	}
@@ -102,8 +103,7 @@ func (t *Transport) send(ctx context.Context, m *transport.Message, offer bool) 
 	}
 	msg.Header.Set(HeaderMsgID, msgID(key))
 	ack, err := t.publishWork(ctx, msg)
-	var api *jetstream.APIError
-	if errors.As(err, &api) && api.ErrorCode == errCodeStoreFailed {
+	if err != nil && apiCode(err) == errCodeStoreFailed {
 		full := &transport.QueueFullError{Agent: m.To, Capacity: mb.capacity}
 		if !offer {
 			_ = t.deadLetter(ctx, dead{m: m, reason: transport.ReasonQueueOverflow, lastErr: full.Error()})
@@ -147,6 +147,21 @@ func (t *Transport) publishWork(ctx context.Context, msg *nats.Msg) (*jetstream.
 		case <-time.After(sendPause):
 		}
 	}
+}
+
+// isUnknownAgent tells a *transport.UnknownAgentError.
+func isUnknownAgent(err error) bool {
+	var unknown *transport.UnknownAgentError
+	return errors.As(err, &unknown)
+}
+
+// apiCode is the error code of err's *jetstream.APIError, 0 without one.
+func apiCode(err error) jetstream.ErrorCode {
+	var api *jetstream.APIError
+	if errors.As(err, &api) {
+		return api.ErrorCode
+	}
+	return 0
 }
 
 // unanswered tells a request the server did not answer (yet) from one it

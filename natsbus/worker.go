@@ -97,6 +97,7 @@ type Worker struct {
 	cfg      WorkerConfig
 	log      *zap.Logger
 	kept     *kept
+	replies  *reportReplies // set by Run before any run starts
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -125,7 +126,8 @@ func NewWorker(tr *Transport, handlers map[string]registry.Handler, cfg WorkerCo
 // it stops taking work, waits up to the grace period for the handlers
 // running, cancels the contexts of those still running (their work is given
 // back for redelivery) and returns once every one has returned. It returns
-// nil after a drain.
+// nil after a drain, and an error without running anything when it cannot
+// subscribe to the answers to its reports (a closed connection).
 func (w *Worker) Run(ctx context.Context) error {
 	if ctx == nil {
 		return errors.New("natsbus: nil context")
@@ -142,6 +144,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer close(running)
 	defer cancel()
 
+	replies, err := newReportReplies(w.nc)
+	if err != nil {
+		return err
+	}
+	defer replies.close() // after the last run returned
+	w.replies = replies
 	// hard is the handlers' context: it outlives ctx by the grace period.
 	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHard()
@@ -306,9 +314,12 @@ func (w *Worker) run(ctx context.Context, drain <-chan struct{}, agent string, m
 		return
 	}
 	reject := ""
-	var rej *registry.RejectError
-	if errors.As(runErr, &rej) {
-		reject = rej.Reason
+	if runErr != nil {
+		// Made on the heap (errors.As takes its address): only for an error.
+		var rej *registry.RejectError
+		if errors.As(runErr, &rej) {
+			reject = rej.Reason
+		}
 	}
 	w.finish(ctx, drain, m, t, keptOutcome{report: wire.ReportOf(t, out, runErr), reject: reject})
 }
@@ -327,28 +338,26 @@ func (w *Worker) handleBeating(ctx context.Context, m *transport.Message, t *reg
 	hctx, cancel := context.WithCancel(wire.ContextWithTraceparent(ctx, t.Traceparent))
 	defer cancel()
 	// mu is held while a beat is sent: once the handler returned and
-	// stopped is set under it, no beat is sent or under way.
-	var (
-		mu      sync.Mutex
-		stopped bool
-		beat    *time.Timer
-	)
-	mu.Lock()
-	beat = time.AfterFunc(every, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
+	// stopped is set under it, no beat is sent or under way. The three
+	// are one object the timer's function holds (as three variables,
+	// each was made on the heap).
+	b := &beating{}
+	b.mu.Lock()
+	b.timer = time.AfterFunc(every, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.stopped {
 			return
 		}
 		w.beat(ctx, m, t)
-		beat.Reset(every)
+		b.timer.Reset(every)
 	})
-	mu.Unlock()
+	b.mu.Unlock()
 	defer func() {
-		mu.Lock()
-		stopped = true
-		mu.Unlock()
-		beat.Stop()
+		b.mu.Lock()
+		b.stopped = true
+		b.mu.Unlock()
+		b.timer.Stop()
 	}()
 	defer func() {
 		if p := recover(); p != nil {
@@ -356,6 +365,13 @@ func (w *Worker) handleBeating(ctx context.Context, m *transport.Message, t *reg
 		}
 	}()
 	return w.handlers[t.Agent].Handle(hctx, t)
+}
+
+// beating is a run's heartbeat timer and what stops it.
+type beating struct {
+	mu      sync.Mutex
+	stopped bool
+	timer   *time.Timer
 }
 
 // beat sends one heartbeat of m's run: an in-progress ack, and a heartbeat
@@ -455,9 +471,7 @@ func (w *Worker) finish(ctx context.Context, drain <-chan struct{}, m *transport
 // engine answered it for good: ok, stale, or invalid (sending it again
 // cannot help). The first failure of a report is logged.
 func (w *Worker) answered(ctx context.Context, t *registry.Task, r wire.Report, n int) bool {
-	rctx, cancel := context.WithTimeout(ctx, w.cfg.ReportTimeout)
-	ans, err := Report(rctx, w.nc, r)
-	cancel()
+	ans, err := w.replies.report(ctx, &r, w.cfg.ReportTimeout)
 	switch {
 	case err != nil:
 		if n == 0 {

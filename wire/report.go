@@ -237,11 +237,11 @@ func (e *reportedError) Error() string { return e.msg }
 // when that is not nil: the inverse of Report.Outcome.
 func ReportOf(t *registry.Task, out registry.Outcome, runErr error) Report {
 	r := Report{InstanceID: t.InstanceID, Step: t.Step, Agent: t.Agent, Usage: out.Usage}
-	var reject *registry.RejectError
+	reason, rejected := rejectReason(runErr)
 	switch {
-	case errors.As(runErr, &reject):
-		reason := reject.Reason
-		r.Reject = &reason
+	case rejected:
+		kept := reason // made on the heap only here
+		r.Reject = &kept
 	case runErr != nil:
 		r.Error = &Failure{Message: runErr.Error(), Retryable: registry.IsRetryable(runErr)}
 		if k := registry.KindOf(runErr); k != "error" {
@@ -255,4 +255,18 @@ func ReportOf(t *registry.Task, out registry.Outcome, runErr error) Report {
 		r.Trigger, r.Result = out.Trigger, out.Result
 	}
 	return r
+}
+
+// rejectReason is the reason of err's registry.RejectError, if it holds
+// one. The target of errors.As is made only for an error: made in
+// ReportOf, it was on the heap for every run.
+func rejectReason(err error) (reason string, ok bool) {
+	if err == nil {
+		return "", false
+	}
+	var reject *registry.RejectError
+	if errors.As(err, &reject) {
+		return reject.Reason, true
+	}
+	return "", false
 }

@@ -16,7 +16,10 @@ import (
 func EncodeReport(r *Report) ([]byte, error) {
 	b, ok := appendReport(make([]byte, 0, 256), r)
 	if !ok {
-		return json.Marshal(r)
+		// A copy goes to encoding/json, so that r does not escape: the
+		// callers' reports stay on their stacks.
+		c := *r
+		return json.Marshal(&c)
 	}
 	return b, nil
 }
@@ -296,7 +299,9 @@ func DecodeAnswer(data []byte) (Answer, error) {
 	if d.OK() {
 		return a, nil
 	}
-	a = Answer{}
-	err := json.Unmarshal(data, &a)
-	return a, err
+	// Another variable: a, taken by encoding/json, would be made on the
+	// heap for every answer.
+	var slow Answer
+	err := json.Unmarshal(data, &slow)
+	return slow, err
 }

@@ -34,5 +34,20 @@ func ContextWithTraceparent(ctx context.Context, tp string) context.Context {
 	if tp == "" {
 		return ctx
 	}
-	return propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{KeyTraceparent: tp})
+	return propagation.TraceContext{}.Extract(ctx, traceparentCarrier(tp))
 }
+
+// traceparentCarrier carries one traceparent to otel's extraction: a
+// propagation.MapCarrier made a map for it on every run of a work.
+type traceparentCarrier string
+
+func (c traceparentCarrier) Get(key string) string {
+	if key == KeyTraceparent {
+		return string(c)
+	}
+	return ""
+}
+
+func (traceparentCarrier) Set(string, string) {}
+
+func (traceparentCarrier) Keys() []string { return []string{KeyTraceparent} }

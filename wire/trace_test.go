@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/batonhq/baton/wire"
@@ -42,6 +43,11 @@ func FuzzContextWithTraceparent(f *testing.F) {
 	f.Add("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra")
 	f.Fuzz(func(t *testing.T, tp string) {
 		sc := trace.SpanContextFromContext(wire.ContextWithTraceparent(context.Background(), tp))
+		// The same as otel extracts from a header map.
+		want := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": tp}))
+		if !sc.Equal(want) {
+			t.Fatalf("%q: got %v, want %v", tp, sc, want)
+		}
 		if !sc.IsValid() {
 			return
 		}

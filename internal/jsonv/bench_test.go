@@ -41,3 +41,21 @@ func BenchmarkDecoder_Map(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecoder_Keys reads an object of the work's metadata keys, with
+// values that make nothing, on every core at once: the cost of looking
+// keys up in the shared table.
+func BenchmarkDecoder_Keys(b *testing.B) {
+	data := []byte(`{"ack_wait":1,"attempt":1,"deadline":1,"handoff_id":1,"idempotency_key":1,"instance_id":1,"state":1,` +
+		`"step":1,"traceparent":1,"version":1,"workflow":1,"action":1,"task":1,"input":1,"context":1,"reason":1}`)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			d := jsonv.NewDecoder(data)
+			d.Object(func(string) { d.Int() })
+			if d.End(); !d.OK() {
+				b.Fatal("not decoded")
+			}
+		}
+	})
+}

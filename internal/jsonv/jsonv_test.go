@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,6 +63,22 @@ func FuzzDecoder(f *testing.F) {
 			t.Fatalf("got %s, %v encoding %#v, want %s, %v", enc, err, got, wantEnc, werr)
 		}
 	})
+}
+
+// TestAppend_MapsOfEverySize writes maps of up to and past the entries
+// sorted in place (16) with their keys in order, as json.Marshal does.
+func TestAppend_MapsOfEverySize(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 15, 16, 17, 40} {
+		m := map[string]any{}
+		for i := range n {
+			m[strconv.Itoa((i*7919)%1000)] = map[string]any{"i": i}
+		}
+		got, gerr := jsonv.Append(nil, m)
+		want, werr := json.Marshal(m)
+		if gerr != nil || werr != nil || string(got) != string(want) {
+			t.Errorf("%d entries: got %s, %v, want %s, %v", n, got, gerr, want, werr)
+		}
+	}
 }
 
 // TestAppendGoValues writes the Go values handlers put in results as
