@@ -15,6 +15,7 @@ import (
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/internal/shardmap"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/rules"
@@ -52,9 +53,9 @@ type Engine struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	instances *instanceMap // until they have finished
-	runs      runs         // Go handler runs under way, for Drain
-	lateMu    sync.Mutex   // one late report of a finished instance at a time
+	instances *shardmap.Map[*instance] // until they have finished
+	runs      runs                     // Go handler runs under way, for Drain
+	lateMu    sync.Mutex               // one late report of a finished instance at a time
 	metrics   metrics
 	closed    atomic.Bool
 	starting  atomic.Int64 // starts under way whose first agent is external
@@ -95,7 +96,7 @@ func New(w *rules.Workflow, reg *registry.Registry, opts ...Option) (*Engine, er
 		wf: w, reg: reg, val: val, store: cfg.store, clock: cfg.clock, exec: cfg.executor,
 		log: cfg.logger, ids: cfg.ids, observe: cfg.observers, tr: cfg.transport,
 		lanes: map[string]*lane{}, visits: newVisitTree(w.Initial), startDescription: "start " + w.Name,
-		instances: newInstanceMap(),
+		instances: shardmap.New[*instance](),
 	}
 	if e.store == nil {
 		e.store = record.NewMemStore()
@@ -336,9 +337,7 @@ func (e *Engine) startRefused(ctx context.Context, inst *instance) (*Instance, e
 		return nil, err
 	}
 	e.log.Info("engine: a start's first step was refused but written; the instance goes on", zap.String("instance", inst.id))
-	if v, ok := e.instances.Load(inst.id); ok && v == inst {
-		e.instances.Delete(inst.id) // make room for the instance resumed from the store
-	}
+	e.instances.CompareAndDelete(inst.id, inst) // make room for the instance resumed from the store
 	rep, rerr := e.resumeFrom(context.WithoutCancel(ctx), []record.Snapshot{snap}, nil)
 	if rerr == nil {
 		rerr = rep.Failed[inst.id]

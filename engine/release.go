@@ -80,9 +80,7 @@ func (i *instance) releaseLocked(err error) {
 	i.closeDone()
 	i.closing = false
 	i.forgotten = true
-	if v, ok := i.e.instances.Load(i.id); ok && v == i {
-		i.e.instances.Delete(i.id)
-	}
+	i.e.instances.CompareAndDelete(i.id, i)
 }
 
 // notOwned reports whether a commit was refused because another engine

@@ -103,7 +103,7 @@ func TestMemSnap_FinishedMapsPacked(t *testing.T) {
 		if err := s.Commit(t.Context(), Step{Snapshot: snap, Entries: entries}); err != nil {
 			t.Fatal(err)
 		}
-		mi, _ := s.instances.load("i")
+		mi, _ := s.instances.Load("i")
 		if packed := mi.snap.visits == nil && mi.snap.input == nil && mi.snap.context == nil; packed != (k > 0) || mi.snap.packed != (k > 0) {
 			t.Errorf("commit %d: got the maps packed %t, want %t", k, packed, k > 0)
 		}
@@ -143,7 +143,7 @@ func TestMemStore_DropReleases(t *testing.T) {
 			t.Fatal(err)
 		}
 		if first == nil {
-			first, _ = s.instances.load(id)
+			first, _ = s.instances.Load(id)
 		}
 	}
 	if !first.gone || first.log.data != nil || first.outbox != nil || first.snap.context != nil {

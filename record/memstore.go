@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/batonhq/baton/internal/shardmap"
 )
 
 // MemStore is the in-memory Store, the default when no durable store is
@@ -29,7 +31,7 @@ import (
 // instance's snapshot (Visits, Input, Context): Instance returns maps equal
 // to those committed, no longer the same maps.
 type MemStore struct {
-	instances *memIndex
+	instances *shardmap.Map[*memInstance]
 
 	mu        sync.Mutex   // guards dead and workflows
 	dead      []DeadLetter // the newest MemDeadLetterLimit, and up to as many older ones
@@ -93,7 +95,7 @@ type memInstance struct {
 // NewMemStore returns an empty in-memory store keeping MemRetention
 // finished instances, or what the options say.
 func NewMemStore(opts ...MemOption) *MemStore {
-	s := &MemStore{retention: MemRetention, instances: newMemIndex()}
+	s := &MemStore{retention: MemRetention, instances: shardmap.New[*memInstance]()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -109,7 +111,7 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 		mi      *memInstance
 		created bool
 	)
-	if v, ok := s.instances.load(rec.Snapshot.ID); ok {
+	if v, ok := s.instances.Load(rec.Snapshot.ID); ok {
 		mi = v
 		mi.mu.Lock()
 	} else {
@@ -117,7 +119,7 @@ func (s *MemStore) Commit(ctx context.Context, rec Step) error {
 		// find it before its first step is in.
 		mi = &memInstance{snap: memSnap{id: rec.Snapshot.ID}}
 		mi.mu.Lock()
-		if v, stored := s.instances.loadOrStore(mi); !stored {
+		if v, loaded := s.instances.LoadOrStore(mi.snap.id, mi); loaded {
 			mi.mu.Unlock()
 			mi = v
 			mi.mu.Lock()
@@ -263,7 +265,7 @@ func (s *MemStore) drop(mi *memInstance) bool {
 		return false
 	}
 	mi.gone = true
-	s.instances.remove(mi)
+	s.instances.CompareAndDelete(mi.snap.id, mi)
 	// What it holds goes now, not when the order List walks is next
 	// compacted: that keeps up to as many dropped instances as live ones.
 	// No reader holds its history's buffer past the instance's lock (they
@@ -280,7 +282,7 @@ func (s *MemStore) Prune(ctx context.Context, before time.Time) (int, error) {
 		return 0, ErrNilContext
 	}
 	var victims []*memInstance
-	s.instances.each(func(mi *memInstance) bool {
+	s.instances.Range(func(_ string, mi *memInstance) bool {
 		mi.mu.Lock()
 		if mi.snap.Status().Finished() && mi.snap.updated.Before(before) {
 			victims = append(victims, mi)
@@ -311,7 +313,7 @@ func (s *MemStore) Outbox(ctx context.Context, id string) ([]Outgoing, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	mi, ok := s.instances.load(id)
+	mi, ok := s.instances.Load(id)
 	if !ok {
 		return nil, ErrUnknownInstance
 	}
@@ -406,7 +408,7 @@ func (s *MemStore) Instance(ctx context.Context, id string) (Snapshot, error) {
 	if ctx == nil {
 		return Snapshot{}, ErrNilContext
 	}
-	mi, ok := s.instances.load(id)
+	mi, ok := s.instances.Load(id)
 	if !ok {
 		return Snapshot{}, ErrUnknownInstance
 	}
@@ -423,7 +425,7 @@ func (s *MemStore) History(ctx context.Context, id string) ([]Entry, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	mi, ok := s.instances.load(id)
+	mi, ok := s.instances.Load(id)
 	if !ok {
 		return nil, ErrUnknownInstance
 	}
@@ -441,7 +443,7 @@ func (s *MemStore) Instances(ctx context.Context) ([]Snapshot, error) {
 		return nil, ErrNilContext
 	}
 	var out []Snapshot
-	s.instances.each(func(mi *memInstance) bool {
+	s.instances.Range(func(_ string, mi *memInstance) bool {
 		mi.mu.Lock()
 		if !mi.gone {
 			out = append(out, mi.snap.snapshot(&mi.log))

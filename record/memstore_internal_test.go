@@ -79,7 +79,7 @@ func TestMemStore_SizesHistoriesFromFinishedOnes(t *testing.T) {
 			if err := s.Commit(t.Context(), st); err != nil {
 				t.Fatal(err)
 			}
-			mi, _ := s.instances.load(id)
+			mi, _ := s.instances.Load(id)
 			data := mi.log.data
 			if k == 0 {
 				if slack := cap(data) - len(data); slack > len(data)/8+16 {
@@ -95,7 +95,7 @@ func TestMemStore_SizesHistoriesFromFinishedOnes(t *testing.T) {
 		if n == 1 && grown != 1 {
 			t.Errorf("%s: its history was allocated %d times past its first commit, want once", id, grown)
 		}
-		mi, _ := s.instances.load(id)
+		mi, _ := s.instances.Load(id)
 		if data := mi.log.data; cap(data)-len(data) > len(data)/8 {
 			t.Errorf("%s: its finished history keeps %d bytes of room past its %d, want at most an eighth", id, cap(data)-len(data), len(data))
 		}
@@ -171,12 +171,12 @@ func TestMemStore_ReusesDroppedHistories(t *testing.T) {
 			if err := s.Commit(t.Context(), st); err != nil {
 				t.Fatal(err)
 			}
-			if mi, _ := s.instances.load(id); n >= warm && k == 0 {
+			if mi, _ := s.instances.Load(id); n >= warm && k == 0 {
 				firsts[&mi.log.data[:1][0]] = true
 			}
 		}
 		if n >= warm {
-			mi, _ := s.instances.load(id)
+			mi, _ := s.instances.Load(id)
 			buffers[&mi.log.data[:1][0]] = true
 		}
 	}
