@@ -3,6 +3,7 @@ package feature
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -340,6 +341,7 @@ func (d *DeadLetters) ProcessDeadLetters(ctx context.Context) (DeadLetterReport,
 			m.Metadata = make(map[string]any, 1)
 		}
 		m.Metadata[transport.MetadataDeadLetterRetries] = h.Retries + 1
+		resendKey(m, "/dead-letter-retry-"+strconv.Itoa(h.Retries+1))
 		err := d.Transport.SendWork(ctx, m)
 		if !acceptedDespite(err) {
 			d.mu.Lock()
@@ -426,7 +428,25 @@ func (d *DeadLetters) Requeue(ctx context.Context, id string) error {
 	d.record(auditOf(h, AuditRequeued, d.clk.Now(), ""))
 	m := h.Message.Clone()
 	m.Timestamp = time.Time{}
+	resendKey(m, "/requeued-"+strconv.FormatInt(h.arrived.UnixNano(), 10))
 	return d.Transport.SendWork(ctx, m)
+}
+
+// resendKey gives m, sent again from the dead letters, an idempotency key
+// of its own: its key (or its id) with suffix. Under its first key a
+// transport that remembers keys past a dead letter would drop it as a
+// duplicate of the message that died: natsbus's work streams remember
+// every key they stored for Config.DedupWindow, including that of work
+// delivered and dead-lettered max_retries. The suffix names the resend
+// (the retry's number, the requeued letter), so that two processes
+// resending the same dead letter are still one send. The metadata's
+// idempotency_key, which the engine's steps go by, is not changed.
+func resendKey(m *transport.Message, suffix string) {
+	key := m.Key()
+	if key == "" {
+		key = m.MessageID
+	}
+	m.IdempotencyKey = key + suffix
 }
 
 // Discard drops the dead letter of message id from those held, with an
