@@ -35,12 +35,7 @@ var _ prometheus.Collector = (*GuardCollector)(nil)
 // NewGuardCollector returns a collector of g's figures, named under
 // namespace ("baton" when empty). Register it on a prometheus.Registerer.
 func NewGuardCollector(g Guards, namespace string) *GuardCollector {
-	if namespace == "" {
-		namespace = "baton"
-	}
-	desc := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(prometheus.BuildFQName(namespace, "bus", name), help, labels, nil)
-	}
+	desc := busDesc(namespace)
 	return &GuardCollector{
 		g:            g,
 		deferred:     desc("messages_deferred", "Messages waiting in senders' outbound queues for rate-limit tokens."),
@@ -100,6 +95,18 @@ func (c *GuardCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, agent := range guardSortedKeys(st.Levels) {
 			ch <- prometheus.MustNewConstMetric(c.pressure, prometheus.GaugeValue, float64(st.Levels[agent]), agent)
 		}
+	}
+}
+
+// busDesc returns a maker of descriptors named namespace_bus_<name>
+// ("baton" when namespace is empty), the names the collectors of this
+// package share with package busprom.
+func busDesc(namespace string) func(name, help string, labels ...string) *prometheus.Desc {
+	if namespace == "" {
+		namespace = "baton"
+	}
+	return func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(namespace, "bus", name), help, labels, nil)
 	}
 }
 

@@ -33,12 +33,7 @@ var _ prometheus.Collector = (*RecoveryCollector)(nil)
 // NewRecoveryCollector returns a collector of r's figures, named under
 // namespace ("baton" when empty). Register it on a prometheus.Registerer.
 func NewRecoveryCollector(r Recovery, namespace string) *RecoveryCollector {
-	if namespace == "" {
-		namespace = "baton"
-	}
-	desc := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(prometheus.BuildFQName(namespace, "bus", name), help, labels, nil)
-	}
+	desc := busDesc(namespace)
 	return &RecoveryCollector{
 		r:         r,
 		retries:   desc("send_retries_total", "Send attempts made after a first one met a full mailbox."),
