@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/jsonv"
+	"github.com/batonhq/baton/internal/usagejson"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 )
@@ -58,7 +59,6 @@ var (
 		"returned", "index", "created"}
 	ledgerFields = []string{"input_tokens", "output_tokens", "tokens", "cost", "agents", "visit"}
 	totalsFields = []string{"input_tokens", "output_tokens", "tokens", "cost"}
-	usageFields  = []string{"input_tokens", "output_tokens", "cost", "model"}
 )
 
 func decodeInt(d *jsonv.Decoder) int {
@@ -182,21 +182,6 @@ func decodeLedger(d *jsonv.Decoder, l *registry.Ledger) {
 	})
 }
 
-func decodeUsage(d *jsonv.Decoder, u *registry.Usage) {
-	d.Fields(usageFields, func(i int) {
-		switch i {
-		case 0:
-			u.InputTokens = d.Int()
-		case 1:
-			u.OutputTokens = d.Int()
-		case 2:
-			u.Cost = d.Float()
-		case 3:
-			u.Model = d.String()
-		}
-	})
-}
-
 func decodeEntry(d *jsonv.Decoder, en *record.Entry) {
 	d.Fields(entryFields, func(i int) {
 		switch i {
@@ -249,7 +234,7 @@ func decodeEntry(d *jsonv.Decoder, en *record.Entry) {
 		case 23:
 			en.Index = decodeInt(d)
 		case 24:
-			decodeUsage(d, &en.Usage)
+			en.Usage = usagejson.Decode(d)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/jsonv"
+	"github.com/batonhq/baton/internal/usagejson"
 	"github.com/batonhq/baton/record"
 	"github.com/batonhq/baton/registry"
 )
@@ -274,39 +275,10 @@ func (e *stepEncoder) entry(en *record.Entry) {
 	e.optInt("index", en.Index)
 	if u := en.Usage; !u.IsZero() {
 		e.key("usage")
-		e.usage(u)
-	}
-	e.raw("}")
-}
-
-// usage writes a registry.Usage, whose fields are all omitempty.
-func (e *stepEncoder) usage(u registry.Usage) {
-	e.raw("{")
-	first := true
-	field := func(name string) {
-		if !first {
-			e.raw(",")
+		var ok bool
+		if e.b, ok = usagejson.Append(e.b, u); !ok {
+			e.bad = true
 		}
-		first = false
-		e.raw(`"`)
-		e.raw(name)
-		e.raw(`":`)
-	}
-	if u.InputTokens != 0 {
-		field("input_tokens")
-		e.b = strconv.AppendInt(e.b, u.InputTokens, 10)
-	}
-	if u.OutputTokens != 0 {
-		field("output_tokens")
-		e.b = strconv.AppendInt(e.b, u.OutputTokens, 10)
-	}
-	if u.Cost != 0 {
-		field("cost")
-		e.float(u.Cost)
-	}
-	if u.Model != "" {
-		field("model")
-		e.str(u.Model)
 	}
 	e.raw("}")
 }

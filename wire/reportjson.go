@@ -2,10 +2,10 @@ package wire
 
 import (
 	"encoding/json"
-	"math"
 	"strconv"
 
 	"github.com/batonhq/baton/internal/jsonv"
+	"github.com/batonhq/baton/internal/usagejson"
 	"github.com/batonhq/baton/registry"
 )
 
@@ -79,7 +79,8 @@ func appendReport(b []byte, r *Report) ([]byte, bool) {
 	}
 	if !r.Usage.IsZero() {
 		var ok bool
-		if b, ok = appendUsage(b, r.Usage); !ok {
+		b = append(b, `,"usage":`...)
+		if b, ok = usagejson.Append(b, r.Usage); !ok {
 			return b, false
 		}
 	}
@@ -98,32 +99,6 @@ func appendReport(b []byte, r *Report) ([]byte, bool) {
 			b = append(b[:n], b[n+1:]...) // the first field's comma
 		}
 		b = append(b, '}')
-	}
-	return append(b, '}'), true
-}
-
-// appendUsage writes u, which is not zero, as the "usage" field.
-func appendUsage(b []byte, u registry.Usage) ([]byte, bool) {
-	b = append(b, `,"usage":{`...)
-	n := len(b)
-	if u.InputTokens != 0 {
-		b = append(b, `,"input_tokens":`...)
-		b = strconv.AppendInt(b, u.InputTokens, 10)
-	}
-	if u.OutputTokens != 0 {
-		b = append(b, `,"output_tokens":`...)
-		b = strconv.AppendInt(b, u.OutputTokens, 10)
-	}
-	if u.Cost != 0 || math.IsNaN(u.Cost) {
-		b = append(b, `,"cost":`...)
-		var ok bool
-		if b, ok = jsonv.AppendFloat(b, u.Cost); !ok {
-			return b, false
-		}
-	}
-	b = appendOmitted(b, `,"model":`, u.Model)
-	if len(b) > n {
-		b = append(b[:n], b[n+1:]...)
 	}
 	return append(b, '}'), true
 }
@@ -185,7 +160,7 @@ func decodeReportDirect(data []byte) (r Report, ok bool) {
 			r.Heartbeat = d.Bool()
 		case "usage":
 			once(1 << 9)
-			r.Usage = decodeUsage(d)
+			r.Usage = usagejson.Decode(d)
 		case "progress":
 			once(1 << 10)
 			r.Progress = decodeProgress(d)
@@ -200,7 +175,6 @@ func decodeReportDirect(data []byte) (r Report, ok bool) {
 var (
 	failureFields  = []string{"message", "retryable", "kind"}
 	handoffFields  = []string{"to", "reason", "explanation", "task", "payload", "return_control"}
-	usageFields    = []string{"input_tokens", "output_tokens", "cost", "model"}
 	progressFields = []string{"message", "delta", "data"}
 )
 
@@ -238,23 +212,6 @@ func decodeHandoff(d *jsonv.Decoder) *Handoff {
 		}
 	})
 	return h
-}
-
-func decodeUsage(d *jsonv.Decoder) registry.Usage {
-	var u registry.Usage
-	d.Fields(usageFields, func(i int) {
-		switch i {
-		case 0:
-			u.InputTokens = d.Int()
-		case 1:
-			u.OutputTokens = d.Int()
-		case 2:
-			u.Cost = d.Float()
-		case 3:
-			u.Model = d.String()
-		}
-	})
-	return u
 }
 
 func decodeProgress(d *jsonv.Decoder) *registry.Progress {
