@@ -18,7 +18,11 @@ import (
 // requests do, and bounds the wait with a pooled timer: the context with
 // ReportTimeout each report was sent under (a timer, the context, its
 // channel, and its place among the children of the worker's context) was
-// about 2% of a NATS step's CPU.
+// about 2% of a NATS step's CPU. nats.go's Conn.Request answers the same
+// way but waits for its timeout only, not for a context: a report must
+// also end when the worker's drain gives up. Heartbeat reports still go
+// through wire's Report under a context of their own (one per beat, not
+// per step).
 type reportReplies struct {
 	nc     *nats.Conn
 	prefix string // the reply subjects' prefix: an inbox and a dot

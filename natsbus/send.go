@@ -179,11 +179,7 @@ func unanswered(err error) bool {
 // is freed) from a refusal of this message. A full mailbox is a refusal
 // (errCodeStoreFailed), not this.
 func unavailable(err error) bool {
-	var api *jetstream.APIError
-	if !errors.As(err, &api) {
-		return false
-	}
-	switch api.ErrorCode {
+	switch apiCode(err) {
 	case errCodeTemporarilyUnavailable, errCodeInsufficientResources, errCodeStorageExceeded:
 		return true
 	}

@@ -313,15 +313,12 @@ func (w *Worker) run(ctx context.Context, drain <-chan struct{}, agent string, m
 		_ = w.tr.Nack(context.WithoutCancel(ctx), m)
 		return
 	}
+	rep := wire.ReportOf(t, out, runErr)
 	reject := ""
-	if runErr != nil {
-		// Made on the heap (errors.As takes its address): only for an error.
-		var rej *registry.RejectError
-		if errors.As(runErr, &rej) {
-			reject = rej.Reason
-		}
+	if rep.Reject != nil {
+		reject = *rep.Reject
 	}
-	w.finish(ctx, drain, m, t, keptOutcome{report: wire.ReportOf(t, out, runErr), reject: reject})
+	w.finish(ctx, drain, m, t, keptOutcome{report: rep, reject: reject})
 }
 
 // handleBeating runs the handler, sending an in-progress ack at a third of
