@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -341,7 +342,7 @@ func (d *DeadLetters) ProcessDeadLetters(ctx context.Context) (DeadLetterReport,
 			m.Metadata = make(map[string]any, 1)
 		}
 		m.Metadata[transport.MetadataDeadLetterRetries] = h.Retries + 1
-		resendKey(m, "/dead-letter-retry-"+strconv.Itoa(h.Retries+1))
+		resendKey(m, retrySuffix+strconv.Itoa(h.Retries+1))
 		err := d.Transport.SendWork(ctx, m)
 		if !acceptedDespite(err) {
 			d.mu.Lock()
@@ -428,26 +429,38 @@ func (d *DeadLetters) Requeue(ctx context.Context, id string) error {
 	d.record(auditOf(h, AuditRequeued, d.clk.Now(), ""))
 	m := h.Message.Clone()
 	m.Timestamp = time.Time{}
-	resendKey(m, "/requeued-"+strconv.FormatInt(h.arrived.UnixNano(), 10))
+	resendKey(m, requeueSuffix+strconv.FormatInt(h.arrived.UnixNano(), 10))
 	return d.Transport.SendWork(ctx, m)
 }
 
 // resendKey gives m, sent again from the dead letters, an idempotency key
-// of its own: its key (or its id) with suffix. Under its first key a
-// transport that remembers keys past a dead letter would drop it as a
-// duplicate of the message that died: natsbus's work streams remember
-// every key they stored for Config.DedupWindow, including that of work
-// delivered and dead-lettered max_retries. The suffix names the resend
-// (the retry's number, the requeued letter), so that two processes
-// resending the same dead letter are still one send. The metadata's
-// idempotency_key, which the engine's steps go by, is not changed.
+// of its own: its first key (or its id) with suffix, in place of an
+// earlier resend's suffix. Under its first key a transport that remembers
+// keys past a dead letter would drop it as a duplicate of the message that
+// died: natsbus's work streams remember every key they stored for
+// Config.DedupWindow, including that of work delivered and dead-lettered
+// max_retries. A retry's suffix is its number, so that two processes
+// retrying the same dead letter are still one send; a requeue's is when
+// this DeadLetters heard of the letter. The metadata's idempotency_key,
+// which the engine's steps go by, is not changed.
 func resendKey(m *transport.Message, suffix string) {
 	key := m.Key()
 	if key == "" {
 		key = m.MessageID
 	}
+	for _, s := range [...]string{retrySuffix, requeueSuffix} {
+		if i := strings.Index(key, s); i >= 0 {
+			key = key[:i]
+		}
+	}
 	m.IdempotencyKey = key + suffix
 }
+
+// The suffixes of the keys of resent dead letters.
+const (
+	retrySuffix   = "/dead-letter-retry-"
+	requeueSuffix = "/requeued-"
+)
 
 // Discard drops the dead letter of message id from those held, with an
 // audit record; the transport's own record of it stays. An id not held

@@ -106,6 +106,11 @@ func TestCommFlow_DeadLetter_RetriesWithBackoffUpToThree(t *testing.T) {
 		if got.MessageID != m.MessageID || fmt.Sprint(got.Metadata[transport.MetadataDeadLetterRetries]) != "3" {
 			t.Errorf("got %s metadata %v, want %s after 3 retries", got.MessageID, got.Metadata, m.MessageID)
 		}
+		// Each retry's key is the first key's, with its number (not the
+		// suffixes of the retries before it).
+		if want := m.MessageID + "/dead-letter-retry-3"; got.IdempotencyKey != want {
+			t.Errorf("got key %q, want %q", got.IdempotencyKey, want)
+		}
 		// 1 filler + the message + 3 retries accepted; the filler and the
 		// last retry delivered; the message and 2 failed retries dead.
 		checkCounts(t, tr, flowCounts{Accepted: 5, Delivered: 2, DeadLettered: 3})
