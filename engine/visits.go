@@ -43,8 +43,9 @@ const visitTreeMax = 1024
 // state's first visit.
 type visitTree struct {
 	first *visits
-	mu    sync.Mutex // adds an edge; readers load next without it
-	n     int        // maps in the tree, under mu
+	mu    sync.Mutex  // adds an edge; readers load next without it
+	n     int         // maps in the tree, under mu
+	full  atomic.Bool // n reached visitTreeMax: a miss clones without the lock
 }
 
 // newVisitTree returns the tree of a workflow whose instances start in
@@ -70,7 +71,7 @@ func (t *visitTree) enter(v *visits, next *rules.State) *visits {
 	}
 	m := maps.Clone(v.m)
 	m[next.Name]++
-	if !v.shared {
+	if !v.shared || t.full.Load() {
 		return ownVisits(m)
 	}
 	t.mu.Lock()
@@ -85,6 +86,7 @@ func (t *visitTree) enter(v *visits, next *rules.State) *visits {
 		edges = *p
 	}
 	if t.n >= visitTreeMax {
+		t.full.Store(true)
 		return ownVisits(m)
 	}
 	t.n++

@@ -18,8 +18,8 @@ const shards = 64
 // Map is a sharded map from strings to V. The zero Map is not ready: use
 // New. A Map must not be copied.
 type Map[V comparable] struct {
+	shards [shards]shard[V] // first: a field before them would put every shard across two cache lines
 	seed   maphash.Seed
-	shards [shards]shard[V]
 }
 
 type shard[V comparable] struct {
