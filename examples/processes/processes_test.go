@@ -31,7 +31,8 @@ func TestProcesses_EmbeddedNATS(t *testing.T) {
 	bin := build(t)
 	for _, ex := range examples {
 		t.Run(ex.name, func(t *testing.T) {
-			httpAddr, natsAddr := proctest.FreeAddr(t), proctest.FreeAddr(t)
+			addrs := proctest.FreeAddrs(t, 2)
+			httpAddr, natsAddr := addrs[0], addrs[1]
 			env := []string{"NATS_URL=nats://" + natsAddr, "BATON_SERVER=http://" + httpAddr}
 			proctest.Start(t, env, "wfrun: serving the HTTP API", filepath.Join(bin, "wfrun"), "serve",
 				"--workflows", filepath.Join("..", ex.name), "--data", t.TempDir(), "--http", httpAddr, "--nats-listen", natsAddr)

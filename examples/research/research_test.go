@@ -72,7 +72,8 @@ func newSetup(t *testing.T) *setup {
 	if testing.Short() {
 		t.Skip("builds and runs the example's programs")
 	}
-	s := &setup{node: jspeers.Node(t), llm: proctest.FreeAddr(t), a2a: proctest.FreeAddr(t), http: proctest.FreeAddr(t), flows: t.TempDir(), data: t.TempDir()}
+	addrs := proctest.FreeAddrs(t, 3)
+	s := &setup{node: jspeers.Node(t), llm: addrs[0], a2a: addrs[1], http: addrs[2], flows: t.TempDir(), data: t.TempDir()}
 	installModules(t)
 	src, err := os.ReadFile("workflow.yaml")
 	must(t, err)

@@ -27,7 +27,8 @@ func TestSupport_BookingAgentInPython(t *testing.T) {
 	sdk, err := filepath.Abs(filepath.Join(root, "sdk/python/src"))
 	must(t, err)
 
-	httpAddr, natsAddr, bookingAddr := proctest.FreeAddr(t), proctest.FreeAddr(t), proctest.FreeAddr(t)
+	addrs := proctest.FreeAddrs(t, 3)
+	httpAddr, natsAddr, bookingAddr := addrs[0], addrs[1], addrs[2]
 	flows := bookingWorkflow(t, bookingAddr)
 	env := []string{"SUPPORT_BOOKING_SECRET=" + secret, "NATS_URL=nats://" + natsAddr, "BOOKING_ADDR=" + bookingAddr,
 		"BATON_SERVER=http://" + httpAddr, "PYTHONPATH=" + sdk, "PYTHONDONTWRITEBYTECODE=1"}

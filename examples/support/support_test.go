@@ -30,7 +30,8 @@ func TestSupport_AgentsInThreeLanguages(t *testing.T) {
 	proctest.Run(t, root, nil, "go", "build", "-o", bin, "./cmd/wfrun", "./examples/support/triage", "./examples/support/booking")
 	node := nodeAgent(t)
 
-	httpAddr, natsAddr, bookingAddr := proctest.FreeAddr(t), proctest.FreeAddr(t), proctest.FreeAddr(t)
+	addrs := proctest.FreeAddrs(t, 3)
+	httpAddr, natsAddr, bookingAddr := addrs[0], addrs[1], addrs[2]
 	flows := t.TempDir()
 	src, err := os.ReadFile("workflow.yaml")
 	must(t, err)

@@ -18,12 +18,25 @@ import (
 // FreeAddr is a loopback address (127.0.0.1:port) free a moment ago.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return FreeAddrs(t, 1)[0]
+}
+
+// FreeAddrs is n loopback addresses free a moment ago, each another port:
+// all n are held while they are chosen, since a port closed can be the
+// next one the system hands out (two FreeAddr calls in a row have
+// returned the same port, and the second process failed to listen).
+func FreeAddrs(t testing.TB, n int) []string {
+	t.Helper()
+	addrs := make([]string, n)
+	for i := range addrs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		addrs[i] = ln.Addr().String()
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addrs
 }
 
 // Run runs a command in dir to its end, env added to the test's

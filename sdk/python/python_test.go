@@ -97,7 +97,8 @@ print(baton.__version__, baton.Client().server)`)
 func TestQuickstart_SorterInPython(t *testing.T) {
 	py := python3(t)
 	bin := wfrun(t)
-	sorterAddr := proctest.FreeAddr(t)
+	addrs := proctest.FreeAddrs(t, 3) // the sorter, the HTTP API, NATS
+	sorterAddr := addrs[0]
 	_, port, _ := strings.Cut(sorterAddr, ":")
 	dir := t.TempDir()
 	flows := filepath.Join(dir, "workflows")
@@ -106,9 +107,9 @@ func TestQuickstart_SorterInPython(t *testing.T) {
 	copyReplaced(t, filepath.Join(root, "docs/server-quickstart/agent.py"), filepath.Join(dir, "agent.py"), "port=9000", "port="+port)
 	sdk, err := filepath.Abs("src")
 	must(t, err)
-	httpAddr := proctest.FreeAddr(t)
+	httpAddr := addrs[1]
 	env := []string{"SORTER_SECRET=s3cret", "PYTHONPATH=" + sdk, "PYTHONDONTWRITEBYTECODE=1", "BATON_SERVER=http://" + httpAddr}
-	proctest.Start(t, env, "wfrun: serving the HTTP API", bin, "serve", "--workflows", flows, "--data", filepath.Join(dir, "data"), "--http", httpAddr, "--nats-listen", proctest.FreeAddr(t))
+	proctest.Start(t, env, "wfrun: serving the HTTP API", bin, "serve", "--workflows", flows, "--data", filepath.Join(dir, "data"), "--http", httpAddr, "--nats-listen", addrs[2])
 	// The agent logs nothing: it is ready once its port answers.
 	agent := exec.Command(py, filepath.Join(dir, "agent.py"))
 	agent.Env = append(os.Environ(), env...)
