@@ -48,6 +48,9 @@ func runChild() (code int, ok bool) {
 	if spec := os.Getenv(chain4ChildEnv); spec != "" {
 		return runChain4Child(spec), true
 	}
+	if url := os.Getenv(chain4FloorChildEnv); url != "" {
+		return runChain4FloorChild(url), true
+	}
 	return 0, false
 }
 
