@@ -447,10 +447,7 @@ func (s *Store) publish(ctx context.Context, msgID, id string, data []byte, expe
 	for attempt := 1; attempt <= s.cfg.Attempts; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 		var ack *jetstream.PubAck
-		ack, err = s.js.PublishMsg(actx, msg,
-			jetstream.WithMsgID(msgID),
-			jetstream.WithExpectStream(s.stepsName(s.shardOf(id))),
-			jetstream.WithExpectLastSequencePerSubject(expect))
+		ack, err = s.publishAcked(actx, msg, msgID, s.stepsName(s.shardOf(id)), expect)
 		cancel()
 		if err == nil {
 			return s.checkDuplicate(ctx, id, expect, ack)
