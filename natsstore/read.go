@@ -58,11 +58,11 @@ func (s *Store) Finished(id string) (snap record.Snapshot, ok bool) {
 	if data == nil {
 		return snap, false
 	}
-	r, err := decodeStep(id, data) // what this store encoded: it decodes
-	if err != nil {
-		return snap, false
+	if snap, ok = decodeSnapshotOf(id, data); ok {
+		return snap, true
 	}
-	return r.Snapshot, true
+	r, err := decodeStep(id, data) // encoding/json's form, if the hand encoder wrote none
+	return r.Snapshot, err == nil
 }
 
 // Outbox implements record.Store.
