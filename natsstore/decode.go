@@ -47,6 +47,28 @@ func decodeStepDirect(data []byte) (r stepRecord, ok bool) {
 	return r, d.OK()
 }
 
+// decodeSnapshotOf reads only the snapshot of a step message of instance
+// id that this store encoded itself, passing over its entries and outbox:
+// Finished answers a polling client with it, and the entries were half of
+// a whole step's decoding. ok is false for anything decodeStep would not
+// read the same.
+func decodeSnapshotOf(id string, data []byte) (snap record.Snapshot, ok bool) {
+	f := -1
+	d := jsonv.NewDecoder(data)
+	d.Fields(stepFields, func(i int) {
+		switch i {
+		case 0:
+			f = decodeInt(d)
+		case 1:
+			decodeSnapshot(d, &snap)
+		default:
+			d.Raw()
+		}
+	})
+	d.End()
+	return snap, d.OK() && f == format && snap.ID == id
+}
+
 var (
 	stepFields     = []string{"format", "snapshot", "entries", "outbox"}
 	snapshotFields = []string{"id", "workflow", "version", "hash", "status", "state", "outcome", "error", "cancel_reason",

@@ -101,3 +101,34 @@ func BenchmarkDecodeStep(b *testing.B) {
 		}
 	})
 }
+
+// TestDecodeSnapshotOf_ReadsDecodeStepsSnapshot: the snapshot alone, as
+// decodeStep reads it, from what appendStep writes; the id and the format
+// checked as decodeStep checks them.
+func TestDecodeSnapshotOf_ReadsDecodeStepsSnapshot(t *testing.T) {
+	snap, entries, outbox := fullStep()
+	data := must(appendStep(nil, snap, entries, outbox))
+	want, err := decodeStep(snap.ID, data)
+	require.NoError(t, err)
+	got, ok := decodeSnapshotOf(snap.ID, data)
+	require.True(t, ok)
+	require.Equal(t, want.Snapshot, got)
+
+	_, ok = decodeSnapshotOf("another", data)
+	require.False(t, ok, "another instance's record")
+	_, ok = decodeSnapshotOf(snap.ID, []byte(`{"format":2,"snapshot":{"id":"`+snap.ID+`"}}`))
+	require.False(t, ok, "another format")
+	_, ok = decodeSnapshotOf(snap.ID, data[:len(data)-1])
+	require.False(t, ok, "a cut record")
+}
+
+func BenchmarkDecodeSnapshotOf(b *testing.B) {
+	snap, entries, outbox := typicalStep()
+	data := must(appendStep(nil, snap, entries, outbox))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := decodeSnapshotOf(snap.ID, data); !ok {
+			b.Fatal("not read")
+		}
+	}
+}

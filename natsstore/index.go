@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
@@ -182,9 +183,7 @@ func (s *Store) addIndex(ctx context.Context, snap record.Snapshot) error {
 	var perr error
 	for attempt := 1; attempt <= s.cfg.Attempts; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-		_, perr = s.js.Publish(actx, s.indexSubject(snap.Workflow, snap.ID), data,
-			jetstream.WithExpectStream(s.indexName()),
-			jetstream.WithExpectLastSequencePerSubject(0))
+		_, perr = s.publishAcked(actx, &nats.Msg{Subject: s.indexSubject(snap.Workflow, snap.ID), Data: data}, "", s.indexName(), 0)
 		cancel()
 		// The index is written before a new instance's first step: a
 		// refusal for want of storage here is the store's too.

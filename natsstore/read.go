@@ -32,6 +32,39 @@ func (s *Store) Instance(ctx context.Context, id string) (record.Snapshot, error
 	return r.Snapshot, err
 }
 
+// Finished returns instance id's snapshot as this store wrote it in its
+// last commit of the instance, without asking the server, when that
+// commit finished the instance and the store has read or written no other
+// revision of it since; ok is false otherwise. It is the server's content
+// only where no other store writes the instance (one process on a NATS
+// server of its own): with other stores on the prefix, read with
+// Instance.
+func (s *Store) Finished(id string) (snap record.Snapshot, ok bool) {
+	if s.enter() != nil {
+		return snap, false
+	}
+	defer s.mu.RUnlock()
+	v, found := s.fences.Load(id)
+	if !found {
+		return snap, false
+	}
+	f := v.(*fence)
+	f.mu.Lock()
+	data := f.finished
+	if !f.known || f.unsure != "" || f.seq != f.finishedSeq {
+		data = nil
+	}
+	f.mu.Unlock()
+	if data == nil {
+		return snap, false
+	}
+	if snap, ok = decodeSnapshotOf(id, data); ok {
+		return snap, true
+	}
+	r, err := decodeStep(id, data) // encoding/json's form, if the hand encoder wrote none
+	return r.Snapshot, err == nil
+}
+
 // Outbox implements record.Store.
 func (s *Store) Outbox(ctx context.Context, id string) ([]record.Outgoing, error) {
 	if ctx == nil {

@@ -89,6 +89,12 @@ type fence struct {
 	// done is set while the instance is finished with no outbox item: its
 	// fence is one of the few such kept (see retire).
 	done atomic.Bool
+	// finished is the message this store wrote at revision finishedSeq,
+	// kept when that commit finished the instance (see Finished): it is
+	// the instance's last message for as long as seq is still
+	// finishedSeq.
+	finished    []byte
+	finishedSeq uint64
 }
 
 // Open opens the store on the server nc is connected to, creating its
@@ -364,6 +370,14 @@ func (s *Store) Commit(ctx context.Context, rec record.Step) error {
 		return err
 	}
 	f.seq, f.outbox, f.commits, f.known = seq, outbox, rec.Snapshot.Commits, true
+	f.finished, f.finishedSeq = nil, 0
+	if rec.Snapshot.Status.Finished() {
+		// Kept only for finished instances, whose fences are few (see
+		// retire): a client polling for an instance's end reads it from
+		// here (Finished) rather than asking the server for what this
+		// store has just written.
+		f.finished, f.finishedSeq = data, seq
+	}
 	s.retire(id, done(stepRecord{Snapshot: rec.Snapshot, Outbox: outbox}))
 	return nil
 }
@@ -433,10 +447,7 @@ func (s *Store) publish(ctx context.Context, msgID, id string, data []byte, expe
 	for attempt := 1; attempt <= s.cfg.Attempts; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 		var ack *jetstream.PubAck
-		ack, err = s.js.PublishMsg(actx, msg,
-			jetstream.WithMsgID(msgID),
-			jetstream.WithExpectStream(s.stepsName(s.shardOf(id))),
-			jetstream.WithExpectLastSequencePerSubject(expect))
+		ack, err = s.publishAcked(actx, msg, msgID, s.stepsName(s.shardOf(id)), expect)
 		cancel()
 		if err == nil {
 			return s.checkDuplicate(ctx, id, expect, ack)

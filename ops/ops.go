@@ -98,7 +98,8 @@ type Ops struct {
 	draining  func() bool
 	events    *Hub // nil: no subscriptions
 	queues    QueueReader
-	activity  *activity // what the events told of the agents; nil without events
+	activity  *activity                               // what the events told of the agents; nil without events
+	finished  func(id string) (record.Snapshot, bool) // nil: every Get reads the store
 }
 
 // Option configures an Ops.
@@ -114,6 +115,15 @@ func WithStartWait(d time.Duration) Option { return func(o *Ops) { o.startWait =
 // WithDraining refuses new starts (ErrUnavailable, Retry) while draining
 // reports true: the process is shutting down.
 func WithDraining(draining func() bool) Option { return func(o *Ops) { o.draining = draining } }
+
+// WithFinished lets Get answer an instance from finished, which returns
+// the snapshot of an instance this process finished (ok false for any
+// other) without reading the store. Give it only where that snapshot is
+// provably the store's last word on the instance: where no other process
+// writes the store's instances.
+func WithFinished(finished func(id string) (record.Snapshot, bool)) Option {
+	return func(o *Ops) { o.finished = finished }
+}
 
 // New is an operations layer over store, the store the catalog's engines
 // write to.
@@ -154,9 +164,23 @@ func (o *Ops) target(ctx context.Context, id string) (record.Snapshot, Flow, err
 	return snap, f, nil
 }
 
+// latest reads instance id: from what this process finished, when it
+// finished it, otherwise from the store. A client polling for the end of
+// an instance this process ran is answered without a read of the store
+// (ServeChain4 spent about 4% of the server's CPU, nats-server's share
+// with it, on reading back what the server had just written).
+func (o *Ops) latest(ctx context.Context, id string) (record.Snapshot, error) {
+	if o.finished != nil {
+		if snap, ok := o.finished(id); ok {
+			return snap, nil
+		}
+	}
+	return o.snapshot(ctx, id)
+}
+
 // Get returns instance id.
 func (o *Ops) Get(ctx context.Context, id string) (Instance, error) {
-	snap, err := o.snapshot(ctx, id)
+	snap, err := o.latest(ctx, id)
 	if err != nil {
 		return Instance{}, err
 	}
@@ -190,7 +214,7 @@ func (o *Ops) endedMeanwhile(ctx context.Context, id string, f Flow) (Instance, 
 	if f.Engine == nil {
 		return Instance{}, false // no engine here lets it go
 	}
-	snap, err := o.store.Instance(ctx, id)
+	snap, err := o.latest(ctx, id)
 	if err != nil || !snap.Status.Finished() || snap.Hash != f.Workflow.Hash {
 		return Instance{}, false
 	}

@@ -405,3 +405,38 @@ func TestInstance_JSON(t *testing.T) {
 	assert.Equal(t, []string{"context", "created", "error", "id", "outcome", "pending", "state", "status", "step", "updated", "usage", "version", "workflow"}, keys)
 	assert.Nil(t, got["error"])
 }
+
+// TestOps_Get_AnswersFinishedWithoutTheStore: with WithFinished, Get
+// answers an instance this process finished from it, and any other from
+// the store.
+func TestOps_Get_AnswersFinishedWithoutTheStore(t *testing.T) {
+	var f *fixture
+	var asked []string
+	f = newFixture(t, ops.WithFinished(func(id string) (record.Snapshot, bool) {
+		asked = append(asked, id)
+		snap, err := f.store.Instance(context.Background(), id)
+		if err != nil || !snap.Status.Finished() {
+			return record.Snapshot{}, false
+		}
+		snap.CancelReason = "as written" // told apart from a read of the store
+		return snap, true
+	}))
+	ctx := context.Background()
+	_, _, err := f.ops.Start(ctx, ops.StartRequest{Workflow: "desk", ID: "w"})
+	require.NoError(t, err)
+	f.waitState("w", "APPROVAL")
+	in, err := f.ops.Get(ctx, "w")
+	require.NoError(t, err)
+	assert.Equal(t, ops.StatusWaiting, in.Status, "a running instance is read from the store")
+
+	_, err = f.ops.Cancel(ctx, "w", "the customer withdrew")
+	require.NoError(t, err)
+	in, err = f.ops.Get(ctx, "w")
+	require.NoError(t, err)
+	assert.Equal(t, ops.StatusCancelled, in.Status)
+	assert.Equal(t, "as written", in.CancelReason, "a finished instance is answered from WithFinished")
+
+	_, err = f.ops.Get(ctx, "nope")
+	requireError(t, err, ops.ErrNotFound, ops.CodeUnknownInstance, "id")
+	assert.Equal(t, []string{"w", "w", "nope"}, asked)
+}

@@ -46,7 +46,12 @@ type backend struct {
 	ns        *natsserver.Server // the embedded server, if any
 	url       string             // where agents connect to NATS ("" without)
 	stop      func() error       // ends serveReports
-	closers   []func() error     // in the order to close
+	// finished answers the snapshots of the instances this server
+	// finished from what it wrote (natsstore.Store.Finished), on its
+	// embedded NATS server only, where no other process writes them; nil
+	// otherwise.
+	finished func(id string) (record.Snapshot, bool)
+	closers  []func() error // in the order to close
 }
 
 // openBackend opens the backend cfg asks for. On error nothing stays open.
@@ -136,6 +141,7 @@ func (b *backend) openNATS(ctx context.Context, cfg Config) error {
 		b.natsStore = st
 	} else {
 		b.store = &gatedStore{Store: st, healthy: b.ns.Healthy}
+		b.finished = st.Finished
 	}
 	return nil
 }

@@ -87,8 +87,12 @@ func (s *Server) Ops() *ops.Ops { return s.ops }
 
 // newOps is the operations layer of the server.
 func (s *Server) newOps() *ops.Ops {
-	return ops.New(s.store, opsCatalog{s.cat}, append([]ops.Option{ops.WithRouter(opsRouter{s}), ops.WithStartWait(s.cfg.StartWait),
-		ops.WithDraining(s.stopping.Load), ops.WithEvents(s.hub.Hub)}, s.opsQueues()...)...)
+	opts := append([]ops.Option{ops.WithRouter(opsRouter{s}), ops.WithStartWait(s.cfg.StartWait),
+		ops.WithDraining(s.stopping.Load), ops.WithEvents(s.hub.Hub)}, s.opsQueues()...)
+	if s.back.finished != nil {
+		opts = append(opts, ops.WithFinished(s.back.finished))
+	}
+	return ops.New(s.store, opsCatalog{s.cat}, opts...)
 }
 
 // startRequest is the body of a start.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/batonhq/baton/ops"
 )
@@ -59,20 +60,43 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	writeJSON(w, e.Status, map[string]any{"error": e})
 }
 
+// answer is writeJSON's buffer and encoder, pooled: an instance's answer
+// grew a new buffer five times over, and its encoder was made anew, on
+// every GET.
+type answer struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var answers = sync.Pool{New: func() any {
+	a := &answer{}
+	a.enc = json.NewEncoder(&a.buf)
+	a.enc.SetEscapeHTML(false)
+	return a
+}}
+
+// maxPooledAnswer is the largest buffer put back in answers: a long list
+// is not kept for the small answers that follow.
+const maxPooledAnswer = 64 << 10
+
 // writeJSON writes v as the answer, without HTML escaping.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	a := answers.Get().(*answer)
+	defer func() {
+		if a.buf.Cap() <= maxPooledAnswer {
+			a.buf.Reset()
+			answers.Put(a)
+		}
+	}()
+	if err := a.enc.Encode(v); err != nil {
 		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(`{"error":{"code":"internal","message":"the answer could not be encoded"}}` + "\n")
+		a.buf.Reset()
+		a.buf.WriteString(`{"error":{"code":"internal","message":"the answer could not be encoded"}}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.Header().Set("Content-Length", strconv.Itoa(a.buf.Len()))
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(a.buf.Bytes()) // copied or sent before it returns: the buffer goes back to the pool
 }
 
 // readBody reads a JSON request's body: 415 for a body that is not JSON by
