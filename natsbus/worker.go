@@ -215,7 +215,7 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 			return
 		}
 		asked := 1 + cap(slots) - len(slots)
-		got, err := w.tr.take(ctx, agent, asked, 0)
+		got, tasks, err := w.tr.takeTasks(ctx, agent, asked)
 		if ctx.Err() != nil {
 			// Taken while the drain began: give it back at once.
 			for _, m := range got {
@@ -246,7 +246,7 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 			go func() {
 				defer runs.Done()
 				defer func() { <-slots }()
-				w.run(hard, ctx.Done(), agent, m)
+				w.run(hard, ctx.Done(), m, tasks[k])
 			}()
 		}
 		if len(got) > 0 {
@@ -286,10 +286,13 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 // after the first.
 const takeErrorsLogged = 100
 
-// run handles one message of agent's; drain is closed when the worker
-// stops taking work.
-func (w *Worker) run(ctx context.Context, drain <-chan struct{}, agent string, m *transport.Message) {
-	t, err := wire.Decode(m)
+// run handles one message and its task (nil when take left it to
+// wire.Decode); drain is closed when the worker stops taking work.
+func (w *Worker) run(ctx context.Context, drain <-chan struct{}, m *transport.Message, t *registry.Task) {
+	var err error
+	if t == nil {
+		t, err = wire.Decode(m)
+	}
 	if err != nil {
 		// Work no handler can read: no retry will fix it.
 		_ = w.tr.Reject(ctx, m, "natsbus: worker cannot read the work: "+err.Error())

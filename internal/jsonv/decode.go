@@ -54,6 +54,11 @@ func (d *Decoder) peek() byte {
 	return d.data[d.pos]
 }
 
+// Peek returns the first byte of the next value (past white space), 0 at
+// the end, without reading it: a caller that reads a string field can
+// then read it as a string, not as an any that holds it.
+func (d *Decoder) Peek() byte { return d.peek() }
+
 // End marks the Decoder bad unless only white space is left.
 func (d *Decoder) End() {
 	if d.peek() != 0 || d.pos != len(d.data) {
