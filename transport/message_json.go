@@ -272,7 +272,8 @@ func decodeWire(b []byte, content, metadata func(d *jsonv.Decoder)) (w messageWi
 		case "message_id":
 			str(seenID, &w.MessageID)
 		case "conversation_id":
-			str(seenConversation, &w.ConversationID)
+			mark(seenConversation)
+			w.ConversationID = d.StringOr(w.MessageID) // most often the message's own id
 		case "correlation_id":
 			str(seenCorrelation, &w.CorrelationID)
 		case "in_reply_to":

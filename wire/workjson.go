@@ -175,6 +175,9 @@ func (f *workFields) read(d *jsonv.Decoder, first, last int) {
 			_ = d.Value()
 		case i < 0 || f.has&(1<<i) != 0:
 			d.Fail()
+		case d.Peek() == '"' && i == fIdempotencyKey:
+			// A hand-off's key is its id, which comes first.
+			f.setString(i, d.StringOr(f.s[fHandoffID]))
 		case d.Peek() == '"':
 			f.setString(i, d.String())
 		default:

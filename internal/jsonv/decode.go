@@ -285,6 +285,19 @@ func (d *Decoder) String() string {
 	return ""
 }
 
+// StringOr reads a string as String does, and returns s itself, not a
+// copy, when the string read is s: a document that repeats a value (a
+// message's conversation id is most often its own id) makes it once.
+func (d *Decoder) StringOr(s string) string {
+	if s != "" && !d.bad && d.peek() == '"' {
+		if end, ok := d.plain(len(s)); ok && end-d.pos-1 == len(s) && string(d.data[d.pos+1:end]) == s {
+			d.pos = end + 1
+			return s
+		}
+	}
+	return d.String()
+}
+
 // escaped finishes a string with escapes that began at start.
 func (d *Decoder) escaped(start int) string {
 	b := append(make([]byte, 0, d.pos-start+16), d.data[start:d.pos]...)
