@@ -54,7 +54,11 @@ func ServeReports(ctx context.Context, nc *nats.Conn, handle func(context.Contex
 	}
 	var wg sync.WaitGroup
 	serve := func(m *nats.Msg) {
-		_ = m.Respond(wire.EncodeAnswer(answer(ctx, m.Data, handle)))
+		data := answerOK
+		if a := answer(ctx, m.Data, handle); a != (wire.Answer{OK: true}) {
+			data = wire.EncodeAnswer(a)
+		}
+		_ = m.Respond(data) // copied as it is sent
 	}
 	for range reportServers {
 		wg.Add(1)
@@ -88,6 +92,9 @@ func ServeReports(ctx context.Context, nc *nats.Conn, handle func(context.Contex
 		return err
 	}, nil
 }
+
+// answerOK is the JSON of the usual answer, written once.
+var answerOK = wire.EncodeAnswer(wire.Answer{OK: true})
 
 // answer is the engine's answer to one report's bytes.
 func answer(ctx context.Context, data []byte, handle func(context.Context, *wire.Report) wire.Answer) wire.Answer {

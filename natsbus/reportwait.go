@@ -34,7 +34,12 @@ type reportReplies struct {
 
 	timers sync.Pool // *time.Timer, stopped
 	chans  sync.Pool // chan *nats.Msg, empty
+	bufs   sync.Pool // *[]byte, a report's JSON once sent
 }
+
+// maxPooledReport bounds the buffers kept for reports: one grown by a
+// large result is left to the collector.
+const maxPooledReport = 16 << 10
 
 // newReportReplies subscribes to nc's reply subjects for reports.
 func newReportReplies(nc *nats.Conn) (*reportReplies, error) {
@@ -77,12 +82,24 @@ func (r *reportReplies) forget(token string) bool {
 // engines and returns the answer of the one that took it, with Report's
 // errors.
 func (r *reportReplies) report(ctx context.Context, rep *wire.Report, timeout time.Duration) (wire.Answer, error) {
-	data, err := wire.EncodeReport(rep)
-	if err != nil {
-		return wire.Answer{}, fmt.Errorf("natsbus: encode report: %w", err)
-	}
 	if err := ctx.Err(); err != nil {
 		return wire.Answer{}, fmt.Errorf("natsbus: report step %d of %s: %w", rep.Step, rep.InstanceID, err)
+	}
+	// The report is written into a pooled buffer: the connection copies it
+	// as it is published.
+	buf, _ := r.bufs.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	data, err := wire.AppendReport((*buf)[:0], rep)
+	defer func() {
+		if cap(data) <= maxPooledReport {
+			*buf = data[:0]
+			r.bufs.Put(buf)
+		}
+	}()
+	if err != nil {
+		return wire.Answer{}, fmt.Errorf("natsbus: encode report: %w", err)
 	}
 	ch, _ := r.chans.Get().(chan *nats.Msg)
 	if ch == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -65,6 +66,12 @@ func (t *Transport) OfferWork(ctx context.Context, m *transport.Message) error {
 	return t.send(ctx, m, true)
 }
 
+// WritesWorkOut marks the Transport as a wire.WorkWriter: a message sent
+// is written out as JSON, and once SendWork or OfferWork returned nil the
+// Transport keeps nothing of it (a dead letter, which keeps the message,
+// comes only with an error), so wire.Send may reuse its maps.
+func (t *Transport) WritesWorkOut() {}
+
 // send is SendWork, or OfferWork when offer is set.
 func (t *Transport) send(ctx context.Context, m *transport.Message, offer bool) error {
 	if ctx == nil {
@@ -95,14 +102,16 @@ func (t *Transport) send(ctx context.Context, m *transport.Message, offer bool) 
 	if err != nil {
 		return fmt.Errorf("natsbus: encode message %s: %w", m.MessageID, err)
 	}
-	msg := nats.NewMsg(mb.subjects[levelIndex(m.Priority)])
-	msg.Data = data
 	key := m.Key()
 	if key == "" {
 		key = m.MessageID
 	}
-	msg.Header.Set(HeaderMsgID, msgID(key))
+	msg := workMsg(mb.subjects[levelIndex(m.Priority)], msgID(key), data)
 	ack, err := t.publishWork(ctx, msg)
+	// The connection wrote the message out as it was published: it serves
+	// the next send (its bytes, data, stay with t.sent).
+	msg.Data = nil
+	workMsgs.Put(msg)
 	if err != nil && apiCode(err) == errCodeStoreFailed {
 		full := &transport.QueueFullError{Agent: m.To, Capacity: mb.capacity}
 		if !offer {
@@ -123,6 +132,25 @@ func (t *Transport) send(ctx context.Context, m *transport.Message, offer bool) 
 		t.sent.put(ack.Stream, ack.Sequence, data)
 	}
 	return nil
+}
+
+// workMsgs are the NATS messages work is published in, with their
+// headers: made for every send, the message, its header map and the
+// header's value were three allocations of each.
+var workMsgs = sync.Pool{New: func() any { return nats.NewMsg("") }}
+
+// workMsg is a pooled NATS message of work on subject, under message id
+// id.
+func workMsg(subject, id string, data []byte) *nats.Msg {
+	msg := workMsgs.Get().(*nats.Msg)
+	msg.Subject, msg.Data = subject, data
+	if v := msg.Header[HeaderMsgID]; len(v) == 1 && len(msg.Header) == 1 {
+		v[0] = id
+	} else {
+		clear(msg.Header)
+		msg.Header.Set(HeaderMsgID, id)
+	}
+	return msg
 }
 
 // sendPause is the pause between two sends of a work message the server

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/transport"
+	"github.com/batonhq/baton/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
@@ -24,7 +26,30 @@ type flight struct {
 	delivered int
 	deadline  time.Time
 	overdue   bool // its ack wait passed: kept one more ack wait for a late ack
+	lean      bool // m was read without its content and metadata (message reads them)
 	idx       int
+}
+
+// message is the message of f whole: a Worker's work is taken without its
+// content and metadata (its task holds them), which a dead letter keeps,
+// so they are read again from the delivery.
+func (f *flight) message() *transport.Message {
+	if !f.lean {
+		return f.m
+	}
+	m := whole(f.jm, f.m)
+	m.DeliveryCount = f.m.DeliveryCount
+	return m
+}
+
+// whole reads the message of delivery jm again, content and metadata
+// included; lean is what was read of it without them.
+func whole(jm *nats.Msg, lean *transport.Message) *transport.Message {
+	m := new(transport.Message)
+	if err := m.UnmarshalJSON(jm.Data); err != nil {
+		return lean // it was read once; it cannot fail now
+	}
+	return m
 }
 
 // flightHeap orders flights by deadline. An entry whose message id maps to
@@ -78,11 +103,28 @@ func (t *Transport) take(ctx context.Context, agent string, max int, wait time.D
 	// to the request, so a higher level is never skipped for being slow. Only
 	// when every level seemed empty is there a second pass that waits at each
 	// level, for work sent just before that the consumers have not heard of.
-	out, err := t.takeLevels(ctx, mb, n, 0, wait)
+	out, err := t.takeLevels(ctx, mb, n, 0, wait, nil)
 	if err != nil || len(out) > 0 || wait <= 0 {
 		return out, err
 	}
-	return t.takeLevels(ctx, mb, n, wait, 0)
+	return t.takeLevels(ctx, mb, n, wait, 0, nil)
+}
+
+// takeTasks is take, without waiting, for a Worker: with each message
+// comes its task (in tasks, by index), nil for work wire.DecodeWork left
+// to wire.Decode. A message with its task is handed out without its
+// content and metadata: decoding them into maps, and the maps into the
+// task, was most of the garbage of decoding the work.
+func (t *Transport) takeTasks(ctx context.Context, agent string, max int) (out []*transport.Message, tasks []*registry.Task, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	mb, err := t.box(ctx, agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err = t.takeLevels(ctx, mb, max, 0, 0, &tasks)
+	return out, tasks, err
 }
 
 // held counts the messages of each level of mb that the stream holds (it
@@ -116,8 +158,9 @@ func (t *Transport) unseen(ctx context.Context, mb *mailbox, i int, held map[str
 // with an expiry of wait (none when zero). With recheck > 0, a level that
 // answers it has nothing while the stream holds work of it that its
 // consumer has not heard of (sent just before) is asked again, waiting up
-// to recheck: a lower level's work is not handed out before it.
-func (t *Transport) takeLevels(ctx context.Context, mb *mailbox, n int, wait, recheck time.Duration) ([]*transport.Message, error) {
+// to recheck: a lower level's work is not handed out before it. With
+// tasks, the work's tasks are read as the messages are (takeTasks).
+func (t *Transport) takeLevels(ctx context.Context, mb *mailbox, n int, wait, recheck time.Duration, tasks *[]*registry.Task) ([]*transport.Message, error) {
 	agent := mb.agent
 	var out []*transport.Message
 	var held map[string]uint64 // read once, at the first level that seems empty
@@ -135,8 +178,11 @@ func (t *Transport) takeLevels(ctx context.Context, mb *mailbox, n int, wait, re
 				got, err = append(got, more...), merr
 			}
 			for _, jm := range got {
-				if m, ok := t.admit(ctx, mb, jm); ok {
+				if m, task, ok := t.admit(ctx, mb, jm, tasks != nil); ok {
 					out = append(out, m)
+					if tasks != nil {
+						*tasks = append(*tasks, task)
+					}
 				}
 			}
 			if err != nil {
@@ -306,21 +352,31 @@ func pullRequest(batch int, expires time.Duration) []byte {
 }
 
 // admit turns a delivery into the message handed out, or dead-letters it.
-func (t *Transport) admit(ctx context.Context, mb *mailbox, jm *nats.Msg) (*transport.Message, bool) {
+// With withTask it reads the work's task too (nil when wire.DecodeWork
+// leaves the work to wire.Decode), and a message with its task comes
+// without its content and metadata.
+func (t *Transport) admit(ctx context.Context, mb *mailbox, jm *nats.Msg, withTask bool) (*transport.Message, *registry.Task, bool) {
 	md, err := jm.Metadata()
 	if err != nil {
 		t.log.Error("natsbus: delivery without metadata", zap.String("agent", mb.agent), zap.Error(err))
-		return nil, false
+		return nil, nil, false
 	}
-	m := new(transport.Message)
-	// Called directly, the message's decoder checks the JSON once;
-	// json.Unmarshal would check it, then hand it to the decoder.
-	if err := m.UnmarshalJSON(jm.Data); err != nil {
-		m = &transport.Message{To: mb.agent, Type: transport.MessageHandoff}
-		_ = t.deadLetter(ctx, dead{m: m, reason: transport.ReasonRejected, stream: md.Stream, seq: md.Sequence.Stream,
-			attempts: int(md.NumDelivered), lastErr: "natsbus: work is not a message: " + err.Error(),
-			term: jm, termWhy: "natsbus: not a message"})
-		return nil, false
+	var m *transport.Message
+	var task *registry.Task
+	if withTask {
+		m, task, _ = wire.DecodeWork(jm.Data)
+	}
+	if m == nil {
+		m = new(transport.Message)
+		// Called directly, the message's decoder checks the JSON once;
+		// json.Unmarshal would check it, then hand it to the decoder.
+		if err := m.UnmarshalJSON(jm.Data); err != nil {
+			m = &transport.Message{To: mb.agent, Type: transport.MessageHandoff}
+			_ = t.deadLetter(ctx, dead{m: m, reason: transport.ReasonRejected, stream: md.Stream, seq: md.Sequence.Stream,
+				attempts: int(md.NumDelivered), lastErr: "natsbus: work is not a message: " + err.Error(),
+				term: jm, termWhy: "natsbus: not a message"})
+			return nil, nil, false
+		}
 	}
 	delivered := int(md.NumDelivered)
 	d := dead{m: m, stream: md.Stream, seq: md.Sequence.Stream, attempts: delivered, term: jm}
@@ -332,9 +388,12 @@ func (t *Transport) admit(ctx context.Context, mb *mailbox, jm *nats.Msg) (*tran
 		d.lastErr = "natsbus: not acknowledged after " + strconv.Itoa(delivered-1) + " deliveries (ack wait)"
 	}
 	if d.reason != "" {
+		if task != nil {
+			d.m = whole(jm, m)
+		}
 		d.termWhy = "natsbus: " + string(d.reason)
 		_ = t.deadLetter(ctx, d)
-		return nil, false
+		return nil, nil, false
 	}
 	if delivered > 1 {
 		t.redeliveries.Add(1)
@@ -343,13 +402,13 @@ func (t *Transport) admit(ctx context.Context, mb *mailbox, jm *nats.Msg) (*tran
 		if err := t.nc.Publish(jm.Reply, ackAck); err != nil {
 			t.log.Warn("natsbus: ack on take failed", zap.String("message_id", m.MessageID), zap.Error(err))
 		}
-		return m, true
+		return m, task, true
 	}
 	m.DeliveryCount = delivered
 	f := &flight{m: m, jm: jm, stream: md.Stream, seq: md.Sequence.Stream, delivered: delivered,
-		deadline: time.Now().Add(t.cfg.ackWait(delivered))}
+		deadline: time.Now().Add(t.cfg.ackWait(delivered)), lean: task != nil}
 	t.hold(f)
-	return m, true
+	return m, task, true
 }
 
 // hold records f as taken and makes the sweep wake by its deadline.
@@ -461,7 +520,7 @@ func (t *Transport) nack(ctx context.Context, m *transport.Message, later bool) 
 	}
 	t.nacks.Add(1)
 	if f.delivered >= t.cfg.MaxDeliveries {
-		return t.deadLetter(ctx, dead{m: f.m, reason: transport.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
+		return t.deadLetter(ctx, dead{m: f.message(), reason: transport.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
 			lastErr: "natsbus: not acknowledged after " + strconv.Itoa(f.delivered) + " deliveries (nack)",
 			term:    f.jm, termWhy: "natsbus: " + string(transport.ReasonMaxRetries)})
 	}
@@ -483,7 +542,7 @@ func (t *Transport) Reject(ctx context.Context, m *transport.Message, reason str
 		return err
 	}
 	t.rejects.Add(1)
-	return t.deadLetter(ctx, dead{m: f.m, reason: transport.ReasonRejected, stream: f.stream, seq: f.seq, attempts: f.delivered,
+	return t.deadLetter(ctx, dead{m: f.message(), reason: transport.ReasonRejected, stream: f.stream, seq: f.seq, attempts: f.delivered,
 		lastErr: reason, term: f.jm, termWhy: "natsbus: rejected: " + reason})
 }
 
@@ -557,7 +616,7 @@ func (t *Transport) Heartbeat(ctx context.Context, m *transport.Message) error {
 	deadline := time.Now().Add(t.cfg.ackWait(f.delivered))
 	t.mu.Lock()
 	if t.taken[m.MessageID] == f {
-		nf := &flight{m: f.m, jm: f.jm, stream: f.stream, seq: f.seq, delivered: f.delivered, deadline: deadline}
+		nf := &flight{m: f.m, jm: f.jm, stream: f.stream, seq: f.seq, delivered: f.delivered, deadline: deadline, lean: f.lean}
 		t.hold0(nf)
 	}
 	t.mu.Unlock()
@@ -622,7 +681,7 @@ func (t *Transport) expire(now time.Time) time.Duration {
 	t.mu.Unlock()
 	for _, f := range last {
 		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
-		_ = t.deadLetter(ctx, dead{m: f.m, reason: transport.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
+		_ = t.deadLetter(ctx, dead{m: f.message(), reason: transport.ReasonMaxRetries, stream: f.stream, seq: f.seq, attempts: f.delivered,
 			lastErr: "natsbus: not acknowledged after " + strconv.Itoa(f.delivered) + " deliveries (ack wait)"})
 		cancel()
 	}

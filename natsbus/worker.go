@@ -198,9 +198,28 @@ func (w *Worker) Close() error {
 	return nil
 }
 
-// take is agent's taker: it keeps up to Concurrency runs going.
+// take is agent's taker: it keeps up to Concurrency runs going, on as
+// many goroutines of its own, which return after their runs once it
+// returns.
 func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGroup) {
 	slots := make(chan struct{}, w.cfg.Concurrency)
+	// A goroutine per slot, for as long as the taker: one per run grew its
+	// stack again in every run (as its report was encoded and waited for),
+	// and that and its start were 2% of a NATS step's CPU. A run holds its
+	// slot until it returns, so a goroutine is free, or about to be, for
+	// each slot the taker fills.
+	jobs := make(chan job)
+	defer close(jobs)
+	for range cap(slots) {
+		runs.Add(1)
+		go func() {
+			defer runs.Done()
+			for j := range jobs {
+				w.run(hard, ctx.Done(), j.m, j.t)
+				<-slots
+			}
+		}()
+	}
 	pause := w.cfg.PollMin
 	failed := 0 // takes failed in a row
 	wait := time.NewTimer(0)
@@ -215,7 +234,7 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 			return
 		}
 		asked := 1 + cap(slots) - len(slots)
-		got, err := w.tr.take(ctx, agent, asked, 0)
+		got, tasks, err := w.tr.takeTasks(ctx, agent, asked)
 		if ctx.Err() != nil {
 			// Taken while the drain began: give it back at once.
 			for _, m := range got {
@@ -242,12 +261,7 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 			if k > 0 {
 				slots <- struct{}{}
 			}
-			runs.Add(1)
-			go func() {
-				defer runs.Done()
-				defer func() { <-slots }()
-				w.run(hard, ctx.Done(), agent, m)
-			}()
+			jobs <- job{m, tasks[k]}
 		}
 		if len(got) > 0 {
 			pause = w.cfg.PollMin
@@ -282,14 +296,23 @@ func (w *Worker) take(ctx, hard context.Context, agent string, runs *sync.WaitGr
 	}
 }
 
+// job is a message taken and its task, for a run.
+type job struct {
+	m *transport.Message
+	t *registry.Task
+}
+
 // takeErrorsLogged is how many failed takes in a row make one more warning
 // after the first.
 const takeErrorsLogged = 100
 
-// run handles one message of agent's; drain is closed when the worker
-// stops taking work.
-func (w *Worker) run(ctx context.Context, drain <-chan struct{}, agent string, m *transport.Message) {
-	t, err := wire.Decode(m)
+// run handles one message and its task (nil when take left it to
+// wire.Decode); drain is closed when the worker stops taking work.
+func (w *Worker) run(ctx context.Context, drain <-chan struct{}, m *transport.Message, t *registry.Task) {
+	var err error
+	if t == nil {
+		t, err = wire.Decode(m)
+	}
 	if err != nil {
 		// Work no handler can read: no retry will fix it.
 		_ = w.tr.Reject(ctx, m, "natsbus: worker cannot read the work: "+err.Error())

@@ -275,6 +275,11 @@ func TestWorker_Reject_IsReportedAndTerminated(t *testing.T) {
 	if d := dl.all()[0]; d.Reason != "rejected" || d.LastError != "not my job" || d.Message.To != "seller" {
 		t.Errorf("got %+v, want seller's work rejected: not my job", d)
 	}
+	// The worker takes work without its content and metadata (its task
+	// holds them): the dead letter still keeps the whole message.
+	if m := dl.all()[0].Message; m.Content[wire.KeyAction] != wire.ActionRun || m.Metadata[wire.KeyInstanceID] != inst.ID() {
+		t.Errorf("got content %v and metadata %v in the dead letter, want the work's", m.Content, m.Metadata)
+	}
 	wantBalanced(t, re.tr.Metrics())
 }
 

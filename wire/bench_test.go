@@ -45,3 +45,15 @@ func handoffTask() *registry.Task {
 		Deadline: time.Unix(1_800_000_000, 0),
 	}
 }
+
+// BenchmarkDecodeWork reads a hand-off's work message into its task, as a
+// Worker on NATS does for every work it takes.
+func BenchmarkDecodeWork(b *testing.B) {
+	data := workJSON(b, handoffTask())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, ok := wire.DecodeWork(data); !ok {
+			b.Fatal("DecodeWork left the work to Decode")
+		}
+	}
+}

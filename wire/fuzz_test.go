@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/transport"
@@ -222,4 +223,74 @@ func mustMarshal(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// workJSON is the JSON of task's work as a transport with acks sends it:
+// an id, a timestamp and the ack wait filled in.
+func workJSON(tb testing.TB, task *registry.Task) []byte {
+	tb.Helper()
+	m := wire.Encode(task)
+	m.Fill(time.Unix(1_800_000_000, 5), func() string { return "0193f1c2-bbbb-7bbb-8ccc-123456789abc" })
+	m.Metadata[wire.KeyAckWait] = 30.0
+	data, err := m.MarshalJSON()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
+
+// FuzzDecodeWork holds DecodeWork equal to UnmarshalJSON and then Decode
+// on every input it takes: the same message (less its content and
+// metadata) and the same task; what it leaves, they read.
+func FuzzDecodeWork(f *testing.F) {
+	for _, task := range roundTripTasks() {
+		f.Add(workJSON(f, task.task))
+	}
+	for _, seed := range []string{
+		`{"message_id":"m","message_type":"HANDOFF","from_agent":"engine","to_agent":"seller","priority":"NORMAL","content":{"action":"run"},"metadata":{"instance_id":"i","step":1},"timestamp":"2026-11-24T07:00:00Z"}`,
+		`{"message_id":"m","message_type":"HANDOFF","from_agent":"a","to_agent":"b","priority":"HIGH","content":{"action":"notice","item":null,"index":0,"return_control":false,"payload":null},"metadata":{"instance_id":"i","step":2,"heartbeat":0.5,"deadline":"2026-11-24T07:00:00+01:00","handoff_id":"h"},"timestamp":"2026-11-24T07:00:00Z"}`,
+		`{"message_id":"m","message_type":"HANDOFF","from_agent":"a","to_agent":"b","priority":"LOW","content":{"action":"run","item":"x","index":2.0,"task_description":null,"input":null},"metadata":{"instance_id":"i","step":1.0,"attempt":null,"version":3,"ack_wait":1e1},"ttl":60,"requires_ack":true,"timestamp":"2026-11-24T07:00:00Z"}`,
+		`{"message_id":"m","message_type":"HANDOFF","from_agent":"a","to_agent":"b","priority":"LOW","content":{"action":"run","action":"run"},"metadata":{"instance_id":"i","step":1},"timestamp":""}`,
+		`{"message_id":"m","message_type":"HANDOFF","from_agent":"a","to_agent":"b","priority":"LOW","content":{"action":"run","return_control":"yes"},"metadata":{"instance_id":"i","step":1,"state":7},"timestamp":""}`,
+		`{"message_id":"m","message_type":"HANDOFF","from_agent":"a","to_agent":"b","priority":"LOW","content":{"action":"run","context":[]},"metadata":{"instance_id":"i","step":1.5,"extra":1},"timestamp":""}`,
+		`{"message_id":"m","message_type":"HANDOFF","from_agent":"a","to_agent":"b","priority":"LOW","content":{"action":"run"},"metadata":{"instance_id":"","step":1},"timestamp":""}`,
+		`{"message_id":"m","message_type":"REQUEST","content":{"action":"run"},"metadata":{"instance_id":"i","step":1}}`,
+		`{}`, `null`, `[]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, task, ok := wire.DecodeWork(data)
+		if !ok {
+			return
+		}
+		var want transport.Message
+		if err := want.UnmarshalJSON(data); err != nil {
+			t.Fatalf("DecodeWork took %q, which UnmarshalJSON refuses: %v", data, err)
+		}
+		wantTask, err := wire.Decode(&want)
+		if err != nil {
+			t.Fatalf("DecodeWork took %q, whose work Decode refuses: %v", data, err)
+		}
+		if m.Content != nil || m.Metadata != nil {
+			t.Fatalf("got content %v and metadata %v, want neither", m.Content, m.Metadata)
+		}
+		m.Content, m.Metadata = want.Content, want.Metadata
+		if !reflect.DeepEqual(*m, want) {
+			t.Fatalf("got message %+v from %q, want %+v", *m, data, want)
+		}
+		if !reflect.DeepEqual(task, wantTask) {
+			t.Fatalf("got task %s from %q, want %s", asJSON(task), data, asJSON(wantTask))
+		}
+	})
+}
+
+// TestDecodeWork_TakesWhatTransportsWrite holds the work the engine sends
+// on DecodeWork's direct path.
+func TestDecodeWork_TakesWhatTransportsWrite(t *testing.T) {
+	for _, task := range roundTripTasks() {
+		if _, _, ok := wire.DecodeWork(workJSON(t, task.task)); !ok {
+			t.Errorf("%s: DecodeWork left the work to Decode, want it read directly", task.name)
+		}
+	}
 }

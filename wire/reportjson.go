@@ -14,14 +14,25 @@ import (
 // cost that is not a finite number, a value of a type JSON has no form
 // for) is left to json.Marshal, whose error it returns.
 func EncodeReport(r *Report) ([]byte, error) {
-	b, ok := appendReport(make([]byte, 0, 256), r)
+	return AppendReport(make([]byte, 0, 256), r)
+}
+
+// AppendReport appends r's JSON, as EncodeReport writes it, to b: a
+// caller that sends the bytes at once can write every report into one
+// buffer.
+func AppendReport(b []byte, r *Report) ([]byte, error) {
+	out, ok := appendReport(b, r)
 	if !ok {
 		// A copy goes to encoding/json, so that r does not escape: the
 		// callers' reports stay on their stacks.
 		c := *r
-		return json.Marshal(&c)
+		data, err := json.Marshal(&c)
+		if err != nil {
+			return b, err
+		}
+		return append(b, data...), nil
 	}
-	return b, nil
+	return out, nil
 }
 
 func appendReport(b []byte, r *Report) ([]byte, bool) {

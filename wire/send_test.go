@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -52,5 +53,63 @@ func TestSend_EncodesAndSendsThroughTheTransport(t *testing.T) {
 	}
 	if got.IdempotencyKey != "inst-1:2" || got.Step != 2 || got.Agent != "payer" {
 		t.Errorf("got task %+v, want step 2 of payer under the task's own key", got)
+	}
+}
+
+// keeper is a transport that keeps every message sent as it is, and says
+// it writes its work out when out is set.
+type keeper struct {
+	transport.Transport
+	sent []*transport.Message
+	err  error
+}
+
+func (k *keeper) SendWork(_ context.Context, m *transport.Message) error {
+	k.sent = append(k.sent, m)
+	return k.err
+}
+
+type writer struct{ keeper }
+
+func (*writer) WritesWorkOut() {}
+
+// Send reuses the maps of work it sent only through a WorkWriter that
+// took it: a transport that keeps the message (the in-memory bus hands it
+// to the agent), or one that refused it, keeps it whole.
+func TestSend_ReusesTheMapsOfWorkOnlyAWorkWriterTook(t *testing.T) {
+	task := &registry.Task{Agent: "payer", WorkflowID: "refund", InstanceID: "inst-1", State: "PAY", Step: 2, Attempt: 1, Priority: 1}
+	whole := func(m *transport.Message) bool {
+		return m.Content[wire.KeyAction] == wire.ActionRun && m.Metadata[wire.KeyInstanceID] == "inst-1"
+	}
+	k := &keeper{}
+	refusing := &writer{keeper{err: errors.New("refused")}}
+	for range 3 {
+		for _, tr := range []transport.Transport{k, refusing} {
+			if err := wire.Send(t.Context(), tr, task, wire.Sending{}); err != nil && tr == k {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, m := range append(k.sent, refusing.sent...) {
+		if !whole(m) {
+			t.Fatalf("message %d: got content %v and metadata %v after more sends, want them whole", i, m.Content, m.Metadata)
+		}
+	}
+	w := &writer{}
+	// A pool may drop what it is given (the race detector has it drop a
+	// quarter): enough sends that some reuse is certain.
+	for range 20 {
+		if err := wire.Send(t.Context(), w, task, wire.Sending{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reused := 0
+	for _, m := range w.sent {
+		if !whole(m) {
+			reused++
+		}
+	}
+	if reused == 0 {
+		t.Errorf("got every message whole through a WorkWriter, want the maps of those written out reused")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/batonhq/baton/registry"
@@ -29,21 +30,67 @@ type Sending struct {
 // tr as how says: the codec and the send in one call, so that work reaches
 // a transport only as this package writes it.
 func Send(ctx context.Context, tr transport.Transport, t *registry.Task, how Sending) error {
-	m := Encode(t)
+	_, out := tr.(WorkWriter)
+	var maps *workMaps
+	if out {
+		maps, _ = workMapsPool.Get().(*workMaps)
+	}
+	var m *transport.Message
+	if maps != nil {
+		m = encode(t, maps.content, maps.metadata)
+	} else {
+		m = Encode(t)
+	}
 	if how.Key != "" {
 		m.IdempotencyKey = how.Key
 	}
+	var err error
 	if o, ok := tr.(transport.Offerer); ok && how.Offer {
-		return o.OfferWork(ctx, m)
+		err = o.OfferWork(ctx, m)
+	} else {
+		err = tr.SendWork(ctx, m)
 	}
-	return tr.SendWork(ctx, m)
+	if out && err == nil && len(m.Content) <= maxPooledEntries && len(m.Metadata) <= maxPooledEntries {
+		// Written out and not kept: the maps serve the next work.
+		clear(m.Content)
+		clear(m.Metadata)
+		workMapsPool.Put(&workMaps{content: m.Content, metadata: m.Metadata})
+	}
+	return err
 }
+
+// WorkWriter is implemented by a transport that writes a work message out
+// as it sends it and keeps no reference to it, nor to its maps, once
+// SendWork or OfferWork returned nil (natsbus's Transport): Send then
+// reuses the message's content and metadata maps for the next work it
+// encodes. Made for every work sent, the two maps were about a kilobyte
+// of garbage per step on NATS.
+type WorkWriter interface {
+	// WritesWorkOut marks the transport; it does nothing.
+	WritesWorkOut()
+}
+
+// workMaps are the maps of work a WorkWriter sent, cleared.
+type workMaps struct{ content, metadata map[string]any }
+
+var workMapsPool sync.Pool // *workMaps
+
+// maxPooledEntries bounds the maps kept for reuse: a map keeps the size it
+// grew to, and work carries at most twelve entries in each (the transport
+// may add one).
+const maxPooledEntries = 16
 
 // Encode writes t into the HANDOFF message that carries it to t.Agent. The
 // task's maps are shared with the message, not copied; context,
 // previous_result, constraints and input are always objects. The message
 // asks for an ack: the work stays in flight until its agent takes it.
 func Encode(t *registry.Task) *transport.Message {
+	return encode(t, nil, nil)
+}
+
+// encode is Encode writing into content and metadata, empty maps to reuse,
+// or new maps when nil.
+func encode(t *registry.Task, content, meta map[string]any) *transport.Message {
 	from := t.From
 	if from == "" {
 		from = Engine
@@ -71,7 +118,9 @@ func Encode(t *registry.Task) *transport.Message {
 	if t.HasItem {
 		n += 2
 	}
-	content := make(map[string]any, n)
+	if content == nil {
+		content = make(map[string]any, n)
+	}
 	content[KeyAction] = actionOf(t)
 	content[KeyTask] = t.Description
 	content[KeyInput] = orEmpty(t.Input)
@@ -92,7 +141,9 @@ func Encode(t *registry.Task) *transport.Message {
 		content[KeyItem] = t.Item
 		content[KeyIndex] = t.Index
 	}
-	meta := make(map[string]any, 11)
+	if meta == nil {
+		meta = make(map[string]any, 11)
+	}
 	meta[KeyWorkflow] = t.WorkflowID
 	meta[KeyVersion] = t.Version
 	meta[KeyInstanceID] = t.InstanceID
@@ -134,10 +185,17 @@ func Decode(m *transport.Message) (*registry.Task, error) {
 	if m == nil {
 		return nil, fieldError("message", "is nil")
 	}
+	var f workFields
+	f.fromMaps(m.Content, m.Metadata)
+	return decodeTask(m, &f)
+}
+
+// decodeTask reads the task of m, whose content and metadata entries are
+// f, with Decode's errors.
+func decodeTask(m *transport.Message, f *workFields) (*registry.Task, error) {
 	if m.Type != transport.MessageHandoff {
 		return nil, fieldError("message_type", "is "+strconv.Quote(string(m.Type))+", not HANDOFF")
 	}
-	c, md := m.Content, m.Metadata
 	t := &registry.Task{Agent: m.To, Priority: m.Priority.Rank()}
 	if m.From != Engine {
 		t.From = m.From
@@ -146,45 +204,37 @@ func Decode(m *transport.Message) (*registry.Task, error) {
 		err         error
 		explanation string
 	)
-	switch a, _ := c[KeyAction].(string); a {
+	switch a, _ := f.string(fAction); a {
 	case ActionRun:
 	case ActionNotice:
 		t.Notice = true
 	default:
 		return nil, fieldError("content.action", "must be \"run\" or \"notice\"")
 	}
-	if t.InstanceID, err = str(md, "metadata.", KeyInstanceID, true); err != nil {
+	if t.InstanceID, err = f.str(fInstanceID, true); err != nil {
 		return nil, err
 	}
-	if t.Step, err = integer(md, "metadata.", KeyStep, true); err != nil {
+	if t.Step, err = f.integer(fStep, true); err != nil {
 		return nil, err
 	}
 	if t.Step < 1 {
 		return nil, fieldError("metadata.step", "must be 1 or more")
 	}
-	if t.Attempt, err = integer(md, "metadata.", KeyAttempt, false); err != nil {
+	if t.Attempt, err = f.integer(fAttempt, false); err != nil {
 		return nil, err
 	}
-	if t.Version, err = integer(md, "metadata.", KeyVersion, false); err != nil {
+	if t.Version, err = f.integer(fVersion, false); err != nil {
 		return nil, err
 	}
-	for _, f := range []struct {
-		dst      *string
-		src      map[string]any
-		prefix   string
-		key      string
-		required bool
+	for _, s := range [...]struct {
+		dst *string
+		i   int
 	}{
-		{&t.WorkflowID, md, "metadata.", KeyWorkflow, false},
-		{&t.State, md, "metadata.", KeyState, false},
-		{&t.HandoffID, md, "metadata.", KeyHandoffID, false},
-		{&t.IdempotencyKey, md, "metadata.", KeyIdempotencyKey, false},
-		{&t.Traceparent, md, "metadata.", KeyTraceparent, false},
-		{&t.Description, c, "content.", KeyTask, false},
-		{&t.Reason, c, "content.", KeyReason, false},
-		{&explanation, c, "content.", KeyExplanation, false},
+		{&t.WorkflowID, fWorkflow}, {&t.State, fState}, {&t.HandoffID, fHandoffID},
+		{&t.IdempotencyKey, fIdempotencyKey}, {&t.Traceparent, fTraceparent},
+		{&t.Description, fTask}, {&t.Reason, fReason}, {&explanation, fExplanation},
 	} {
-		if *f.dst, err = str(f.src, f.prefix, f.key, f.required); err != nil {
+		if *s.dst, err = f.str(s.i, false); err != nil {
 			return nil, err
 		}
 	}
@@ -196,31 +246,31 @@ func Decode(m *transport.Message) (*registry.Task, error) {
 		t.Kind, t.Reason = t.Reason, explanation
 	}
 	t.IdempotencyKey = t.Key()
-	for _, f := range []struct {
+	for _, o := range [...]struct {
 		dst *map[string]any
-		key string
+		i   int
 	}{
-		{&t.Input, KeyInput}, {&t.Context, KeyContext}, {&t.PreviousResult, KeyPreviousResult},
-		{&t.Constraints, KeyConstraints}, {&t.Payload, KeyPayload},
+		{&t.Input, fInput}, {&t.Context, fContext}, {&t.PreviousResult, fPreviousResult},
+		{&t.Constraints, fConstraints}, {&t.Payload, fPayload},
 	} {
-		if *f.dst, err = object(c, f.key); err != nil {
+		if *o.dst, err = f.object(o.i); err != nil {
 			return nil, err
 		}
 	}
-	if v, ok := c[KeyReturnControl]; ok {
+	if v, ok := f.get(fReturnControl); ok {
 		b, isBool := v.(bool)
 		if !isBool {
 			return nil, fieldError("content.return_control", "must be a boolean")
 		}
 		t.ReturnControl = b
 	}
-	if item, ok := c[KeyItem]; ok {
+	if item, ok := f.get(fItem); ok {
 		t.Item, t.HasItem = item, true
-		if t.Index, err = integer(c, "content.", KeyIndex, true); err != nil {
+		if t.Index, err = f.integer(fIndex, true); err != nil {
 			return nil, err
 		}
 	}
-	if s, err := str(md, "metadata.", KeyDeadline, false); err != nil {
+	if s, err := f.str(fDeadline, false); err != nil {
 		return nil, err
 	} else if s != "" {
 		if t.Deadline, err = time.Parse(time.RFC3339Nano, s); err != nil {
@@ -232,7 +282,7 @@ func Decode(m *transport.Message) (*registry.Task, error) {
 			return nil, fieldError("metadata.deadline", "must be an RFC 3339 time")
 		}
 	}
-	if v, ok := md[KeyHeartbeat]; ok {
+	if v, ok := f.get(fHeartbeat); ok {
 		// Rounded, not truncated: Encode writes Duration.Seconds, whose
 		// float64 may fall a hair short of the nanoseconds it stands for.
 		secs, isNum := number(v)
@@ -245,39 +295,6 @@ func Decode(m *transport.Message) (*registry.Task, error) {
 	return t, nil
 }
 
-func str(src map[string]any, prefix, key string, required bool) (string, error) {
-	v, ok := src[key]
-	if !ok || v == nil {
-		if required {
-			return "", fieldError(prefix+key, "is required")
-		}
-		return "", nil
-	}
-	s, isStr := v.(string)
-	if !isStr {
-		return "", fieldError(prefix+key, "must be a string")
-	}
-	if required && s == "" {
-		return "", fieldError(prefix+key, "is required")
-	}
-	return s, nil
-}
-
-func integer(src map[string]any, prefix, key string, required bool) (int, error) {
-	v, ok := src[key]
-	if !ok || v == nil {
-		if required {
-			return 0, fieldError(prefix+key, "is required")
-		}
-		return 0, nil
-	}
-	f, isNum := number(v)
-	if !isNum || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return 0, fieldError(prefix+key, "must be an integer")
-	}
-	return int(f), nil
-}
-
 func number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case int:
@@ -288,18 +305,6 @@ func number(v any) (float64, bool) {
 		return n, !math.IsNaN(n) && !math.IsInf(n, 0)
 	}
 	return 0, false
-}
-
-func object(src map[string]any, key string) (map[string]any, error) {
-	v, ok := src[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	m, isMap := v.(map[string]any)
-	if !isMap {
-		return nil, fieldError("content."+key, "must be an object")
-	}
-	return m, nil
 }
 
 // orEmpty returns m, or a new empty map for nil: a map shared by every

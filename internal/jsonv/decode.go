@@ -54,6 +54,11 @@ func (d *Decoder) peek() byte {
 	return d.data[d.pos]
 }
 
+// Peek returns the first byte of the next value (past white space), 0 at
+// the end, without reading it: a caller that reads a string field can
+// then read it as a string, not as an any that holds it.
+func (d *Decoder) Peek() byte { return d.peek() }
+
 // End marks the Decoder bad unless only white space is left.
 func (d *Decoder) End() {
 	if d.peek() != 0 || d.pos != len(d.data) {
@@ -278,6 +283,19 @@ func (d *Decoder) String() string {
 	}
 	d.bad = true
 	return ""
+}
+
+// StringOr reads a string as String does, and returns s itself, not a
+// copy, when the string read is s: a document that repeats a value (a
+// message's conversation id is most often its own id) makes it once.
+func (d *Decoder) StringOr(s string) string {
+	if s != "" && !d.bad && d.peek() == '"' {
+		if end, ok := d.plain(len(s)); ok && end-d.pos-1 == len(s) && string(d.data[d.pos+1:end]) == s {
+			d.pos = end + 1
+			return s
+		}
+	}
+	return d.String()
 }
 
 // escaped finishes a string with escapes that began at start.

@@ -209,3 +209,48 @@ func TestAppend_Map_KeysInOrder(t *testing.T) {
 		}
 	}
 }
+
+// FuzzStringOr holds StringOr equal to String whatever the string it is
+// given.
+func FuzzStringOr(f *testing.F) {
+	id := "0193f1c2-bbbb-7bbb-8ccc-123456789abc"
+	for _, seed := range []struct{ doc, s string }{
+		{`"` + id + `"`, id}, {`"` + id + `x"`, id}, {`"` + id[:10] + `"`, id}, {`"a\u0062c"`, "abc"},
+		{`"abc"`, ""}, {` "abc" `, "abc"}, {`"é"`, "é"}, {`1`, "1"}, {`"`, "a"}, {`"a`, "a"},
+	} {
+		f.Add([]byte(seed.doc), seed.s)
+	}
+	f.Fuzz(func(t *testing.T, doc []byte, s string) {
+		d, e := jsonv.NewDecoder(doc), jsonv.NewDecoder(doc)
+		got, want := d.StringOr(s), e.String()
+		d.End()
+		e.End()
+		if got != want || d.OK() != e.OK() {
+			t.Fatalf("got %q, ok %v from %q, want String's %q, ok %v", got, d.OK(), doc, want, e.OK())
+		}
+	})
+}
+
+// TestStringOr_TheStringGivenIsNotCopied: an id read again where it was
+// given costs no allocation, where String makes it.
+func TestStringOr_TheStringGivenIsNotCopied(t *testing.T) {
+	id := "0193f1c2-bbbb-7bbb-8ccc-123456789abc"
+	data := []byte(`"` + id + `"`)
+	read := func(or bool) func() {
+		return func() {
+			d := jsonv.NewDecoder(data)
+			var got string
+			if or {
+				got = d.StringOr(id)
+			} else {
+				got = d.String()
+			}
+			if got != id || !d.OK() {
+				t.Fatalf("got %q, ok %v, want %q", got, d.OK(), id)
+			}
+		}
+	}
+	if or, plain := testing.AllocsPerRun(100, read(true)), testing.AllocsPerRun(100, read(false)); or >= plain {
+		t.Errorf("got %v allocations with the id given, want fewer than String's %v", or, plain)
+	}
+}
