@@ -12,9 +12,10 @@ import (
 // run's timer and arm the next run's, which then costs no allocation (two
 // of a step's sixteen, when each run had a timer of its own).
 type runTimer struct {
-	t clock.Timer
-	i *instance
-	r *run // the run it times; set under the instance's lock
+	t    clock.Timer
+	i    *instance
+	r    *run // the run it times; set under the instance's lock
+	step int  // r's step: a timer that fired times it, whatever run r is made next (see reusableRun)
 }
 
 // armTimeout starts run r's timeout of d, with the instance's spare timer
@@ -29,7 +30,7 @@ func (i *instance) armTimeout(r *run, d time.Duration) {
 		pending := i.sparePending
 		i.sparePending = false
 		if rt.t.(clock.Resetter).Reset(d) || !pending {
-			rt.r = r
+			rt.r, rt.step = r, r.step
 			r.timer = rt
 			return
 		}
@@ -41,7 +42,7 @@ func (i *instance) armTimeout(r *run, d time.Duration) {
 	if rt.t != nil {
 		rt = new(runTimer) // the first timer is still some run's
 	}
-	rt.i, rt.r = i, r
+	rt.i, rt.r, rt.step = i, r, r.step
 	rt.t = i.e.clock.AfterFunc(d, rt.fire)
 	r.timer = rt
 }
@@ -92,7 +93,7 @@ func (rt *runTimer) fire() {
 	i := rt.i
 	i.e.exec.Submit(func() {
 		i.mu.Lock()
-		step := rt.r.step // a timer that fired is never reused (see stop): rt.r is its run's
+		step := rt.step // a timer that fired is never reused (see stop): rt.step is its run's
 		i.mu.Unlock()
 		_ = i.finishRun(i.e.ctx, step, registry.Outcome{}, ErrTimeout, true)
 	})
