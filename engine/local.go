@@ -35,7 +35,7 @@ type lane struct {
 	// instances). They end when the engine closes.
 	idle    int
 	maxIdle int
-	wake    chan struct{}
+	wake    chan struct{} // see newLane
 
 	// accounting, guarded by mu
 	sent, taken, refused uint64
@@ -74,8 +74,12 @@ func newLane(agent string, capacity, limit int) *lane {
 	if limit <= 0 {
 		limit = defaultConcurrency
 	}
+	// wake holds a token for each runner a push counted as running again
+	// that has not taken it yet: at most limit, so that a push, which sends
+	// under mu, never waits (a runner ending at Close takes mu to take its
+	// token). Its tokens take no room.
 	maxIdle := min(limit, runtime.GOMAXPROCS(0))
-	return &lane{agent: agent, capacity: capacity, limit: limit, maxIdle: maxIdle, wake: make(chan struct{}, maxIdle)}
+	return &lane{agent: agent, capacity: capacity, limit: limit, maxIdle: maxIdle, wake: make(chan struct{}, limit)}
 }
 
 // reserve promises room for one item to a start, waiting while the lane is
@@ -145,7 +149,7 @@ func (l *lane) push(it laneItem, reserved, patient bool) (start bool, err error)
 	l.running++
 	if l.idle > 0 {
 		l.idle--
-		l.wake <- struct{}{} // never blocks: a token for each idle runner at most
+		l.wake <- struct{}{} // never blocks (see newLane)
 		return false, nil
 	}
 	return true, nil

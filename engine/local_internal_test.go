@@ -97,3 +97,35 @@ func TestLane_IdleRunnerIsWokenNotStarted(t *testing.T) {
 		t.Fatalf("got start %v, %v, want a runner started (none idle)", start, err)
 	}
 }
+
+// A push never waits to wake a runner, also when the runners it woke have
+// not yet taken their tokens and others idled since: a push sends under
+// the lane's lock, which a runner ending at Close takes.
+func TestLane_WakeNeverBlocksAPush(t *testing.T) {
+	const limit = 3
+	l := newLane("payment", 10, limit)
+	l.maxIdle = 1
+	step := 0
+	for k := range limit {
+		step++
+		if start, _ := l.push(laneItem{step: step}, false, false); !start {
+			t.Fatalf("runner %d: want it started", k)
+		}
+		for { // it takes the lane's work, then idles
+			_, ok, idle := l.pop(true)
+			if idle {
+				break
+			}
+			if !ok {
+				t.Fatalf("runner %d: ended, want it idle", k)
+			}
+		}
+		step++
+		if start, _ := l.push(laneItem{step: step}, false, false); start { // wakes it; it has not run yet
+			t.Fatalf("runner %d: want it woken, none started", k)
+		}
+	}
+	if len(l.wake) != limit {
+		t.Fatalf("got %d tokens, want %d: one for each runner woken", len(l.wake), limit)
+	}
+}
