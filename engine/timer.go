@@ -12,10 +12,12 @@ import (
 // run's timer and arm the next run's, which then costs no allocation (two
 // of a step's sixteen, when each run had a timer of its own).
 type runTimer struct {
-	t    clock.Timer
-	i    *instance
-	r    *run // the run it times; set under the instance's lock
-	step int  // r's step: a timer that fired times it, whatever run r is made next (see reusableRun)
+	t clock.Timer
+	i *instance
+	// step is the step of the run it times, set under the instance's
+	// lock: a step, not the run, which a later step may reuse (see
+	// reusableRun).
+	step int
 }
 
 // armTimeout starts run r's timeout of d, with the instance's spare timer
@@ -30,19 +32,19 @@ func (i *instance) armTimeout(r *run, d time.Duration) {
 		pending := i.sparePending
 		i.sparePending = false
 		if rt.t.(clock.Resetter).Reset(d) || !pending {
-			rt.r, rt.step = r, r.step
+			rt.step = r.step
 			r.timer = rt
 			return
 		}
 		// It fired before it was reset: its callback may be under way,
-		// and reads rt.r as its own run's. It is never used again.
+		// and reads rt.step as its own run's. It is never used again.
 		rt.t.Stop()
 	}
 	rt := &i.firstTimer
 	if rt.t != nil {
 		rt = new(runTimer) // the first timer is still some run's
 	}
-	rt.i, rt.r, rt.step = i, r, r.step
+	rt.i, rt.step = i, r.step
 	rt.t = i.e.clock.AfterFunc(d, rt.fire)
 	r.timer = rt
 }
