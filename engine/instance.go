@@ -376,15 +376,12 @@ const commitAttempts = 3
 // tried again, commitAttempts times in all.
 func (i *instance) commitStep(ctx context.Context) (err error) {
 	i.commits++
-	// The snapshot is built in the step record, not copied into it (a
-	// Snapshot is 320 bytes).
-	rec := record.Step{Snapshot: record.Snapshot{
+	snap := record.Snapshot{
 		ID: i.id, Workflow: i.e.wf.Name, Version: i.e.wf.Version, Hash: i.e.wf.Hash,
 		Status: i.status, State: i.state.Name, Outcome: i.outcome, Step: i.step,
 		Visits: i.visits.m, Input: i.input, Context: i.context,
 		Created: i.created, Updated: i.now(), Commits: i.commits, Usage: i.usage(),
-	}}
-	snap := &rec.Snapshot
+	}
 	if i.run != nil {
 		snap.Attempt = i.run.attempt
 	}
@@ -397,7 +394,7 @@ func (i *instance) commitStep(ctx context.Context) (err error) {
 		snap.CancelReason = i.rare.cancelReason
 	}
 	i.dropOver()
-	rec.Settled = i.settled()
+	rec := record.Step{Snapshot: snap, Settled: i.settled()}
 	if i.pending != nil {
 		rec.Entries = *i.pending
 	}

@@ -168,32 +168,18 @@ func (mi *memInstance) settle(settled []string, out []Outgoing) {
 		mi.outbox[0] = out[0]
 		return
 	}
-	// The items are walked by index, not by value: an Outgoing is 300
-	// bytes, and the copies of each were 1% of a refund step's CPU.
 	if len(settled) > 0 {
-		keep := 0
-		for k := range mi.outbox {
-			if slices.Contains(settled, mi.outbox[k].Key) {
-				continue
-			}
-			if keep != k {
-				mi.outbox[keep] = mi.outbox[k]
-			}
-			keep++
-		}
-		clear(mi.outbox[keep:])
-		mi.outbox = mi.outbox[:keep]
+		mi.outbox = slices.DeleteFunc(mi.outbox, func(o Outgoing) bool { return slices.Contains(settled, o.Key) })
 	}
-	for k := range out {
-		o := &out[k]
-		if at := mi.outboxIndex(o.Key); at >= 0 {
-			mi.outbox[at] = *o
-			continue
+	for _, o := range out {
+		if k := slices.IndexFunc(mi.outbox, func(p Outgoing) bool { return p.Key == o.Key }); k >= 0 {
+			mi.outbox[k] = o
+		} else {
+			if mi.outbox == nil {
+				mi.outbox = outboxes.Get().(*[1]Outgoing)[:0]
+			}
+			mi.outbox = append(mi.outbox, o)
 		}
-		if mi.outbox == nil {
-			mi.outbox = outboxes.Get().(*[1]Outgoing)[:0]
-		}
-		mi.outbox = append(mi.outbox, *o)
 	}
 	if len(mi.outbox) == 0 && mi.outbox != nil {
 		if cap(mi.outbox) == 1 {
@@ -202,16 +188,6 @@ func (mi *memInstance) settle(settled []string, out []Outgoing) {
 		}
 		mi.outbox = nil
 	}
-}
-
-// outboxIndex returns the index of the outbox item with key, -1 if none.
-func (mi *memInstance) outboxIndex(key string) int {
-	for k := range mi.outbox {
-		if mi.outbox[k].Key == key {
-			return k
-		}
-	}
-	return -1
 }
 
 // outboxes holds the outboxes of one item that instances emptied: an
