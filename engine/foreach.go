@@ -406,7 +406,7 @@ func (foreachKind) resume(ctx context.Context, i *instance, _ record.Snapshot, h
 			// its work again under its step.
 			i.note(record.Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 			r.handler = i.e.handler(r.agent)
-			i.queueRun(r, nil)
+			i.queue(sending{out: i.outgoing(r, nil), r: r})
 			i.arm(r)
 		}
 	}

@@ -253,31 +253,6 @@ func (i *instance) closeDone() bool {
 	return true
 }
 
-// add appends an entry of kind to the step being built, numbered, timed
-// and of the step, and returns it for the caller to fill in before it adds
-// or notes another. Built in place, an entry (about 400 bytes, 19 pointers)
-// is not first built in the caller's frame and then copied in, as note
-// does: on the hot path of a step that copy, with the collector's write
-// barriers on each of its pointers, was 4% of a step's CPU.
-func (i *instance) add(kind record.Kind) *record.Entry {
-	if i.pending == nil {
-		i.pending = entryBuffers.Get().(*[]record.Entry)
-	}
-	buf := *i.pending
-	n := len(buf)
-	if n < cap(buf) {
-		buf = buf[:n+1]
-		buf[n] = record.Entry{} // a buffer keeps its last use's entries (see commitStep)
-	} else {
-		buf = append(buf, record.Entry{})
-	}
-	*i.pending = buf
-	en := &buf[n]
-	i.seq++
-	en.Seq, en.Time, en.Kind, en.Step = i.seq, i.now(), kind, i.step
-	return en
-}
-
 // note appends a history entry to the step being built.
 func (i *instance) note(en record.Entry) {
 	i.seq++
@@ -504,14 +479,11 @@ func (i *instance) release() {
 
 // begin enters the initial state and dispatches its first run.
 func (i *instance) begin(ctx context.Context) {
-	en := i.add(record.KindStarted)
-	en.State, en.Detail, en.Result = i.state.Name, i.e.wf.Name, i.input
+	i.note(record.Entry{Kind: record.KindStarted, State: i.state.Name, Detail: i.e.wf.Name, Result: i.input})
 	i.countRunning()
 	i.armDeadline()
-	if i.e.observed() {
-		i.event(Event{Type: EventInstanceStarted})
-		i.event(Event{Type: EventStateChanged, To: i.state.Name})
-	}
+	i.event(Event{Type: EventInstanceStarted})
+	i.event(Event{Type: EventStateChanged, To: i.state.Name})
 	kindOf(i.state).enter(ctx, i, dispatch{attempt: 1, description: i.e.startDescription, reason: "start", priority: 5})
 	i.commit(ctx)
 }
@@ -550,17 +522,12 @@ func (i *instance) launch(ctx context.Context, r *run, rule *rules.Rule) error {
 		r.handoffID = r.key
 		i.noteHandoff(r.agent)
 		i.logHandoff(r)
-		en := i.add(record.KindHandoff)
-		en.Step, en.State, en.Agent, en.From, en.To, en.Rule = r.step, st.Name, r.agent, r.from, r.agent, ruleID(rule)
-		en.HandoffID, en.Priority, en.Detail, en.Reason, en.Result = r.handoffID, r.priority, r.description, handoffReason(r), r.payload
-		if i.e.observed() {
-			i.event(Event{Type: EventAgentHandoff, Step: r.step, From: r.from, To: r.agent, Rule: ruleID(rule)})
-		}
+		i.note(record.Entry{Kind: record.KindHandoff, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, To: r.agent, Rule: ruleID(rule), HandoffID: r.handoffID, Priority: r.priority, Detail: r.description, Reason: handoffReason(r), Result: r.payload})
+		i.event(Event{Type: EventAgentHandoff, Step: r.step, From: r.from, To: r.agent, Rule: ruleID(rule)})
 	} else {
-		en := i.add(record.KindDispatch)
-		en.Step, en.State, en.Agent, en.Attempt, en.Priority, en.Detail, en.Index = r.step, st.Name, r.agent, r.attempt, r.priority, r.description, r.index
+		i.note(record.Entry{Kind: record.KindDispatch, Step: r.step, State: st.Name, Agent: r.agent, Attempt: r.attempt, Priority: r.priority, Detail: r.description, Index: r.index})
 	}
-	i.queueRun(r, rule)
+	i.queue(sending{out: i.outgoing(r, rule), r: r})
 	i.arm(r)
 	i.started(r, ruleID(rule), r.reason)
 	return nil
@@ -826,17 +793,16 @@ func (i *instance) ran(r *run, out registry.Outcome, runErr error, timedOut bool
 	if bad := i.e.declaredResult(r.agent, out, runErr, timedOut); bad != nil {
 		out, runErr = registry.Outcome{Usage: out.Usage}, bad
 	}
+	ran := record.Entry{Kind: record.KindAgentRun, Step: r.step, State: r.state.Name, Agent: r.agent, Attempt: r.attempt, Trigger: out.Trigger, Result: out.Result, Error: errText(runErr), ErrorKind: registry.KindOf(runErr), Index: r.index, Usage: out.Usage}
 	i.spend(r.agent, out.Usage)
-	ran := i.add(record.KindAgentRun)
-	ran.Step, ran.State, ran.Agent, ran.Attempt, ran.Index = r.step, r.state.Name, r.agent, r.attempt, r.index
-	ran.Trigger, ran.Result, ran.Error, ran.ErrorKind, ran.Usage = out.Trigger, out.Result, errText(runErr), registry.KindOf(runErr), out.Usage
 	if timedOut {
 		ran.ErrorKind = "timeout"
 	}
 	if out.Handoff != nil && runErr == nil {
 		ran.To, ran.Detail = out.Handoff.To, "hand-off ("+out.Handoff.Reason+")"
 	}
-	i.runEnded(r, ran, runErr)
+	i.note(ran)
+	i.runEnded(r, &ran, runErr)
 	r.spanUsage(out.Usage)
 	r.endSpan(out.Trigger, ran.ErrorKind, runErr)
 	return out, runErr
@@ -922,9 +888,7 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		State: st.Name, Agent: owner, Trigger: trigger, Step: i.step, Visits: i.visits.m, Attempt: attempt,
 		Usage: i.usage().Totals, VisitUsage: i.usage().Visit,
 	}
-	oc := i.add(record.KindOutcome)
-	oc.State, oc.Agent, oc.Trigger, oc.Result, oc.Attempt = st.Name, owner, trigger, result, attempt
-	oc.Error, oc.Retryable, oc.ErrorKind, oc.Usage = errInfo.Message, errInfo.Retryable, errInfo.Kind, i.takeChildUsage()
+	i.note(record.Entry{Kind: record.KindOutcome, State: st.Name, Agent: owner, Trigger: trigger, Result: result, Error: errInfo.Message, Retryable: errInfo.Retryable, ErrorKind: errInfo.Kind, Attempt: attempt, Usage: i.takeChildUsage()})
 	d := i.e.wf.Decide(env)
 	*env = rules.Env{} // nothing of the decision points into it
 	envs.Put(env)
@@ -946,14 +910,12 @@ func (i *instance) decide(ctx context.Context, trigger string, result map[string
 		i.fail(d.Err)
 		return
 	}
-	fired := i.add(record.KindRuleFired)
-	fired.State, fired.Agent, fired.Trigger, fired.Rule, fired.Priority, fired.Next, fired.To = st.Name, owner, trigger, rule.ID, rule.Priority, rule.Next, rule.To
+	fired := record.Entry{Kind: record.KindRuleFired, State: st.Name, Agent: owner, Trigger: trigger, Rule: rule.ID, Priority: rule.Priority, Next: rule.Next, To: rule.To}
 	if rule.Condition != nil {
 		fired.Condition = rule.Condition.Source
 	}
-	if i.e.observed() {
-		i.event(Event{Type: EventRuleFired, Agent: owner, Rule: rule.ID, Trigger: trigger, Condition: fired.Condition, To: rule.Next})
-	}
+	i.note(fired)
+	i.event(Event{Type: EventRuleFired, Agent: owner, Rule: rule.ID, Trigger: trigger, Condition: fired.Condition, To: rule.Next})
 	if i.rootSpan() != nil { // the attributes are built only for a span
 		i.traceEvent("rule_fired", attrRule.String(rule.ID), attrTrigger.String(trigger), attrState.String(st.Name))
 	}
@@ -1044,11 +1006,7 @@ func (i *instance) enter(event string, next *rules.State) {
 	if i.used != nil {
 		i.used.ledger.Visit = registry.Totals{} // a new visit: the state's own budgets start again
 	}
-	tr := i.add(record.KindTransition)
-	tr.State, tr.Next, tr.Rule = from, next.Name, event
-	if !i.e.observed() {
-		return
-	}
+	i.note(record.Entry{Kind: record.KindTransition, State: from, Next: next.Name, Rule: event})
 	i.event(Event{Type: EventStateChanged, From: from, To: next.Name, Rule: event})
 	if !next.Terminal && next.Agent != "" {
 		if prev := i.e.wf.Owner(from); prev != next.Agent {
@@ -1077,7 +1035,7 @@ func (i *instance) finalNotice(_ context.Context, rule *rules.Rule, from, desc s
 func (i *instance) complete(outcome string) {
 	i.status = record.StatusCompleted
 	i.outcome = outcome
-	i.add(record.KindCompleted).State = outcome
+	i.note(record.Entry{Kind: record.KindCompleted, State: outcome})
 	i.ended()
 	i.finish()
 }

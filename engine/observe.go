@@ -14,8 +14,7 @@ import (
 // logger is enabled at their level (zap's Check).
 
 // observed reports whether the engine has observers: events are built
-// only then. The hot paths ask before building one: an Event is built in
-// the caller's frame and copied into event's even when nobody listens.
+// only then.
 func (e *Engine) observed() bool { return len(e.observe) > 0 }
 
 // event queues ev for the observers, who get it once the step is committed.

@@ -144,51 +144,18 @@ func (s *sending) later(err error) bool {
 // s.out), to the step's outbox and to the open items; work of a start
 // whose room check passed is its first (see patient).
 func (i *instance) queue(s sending) {
-	q := i.nextSending()
-	*q = s
-	i.queued(q)
-}
-
-// queueRun is queue for the work of r, started by rule (nil for the
-// engine's own dispatches), described in place in the step's outbox: an
-// item is about 320 bytes with 13 pointers, which queue has built in its
-// caller's frame and copies in (3% of a step's CPU in launch's profile,
-// the collector's write barriers among it).
-func (i *instance) queueRun(r *run, rule *rules.Rule) {
-	q := i.nextSending()
-	i.describe(&q.out, r, rule)
-	q.r = r
-	i.queued(q)
-}
-
-// nextSending appends an item to the step's outbox and returns it, zero:
-// putItems and dropOver clear what they leave of a buffer.
-func (i *instance) nextSending() *sending {
+	s.first = i.roomChecked
 	if i.out.buf == nil {
 		i.out.buf = sendingBufs.Get().(*[]sending) // empty: putItems leaves it so
 	}
-	buf := *i.out.buf
-	n := len(buf)
-	if n < cap(buf) {
-		buf = buf[:n+1]
-	} else {
-		buf = append(buf, sending{})
-	}
-	*i.out.buf = buf
-	return &buf[n]
-}
-
-// queued opens q, the item just added to the step's outbox; work of a
-// start whose room check passed is its first (see patient).
-func (i *instance) queued(q *sending) {
-	q.first = i.roomChecked
+	*i.out.buf = append(*i.out.buf, s)
 	if i.out.open == nil {
 		i.out.open = make([]openItem, 0, 2) // a step's work and its successor's, as a step settles the one and opens the other
 	}
-	i.out.open = append(i.out.open, openItem{key: q.out.Key, r: q.r, notice: noticeID(&q.out)})
+	i.out.open = append(i.out.open, openItem{key: s.out.Key, r: s.r, notice: noticeID(s.out)})
 }
 
-func noticeID(o *record.Outgoing) string {
+func noticeID(o record.Outgoing) string {
 	if o.Kind == record.OutgoingNotice {
 		return o.HandoffID
 	}
@@ -196,21 +163,18 @@ func noticeID(o *record.Outgoing) string {
 }
 
 // outgoing describes the work a run is sent.
-func (i *instance) outgoing(r *run, rule *rules.Rule) (o record.Outgoing) {
-	i.describe(&o, r, rule)
-	return o
-}
-
-// describe sets o, which is zero, to describe the work a run is sent.
-func (i *instance) describe(o *record.Outgoing, r *run, rule *rules.Rule) {
-	o.Key, o.Kind, o.Run, o.Step, o.Attempt = r.key, record.OutgoingDispatch, runKindName(r.kind), r.step, r.attempt
-	o.State, o.To, o.From, o.HandoffID, o.Reason = r.state.Name, r.agent, r.from, r.handoffID, string(r.handoffReason)
-	o.Explanation, o.Task, o.Priority, o.Rule = r.reason, r.description, r.priority, ruleID(rule)
-	o.Previous, o.Constraints, o.Payload = r.previous, r.constraints, r.payload
-	o.Delegator, o.ReturnControl, o.Returned, o.Index = r.delegator(), r.returnControl, r.returned, r.index
+func (i *instance) outgoing(r *run, rule *rules.Rule) record.Outgoing {
+	o := record.Outgoing{
+		Key: r.key, Kind: record.OutgoingDispatch, Run: runKindName(r.kind), Step: r.step, Attempt: r.attempt,
+		State: r.state.Name, To: r.agent, From: r.from, HandoffID: r.handoffID, Reason: string(r.handoffReason),
+		Explanation: r.reason, Task: r.description, Priority: r.priority, Rule: ruleID(rule),
+		Previous: r.previous, Constraints: r.constraints, Payload: r.payload,
+		Delegator: r.delegator(), ReturnControl: r.returnControl, Returned: r.returned, Index: r.index,
+	}
 	if r.handoffID != "" {
 		o.Kind = record.OutgoingHandoff
 	}
+	return o
 }
 
 // runOf rebuilds the run an outbox item started.

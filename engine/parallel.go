@@ -184,7 +184,7 @@ func (parallelKind) resume(ctx context.Context, i *instance, _ record.Snapshot, 
 			// written before the outbox existed): send its work again.
 			i.note(record.Entry{Kind: KindResumed, Step: r.step, State: st.Name, Agent: r.agent, From: r.from, Attempt: 1, Priority: r.priority, Detail: r.description})
 			r.handler = i.e.handler(r.agent)
-			i.queueRun(r, nil)
+			i.queue(sending{out: i.outgoing(r, nil), r: r})
 			i.arm(r)
 			i.started(r, "", "resume")
 		}
