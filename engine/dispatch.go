@@ -19,20 +19,22 @@ import (
 
 // task is the work of run r as its agent sees it: what a Go handler is
 // given, and what the wire codec writes for an external agent.
-func (i *instance) task(r *run) *registry.Task { return i.taskAt(r, time.Time{}) }
+func (i *instance) task(r *run) *registry.Task {
+	t := new(registry.Task)
+	i.fillTask(t, r, time.Time{})
+	return t
+}
 
-// taskAt is task with now, when not zero, as the time its deadline counts
-// from (a Go handler's run reads the clock once for its deadline and its
-// start).
-func (i *instance) taskAt(r *run, now time.Time) *registry.Task {
-	t := &registry.Task{
-		Agent: r.agent, WorkflowID: i.e.wf.Name, Version: i.e.wf.Version, InstanceID: i.id,
-		State: r.state.Name, From: r.from, Reason: r.reason, Description: r.description,
-		HandoffID: r.handoffID, IdempotencyKey: r.key, Step: r.step, Attempt: r.attempt,
-		Priority: r.priority, Input: i.input, Context: i.context,
-		PreviousResult: orEmpty(r.previous), Constraints: orEmpty(r.constraints), Payload: r.payload,
-		ReturnControl: r.returnControl, Notice: r.notice,
-	}
+// fillTask sets t, which is zero, to the task of r, with now, when not
+// zero, as the time its deadline counts from (a Go handler's run reads the
+// clock once for its deadline and its start).
+func (i *instance) fillTask(t *registry.Task, r *run, now time.Time) {
+	t.Agent, t.WorkflowID, t.Version, t.InstanceID = r.agent, i.e.wf.Name, i.e.wf.Version, i.id
+	t.State, t.From, t.Reason, t.Description = r.state.Name, r.from, r.reason, r.description
+	t.HandoffID, t.IdempotencyKey, t.Step, t.Attempt = r.handoffID, r.key, r.step, r.attempt
+	t.Priority, t.Input, t.Context = r.priority, i.input, i.context
+	t.PreviousResult, t.Constraints, t.Payload = orEmpty(r.previous), orEmpty(r.constraints), r.payload
+	t.ReturnControl, t.Notice = r.returnControl, r.notice
 	if r.kind == runItem {
 		t.Item, t.Index, t.HasItem = r.item, r.index, true
 	}
@@ -53,7 +55,6 @@ func (i *instance) taskAt(r *run, now time.Time) *registry.Task {
 	if hb := r.state.Heartbeat; hb > 0 && !r.notice {
 		t.Heartbeat = hb // the agent's cue: report a heartbeat more often than this
 	}
-	return t
 }
 
 // resentKey is the transport's key for work an engine sends again as it

@@ -119,7 +119,10 @@
 // global lock on the hot path; an external agent's report takes its
 // instance's lock once, from its arrival to the next step committed and its
 // work sent. Go handlers run on goroutines the agents'
-// mailboxes start (or on a clock.Sim for deterministic replays, see package
-// scenario); timers' work runs on the engine's small worker pool; every
-// goroutine the engine starts is stopped by [Engine.Close].
+// mailboxes start, up to each agent's concurrency, of which up to as many as
+// the process has processors wait for the agent's next work once its
+// mailbox is empty, rather than end (or on a clock.Sim for deterministic
+// replays, see package scenario); timers' work runs on the engine's small
+// worker pool; every goroutine the engine starts is stopped by
+// [Engine.Close].
 package engine

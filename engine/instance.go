@@ -113,7 +113,7 @@ type run struct {
 	handler       registry.Handler
 	timer         *runTimer    // its timeout, in a state with a timeout
 	beat          clock.Timer  // the heartbeat an external run owes, in a state with a heartbeat
-	ctx           runContext   // a Go handler's context, while it runs
+	ctx           *runContext  // a Go handler's context (in its take), once a runner took the run
 	sent          time.Time    // when its work was sent, when the engine has observers
 	span          trace.Span   // the run's span; nil when the engine does not trace
 	progress      *runProgress // the latest progress its agent sent; never in the history
@@ -127,7 +127,7 @@ type run struct {
 	item          any // for an item run: the item
 
 	// The flags and the kind sit together, in one word (a run is
-	// allocated at every step).
+	// allocated at every step that cannot reuse one).
 	kind          runKind
 	taken         bool
 	ended         bool
@@ -138,8 +138,9 @@ type run struct {
 	returnControl bool // for a delegate: its result goes back to the delegator
 }
 
-// runRare is what few runs have, kept apart so that a run is 384 bytes,
-// not 416 (a run is allocated at every step).
+// runRare is what few runs have, kept apart so that a run is 352 bytes,
+// not 384 (a run is allocated at most steps an instance does not reuse
+// its run for, see reusableRun).
 type runRare struct {
 	delegator string      // for a delegate: the agent that delegated
 	resend    clock.Timer // the next send of work the transport could not take (sendLater)
@@ -180,6 +181,15 @@ func (r *run) stop() {
 	if r.running {
 		r.ctx.cancel()
 	}
+}
+
+// take is what a Go handler is given for a run, its task and its context,
+// in one allocation of its own: the handler may keep either, so neither
+// lives in the run, which the instance's next step may reuse (see
+// agentKind.enter).
+type take struct {
+	task registry.Task
+	ctx  runContext
 }
 
 // runProgress is the latest progress a run's agent sent, and when.
@@ -644,16 +654,19 @@ func (i *instance) takeRun(step int) (task *registry.Task, h registry.Handler, c
 		return nil, nil, nil, time.Time{}, 0, false
 	}
 	r.taken = true
-	r.ctx.Context, r.running = i.handlerContext(r), true
+	tk := new(take)
+	tk.ctx.Context = i.handlerContext(r)
+	r.ctx, r.running = &tk.ctx, true
 	timeout = r.state.Timeout
 	if timeout > 0 {
 		start = i.e.clock.Now()
 	}
-	task = i.taskAt(r, start)
+	task = &tk.task
+	i.fillTask(task, r, start)
 	if r.span != nil || i.spanContext().IsValid() {
 		task.Traceparent = i.traceparent(r)
 	}
-	return task, r.handler, &r.ctx, start, timeout, true
+	return task, r.handler, &tk.ctx, start, timeout, true
 }
 
 // finishRun ends the run of step with the agent's outcome or error.

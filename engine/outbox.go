@@ -94,7 +94,7 @@ type sending struct {
 
 // openItem is an outbox item the store holds unsettled.
 type openItem struct {
-	key    string
+	key    string // its run's key as it started it: a run made anew in r (see reusableRun) has another
 	r      *run   // the run it started; nil for a final notice
 	notice string // the notice's hand-off id
 }
@@ -248,8 +248,8 @@ func (i *instance) itemOver(it openItem) bool {
 	if it.r == nil {
 		return !i.notices[it.notice]
 	}
-	if it.r.ended || i.status.Finished() {
-		return true
+	if it.r.ended || it.r.key != it.key || i.status.Finished() {
+		return true // ended, or made anew for another step (see reusableRun)
 	}
 	if i.run == it.r {
 		return false

@@ -5,11 +5,13 @@ import (
 	"sync"
 )
 
-// runContext is the context a Go handler runs with. It lives inside its run
-// (no allocation of its own, and its Done channel only once a handler asks
-// for it) and is cancelled when the run ends early (a timeout, a user
-// selection, a join that completed, the instance cancelled or finished) and
-// when the engine closes. Values and the deadline are the engine's.
+// runContext is the context a Go handler runs with. It lives in its run's
+// take, beside the task (no allocation of its own, and its Done channel
+// only once a handler asks for it), not in the run, which a later step may
+// reuse while the handler still holds its context. It is cancelled when the
+// run ends (early: a timeout, a user selection, a join that completed, the
+// instance cancelled or finished) and when the engine closes. Values and
+// the deadline are the engine's.
 type runContext struct {
 	context.Context // the engine's; never cancelled through this value
 

@@ -14,7 +14,10 @@ import (
 type runTimer struct {
 	t clock.Timer
 	i *instance
-	r *run // the run it times; set under the instance's lock
+	// step is the step of the run it times, set under the instance's
+	// lock: a step, not the run, which a later step may reuse (see
+	// reusableRun).
+	step int
 }
 
 // armTimeout starts run r's timeout of d, with the instance's spare timer
@@ -29,19 +32,19 @@ func (i *instance) armTimeout(r *run, d time.Duration) {
 		pending := i.sparePending
 		i.sparePending = false
 		if rt.t.(clock.Resetter).Reset(d) || !pending {
-			rt.r = r
+			rt.step = r.step
 			r.timer = rt
 			return
 		}
 		// It fired before it was reset: its callback may be under way,
-		// and reads rt.r as its own run's. It is never used again.
+		// and reads rt.step as its own run's. It is never used again.
 		rt.t.Stop()
 	}
 	rt := &i.firstTimer
 	if rt.t != nil {
 		rt = new(runTimer) // the first timer is still some run's
 	}
-	rt.i, rt.r = i, r
+	rt.i, rt.step = i, r.step
 	rt.t = i.e.clock.AfterFunc(d, rt.fire)
 	r.timer = rt
 }
@@ -92,7 +95,7 @@ func (rt *runTimer) fire() {
 	i := rt.i
 	i.e.exec.Submit(func() {
 		i.mu.Lock()
-		step := rt.r.step // a timer that fired is never reused (see stop): rt.r is its run's
+		step := rt.step // a timer that fired is never reused (see stop): rt.step is its run's
 		i.mu.Unlock()
 		_ = i.finishRun(i.e.ctx, step, registry.Outcome{}, ErrTimeout, true)
 	})
